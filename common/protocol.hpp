@@ -1,0 +1,76 @@
+// protocol.hpp — the trial protocol: the whole contract between the orchestrator and any
+// trial program (dlsweep-train, or a user's script in any language).
+//
+//   environment  DLSWEEP_TRIAL_DIR, DLSWEEP_TRIAL_ID, DLSWEEP_ATTEMPT, DLSWEEP_STUDY
+//   params.json  resolved hyperparameters (a flat JSON object), written before launch
+//   metrics.jsonl append-only; one JSON object per line:
+//                {"seq":N,"kind":"eval|checkpoint|final|log","step":S,"epoch":E,
+//                 "samples":N,"wall_s":T,"metrics":{"name":number,...}}
+//                optional "text" (log message, or checkpoint path for kind=checkpoint).
+//                seq starts at 0 and increases by one per line within an attempt.
+//   control.json written by the orchestrator: {"action":"stop","reason":"pruned"}
+//   checkpoints/ the trial's own checkpoint files
+//   exit status  0 finished; kExitStopped (75) stopped on request or by signal and can be
+//                resumed from its checkpoint; anything else failed.
+//
+// A torn last line (no trailing newline yet) is not a record until it is complete.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+
+namespace dlsweep::protocol {
+
+inline constexpr const char* kEnvTrialDir = "DLSWEEP_TRIAL_DIR";
+inline constexpr const char* kEnvTrialId = "DLSWEEP_TRIAL_ID";
+inline constexpr const char* kEnvAttempt = "DLSWEEP_ATTEMPT";
+inline constexpr const char* kEnvStudy = "DLSWEEP_STUDY";
+
+inline constexpr const char* kParamsFile = "params.json";
+inline constexpr const char* kMetricsFile = "metrics.jsonl";
+inline constexpr const char* kControlFile = "control.json";
+inline constexpr const char* kCheckpointDir = "checkpoints";
+inline constexpr const char* kStdoutFile = "stdout.log";
+inline constexpr const char* kStderrFile = "stderr.log";
+
+/// Exit status of a trial that finished its work.
+inline constexpr int kExitDone = 0;
+/// Exit status of a trial that stopped on request (control.json) or on SIGTERM/SIGUSR2
+/// after writing a checkpoint; it can be resumed. (75 is EX_TEMPFAIL in sysexits.h.)
+inline constexpr int kExitStopped = 75;
+
+enum class RecordKind { eval, checkpoint, final, log };
+std::string_view to_string(RecordKind k);
+std::optional<RecordKind> parse_record_kind(std::string_view s);
+
+/// One line of metrics.jsonl.
+struct Record {
+  std::int64_t seq = 0;
+  RecordKind kind = RecordKind::eval;
+  std::int64_t step = 0;
+  double epoch = 0;
+  std::int64_t samples = 0;
+  double wall_s = 0;
+  std::map<std::string, double> metrics;  ///< ordered: serialisation is deterministic
+  std::string text;                       ///< log message or checkpoint path; may be empty
+};
+
+/// Parses one complete line. Errors name the missing or mistyped field.
+Result<Record> parse_record(std::string_view line);
+/// One line without the trailing newline.
+std::string to_json_line(const Record& r);
+
+/// The control file's content.
+struct Control {
+  std::string action;  ///< "stop"
+  std::string reason;  ///< "pruned", "cancelled", ...
+};
+std::string to_json(const Control& c);
+Result<Control> parse_control(std::string_view text);
+
+}  // namespace dlsweep::protocol

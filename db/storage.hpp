@@ -1,0 +1,172 @@
+// storage.hpp — the typed API over dlsweep's SQLite database (the only code that runs SQL
+// against it, apart from the read-only `dlsweep query` passthrough).
+//
+// Contract:
+//  - open_readwrite() creates the file if needed, turns on WAL, and migrates the schema to
+//    kSchemaVersion by PRAGMA user_version; it fails (never half-migrates) on a file that is
+//    not a dlsweep database or comes from a newer dlsweep.
+//  - open_readonly() never writes: SQLITE_OPEN_READONLY, and query() refuses statements
+//    for which sqlite3_stmt_readonly() is false (with a clear error), whatever the mode.
+//  - Every mutating call is one transaction. A trial's state changes only through
+//    transition(), which checks the expected current state (compare-and-swap) and appends
+//    one row to `events` in the same transaction.
+//  - ingest() is idempotent: records are keyed by (trial, attempt, seq) and metrics by
+//    (trial, attempt, seq, name); re-ingesting the same records changes nothing.
+//  - Only one process (the orchestrator) opens the file read-write.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/protocol.hpp"
+#include "common/result.hpp"
+#include "common/trial_state.hpp"
+
+struct sqlite3;
+
+namespace dlsweep::db {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct StudyRow {
+  std::int64_t id = 0;
+  std::string name;
+  std::string spec_json;        ///< the validated study, normalised to JSON
+  std::string source_path;      ///< the study file it came from
+  std::string root_dir;         ///< directory holding the trial dirs
+  std::string objective_metric;
+  std::string objective_mode;   ///< "min" | "max"
+  std::optional<double> objective_target;
+  std::string state;            ///< "RUNNING" | "FINISHED" | "STOPPED"
+  double created_at = 0;        ///< unix seconds
+};
+
+struct NewStudy {
+  std::string name, spec_json, source_path, root_dir, objective_metric, objective_mode;
+  std::optional<double> objective_target;
+};
+
+struct TrialRow {
+  std::int64_t id = 0;
+  std::int64_t study_id = 0;
+  std::int64_t number = 0;      ///< 0-based within the study, the sampler's index
+  TrialState state = TrialState::waiting;
+  int attempt = 0;              ///< 0 for the first launch; +1 per retry
+  std::string trial_dir;
+  nlohmann::json params;        ///< object: name -> value
+  std::optional<int> exit_code;
+  std::string message;          ///< last reason (failure text, prune reason, ...)
+};
+
+/// One event appended by transition() (or by note_event for study-level events).
+struct EventRow {
+  std::int64_t id = 0;
+  std::optional<std::int64_t> trial_id;
+  std::int64_t study_id = 0;
+  double at = 0;
+  std::string who;              ///< "orchestrator", "backend:local", "user"
+  std::string kind;             ///< "transition", "study", ...
+  std::string from_state, to_state;
+  int attempt = 0;
+  std::string reason;
+};
+
+struct TransitionRequest {
+  std::int64_t trial_id = 0;
+  TrialState from = TrialState::waiting;  ///< expected current state (checked)
+  TrialState to = TrialState::waiting;
+  int attempt = 0;              ///< the attempt after the transition
+  std::string who;
+  std::string reason;
+  std::optional<int> exit_code;
+};
+
+struct JobRow {
+  std::int64_t trial_id = 0;
+  int attempt = 0;
+  std::string backend;          ///< "local", "slurm", "fake"
+  std::string job_id;
+  std::string state;            ///< backend's own state word
+};
+
+/// Per-trial summary, from the `trial_summary` view.
+struct TrialSummary {
+  std::int64_t trial_id = 0;
+  std::int64_t number = 0;
+  std::string state;
+  int attempt = 0;
+  nlohmann::json params;
+  std::optional<double> value;            ///< last reported objective value
+  std::optional<double> best_value;       ///< best over the trial's eval/final records
+  std::optional<std::int64_t> steps_to_target;
+  std::optional<double> time_to_target_s;
+  std::optional<std::int64_t> samples_to_target;
+  std::optional<double> samples_per_s;    ///< last reported
+  std::optional<double> wall_s;           ///< last reported
+  std::string message;
+};
+
+/// Result of an arbitrary read-only query: column names and rows of JSON scalars.
+struct QueryResult {
+  std::vector<std::string> columns;
+  std::vector<std::vector<nlohmann::json>> rows;
+};
+
+class Storage {
+ public:
+  static Result<std::unique_ptr<Storage>> open_readwrite(const std::filesystem::path& file);
+  static Result<std::unique_ptr<Storage>> open_readonly(const std::filesystem::path& file);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  int schema_version() const;
+  bool read_only() const { return read_only_; }
+
+  // --- studies
+  /// Fails with a clear error if a study of that name exists.
+  Result<std::int64_t> create_study(const NewStudy& s);
+  Result<std::optional<StudyRow>> find_study(const std::string& name) const;
+  Result<std::vector<StudyRow>> list_studies() const;
+  Status set_study_state(std::int64_t study_id, const std::string& state, const std::string& reason);
+
+  // --- trials
+  /// Inserts a WAITING trial with its params and a 'created' event, in one transaction.
+  Result<std::int64_t> create_trial(std::int64_t study_id, std::int64_t number,
+                                    const nlohmann::json& params, const std::string& trial_dir);
+  Result<TrialRow> get_trial(std::int64_t trial_id) const;
+  Result<std::vector<TrialRow>> list_trials(std::int64_t study_id) const;
+  /// Compare-and-swap on the state; appends an event. Error if the current state != from.
+  Status transition(const TransitionRequest& t);
+  Result<std::vector<EventRow>> events(std::int64_t study_id) const;
+
+  // --- jobs
+  Status record_job(const JobRow& j);
+
+  // --- metrics
+  /// Inserts the records (and their metrics, long form) for (trial, attempt); returns how
+  /// many records were new. Idempotent.
+  Result<std::size_t> ingest(std::int64_t trial_id, int attempt,
+                             const std::vector<protocol::Record>& records);
+
+  // --- read side
+  Result<std::vector<TrialSummary>> summaries(std::int64_t study_id) const;
+  /// Counts by state for one study.
+  Result<std::vector<std::pair<std::string, std::int64_t>>> state_counts(std::int64_t study_id) const;
+  /// Runs one read-only statement; refuses anything that would write.
+  Result<QueryResult> query(const std::string& sql) const;
+
+ private:
+  Storage(sqlite3* db, bool read_only, std::filesystem::path file);
+  sqlite3* db_;
+  bool read_only_;
+  std::filesystem::path file_;
+};
+
+}  // namespace dlsweep::db

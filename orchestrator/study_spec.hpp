@@ -1,0 +1,83 @@
+// study_spec.hpp — a study file (YAML or JSON, one schema) parsed and validated into a
+// StudySpec. Validation is complete before anything touches the database: a study that
+// fails validation leaves no trace.
+//
+// Every problem is reported (not just the first), each with the file, the key path in the
+// form `space.base_lr.log_uniform[1]`, what is wrong and the fix. Unknown keys are errors
+// with a did-you-mean suggestion.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "search/sampler.hpp"
+#include "search/search_space.hpp"
+
+namespace dlsweep::orch {
+
+struct ValidationError {
+  std::string file;      ///< the study file as given
+  std::string key_path;  ///< e.g. "space.base_lr.log_uniform[1]"; "" for the whole file
+  std::string what;
+  std::string fix;
+  /// "file: key_path: what (fix: ...)"
+  std::string message() const;
+};
+
+struct StudySpec {
+  std::string name;
+  std::string description;
+  std::string source;                       ///< the file it came from
+
+  struct BackendSpec {
+    std::string kind = "local";             ///< "local" (later: "slurm")
+    int max_concurrent = 1;
+  } backend;
+
+  struct TrialSpec {
+    bool embedded = true;                   ///< true: dlsweep-train; false: `command`
+    std::vector<std::string> command;       ///< argv of a protocol-speaking program
+    int ranks = 1;
+    double timeout_s = 0;                   ///< 0 = no limit
+    int max_retries = 0;
+    std::map<std::string, std::string> env;
+  } trial;
+
+  struct Objective {
+    std::string metric = "val_acc";
+    std::string mode = "max";               ///< "min" | "max"
+    std::optional<double> target;           ///< for steps/time-to-target
+  } objective;
+
+  struct SearchSpec {
+    search::Algorithm algorithm = search::Algorithm::grid;
+    std::int64_t trials = 0;                ///< grid: 0 = the whole grid; random: required > 0
+    std::uint64_t seed = 0;
+  } search;
+
+  /// dims = `space`; fixed = `trial.trainer` settings merged with `fixed` (trainer studies).
+  search::Space space;
+
+  std::string runs_dir;                     ///< where trial dirs go; default "dlsweep-runs"
+
+  /// Normalised form, stored in the database (studies.spec_json).
+  nlohmann::json to_json() const;
+};
+
+enum class StudyFormat { yaml, json };
+
+using StudyResult = std::expected<StudySpec, std::vector<ValidationError>>;
+
+/// Reads and validates a file; the format comes from the extension (.yaml/.yml/.json).
+StudyResult load_study(const std::filesystem::path& file);
+/// Validates text already in memory; `file` is used in messages only.
+StudyResult parse_study(const std::string& text, StudyFormat format, const std::string& file);
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,79 @@
+// backend.hpp — the Backend interface: where trial programs run (local processes, Slurm
+// jobs, or a timer-driven fake for tests).
+//
+// Contract:
+//  - Backends never touch the database or trial states. They run jobs and report what
+//    happened as JobEvents, delivered through the handler on the io_context the backend
+//    was built with (never from another thread).
+//  - submit() never blocks on the job. It returns the backend's job id at once; the job may
+//    then wait (queued) until the backend has room, and later emits `started` and exactly
+//    one terminal event (`exited`, `cancelled` or `lost`).
+//  - The backend enforces its own concurrency bound (max_concurrent): never more than that
+//    many jobs running at once, whatever the caller submits.
+//  - cancel() of a finished or unknown job is a no-op. Cancelling a running job asks it to
+//    stop (SIGTERM, then SIGKILL after a grace period) and emits `cancelled` when it is gone.
+//  - Every job carries its token "study/trial/attempt" so a job whose id never reached the
+//    database can still be recognised.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace dlsweep::sched {
+
+struct JobSpec {
+  std::string study;
+  std::int64_t trial_id = 0;
+  int attempt = 0;
+  std::vector<std::string> argv;            ///< program and arguments; never through a shell
+  std::filesystem::path workdir;            ///< the trial dir: stdout.log / stderr.log go here
+  std::map<std::string, std::string> env;   ///< added to the inherited environment
+  int ranks = 1;                            ///< > 1: launched under mpirun -np ranks
+  double timeout_s = 0;                     ///< 0: none; else killed (SIGTERM, then SIGKILL)
+
+  /// "study/trial/attempt": carried in job names so a lost job can be re-adopted.
+  std::string token() const;
+};
+
+enum class JobEventKind {
+  queued,    ///< accepted, waiting for room
+  started,   ///< the program is running
+  exited,    ///< the program ended by itself: see exit_code / signal
+  cancelled, ///< ended because cancel() was called (or the job hit its timeout: see message)
+  lost,      ///< the backend lost track of it (failed to start, node died, ...)
+};
+std::string_view to_string(JobEventKind k);
+
+struct JobEvent {
+  std::string job_id;
+  std::int64_t trial_id = 0;
+  int attempt = 0;
+  JobEventKind kind = JobEventKind::queued;
+  int exit_code = 0;       ///< for exited: the exit status (if not signalled)
+  int signal = 0;          ///< for exited: the terminating signal, 0 if none
+  std::string message;     ///< human-readable detail
+};
+
+using EventHandler = std::function<void(const JobEvent&)>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual void set_event_handler(EventHandler h) = 0;
+  virtual Result<std::string> submit(const JobSpec& job) = 0;
+  virtual void cancel(const std::string& job_id) = 0;
+  /// Jobs submitted and not yet terminal (queued + running).
+  virtual std::size_t active() const = 0;
+  /// The backend's concurrency bound.
+  virtual std::size_t max_concurrent() const = 0;
+};
+
+}  // namespace dlsweep::sched

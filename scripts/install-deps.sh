@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs every Debian package dlsweep needs to build, test and run.
+# Idempotent: packages already present are left alone; safe to run twice. Needs root (or
+# sudo). Set DLSWEEP_SKIP_APT=1 to skip (e.g. on a machine managed by someone else).
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake ninja-build pkg-config
+  # libraries
+  libsqlite3-dev sqlite3 libboost-dev libboost-system-dev libdnnl-dev nlohmann-json3-dev
+  libyaml-cpp-dev catch2 libcli11-dev libfmt-dev libspdlog-dev libkainjow-mustache-dev
+  zlib1g-dev
+  # MPI (data-parallel trials)
+  openmpi-bin libopenmpi-dev
+  # data
+  dataset-fashion-mnist
+  # tests
+  python3
+)
+
+if [[ "${DLSWEEP_SKIP_APT:-0}" == 1 ]]; then
+  echo "install-deps: DLSWEEP_SKIP_APT=1, skipping apt" >&2
+  exit 0
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,122 @@
+#include "trainer/train_params.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace dlsweep::trainer {
+
+namespace {
+
+using T = ParamInfo::Type;
+using nlohmann::json;
+
+// The table. Defaults here are what dlsweep-train uses when params.json omits a key.
+const std::vector<ParamInfo>& table() {
+  static const std::vector<ParamInfo> t = {
+      {"model", T::string, "mlp", {"mlp"}, 0, 0, false, "network architecture"},
+      {"hidden", T::int_list, json::array({512, 512}), {}, 1, 65536, false,
+       "hidden layer widths of the MLP"},
+      {"dataset", T::string, "fashion-mnist", {"fashion-mnist", "synthetic"}, 0, 0, false,
+       "training data"},
+      {"data_dir", T::string, "", {}, 0, 0, false,
+       "directory of the IDX files (default: $DLSWEEP_FMNIST_DIR or the Debian package's)"},
+      {"train_subset", T::integer, 0, {}, 0, 60000, false,
+       "use only the first N training images (0 = all)"},
+      {"test_subset", T::integer, 0, {}, 0, 10000, false,
+       "evaluate on only the first N test images (0 = all)"},
+      {"epochs", T::number, 10, {}, 0, 10000, true, "training length in epochs"},
+      {"eval_every", T::number, 1, {}, 0, 10000, true, "epochs between evaluations"},
+      {"batch_size", T::integer, 128, {}, 1, 1 << 24, false, "global batch size B"},
+      {"base_batch", T::integer, 128, {}, 1, 1 << 24, false,
+       "reference batch B0 at which base_lr was tuned"},
+      {"base_lr", T::number, 0.1, {}, 0, 1e6, true, "learning rate at the reference batch"},
+      {"lr_rule", T::string, "linear", {"linear", "sqrt", "none"}, 0, 0, false,
+       "LR scaling from base_batch to batch_size"},
+      {"warmup_epochs", T::number, 0, {}, 0, 10000, false, "length of the linear warmup"},
+      {"warmup_start", T::string, "base", {"base", "zero"}, 0, 0, false,
+       "warmup starts at base_lr (Goyal) or at 0"},
+      {"optimizer", T::string, "sgd", {"sgd"}, 0, 0, false, "optimizer"},
+      {"momentum", T::number, 0.9, {}, 0, 1, false, "momentum coefficient (< 1)"},
+      {"nesterov", T::boolean, false, {}, 0, 0, false, "Nesterov momentum"},
+      {"weight_decay", T::number, 0, {}, 0, 1, false, "L2 weight decay (not on biases)"},
+      {"seed", T::integer, 0, {}, 0, 4294967295.0, false, "seed of init and data order"},
+      {"threads", T::integer, 1, {}, 1, 1024, false, "compute threads per rank"},
+  };
+  return t;
+}
+
+std::string type_name(T t) {
+  switch (t) {
+    case T::integer: return "an integer";
+    case T::number: return "a number";
+    case T::string: return "a string";
+    case T::boolean: return "true or false";
+    case T::int_list: return "a list of integers";
+  }
+  return "a value";
+}
+
+Status check_bounds(const ParamInfo& info, double v) {
+  bool low_ok = info.min_exclusive ? v > info.min : v >= info.min;
+  if (!low_ok || v > info.max || !std::isfinite(v)) {
+    std::string range = fmt::format("{}{:g}, {:g}]", info.min_exclusive ? "(" : "[", info.min, info.max);
+    return fail(fmt::format("{:g} is out of range for {}", v, info.name), "",
+                fmt::format("use a value in {}", range));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::span<const ParamInfo> param_table() { return table(); }
+
+const ParamInfo* find_param(const std::string& name) {
+  for (const auto& p : table())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+Status check_param_value(const ParamInfo& info, const json& value) {
+  auto wrong_type = [&] {
+    return fail(fmt::format("{} must be {}, got {}", info.name, type_name(info.type), value.dump()), "",
+                fmt::format("write {} ({})", type_name(info.type), info.help));
+  };
+  switch (info.type) {
+    case T::integer: {
+      bool integral = value.is_number_integer() ||
+                      (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>());
+      if (!integral) return wrong_type();
+      return check_bounds(info, value.get<double>());
+    }
+    case T::number:
+      if (!value.is_number()) return wrong_type();
+      if (info.name == "momentum" && value.get<double>() >= 1.0)
+        return fail("momentum must be below 1", "", "use a value in [0, 1)");
+      return check_bounds(info, value.get<double>());
+    case T::boolean:
+      if (!value.is_boolean()) return wrong_type();
+      return {};
+    case T::string: {
+      if (!value.is_string()) return wrong_type();
+      if (info.allowed.empty()) return {};
+      auto s = value.get<std::string>();
+      for (const auto& a : info.allowed)
+        if (a == s) return {};
+      return fail(fmt::format("'{}' is not a valid {}", s, info.name), "",
+                  fmt::format("use one of: {}", fmt::join(info.allowed, ", ")));
+    }
+    case T::int_list: {
+      if (!value.is_array() || value.empty()) return wrong_type();
+      for (const auto& item : value) {
+        if (!item.is_number_integer()) return wrong_type();
+        if (auto s = check_bounds(info, item.get<double>()); !s) return s;
+      }
+      return {};
+    }
+  }
+  return {};
+}
+
+}  // namespace dlsweep::trainer
