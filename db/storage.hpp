@@ -34,6 +34,10 @@ namespace dlsweep::db {
 
 inline constexpr int kSchemaVersion = 1;
 
+/// The metric name the trial_summary view reads throughput from (samples per second, as
+/// reported by the trial program in its eval/final records).
+inline constexpr const char* kThroughputMetric = "samples_per_s";
+
 struct StudyRow {
   std::int64_t id = 0;
   std::string name;
@@ -145,9 +149,16 @@ class Storage {
   /// Compare-and-swap on the state; appends an event. Error if the current state != from.
   Status transition(const TransitionRequest& t);
   Result<std::vector<EventRow>> events(std::int64_t study_id) const;
+  /// Appends one event that is not a trial transition (e.g. kind "resume", "note"): uses
+  /// study_id, trial_id (optional), who, kind, from/to_state (may be empty), attempt and
+  /// reason; `at` = now when 0. Returns the event id.
+  Result<std::int64_t> note_event(const EventRow& e);
 
   // --- jobs
+  /// Inserts the job, or updates state (and updated_at) of the known (backend, job_id).
   Status record_job(const JobRow& j);
+  /// Every job recorded for the study's trials, in the order they were first recorded.
+  Result<std::vector<JobRow>> list_jobs(std::int64_t study_id) const;
 
   // --- metrics
   /// Inserts the records (and their metrics, long form) for (trial, attempt); returns how

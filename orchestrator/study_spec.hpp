@@ -27,7 +27,8 @@ struct ValidationError {
   std::string key_path;  ///< e.g. "space.base_lr.log_uniform[1]"; "" for the whole file
   std::string what;
   std::string fix;
-  /// "file: key_path: what (fix: ...)"
+  int line = 0;          ///< 1-based line in the file when known (YAML), else 0
+  /// "file: key_path: what (fix: ...)"; "file:line: key_path: ..." when the line is known.
   std::string message() const;
 };
 

@@ -1,0 +1,92 @@
+#include "orchestrator/best_schedule.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace dlsweep::orch {
+
+Result<BestBy> parse_best_by(const std::string& s) {
+  if (s == "auto") return BestBy::automatic;
+  if (s == "time") return BestBy::time;
+  if (s == "steps") return BestBy::steps;
+  if (s == "value") return BestBy::value;
+  return fail("unknown criterion '" + s + "'", "--by", "use auto, time, steps or value");
+}
+
+namespace {
+
+std::string params_text(const nlohmann::json& params, const nlohmann::json& varying) {
+  std::string out;
+  for (auto& [k, v] : params.items()) {
+    if (!varying.contains(k)) continue;
+    out += (out.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out.empty() ? params.dump() : out;
+}
+
+// Parameters whose value differs between trials: the ones worth naming in an explanation.
+nlohmann::json varying_params(const std::vector<db::TrialSummary>& trials) {
+  nlohmann::json varying = nlohmann::json::object();
+  if (trials.empty()) return varying;
+  for (auto& [k, v] : trials.front().params.items())
+    for (const auto& t : trials)
+      if (!t.params.contains(k) || t.params[k] != v) { varying[k] = true; break; }
+  return varying;
+}
+
+}  // namespace
+
+std::optional<BestChoice> choose_best(const std::vector<db::TrialSummary>& trials, const std::string& metric,
+                                      const std::string& mode, std::optional<double> target, BestBy by) {
+  std::vector<std::size_t> reached, valued;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    if (trials[i].time_to_target_s && trials[i].steps_to_target) reached.push_back(i);
+    if (trials[i].best_value) valued.push_back(i);
+  }
+  if (by == BestBy::automatic) by = (target && !reached.empty()) ? BestBy::time : BestBy::value;
+  if ((by == BestBy::time || by == BestBy::steps) && !target) by = BestBy::value;
+
+  BestChoice c;
+  c.criterion = by;
+  auto varying = varying_params(trials);
+  bool maximize = mode == "max";
+  if (by == BestBy::time || by == BestBy::steps) {
+    if (reached.empty()) return std::nullopt;
+    auto key = [&](std::size_t i) {
+      return by == BestBy::time ? std::pair<double, double>{*trials[i].time_to_target_s, double(*trials[i].steps_to_target)}
+                                : std::pair<double, double>{double(*trials[i].steps_to_target), *trials[i].time_to_target_s};
+    };
+    std::sort(reached.begin(), reached.end(), [&](auto a, auto b) { return key(a) < key(b); });
+    c.index = reached.front();
+    const auto& w = trials[c.index];
+    c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.1f} s and {} steps",
+                                        w.number, params_text(w.params, varying), metric, maximize ? ">=" : "<=",
+                                        *target, *w.time_to_target_s, *w.steps_to_target));
+    c.explanation.push_back(fmt::format("{} of {} trials reached the target", reached.size(), trials.size()));
+    if (reached.size() > 1) {
+      const auto& r = trials[reached[1]];
+      c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.1f} s and {} steps", r.number,
+                                          params_text(r.params, varying), *r.time_to_target_s, *r.steps_to_target));
+    }
+    return c;
+  }
+  if (valued.empty()) return std::nullopt;
+  std::sort(valued.begin(), valued.end(), [&](auto a, auto b) {
+    return maximize ? *trials[a].best_value > *trials[b].best_value : *trials[a].best_value < *trials[b].best_value;
+  });
+  c.index = valued.front();
+  const auto& w = trials[c.index];
+  c.explanation.push_back(fmt::format("trial {} ({}) has the {} {}: {:.4g}", w.number,
+                                      params_text(w.params, varying), maximize ? "highest" : "lowest", metric,
+                                      *w.best_value));
+  if (target) c.explanation.push_back(fmt::format("no trial reached the target {:g}", *target));
+  if (valued.size() > 1) {
+    const auto& r = trials[valued[1]];
+    c.explanation.push_back(fmt::format("runner-up: trial {} ({}) with {:.4g}", r.number,
+                                        params_text(r.params, varying), *r.best_value));
+  }
+  return c;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,179 @@
+// cmd_read.cpp — the read-only verbs: status, results, query, best. Each opens the
+// database read-only (the orchestrator may be writing it at the same time, in WAL mode).
+#include <fmt/format.h>
+
+#include "db/storage.hpp"
+#include "orchestrator/best_schedule.hpp"
+#include "orchestrator/commands.hpp"
+#include "orchestrator/table_format.hpp"
+
+namespace dlsweep::orch {
+
+namespace {
+
+using nlohmann::json;
+
+struct Opened {
+  std::unique_ptr<db::Storage> storage;
+  OutputFormat format = OutputFormat::table;
+};
+
+Result<Opened> open_for_reading(const std::string& db, const std::string& format) {
+  auto f = parse_output_format(format);
+  if (!f) return std::unexpected(f.error());
+  auto s = db::Storage::open_readonly(db);
+  if (!s) return std::unexpected(s.error());
+  return Opened{std::move(*s), *f};
+}
+
+Result<db::StudyRow> find_study(const db::Storage& storage, const std::string& name) {
+  auto s = storage.find_study(name);
+  if (!s) return std::unexpected(s.error());
+  if (!*s) {
+    std::string known;
+    if (auto all = storage.list_studies(); all)
+      for (const auto& st : *all) known += (known.empty() ? "" : ", ") + st.name;
+    return fail("no study named '" + name + "'", "study",
+                known.empty() ? "the database holds no study yet: run `dlsweep submit STUDY` first"
+                              : "known studies: " + known);
+  }
+  return **s;
+}
+
+int report(const Error& e, int code) {
+  fmt::print(stderr, "error: {}\n", e.message());
+  return code;
+}
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json opt(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+int cmd_status(const StatusArgs& a) {
+  auto o = open_for_reading(a.db, a.format);
+  if (!o) return report(o.error(), exit_code::usage);
+  Rows rows;
+  if (a.study.empty()) {
+    auto studies = o->storage->list_studies();
+    if (!studies) return report(studies.error(), exit_code::runtime);
+    rows.columns = {"study", "state", "trials", "WAITING", "QUEUED", "RUNNING", "COMPLETE", "PRUNED", "FAILED",
+                    "CANCELLED"};
+    for (const auto& st : *studies) {
+      auto counts = o->storage->state_counts(st.id);
+      if (!counts) return report(counts.error(), exit_code::runtime);
+      std::vector<json> row = {st.name, st.state, 0};
+      std::int64_t total = 0;
+      for (std::size_t i = 3; i < rows.columns.size(); ++i) {
+        std::int64_t n = 0;
+        for (auto& [state, c] : *counts)
+          if (state == rows.columns[i]) n = c;
+        total += n;
+        row.push_back(n);
+      }
+      row[2] = total;
+      rows.rows.push_back(std::move(row));
+    }
+  } else {
+    auto st = find_study(*o->storage, a.study);
+    if (!st) return report(st.error(), exit_code::usage);
+    auto trials = o->storage->summaries(st->id);
+    if (!trials) return report(trials.error(), exit_code::runtime);
+    rows.columns = {"trial", "state", "attempt", st->objective_metric, "wall_s", "message"};
+    for (const auto& t : *trials)
+      rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.wall_s), t.message});
+  }
+  fmt::print("{}", render(rows, o->format));
+  return exit_code::ok;
+}
+
+int cmd_results(const ResultsArgs& a) {
+  auto o = open_for_reading(a.db, a.format);
+  if (!o) return report(o.error(), exit_code::usage);
+  auto st = find_study(*o->storage, a.study);
+  if (!st) return report(st.error(), exit_code::usage);
+  auto trials = o->storage->summaries(st->id);
+  if (!trials) return report(trials.error(), exit_code::runtime);
+
+  Rows rows;
+  if (o->format == OutputFormat::json) {
+    rows.columns = {"trial", "state", "attempt", "params", "value", "best_value", "steps_to_target",
+                    "samples_to_target", "time_to_target_s", "samples_per_s", "wall_s", "message"};
+    for (const auto& t : *trials)
+      rows.rows.push_back({t.number, t.state, t.attempt, t.params, opt(t.value), opt(t.best_value),
+                           opt(t.steps_to_target), opt(t.samples_to_target), opt(t.time_to_target_s),
+                           opt(t.samples_per_s), opt(t.wall_s), t.message});
+  } else {
+    // Tables name the parameters that vary (CSV: all of them), then the figures.
+    std::vector<std::string> names;
+    if (!trials->empty())
+      for (auto& [k, v] : trials->front().params.items()) {
+        bool varies = o->format == OutputFormat::csv;
+        for (const auto& t : *trials)
+          if (!t.params.contains(k) || t.params[k] != v) varies = true;
+        if (varies) names.push_back(k);
+      }
+    rows.columns = {"trial", "state"};
+    rows.columns.insert(rows.columns.end(), names.begin(), names.end());
+    for (const char* c : {"value", "best", "steps_to_target", "time_to_target_s", "samples_per_s", "message"})
+      rows.columns.push_back(c);
+    for (const auto& t : *trials) {
+      std::vector<json> row = {t.number, t.state};
+      for (const auto& n : names) row.push_back(t.params.contains(n) ? t.params[n] : json(nullptr));
+      for (json v : {opt(t.value), opt(t.best_value), opt(t.steps_to_target), opt(t.time_to_target_s),
+                     opt(t.samples_per_s)})
+        row.push_back(v);
+      row.push_back(t.message);
+      rows.rows.push_back(std::move(row));
+    }
+  }
+  fmt::print("{}", render(rows, o->format));
+  return exit_code::ok;
+}
+
+int cmd_query(const QueryArgs& a) {
+  auto o = open_for_reading(a.db, a.format);
+  if (!o) return report(o.error(), exit_code::usage);
+  auto r = o->storage->query(a.sql);
+  if (!r) return report(r.error(), exit_code::usage);
+  fmt::print("{}", render(Rows{r->columns, r->rows}, o->format));
+  return exit_code::ok;
+}
+
+int cmd_best(const BestArgs& a) {
+  auto o = open_for_reading(a.db, a.format == "json" ? "json" : "table");
+  if (!o) return report(o.error(), exit_code::usage);
+  auto by = parse_best_by(a.by);
+  if (!by) return report(by.error(), exit_code::usage);
+  auto st = find_study(*o->storage, a.study);
+  if (!st) return report(st.error(), exit_code::usage);
+  auto trials = o->storage->summaries(st->id);
+  if (!trials) return report(trials.error(), exit_code::runtime);
+  auto best = choose_best(*trials, st->objective_metric, st->objective_mode, st->objective_target, *by);
+  if (!best) {
+    fmt::print(stderr, "study {}: no trial has a value for {} yet{}\n", st->name, st->objective_metric,
+               *by == BestBy::time || *by == BestBy::steps ? " or none reached the target" : "");
+    return exit_code::trials_failed;
+  }
+  const auto& t = (*trials)[best->index];
+  static const char* crit[] = {"auto", "time-to-target", "steps-to-target", "best value"};
+  if (o->format == OutputFormat::json) {
+    json j{{"study", st->name},
+           {"criterion", crit[static_cast<int>(best->criterion)]},
+           {"trial", t.number},
+           {"params", t.params},
+           {"value", opt(t.value)},
+           {"best_value", opt(t.best_value)},
+           {"steps_to_target", opt(t.steps_to_target)},
+           {"time_to_target_s", opt(t.time_to_target_s)},
+           {"explanation", best->explanation}};
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("best schedule of {} by {}: trial {}\n", st->name, crit[static_cast<int>(best->criterion)], t.number);
+    for (const auto& line : best->explanation) fmt::print("  - {}\n", line);
+    fmt::print("  params: {}\n", t.params.dump());
+  }
+  return exit_code::ok;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,109 @@
+// cmd_submit.cpp — `dlsweep submit STUDY`: validate, record, run the sweep.
+//
+// Order matters: the study is validated completely before the database is opened, so an
+// invalid study leaves no trace; the study row is written before any trial exists.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/asio.hpp"
+#include "db/storage.hpp"
+#include "orchestrator/commands.hpp"
+#include "orchestrator/engine.hpp"
+#include "orchestrator/study_spec.hpp"
+#include "schedulers/local_backend.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+
+std::string locate_train_binary() {
+  if (const char* env = std::getenv("DLSWEEP_TRAIN"); env && *env) return env;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path beside = self.parent_path() / "dlsweep-train";
+    if (fs::exists(beside, ec)) return beside.string();
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    std::size_t start = 0;
+    while (start <= p.size()) {
+      auto end = p.find(':', start);
+      std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!dir.empty()) {
+        fs::path cand = fs::path(dir) / "dlsweep-train";
+        if (::access(cand.c_str(), X_OK) == 0) return cand.string();
+      }
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  return {};
+}
+
+int cmd_submit(const SubmitArgs& a) {
+  auto spec = load_study(a.study_file);
+  if (!spec) {
+    for (const auto& e : spec.error()) fmt::print(stderr, "error: {}\n", e.message());
+    fmt::print(stderr, "{} error{} in {}; nothing was recorded.\n", spec.error().size(),
+               spec.error().size() == 1 ? "" : "s", a.study_file);
+    return exit_code::usage;
+  }
+  if (spec->backend.kind != "local") {
+    fmt::print(stderr, "error: {}: backend.kind: the '{}' backend is not available in this build (fix: use kind: local)\n",
+               a.study_file, spec->backend.kind);
+    return exit_code::usage;
+  }
+  EngineOptions opts;
+  if (spec->trial.embedded) {
+    opts.train_binary = locate_train_binary();
+    if (opts.train_binary.empty()) {
+      fmt::print(stderr, "error: cannot find dlsweep-train (fix: install it beside dlsweep, put it on PATH, or set DLSWEEP_TRAIN)\n");
+      return exit_code::runtime;
+    }
+  }
+  std::error_code ec;
+  opts.runs_dir = fs::absolute(spec->runs_dir, ec);
+  fs::path study_root = opts.runs_dir / spec->name;
+  if (fs::exists(study_root, ec) && !fs::is_empty(study_root, ec)) {
+    fmt::print(stderr,
+               "error: {}: runs_dir: {} already holds trial directories of an earlier study named '{}' "
+               "(fix: remove that directory, or set runs_dir in the study)\n",
+               a.study_file, study_root.string(), spec->name);
+    return exit_code::usage;
+  }
+
+  auto storage = db::Storage::open_readwrite(a.db);
+  if (!storage) {
+    fmt::print(stderr, "error: {}\n", storage.error().message());
+    return exit_code::runtime;
+  }
+  db::NewStudy ns{spec->name, spec->to_json().dump(), fs::absolute(a.study_file, ec).string(), study_root.string(),
+                  spec->objective.metric, spec->objective.mode, spec->objective.target};
+  auto study_id = (*storage)->create_study(ns);
+  if (!study_id) {
+    fmt::print(stderr, "error: {}\n", study_id.error().message());
+    return exit_code::usage;
+  }
+
+  boost::asio::io_context io;
+  sched::LocalBackend backend(io, static_cast<std::size_t>(spec->backend.max_concurrent));
+  Progress progress = Progress::for_stderr();
+  Engine engine(io, **storage, backend, *spec, *study_id, opts, progress);
+  auto outcome = engine.run();
+  if (!outcome) {
+    fmt::print(stderr, "error: {}\n", outcome.error().message());
+    return exit_code::runtime;
+  }
+  const auto& s = outcome->snapshot;
+  fmt::print(stderr, "{} complete, {} failed, {} cancelled — results: dlsweep --db {} results {}\n", s.complete,
+             s.failed, s.cancelled, a.db, spec->name);
+  if (outcome->interrupted) return exit_code::interrupted;
+  if (s.complete == 0 && s.created > 0) return exit_code::trials_failed;
+  return exit_code::ok;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,56 @@
+// commands.hpp — the dlsweep verbs. Each returns the process exit code (see exit_codes).
+#pragma once
+
+#include <string>
+
+namespace dlsweep::orch {
+
+/// Documented exit codes of `dlsweep` (README, "Exit codes").
+namespace exit_code {
+inline constexpr int ok = 0;           ///< success
+inline constexpr int runtime = 1;      ///< database, disk or backend failure
+inline constexpr int usage = 2;        ///< bad arguments, invalid study, unknown study
+inline constexpr int trials_failed = 3;///< submit: the sweep ran, but no trial completed
+inline constexpr int internal = 70;    ///< a bug: please report it
+inline constexpr int interrupted = 130;///< Ctrl-C / SIGTERM: live trials cancelled and recorded
+}  // namespace exit_code
+
+struct SubmitArgs {
+  std::string db;
+  std::string study_file;
+};
+int cmd_submit(const SubmitArgs& a);
+
+struct StatusArgs {
+  std::string db;
+  std::string study;  ///< empty: every study
+  std::string format = "table";
+};
+int cmd_status(const StatusArgs& a);
+
+struct ResultsArgs {
+  std::string db;
+  std::string study;
+  std::string format = "table";
+};
+int cmd_results(const ResultsArgs& a);
+
+struct QueryArgs {
+  std::string db;
+  std::string sql;
+  std::string format = "table";
+};
+int cmd_query(const QueryArgs& a);
+
+struct BestArgs {
+  std::string db;
+  std::string study;
+  std::string by = "auto";
+  std::string format = "table";  ///< table: sentences; json: an object
+};
+int cmd_best(const BestArgs& a);
+
+/// Where `dlsweep-train` is: $DLSWEEP_TRAIN, else beside this executable, else on PATH.
+std::string locate_train_binary();
+
+}  // namespace dlsweep::orch

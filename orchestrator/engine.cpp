@@ -1,0 +1,392 @@
+#include "orchestrator/engine.hpp"
+
+#include <csignal>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "common/protocol.hpp"
+#include "orchestrator/state_machine.hpp"
+#include "orchestrator/trial_files.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+using sched::JobEvent;
+using sched::JobEventKind;
+
+namespace {
+
+std::int64_t& count_of(SweepSnapshot& s, TrialState st) {
+  switch (st) {
+    case TrialState::waiting: return s.waiting;
+    case TrialState::queued: return s.queued;
+    case TrialState::running: return s.running;
+    case TrialState::complete: return s.complete;
+    case TrialState::pruned: return s.pruned;
+    case TrialState::failed: return s.failed;
+    case TrialState::cancelled: return s.cancelled;
+  }
+  return s.waiting;
+}
+
+// Last non-empty lines of a log file, for failure messages.
+std::string tail_of(const fs::path& file, std::size_t max_lines) {
+  std::ifstream in(file);
+  std::deque<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    lines.push_back(line);
+    if (lines.size() > max_lines) lines.pop_front();
+  }
+  std::string out;
+  for (auto& l : lines) out += (out.empty() ? "" : " | ") + l;
+  if (out.size() > 400) out = "..." + out.substr(out.size() - 400);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> Engine::expand_placeholders(const std::vector<std::string>& argv,
+                                                     const fs::path& trial_dir) const {
+  // Plain text substitution inside argv words: no shell ever sees these values.
+  std::error_code ec;
+  std::string study_dir = fs::absolute(fs::path(spec_.source), ec).parent_path().string();
+  std::string tdir = fs::absolute(trial_dir, ec).string();
+  std::vector<std::string> out;
+  for (std::string w : argv) {
+    for (auto [key, value] : {std::pair<std::string, std::string>{"{study_dir}", study_dir}, {"{trial_dir}", tdir}})
+      for (auto pos = w.find(key); pos != std::string::npos; pos = w.find(key, pos + value.size()))
+        w.replace(pos, key.size(), value);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend& backend, const StudySpec& spec,
+               std::int64_t study_id, EngineOptions options, Progress& progress)
+    : io_(io),
+      storage_(storage),
+      backend_(backend),
+      spec_(spec),
+      study_id_(study_id),
+      options_(std::move(options)),
+      progress_(progress),
+      sampler_(search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed)),
+      timer_(io),
+      signals_(io) {
+  auto size = sampler_->size();
+  if (spec_.search.trials > 0) total_ = size ? std::min(*size, spec_.search.trials) : spec_.search.trials;
+  else if (size) total_ = *size;
+  counts_.metric = spec_.objective.metric;
+}
+
+double Engine::elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+SweepSnapshot Engine::snapshot() const {
+  SweepSnapshot s = counts_;
+  s.total = total_;
+  s.created = next_number_;
+  s.elapsed_s = elapsed_s();
+  return s;
+}
+
+void Engine::fatal(const Error& e) {
+  if (fatal_) return;
+  fatal_ = e;
+  progress_.event("error: " + e.message() + " — stopping the sweep", snapshot());
+  interrupt("fatal error");
+}
+
+Result<SweepOutcome> Engine::run() {
+  start_ = std::chrono::steady_clock::now();
+  backend_.set_event_handler([this](const JobEvent& ev) { on_job_event(ev); });
+  if (options_.handle_signals) {
+    signals_.add(SIGINT);
+    signals_.add(SIGTERM);
+    std::function<void(const boost::system::error_code&, int)> on_signal;
+    on_signal = [this, &on_signal](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
+      signals_.async_wait(on_signal);
+    };
+    signals_.async_wait(on_signal);
+  }
+  progress_.event(fmt::format("study {}: {} trials, {} at a time on backend {}", spec_.name,
+                              total_ >= 0 ? fmt::format("{}", total_) : std::string("?"),
+                              backend_.max_concurrent(), backend_.name()),
+                  snapshot());
+  boost::asio::post(io_, [this] { fill(); tick(); check_done(); });
+  io_.run();
+  io_.restart();
+
+  SweepOutcome out{interrupted_, snapshot()};
+  std::string state = fatal_ ? "FAILED" : interrupted_ ? "STOPPED" : "FINISHED";
+  if (auto st = storage_.set_study_state(study_id_, state, interrupted_ ? "interrupted" : "all trials done"); !st)
+    if (!fatal_) fatal_ = st.error();
+  progress_.finish(out.snapshot, fmt::format("study {} {}", spec_.name,
+                                             fatal_ ? "stopped on an error" : interrupted_ ? "interrupted" : "finished"));
+  if (fatal_) return std::unexpected(*fatal_);
+  return out;
+}
+
+void Engine::interrupt(const std::string& why) {
+  if (done_) return;
+  bool first = !interrupted_;
+  interrupted_ = true;
+  if (first) progress_.event(fmt::format("{}: cancelling {} live trial(s)", why, live_.size()), snapshot());
+  // Trials that never launched are cancelled on the spot.
+  while (!waiting_.empty()) {
+    auto row = waiting_.front();
+    waiting_.pop_front();
+    apply(row, TrialEvent::cancel, why);
+  }
+  for (auto& [id, live] : live_) {
+    if (live.stop_reason.empty()) live.stop_reason = "cancelled";
+    backend_.cancel(live.job_id);
+  }
+  check_done();
+}
+
+bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code) {
+  auto next = next_state(row.state, row.attempt, ev, spec_.trial.max_retries);
+  if (!next) {
+    // A job event that does not fit the trial's state (e.g. a late duplicate) is logged
+    // and ignored: the state machine, not the backend, has the last word.
+    progress_.event(fmt::format("trial {}: ignored {}", row.number, next.error().what), snapshot());
+    return false;
+  }
+  db::TransitionRequest req{row.id, row.state, next->to, next->attempt, "orchestrator", reason, exit_code};
+  if (auto st = storage_.transition(req); !st) {
+    fatal(st.error());
+    return false;
+  }
+  count_of(counts_, row.state)--;
+  count_of(counts_, next->to)++;
+  row.state = next->to;
+  row.attempt = next->attempt;
+  if (exit_code) row.exit_code = exit_code;
+  row.message = reason;
+  return true;
+}
+
+void Engine::fill() {
+  if (interrupted_ || done_) return;
+  while (backend_.active() < backend_.max_concurrent()) {
+    if (!waiting_.empty()) {
+      auto row = waiting_.front();
+      waiting_.pop_front();
+      live_[row.id].row = row;
+      launch(row.id);
+      continue;
+    }
+    if (exhausted_) break;
+    if (total_ >= 0 && next_number_ >= total_) { exhausted_ = true; break; }
+    auto params = sampler_->next(next_number_, history_);
+    if (!params) { exhausted_ = true; break; }
+    if (auto st = create_next(next_number_, *params); !st) { fatal(st.error()); return; }
+  }
+}
+
+Status Engine::create_next(std::int64_t number, const search::Params& params) {
+  fs::path dir = trial_dir_for(options_.runs_dir, spec_.name, number);
+  // Write-ahead: params.json and the WAITING row exist before any job does.
+  if (auto st = prepare_trial_dir(dir, params); !st) return st;
+  auto id = storage_.create_trial(study_id_, number, params, dir.string());
+  if (!id) return std::unexpected(id.error());
+  ++next_number_;
+  counts_.waiting++;
+  history_index_[*id] = history_.size();
+  history_.push_back(search::TrialRecord{number, params, false, std::nullopt});
+  Live& live = live_[*id];
+  live.row = db::TrialRow{*id, study_id_, number, TrialState::waiting, 0, dir.string(), params, std::nullopt, ""};
+  launch(*id);
+  return {};
+}
+
+void Engine::launch(std::int64_t trial_id) {
+  Live& live = live_.at(trial_id);
+  fs::path dir = live.row.trial_dir;
+  clear_control(dir);
+  live.stop_reason.clear();
+  live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
+  live.last_value.reset();
+  live.best_value.reset();
+
+  sched::JobSpec job;
+  job.study = spec_.name;
+  job.trial_id = trial_id;
+  job.attempt = live.row.attempt;
+  job.argv = spec_.trial.embedded ? std::vector<std::string>{options_.train_binary.string()}
+                                  : expand_placeholders(spec_.trial.command, dir);
+  job.workdir = dir;
+  job.env = spec_.trial.env;
+  job.env[protocol::kEnvTrialDir] = fs::absolute(dir).string();
+  job.env[protocol::kEnvTrialId] = std::to_string(trial_id);
+  job.env[protocol::kEnvAttempt] = std::to_string(live.row.attempt);
+  job.env[protocol::kEnvStudy] = spec_.name;
+  job.ranks = spec_.trial.ranks;
+  job.timeout_s = spec_.trial.timeout_s;
+
+  auto id = backend_.submit(job);
+  if (!apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed"))
+    return;
+  if (!id) {
+    apply(live.row, TrialEvent::lost, id.error().message());
+    progress_.event(fmt::format("trial {} could not be submitted: {}", live.row.number, id.error().message()),
+                    snapshot());
+    finish_trial(trial_id);
+    return;
+  }
+  live.job_id = *id;
+  if (auto st = storage_.record_job({trial_id, live.row.attempt, std::string(backend_.name()), *id, "SUBMITTED"});
+      !st)
+    fatal(st.error());
+}
+
+void Engine::on_job_event(const JobEvent& ev) {
+  auto it = live_.find(ev.trial_id);
+  if (it == live_.end() || it->second.row.attempt != ev.attempt || it->second.job_id.empty()) return;
+  Live& live = it->second;
+  switch (ev.kind) {
+    case JobEventKind::queued:
+      storage_.record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), ev.job_id, "QUEUED"});
+      break;
+    case JobEventKind::started:
+      storage_.record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), ev.job_id, "RUNNING"});
+      if (live.row.state == TrialState::queued) {
+        apply(live.row, TrialEvent::started, "started");
+        progress_.tick(snapshot());
+      }
+      break;
+    case JobEventKind::exited:
+    case JobEventKind::cancelled:
+    case JobEventKind::lost:
+      on_terminal(live, ev);
+      break;
+  }
+}
+
+std::string Engine::failure_message(const Live& live, const JobEvent& ev) const {
+  std::string what;
+  if (ev.kind == JobEventKind::lost) what = "lost: " + ev.message;
+  else if (ev.kind == JobEventKind::cancelled) what = ev.message.empty() ? "cancelled by the backend" : ev.message;
+  else if (ev.signal != 0) what = fmt::format("killed by signal {}", ev.signal);
+  else if (spec_.trial.embedded && ev.exit_code == 3) what = "diverged (loss became NaN/inf)";
+  else if (spec_.trial.embedded && ev.exit_code == 2) what = "rejected its parameters (exit 2)";
+  else if (ev.exit_code == protocol::kExitStopped) what = "stopped unasked (exit 75)";
+  else what = fmt::format("exit code {}", ev.exit_code);
+  std::string err = tail_of(fs::path(live.row.trial_dir) / protocol::kStderrFile, 3);
+  if (!err.empty()) what += "; stderr: " + err;
+  return what;
+}
+
+void Engine::on_terminal(Live& live, const JobEvent& ev) {
+  ingest(live);  // the last records, written just before exit
+  std::int64_t id = live.row.id;
+  storage_.record_job({id, ev.attempt, std::string(backend_.name()), ev.job_id,
+                       std::string(sched::to_string(ev.kind))});
+  if (live.row.state == TrialState::queued && ev.kind == JobEventKind::exited)
+    apply(live.row, TrialEvent::started, "started");
+
+  bool ok = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
+  bool stopped_on_request =
+      !live.stop_reason.empty() &&
+      (ev.kind == JobEventKind::cancelled ||
+       (ev.kind == JobEventKind::exited && ev.exit_code == protocol::kExitStopped));
+  std::optional<int> code;
+  if (ev.kind == JobEventKind::exited && ev.signal == 0) code = ev.exit_code;
+
+  if (ok) {
+    apply(live.row, TrialEvent::completed, "finished", code);
+    progress_.event(fmt::format("trial {} complete: {} = {}", live.row.number, spec_.objective.metric,
+                                live.last_value ? fmt::format("{:.4g}", *live.last_value) : "n/a"),
+                    snapshot());
+  } else if (stopped_on_request && live.stop_reason == "pruned") {
+    apply(live.row, TrialEvent::pruned, "pruned", code);
+  } else if (stopped_on_request) {
+    apply(live.row, TrialEvent::cancel, live.stop_reason, code);
+  } else {
+    std::string why = failure_message(live, ev);
+    apply(live.row, ev.kind == JobEventKind::lost ? TrialEvent::lost : TrialEvent::failed, why, code);
+    progress_.event(fmt::format("trial {} failed (attempt {}): {}", live.row.number, live.row.attempt, why),
+                    snapshot());
+  }
+  finish_trial(id);
+}
+
+void Engine::finish_trial(std::int64_t trial_id) {
+  auto node = live_.extract(trial_id);
+  Live& live = node.mapped();
+  if (auto h = history_index_.find(trial_id); h != history_index_.end()) {
+    auto& rec = history_[h->second];
+    rec.finished = is_final(live.row.state) || live.row.state == TrialState::failed;
+    rec.value = live.best_value;
+  }
+  if (live.row.state == TrialState::failed && !interrupted_ && live.row.attempt < spec_.trial.max_retries) {
+    if (auto st = rotate_metrics(live.row.trial_dir, live.row.attempt); !st) { fatal(st.error()); return; }
+    if (apply(live.row, TrialEvent::retry, fmt::format("retry {} of {}", live.row.attempt + 1, spec_.trial.max_retries)))
+      waiting_.push_back(live.row);
+  }
+  boost::asio::post(io_, [this] { fill(); check_done(); });
+}
+
+void Engine::ingest(Live& live) {
+  if (!live.tail) return;
+  auto lines = live.tail->read_new_lines();
+  if (!lines) { progress_.event("warning: " + lines.error().message(), snapshot()); return; }
+  if (lines->empty()) return;
+  std::vector<protocol::Record> records;
+  records.reserve(lines->size());
+  for (const auto& l : *lines) {
+    auto r = protocol::parse_record(l);
+    if (!r) {
+      progress_.event(fmt::format("trial {}: skipped a bad line in {}: {}", live.row.number,
+                                  live.tail->path().string(), r.error().message()),
+                      snapshot());
+      continue;
+    }
+    if (r->kind == protocol::RecordKind::eval || r->kind == protocol::RecordKind::final) {
+      if (auto m = r->metrics.find(spec_.objective.metric); m != r->metrics.end() && m->second == m->second) {
+        live.last_value = m->second;
+        bool better = !live.best_value || (spec_.objective.mode == "max" ? m->second > *live.best_value
+                                                                          : m->second < *live.best_value);
+        if (better) live.best_value = m->second;
+        bool best_overall = !counts_.best_value || (spec_.objective.mode == "max" ? m->second > *counts_.best_value
+                                                                                  : m->second < *counts_.best_value);
+        if (best_overall) {
+          counts_.best_value = m->second;
+          counts_.best_trial = live.row.number;
+        }
+      }
+    }
+    records.push_back(std::move(*r));
+  }
+  if (auto n = storage_.ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
+}
+
+void Engine::tick() {
+  if (done_) return;
+  for (auto& [id, live] : live_) ingest(live);
+  progress_.tick(snapshot());
+  timer_.expires_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) tick();
+  });
+}
+
+void Engine::check_done() {
+  if (done_) return;
+  bool nothing_left = live_.empty() && waiting_.empty() && (exhausted_ || interrupted_);
+  if (!nothing_left) return;
+  done_ = true;
+  timer_.cancel();
+  boost::system::error_code ec;
+  signals_.cancel(ec);
+  signals_.clear(ec);
+}
+
+}  // namespace dlsweep::orch

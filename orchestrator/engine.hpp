@@ -1,0 +1,112 @@
+// engine.hpp — the sweep engine: one Boost.Asio event loop that asks the sampler for
+// params, writes each trial (params first: write-ahead) before launching it on the
+// backend, turns the backend's job events into state-machine transitions, tails every
+// live trial's metrics.jsonl into the database, and ends when the study is done.
+//
+// Invariants:
+//  - The engine is the only writer of the database; every state change goes through
+//    next_state() and Storage::transition (one transaction, one event row).
+//  - A trial is never launched twice for the same attempt: launch happens only from
+//    WAITING, and the WAITING->QUEUED transition is recorded right after submit succeeds.
+//  - Never more than backend.max_concurrent trials are queued or running.
+//  - On interrupt (Ctrl-C / SIGTERM) no new trial starts, every live job is cancelled and
+//    waited for, and every unfinished trial ends CANCELLED before run() returns.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/asio.hpp"
+#include "common/jsonl_tail.hpp"
+#include "db/storage.hpp"
+#include "orchestrator/progress.hpp"
+#include "orchestrator/study_spec.hpp"
+#include "schedulers/backend.hpp"
+#include "search/sampler.hpp"
+
+namespace dlsweep::orch {
+
+struct EngineOptions {
+  std::filesystem::path train_binary;  ///< dlsweep-train, for embedded-trainer studies
+  std::filesystem::path runs_dir;      ///< absolute: trial dirs are runs_dir/<study>/trial-NNNN
+  double tick_s = 0.5;                 ///< metric ingestion / progress period
+  bool handle_signals = true;          ///< SIGINT/SIGTERM interrupt the sweep
+};
+
+struct SweepOutcome {
+  bool interrupted = false;
+  SweepSnapshot snapshot;
+};
+
+class Engine {
+ public:
+  Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend& backend, const StudySpec& spec,
+         std::int64_t study_id, EngineOptions options, Progress& progress);
+
+  /// Drives the sweep to its end. Errors are database or disk failures that make going on
+  /// unsafe; trial failures are not errors.
+  Result<SweepOutcome> run();
+
+  /// Stop creating trials and cancel the live ones (what Ctrl-C does).
+  void interrupt(const std::string& why);
+
+ private:
+  struct Live {
+    db::TrialRow row;
+    std::string job_id;
+    std::unique_ptr<JsonlTail> tail;
+    std::string stop_reason;         ///< set when the engine asked the trial to stop
+    std::optional<double> last_value, best_value;
+  };
+
+  void fill();
+  Status create_next(std::int64_t number, const search::Params& params);
+  void launch(std::int64_t trial_id);
+  void on_job_event(const sched::JobEvent& ev);
+  void on_terminal(Live& live, const sched::JobEvent& ev);
+  void tick();
+  void ingest(Live& live);
+  /// Applies one state-machine event to a live (or waiting) trial and records it.
+  bool apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code = {});
+  void finish_trial(std::int64_t trial_id);
+  void check_done();
+  void fatal(const Error& e);
+  SweepSnapshot snapshot() const;
+  double elapsed_s() const;
+  /// Replaces {study_dir} (the study file's folder) and {trial_dir} in command words.
+  std::vector<std::string> expand_placeholders(const std::vector<std::string>& argv,
+                                               const std::filesystem::path& trial_dir) const;
+  std::string failure_message(const Live& live, const sched::JobEvent& ev) const;
+
+  boost::asio::io_context& io_;
+  db::Storage& storage_;
+  sched::Backend& backend_;
+  const StudySpec& spec_;
+  std::int64_t study_id_;
+  EngineOptions options_;
+  Progress& progress_;
+  std::unique_ptr<search::Sampler> sampler_;
+  boost::asio::steady_timer timer_;
+  boost::asio::signal_set signals_;
+  std::chrono::steady_clock::time_point start_;
+
+  std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)
+  std::deque<db::TrialRow> waiting_;             ///< WAITING trials to (re)launch
+  std::vector<search::TrialRecord> history_;     ///< every trial created, for the sampler
+  std::map<std::int64_t, std::size_t> history_index_;  ///< trial id -> index in history_
+  std::int64_t next_number_ = 0;
+  std::int64_t total_ = -1;
+  bool exhausted_ = false;
+  bool interrupted_ = false;
+  bool done_ = false;
+  std::optional<Error> fatal_;
+  SweepSnapshot counts_;
+};
+
+}  // namespace dlsweep::orch

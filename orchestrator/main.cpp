@@ -1,0 +1,67 @@
+// main.cpp — the `dlsweep` command line: parses arguments (CLI11) and dispatches to the
+// verbs in commands.hpp. The one catch of the program lives here.
+#include <cstdlib>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "orchestrator/commands.hpp"
+
+using namespace dlsweep::orch;
+
+int main(int argc, char** argv) try {
+  CLI::App app{"dlsweep — find the large-batch training schedule that reaches your target fastest"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("dlsweep ") + DLSWEEP_VERSION);
+  const char* env_db = std::getenv("DLSWEEP_DB");
+  std::string db = env_db && *env_db ? env_db : "dlsweep.db";
+  app.add_option("--db", db, "SQLite database (default: $DLSWEEP_DB or ./dlsweep.db)");
+  app.footer(
+      "Exit codes: 0 ok, 1 runtime failure (database/disk/backend), 2 bad arguments or study,\n"
+      "3 submit: no trial completed, 70 internal error, 130 interrupted (trials cancelled).");
+
+  SubmitArgs submit;
+  auto* s = app.add_subcommand("submit", "validate a study file, record it, and drive the sweep to its end");
+  s->add_option("study", submit.study_file, "study file (.yaml, .yml or .json)")->required();
+
+  StatusArgs status;
+  auto* st = app.add_subcommand("status", "studies and their trial counts by state (read-only)");
+  st->add_option("study", status.study, "show one study's trials");
+  st->add_option("--format", status.format, "table | csv | json")->check(CLI::IsMember({"table", "csv", "json"}));
+
+  ResultsArgs results;
+  auto* r = app.add_subcommand("results", "per-trial params, state, objective value, time-to-target (read-only)");
+  r->add_option("study", results.study, "study name")->required();
+  r->add_option("--format", results.format, "table | csv | json")->check(CLI::IsMember({"table", "csv", "json"}));
+
+  QueryArgs query;
+  auto* q = app.add_subcommand("query", "run one read-only SQL statement against the database");
+  q->add_option("sql", query.sql, "one SELECT statement (writes are refused)")->required();
+  q->add_option("--format", query.format, "table | csv | json")->check(CLI::IsMember({"table", "csv", "json"}));
+
+  BestArgs best;
+  auto* b = app.add_subcommand("best", "the best schedule of a study by its objective, and why (read-only)");
+  b->add_option("study", best.study, "study name")->required();
+  b->add_option("--by", best.by, "auto | time | steps | value")->check(CLI::IsMember({"auto", "time", "steps", "value"}));
+  b->add_option("--format", best.format, "table | json")->check(CLI::IsMember({"table", "json"}));
+
+  for (auto* sub : {s, st, r, q, b}) sub->fallthrough();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? exit_code::ok : exit_code::usage;
+  }
+  submit.db = status.db = results.db = query.db = best.db = db;
+  if (*s) return cmd_submit(submit);
+  if (*st) return cmd_status(status);
+  if (*r) return cmd_results(results);
+  if (*q) return cmd_query(query);
+  if (*b) return cmd_best(best);
+  return exit_code::usage;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());
+  return exit_code::internal;
+}

@@ -1,0 +1,83 @@
+#include "orchestrator/trial_files.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/protocol.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+
+fs::path trial_dir_for(const fs::path& runs_dir, const std::string& study, long long number) {
+  return runs_dir / study / fmt::format("trial-{:04d}", number);
+}
+
+Status write_file_atomic(const fs::path& path, const std::string& content) {
+  fs::path tmp = path;
+  tmp += fmt::format(".tmp.{}", ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(fmt::format("cannot create: {}", std::strerror(errno)), tmp.string());
+  const char* p = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return fail(fmt::format("cannot write: {}", std::strerror(e)), tmp.string(), "check free disk space");
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return fail(fmt::format("cannot flush: {}", std::strerror(errno)), tmp.string());
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return fail(fmt::format("cannot rename into place: {}", std::strerror(e)), path.string());
+  }
+  return {};
+}
+
+Status prepare_trial_dir(const fs::path& dir, const nlohmann::json& params) {
+  std::error_code ec;
+  fs::create_directories(dir / protocol::kCheckpointDir, ec);
+  if (ec) return fail("cannot create trial directory: " + ec.message(), dir.string(),
+                      "check that runs_dir is writable");
+  return write_file_atomic(dir / protocol::kParamsFile, params.dump(2) + "\n");
+}
+
+Status request_stop(const fs::path& dir, const std::string& reason) {
+  return write_file_atomic(dir / protocol::kControlFile, protocol::to_json({"stop", reason}) + "\n");
+}
+
+void clear_control(const fs::path& dir) {
+  std::error_code ec;
+  fs::remove(dir / protocol::kControlFile, ec);
+}
+
+fs::path metrics_file(const fs::path& dir) { return dir / protocol::kMetricsFile; }
+
+fs::path rotated_metrics_file(const fs::path& dir, int attempt) {
+  return dir / fmt::format("metrics.attempt-{}.jsonl", attempt);
+}
+
+Status rotate_metrics(const fs::path& dir, int attempt) {
+  std::error_code ec;
+  if (!fs::exists(metrics_file(dir), ec)) return {};
+  fs::rename(metrics_file(dir), rotated_metrics_file(dir, attempt), ec);
+  if (ec) return fail("cannot rotate metrics file: " + ec.message(), metrics_file(dir).string());
+  return {};
+}
+
+}  // namespace dlsweep::orch

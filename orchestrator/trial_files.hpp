@@ -1,0 +1,42 @@
+// trial_files.hpp — the orchestrator's side of the files in a trial directory.
+//
+// Layout: <runs_dir>/<study>/trial-<number>/{params.json, metrics.jsonl, control.json,
+// checkpoints/, stdout.log, stderr.log}. When a trial is retried, the finished attempt's
+// metrics.jsonl is renamed to metrics.attempt-<N>.jsonl first, so each file holds exactly
+// one attempt and re-reading every file on resume ingests each record under its own
+// attempt. Every file the orchestrator writes is written atomically (temp, fsync, rename).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.hpp"
+
+namespace dlsweep::orch {
+
+/// The trial dir of trial `number`, under runs_dir/study.
+std::filesystem::path trial_dir_for(const std::filesystem::path& runs_dir, const std::string& study,
+                                    long long number);
+
+/// Writes `content` to `path` atomically: a reader sees the old file or the new, never half.
+Status write_file_atomic(const std::filesystem::path& path, const std::string& content);
+
+/// Creates the trial dir (and checkpoints/) and writes params.json.
+Status prepare_trial_dir(const std::filesystem::path& dir, const nlohmann::json& params);
+
+/// Asks the trial to stop: writes control.json {"action":"stop","reason":...}.
+Status request_stop(const std::filesystem::path& dir, const std::string& reason);
+
+/// Removes a stale control.json before a relaunch.
+void clear_control(const std::filesystem::path& dir);
+
+/// metrics.jsonl, or metrics.attempt-<N>.jsonl for an attempt already rotated away.
+std::filesystem::path metrics_file(const std::filesystem::path& dir);
+std::filesystem::path rotated_metrics_file(const std::filesystem::path& dir, int attempt);
+
+/// Renames metrics.jsonl to metrics.attempt-<attempt>.jsonl (no-op if absent).
+Status rotate_metrics(const std::filesystem::path& dir, int attempt);
+
+}  // namespace dlsweep::orch

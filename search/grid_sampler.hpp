@@ -1,0 +1,38 @@
+// grid_sampler.hpp — every combination of the finite dimensions, in a stable order.
+//
+// Order: like nested loops in study-file order, the LAST dimension varies fastest. Trial
+// number n is the n-th combination by mixed-radix decoding, so next() is O(dims) and does
+// not depend on history: resume proposes exactly the same params for the same number.
+// Invariant: every dimension is finite (choice or int_range); the constructor throws
+// std::invalid_argument otherwise, because the study validator must have rejected it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "search/sampler.hpp"
+#include "search/search_space.hpp"
+
+namespace dlsweep::search {
+
+class GridSampler final : public Sampler {
+ public:
+  /// Throws std::invalid_argument if a dimension is continuous or empty (a validator bug).
+  explicit GridSampler(Space space);
+
+  /// Combination `number` merged over the fixed params; nullopt once number >= size().
+  std::optional<Params> next(std::int64_t number, std::span<const TrialRecord> history) override;
+  /// Product of the cardinalities (1 for a space without dimensions), saturated at INT64_MAX.
+  std::optional<std::int64_t> size() const override { return total_; }
+  std::string name() const override { return "grid"; }
+
+ private:
+  Space space_;
+  std::vector<std::int64_t> radix_;  ///< cardinality of each dimension, file order
+  std::int64_t total_ = 1;
+};
+
+}  // namespace dlsweep::search
