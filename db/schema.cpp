@@ -117,12 +117,15 @@ SELECT t.id AS trial_id, t.study_id, t.number,
 FROM trials t;
 
 -- The latest value of every metric of every trial: highest attempt, then highest seq.
+-- (Written so that WHERE trial_id = ? AND name = ? is pushed into the DISTINCT scan.)
 CREATE VIEW metric_latest AS
 SELECT m.trial_id, m.name, m.value, m.attempt, m.seq, m.kind, m.step, m.epoch, m.samples, m.wall_s
-FROM metrics m
-WHERE (m.attempt, m.seq) = (SELECT x.attempt, x.seq FROM metrics x
-                            WHERE x.trial_id = m.trial_id AND x.name = m.name
-                            ORDER BY x.attempt DESC, x.seq DESC LIMIT 1);
+FROM (SELECT DISTINCT trial_id, name FROM metrics) k
+JOIN metrics m
+  ON m.trial_id = k.trial_id AND m.name = k.name
+ AND (m.attempt, m.seq) = (SELECT x.attempt, x.seq FROM metrics x
+                           WHERE x.trial_id = k.trial_id AND x.name = k.name
+                           ORDER BY x.attempt DESC, x.seq DESC LIMIT 1);
 
 -- Per trial: the study's objective metric, its last value and its best value (max or min
 -- by the study's mode), both over eval and final records.
@@ -156,15 +159,17 @@ LEFT JOIN metrics h
                                                        ELSE x.value <= s.objective_target END
                            ORDER BY x.attempt, x.seq LIMIT 1);
 
--- Everything a results table needs, one row per trial.
+-- Everything a results table needs, one row per trial. samples_per_s is the latest value
+-- of that metric (as in metric_latest, looked up directly so each trial costs one seek).
 CREATE VIEW trial_summary AS
 SELECT t.id AS trial_id, t.study_id, t.number, t.state, t.attempt,
        tp.params,
        o.metric AS objective_metric, o.mode AS objective_mode, o.target AS objective_target,
        o.value, o.best_value,
        tt.steps_to_target, tt.samples_to_target, tt.time_to_target_s,
-       (SELECT ml.value FROM metric_latest ml
-         WHERE ml.trial_id = t.id AND ml.name = 'samples_per_s') AS samples_per_s,
+       (SELECT m.value FROM metrics m
+         WHERE m.trial_id = t.id AND m.name = 'samples_per_s'
+         ORDER BY m.attempt DESC, m.seq DESC LIMIT 1) AS samples_per_s,
        (SELECT r.wall_s FROM records r
          WHERE r.trial_id = t.id AND r.kind <> 'log'
          ORDER BY r.attempt DESC, r.seq DESC LIMIT 1) AS wall_s,
@@ -195,9 +200,16 @@ Result<SchemaProbe> probe_schema(sqlite3* db) {
   auto uv = pragma_int(db, "PRAGMA user_version");
   if (!uv) {
     std::string file = db_file_name(db);
-    return fail("is not an SQLite database (" + uv.error().what + ")", file,
-                "point --db at a dlsweep database or at a new file name; dlsweep will not "
-                "overwrite a file it did not create");
+    const int code = sqlite3_errcode(db);
+    if (code == SQLITE_NOTADB)
+      return fail("is not an SQLite database (" + uv.error().what + ")", file,
+                  "point --db at a dlsweep database or at a new file name; dlsweep will not "
+                  "overwrite a file it did not create");
+    if (code == SQLITE_CANTOPEN && sqlite3_db_readonly(db, "main") == 1)
+      return fail("cannot read the database (" + uv.error().what + ")", file,
+                  "a reader of a WAL database needs its -shm file: make the directory writable, "
+                  "or copy the database with `sqlite3 DB \".backup COPY\"` and query the copy");
+    return std::unexpected(uv.error());
   }
   p.user_version = static_cast<int>(*uv);
   auto app = pragma_int(db, "PRAGMA application_id");

@@ -149,6 +149,9 @@ std::optional<double> Statement::opt_real(int col) const {
 // --- Transaction
 
 Result<Transaction> Transaction::begin(sqlite3* db) {
+  if (sqlite3_db_readonly(db, "main") == 1)
+    return fail("cannot write: this database handle is read-only", db_file_name(db),
+                "only the orchestrator (`dlsweep submit` / `resume`) writes the database");
   if (auto s = exec(db, "BEGIN IMMEDIATE", "starting a write transaction"); !s)
     return std::unexpected(s.error());
   return Transaction(db);

@@ -60,13 +60,13 @@ std::optional<BestChoice> choose_best(const std::vector<db::TrialSummary>& trial
     std::sort(reached.begin(), reached.end(), [&](auto a, auto b) { return key(a) < key(b); });
     c.index = reached.front();
     const auto& w = trials[c.index];
-    c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.1f} s and {} steps",
+    c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.3g} s and {} steps",
                                         w.number, params_text(w.params, varying), metric, maximize ? ">=" : "<=",
                                         *target, *w.time_to_target_s, *w.steps_to_target));
     c.explanation.push_back(fmt::format("{} of {} trials reached the target", reached.size(), trials.size()));
     if (reached.size() > 1) {
       const auto& r = trials[reached[1]];
-      c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.1f} s and {} steps", r.number,
+      c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s and {} steps", r.number,
                                           params_text(r.params, varying), *r.time_to_target_s, *r.steps_to_target));
     }
     return c;

@@ -26,6 +26,7 @@
 #include "common/jsonl_tail.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/progress.hpp"
+#include "orchestrator/state_machine.hpp"
 #include "orchestrator/study_spec.hpp"
 #include "schedulers/backend.hpp"
 #include "search/sampler.hpp"

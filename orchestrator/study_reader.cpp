@@ -18,13 +18,18 @@ std::string Field::key() const {
   return k;
 }
 
-StudyReader::StudyReader(std::string file, const std::map<std::string, int>& lines)
-    : file_(std::move(file)), lines_(lines) {}
+StudyReader::StudyReader(std::string file, const StudyTree& tree) : file_(std::move(file)), tree_(tree) {}
+
+std::string StudyReader::scalar_text(const Field& f) const {
+  if (f->is_string()) return f->get<std::string>();
+  if (auto it = tree_.raw_text.find(f.path); it != tree_.raw_text.end()) return it->second;
+  return f->dump();
+}
 
 int StudyReader::line_of(std::string path) const {
   // A missing key has no line of its own: report the line of the nearest enclosing key.
   while (!path.empty()) {
-    if (auto it = lines_.find(path); it != lines_.end()) return it->second;
+    if (auto it = tree_.lines.find(path); it != tree_.lines.end()) return it->second;
     auto cut = path.find_last_of(".[");
     path.resize(cut == std::string::npos ? 0 : cut);
   }

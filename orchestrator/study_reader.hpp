@@ -33,7 +33,7 @@ struct Field {
 
 class StudyReader {
  public:
-  StudyReader(std::string file, const std::map<std::string, int>& lines);
+  StudyReader(std::string file, const StudyTree& tree);
 
   /// Records a problem at `path`.
   void error(const std::string& path, std::string what, std::string fix);
@@ -64,6 +64,9 @@ class StudyReader {
   /// A string that must be one of `allowed` (did-you-mean otherwise).
   std::optional<std::string> word(const Field& f, std::span<const std::string_view> allowed);
 
+  /// The scalar at `f` as text: as written in YAML, else strings as is, others dumped.
+  std::string scalar_text(const Field& f) const;
+
   /// Records "expected <expected>, got <what it is>".
   void wrong_type(const Field& f, std::string_view expected, std::string fix);
 
@@ -71,7 +74,7 @@ class StudyReader {
   int line_of(std::string path) const;
 
   std::string file_;
-  const std::map<std::string, int>& lines_;
+  const StudyTree& tree_;
   std::vector<ValidationError> errors_;
 };
 

@@ -173,6 +173,14 @@ class SpaceReader {
     bool ok = true;
     for (std::size_t i = 0; i < f->size(); ++i) {
       Field item = StudyReader::item(f, i);
+      if (info && info->type == PT::int_list && !item->is_array()) {
+        // `hidden: [256, 512]` in space reads as two choices, each of which must be a list.
+        r_.error(item.path, fmt::format("each choice of {} is a list of integers, got {}", info->name,
+                                        describe_value(*item)),
+                 fmt::format("write the choices as lists, e.g. {}: [[256], [512, 512]]", info->name));
+        ok = false;
+        continue;
+      }
       auto v = value(item, info);
       if (!v) {
         ok = false;

@@ -90,9 +90,7 @@ std::optional<Tree> resolve_float(std::string_view s) {
     if (digits() == 0) return std::nullopt;
   }
   if (i != s.size()) return std::nullopt;
-  std::string text(s[0] == '+' ? s.substr(1) : s);
-  if (text.starts_with('.') || text.starts_with("-.")) text.insert(text.find('.'), "0");
-  return Tree(std::stod(text));
+  return Tree(std::stod(std::string(s)));  // strtod reads "+1.5", ".5" and "-.5" alike
 }
 
 Tree resolve_plain_scalar(const std::string& s) {
@@ -108,6 +106,7 @@ struct YamlConverter {
   const std::string& file;
   std::vector<ValidationError>& errors;
   std::map<std::string, int>& lines;
+  std::map<std::string, std::string>& raw_text;
 
   Tree convert(const YAML::Node& node, const std::string& path) {
     switch (node.Type()) {
@@ -116,7 +115,9 @@ struct YamlConverter {
       case YAML::NodeType::Scalar: {
         const std::string& tag = node.Tag();
         if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
-        return resolve_plain_scalar(node.Scalar());
+        Tree v = resolve_plain_scalar(node.Scalar());
+        if (!v.is_string()) raw_text.emplace(path, node.Scalar());
+        return v;
       }
       case YAML::NodeType::Sequence: {
         Tree list = Tree::array();
@@ -131,7 +132,9 @@ struct YamlConverter {
       case YAML::NodeType::Map: {
         Tree map = Tree::object();
         for (auto it = node.begin(); it != node.end(); ++it) {
-          const YAML::Node& key = it->first;
+          // Copies, not references: the iterator's -> yields a temporary pair (Nodes are handles).
+          const YAML::Node key = it->first;
+          const YAML::Node value = it->second;
           int line = key.Mark().line + 1;
           if (!key.IsScalar()) {
             errors.push_back({file, path, "a key must be a plain word", "write `name: value`", line});
@@ -146,7 +149,7 @@ struct YamlConverter {
             continue;
           }
           lines.emplace(p, line);
-          map[key.Scalar()] = convert(it->second, p);
+          map[key.Scalar()] = convert(value, p);
         }
         return map;
       }
@@ -203,7 +206,7 @@ std::optional<StudyTree> parse_yaml_tree(const std::string& text, const std::str
   }
   StudyTree tree;
   std::size_t before = errors.size();
-  YamlConverter conv{file, errors, tree.lines};
+  YamlConverter conv{file, errors, tree.lines, tree.raw_text};
   tree.root = conv.convert(docs[0], "");
   if (errors.size() != before) return std::nullopt;
   return tree;
@@ -291,7 +294,8 @@ std::string describe_value(const Tree& value) {
   };
   switch (value.type()) {
     case Tree::value_t::object: return "a map";
-    case Tree::value_t::array: return "a list";
+    case Tree::value_t::array:
+      return value.size() == 1 ? "a list of 1 value" : fmt::format("a list of {} values", value.size());
     case Tree::value_t::null: return "no value (null)";
     case Tree::value_t::string: return fmt::format("a string ({})", shown());
     case Tree::value_t::boolean: return fmt::format("a boolean ({})", shown());

@@ -26,6 +26,9 @@ using Tree = nlohmann::ordered_json;
 struct StudyTree {
   Tree root;
   std::map<std::string, int> lines;  ///< key path -> 1-based line of its key/item (YAML)
+  /// key path -> the text as written, for YAML plain scalars typed as non-strings
+  /// (`010`, `1e3`, `true`): environment variables take the text, not the number.
+  std::map<std::string, std::string> raw_text;
 };
 
 /// Parses YAML text. Syntax errors, several documents and duplicate keys are appended to

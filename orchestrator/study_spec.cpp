@@ -1,0 +1,319 @@
+// study_spec.cpp — a study file to a validated StudySpec, and back to normalised JSON.
+//
+// parse_study reads every section even after errors, so one run shows the user every
+// problem. The StudySpec is returned only when there were none. to_json() writes the
+// normalised study in the input schema (space as an ordered list of one-key maps, since
+// nlohmann::json sorts keys), so parse_study(to_json().dump(), json) gives an equal spec.
+#include "orchestrator/study_spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "orchestrator/study_reader.hpp"
+#include "orchestrator/study_space.hpp"
+#include "orchestrator/study_tree.hpp"
+
+namespace dlsweep::orch {
+
+std::string ValidationError::message() const {
+  std::string m = file;
+  if (line > 0) m += fmt::format(":{}", line);
+  m += ": ";
+  if (!key_path.empty()) m += key_path + ": ";
+  m += what;
+  if (!fix.empty()) m += " (fix: " + fix + ")";
+  return m;
+}
+
+namespace {
+
+constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "trial", "objective",
+                                         "search", "space",      "fixed",   "runs_dir"};
+constexpr std::string_view kBackendKeys[] = {"kind", "max_concurrent"};
+constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
+constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "timeout", "max_retries", "env"};
+constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target"};
+constexpr std::string_view kModes[] = {"min", "max"};
+constexpr std::string_view kSearchKeys[] = {"algorithm", "trials", "seed"};
+constexpr std::string_view kAlgorithms[] = {"grid", "random"};
+/// What dlsweep-train reports in every eval record (trainer/reporter).
+constexpr std::string_view kTrainerMetrics[] = {"val_acc", "val_loss", "train_loss", "train_acc"};
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+
+bool valid_study_name(const std::string& s) {
+  if (s.empty() || s.size() > 64 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+bool valid_env_name(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+
+std::string algorithm_name(search::Algorithm a) {
+  return a == search::Algorithm::random ? "random" : "grid";
+}
+
+class StudyParser {
+ public:
+  StudyParser(StudyReader& r, const Tree& root) : r_(r), root_{&root, ""} {}
+
+  StudySpec parse() {
+    r_.map(root_, kTopKeys);
+    read_name();
+    if (Field d = StudyReader::field(root_, "description"))
+      if (auto s = r_.string(d)) spec_.description = *s;
+    read_backend();
+    read_trial();
+    read_objective();
+    read_search();
+    auto space = read_space(r_, StudyReader::field(trial_, "trainer"), StudyReader::field(root_, "fixed"),
+                            StudyReader::field(root_, "space"), spec_.trial.embedded);
+    spec_.space = std::move(space.space);
+    check_search_fits_space(space.dim_paths);
+    spec_.runs_dir = "dlsweep-runs";
+    if (Field d = StudyReader::field(root_, "runs_dir"))
+      if (auto s = r_.string(d)) {
+        if (s->empty()) r_.error(d.path, "runs_dir is empty", "give a directory, or leave runs_dir out");
+        else spec_.runs_dir = *s;
+      }
+    return std::move(spec_);
+  }
+
+ private:
+  void read_name() {
+    Field f = StudyReader::field(root_, "name");
+    if (!r_.require(f, "add `name: my-study` at the top of the file")) return;
+    auto s = r_.string(f);
+    if (!s) return;
+    if (!valid_study_name(*s)) {
+      r_.error(f.path, fmt::format("'{}' is not a valid study name", *s),
+               "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+      return;
+    }
+    spec_.name = *s;
+  }
+
+  void read_backend() {
+    Field b = StudyReader::field(root_, "backend");
+    if (!b || !r_.map(b, kBackendKeys, /*null_is_empty=*/true)) return;
+    if (Field k = StudyReader::field(b, "kind"))
+      if (auto s = r_.word(k, kBackendKinds)) spec_.backend.kind = *s;
+    if (Field m = StudyReader::field(b, "max_concurrent"))
+      if (auto v = r_.integer(m, 1, kIntMax)) spec_.backend.max_concurrent = int(*v);
+  }
+
+  void read_trial() {
+    trial_ = StudyReader::field(root_, "trial");
+    if (!r_.require(trial_, "add a `trial:` section with `trainer:` (dlsweep-train settings) or "
+                            "`command: [prog, arg, ...]`") ||
+        !r_.map(trial_, kTrialKeys)) {
+      trial_.node = nullptr;  // so read_space sees no trainer section
+      return;
+    }
+    Field trainer = StudyReader::field(trial_, "trainer");
+    Field command = StudyReader::field(trial_, "command");
+    if (trainer && command) {
+      r_.error(command.path, "both trial.trainer and trial.command are set",
+               "keep trainer: to run dlsweep-train, or command: to run your own program");
+    } else if (!trainer && !command) {
+      r_.error(trial_.path, "trial needs `trainer:` or `command:`",
+               "add `trainer: {model: mlp}` to run dlsweep-train, or `command: [prog, arg, ...]`");
+    }
+    spec_.trial.embedded = !command || trainer;
+    if (command && !trainer) read_command(command);
+    if (Field f = StudyReader::field(trial_, "ranks"))
+      if (auto v = r_.integer(f, 1, kIntMax)) spec_.trial.ranks = int(*v);
+    if (Field f = StudyReader::field(trial_, "timeout"))
+      if (auto v = r_.number(f, 0, /*min_exclusive=*/true)) spec_.trial.timeout_s = *v;
+    if (Field f = StudyReader::field(trial_, "max_retries"))
+      if (auto v = r_.integer(f, 0, kIntMax)) spec_.trial.max_retries = int(*v);
+    if (Field f = StudyReader::field(trial_, "env")) read_env(f);
+  }
+
+  void read_command(const Field& f) {
+    if (f->is_string()) {
+      r_.error(f.path, "command is a single string",
+               "write it as a list: [prog, arg, ...] (dlsweep runs no shell)");
+      return;
+    }
+    if (!r_.list(f, "write command: [prog, arg, ...]")) return;
+    if (f->empty()) {
+      r_.error(f.path, "command is empty", "write command: [prog, arg, ...]");
+      return;
+    }
+    for (std::size_t i = 0; i < f->size(); ++i) {
+      Field a = StudyReader::item(f, i);
+      auto s = r_.string(a);
+      if (!s) continue;
+      if (s->empty()) r_.error(a.path, "an empty argument", "remove it, or give its text");
+      spec_.trial.command.push_back(*s);
+    }
+  }
+
+  void read_env(const Field& f) {
+    if (!r_.any_map(f, /*null_is_empty=*/true) || f->is_null()) return;
+    for (const auto& [name, value] : f->items()) {
+      Field v = StudyReader::field(f, name);
+      if (!valid_env_name(name)) {
+        r_.error(v.path, fmt::format("'{}' is not a valid environment variable name", name),
+                 "use letters, digits and '_', starting with a letter or '_'");
+        continue;
+      }
+      if (value.is_primitive() && !value.is_null()) spec_.trial.env[name] = r_.scalar_text(v);
+      else
+        r_.wrong_type(v, "a single value", "write NAME: value (\"\" for an empty value)");
+    }
+  }
+
+  void read_objective() {
+    Field o = StudyReader::field(root_, "objective");
+    if (!r_.require(o, "add `objective: {metric: val_acc, mode: max}`") || !r_.map(o, kObjectiveKeys)) return;
+    Field metric = StudyReader::field(o, "metric");
+    if (r_.require(metric, "add `metric: val_acc` (the metric to optimise)")) {
+      if (spec_.trial.embedded && trial_) {
+        if (auto s = r_.word(metric, kTrainerMetrics)) spec_.objective.metric = *s;
+      } else if (auto s = r_.string(metric)) {
+        if (s->empty()) r_.error(metric.path, "metric is empty", "name a metric your program reports");
+        else spec_.objective.metric = *s;
+      }
+    }
+    Field mode = StudyReader::field(o, "mode");
+    if (r_.require(mode, "add `mode: max` (higher is better) or `mode: min`"))
+      if (auto s = r_.word(mode, kModes)) spec_.objective.mode = *s;
+    if (Field t = StudyReader::field(o, "target"))
+      if (auto v = r_.number(t, -std::numeric_limits<double>::max(), false)) spec_.objective.target = *v;
+  }
+
+  void read_search() {
+    search_ = StudyReader::field(root_, "search");
+    if (!search_ || !r_.map(search_, kSearchKeys, /*null_is_empty=*/true)) return;
+    if (Field a = StudyReader::field(search_, "algorithm")) {
+      auto s = r_.word(a, kAlgorithms);
+      if (!s) algorithm_ok_ = false;
+      else spec_.search.algorithm = *s == "random" ? search::Algorithm::random : search::Algorithm::grid;
+    }
+    if (Field t = StudyReader::field(search_, "trials")) {
+      if (auto v = r_.integer(t, 1, std::numeric_limits<std::int64_t>::max())) spec_.search.trials = *v;
+      else trials_ok_ = false;
+    }
+    if (Field s = StudyReader::field(search_, "seed"))
+      if (auto v = r_.integer(s, 0, std::numeric_limits<std::int64_t>::max())) spec_.search.seed = std::uint64_t(*v);
+  }
+
+  void check_search_fits_space(const std::vector<std::string>& dim_paths) {
+    if (!algorithm_ok_) return;
+    if (spec_.search.algorithm == search::Algorithm::random && spec_.search.trials == 0 && trials_ok_) {
+      r_.error(child_path(search_.path, "trials"),
+               "random search needs a number of trials", "add `trials: N` under search:");
+    }
+    if (spec_.search.algorithm != search::Algorithm::grid) return;
+    for (std::size_t i = 0; i < spec_.space.dims.size(); ++i) {
+      auto kind = spec_.space.dims[i].kind;
+      if (kind == search::Dimension::Kind::uniform || kind == search::Dimension::Kind::log_uniform)
+        r_.error(dim_paths[i], "a continuous range cannot be enumerated by grid search",
+                 "grid search needs finite values: give a list, or use search.algorithm: random");
+    }
+  }
+
+  StudyReader& r_;
+  Field root_;
+  Field trial_;
+  Field search_;
+  bool algorithm_ok_ = true;
+  bool trials_ok_ = true;
+  StudySpec spec_;
+};
+
+}  // namespace
+
+nlohmann::json StudySpec::to_json() const {
+  using nlohmann::json;
+  json trial_j = json::object();
+  if (trial.embedded) trial_j["trainer"] = json::object();  // settings live in `fixed`
+  else trial_j["command"] = trial.command;
+  trial_j["ranks"] = trial.ranks;
+  if (trial.timeout_s > 0) trial_j["timeout"] = trial.timeout_s;
+  trial_j["max_retries"] = trial.max_retries;
+  trial_j["env"] = trial.env;
+
+  json objective_j = {{"metric", objective.metric}, {"mode", objective.mode}};
+  if (objective.target) objective_j["target"] = *objective.target;
+
+  json search_j = {{"algorithm", algorithm_name(search.algorithm)}, {"seed", search.seed}};
+  if (search.trials > 0) search_j["trials"] = search.trials;
+
+  json space_j = json::array();
+  for (const auto& d : space.dims) space_j.push_back({{d.name, dimension_to_json(d)}});
+
+  return {{"name", name},
+          {"description", description},
+          {"backend", {{"kind", backend.kind}, {"max_concurrent", backend.max_concurrent}}},
+          {"trial", trial_j},
+          {"objective", objective_j},
+          {"search", search_j},
+          {"space", space_j},
+          {"fixed", space.fixed},
+          {"runs_dir", runs_dir}};
+}
+
+StudyResult parse_study(const std::string& text, StudyFormat format, const std::string& file) {
+  std::vector<ValidationError> errors;
+  auto tree = format == StudyFormat::yaml ? parse_yaml_tree(text, file, errors)
+                                          : parse_json_tree(text, file, errors);
+  if (!tree) return std::unexpected(std::move(errors));
+  if (!tree->root.is_object()) {
+    errors.push_back({file, "",
+                      fmt::format("the top level must be a map of keys (name, trial, objective, ...), "
+                                  "got {}",
+                                  describe_value(tree->root)),
+                      "start from an example in examples/"});
+    return std::unexpected(std::move(errors));
+  }
+  StudyReader reader(file, *tree);
+  StudySpec spec = StudyParser(reader, tree->root).parse();
+  if (reader.error_count() > 0) {
+    // File order reads best (YAML knows lines; errors without one concern the whole file).
+    auto errors_found = reader.take_errors();
+    std::stable_sort(errors_found.begin(), errors_found.end(),
+                     [](const ValidationError& a, const ValidationError& b) { return a.line < b.line; });
+    return std::unexpected(std::move(errors_found));
+  }
+  spec.source = file;
+  return spec;
+}
+
+StudyResult load_study(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  auto fail_with = [&](std::string what, std::string fix) {
+    return StudyResult(std::unexpect, std::vector{ValidationError{name, "", std::move(what), std::move(fix)}});
+  };
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  StudyFormat format;
+  if (ext == ".yaml" || ext == ".yml") format = StudyFormat::yaml;
+  else if (ext == ".json") format = StudyFormat::json;
+  else
+    return fail_with(fmt::format("cannot tell the format from the extension '{}'", ext),
+                     "name the study file *.yaml, *.yml or *.json");
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    return fail_with("is a directory, not a study file", "give the path of a .yaml or .json file");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return fail_with(fmt::format("cannot read the file: {}", std::strerror(errno)), "check the path");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return fail_with("error while reading the file", "check the file and the disk");
+  return parse_study(text.str(), format, name);
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,182 @@
+// process_spawn.cpp — fork/exec with an errno pipe; see process_spawn.hpp for the contract.
+#include "schedulers/process_spawn.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/protocol.hpp"
+
+extern char** environ;
+
+namespace dlsweep::sched {
+
+namespace {
+
+/// Which step failed in the child; sent through the pipe together with errno.
+enum class Step : int { chdir = 1, open_stdin, open_stdout, open_stderr, dup, exec };
+
+struct ChildReport {
+  Step step;
+  int err;
+};
+
+const char* step_name(Step s) {
+  switch (s) {
+    case Step::chdir: return "changing to the working directory";
+    case Step::open_stdin: return "opening /dev/null";
+    case Step::open_stdout: return "opening stdout.log";
+    case Step::open_stderr: return "opening stderr.log";
+    case Step::dup: return "redirecting stdio";
+    case Step::exec: return "executing the program";
+  }
+  return "starting";
+}
+
+/// In the child: report the failed step and errno to the parent, then exit.
+[[noreturn]] void child_fail(int report_fd, Step step) {
+  ChildReport r{step, errno};
+  ssize_t ignored = write(report_fd, &r, sizeof r);
+  (void)ignored;
+  _exit(127);
+}
+
+/// Only async-signal-safe calls from here to execve: we may be a fork of a threaded process.
+[[noreturn]] void child_exec(int report_fd, const char* path, char* const* argv, char* const* envp,
+                             const char* workdir, const char* out_path, const char* err_path) {
+  auto die = [report_fd](Step step) { child_fail(report_fd, step); };
+  setpgid(0, 0);
+  // Signal state is inherited across exec: start the program with nothing blocked and
+  // default dispositions (the orchestrator may ignore SIGPIPE or block SIGCHLD).
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) {
+    if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);
+  }
+  if (chdir(workdir) != 0) die(Step::chdir);
+  int in = open("/dev/null", O_RDONLY);
+  if (in < 0) die(Step::open_stdin);
+  int out = open(out_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (out < 0) die(Step::open_stdout);
+  int err = open(err_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (err < 0) die(Step::open_stderr);
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) die(Step::dup);
+  // Nothing of ours beyond stdio leaks into the trial (the report pipe is already
+  // close-on-exec). Best effort: older kernels lack CLOSE_RANGE_CLOEXEC.
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  execve(path, argv, envp);
+  child_fail(report_fd, Step::exec);
+}
+
+std::vector<char*> c_array(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> find_on_path(const std::string& name, const std::string& path_list) {
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) return name;
+  std::size_t start = 0;
+  while (start <= path_list.size()) {
+    std::size_t end = path_list.find(':', start);
+    if (end == std::string::npos) end = path_list.size();
+    std::string_view dir = std::string_view(path_list).substr(start, end - start);
+    if (dir.empty()) dir = ".";  // an empty PATH entry means the current directory
+    std::string candidate;
+    candidate.reserve(dir.size() + 1 + name.size());
+    candidate.append(dir).append(1, '/').append(name);
+    struct stat st {};
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string effective_path(const std::map<std::string, std::string>& env) {
+  if (auto it = env.find("PATH"); it != env.end()) return it->second;
+  if (const char* p = std::getenv("PATH")) return p;
+  return "/usr/local/bin:/usr/bin:/bin";
+}
+
+Result<pid_t> spawn_process(const std::vector<std::string>& argv_in, const std::filesystem::path& workdir,
+                            const std::map<std::string, std::string>& env) {
+  if (argv_in.empty()) return fail("empty command line", "job", "give the job a program to run");
+  const std::string& program = argv_in[0];
+  auto path = find_on_path(program, effective_path(env));
+  if (!path) {
+    return fail(fmt::format("program '{}' not found on PATH", program), "job",
+                "install it, give its full path, or set PATH in the job environment");
+  }
+
+  // Everything the child touches is built now, before fork.
+  std::vector<std::string> argv_s = argv_in;
+  std::vector<std::string> env_s;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos && env.count(std::string(kv.substr(0, eq)))) continue;
+    env_s.emplace_back(kv);
+  }
+  for (const auto& [k, v] : env) env_s.push_back(k + "=" + v);
+  auto argv = c_array(argv_s);
+  auto envp = c_array(env_s);
+  const std::string wd = workdir.string();
+  const std::string out_path = (workdir / protocol::kStdoutFile).string();
+  const std::string err_path = (workdir / protocol::kStderrFile).string();
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return fail(fmt::format("cannot start '{}': pipe failed: {}", program, std::strerror(errno)), "job",
+                "the orchestrator may be out of file descriptors (ulimit -n)");
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return fail(fmt::format("cannot start '{}': fork failed: {}", program, std::strerror(e)), "job",
+                "the machine may be out of processes or memory");
+  }
+  if (pid == 0) child_exec(fds[1], path->c_str(), argv.data(), envp.data(), wd.c_str(), out_path.c_str(),
+                           err_path.c_str());
+  close(fds[1]);
+
+  // EOF means exec succeeded (the pipe closed on exec); a full report means it failed.
+  ChildReport report{};
+  std::size_t got = 0;
+  while (got < sizeof report) {
+    ssize_t n = read(fds[0], reinterpret_cast<char*>(&report) + got, sizeof report - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  close(fds[0]);
+  if (got < sizeof report) return pid;
+
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return fail(fmt::format("cannot start '{}': {} failed: {}", program, step_name(report.step),
+                          std::strerror(report.err)),
+              wd, report.step == Step::exec ? "check the program path and that it is executable"
+                                            : "check that the trial directory exists and is writable");
+}
+
+}  // namespace dlsweep::sched

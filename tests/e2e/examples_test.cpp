@@ -1,0 +1,52 @@
+// Runs every study in examples/ through `dlsweep submit`, shortened so the whole suite
+// stays quick: embedded-trainer studies get 1 epoch on a 3000-image subset and at most 4
+// trials; command studies run as written.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "run_command.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_CASE("every example study runs through dlsweep submit") {
+  fs::path examples = fs::path(DLSWEEP_SOURCE_DIR) / "examples";
+  int seen = 0;
+  for (const auto& entry : fs::directory_iterator(examples)) {
+    auto ext = entry.path().extension();
+    if (ext != ".yaml" && ext != ".yml") continue;
+    if (entry.path().filename().string().rfind("slurm", 0) == 0) continue;  // needs a cluster: tested elsewhere
+    ++seen;
+    SECTION(entry.path().filename().string()) {
+      YAML::Node study = YAML::LoadFile(entry.path().string());
+      if (study["trial"]["trainer"]) {
+        study["trial"]["trainer"]["epochs"] = 1;
+        study["trial"]["trainer"]["train_subset"] = 3000;
+        study["trial"]["trainer"]["test_subset"] = 1000;
+        if (!study["search"]) study["search"] = YAML::Node(YAML::NodeType::Map);
+        study["search"]["trials"] = 4;
+      }
+      auto dir = fresh_dir("example-" + entry.path().stem().string());
+      study["runs_dir"] = (dir / "runs").string();
+      // Keep {study_dir} pointing at examples/: write the shortened copy beside the original.
+      fs::path copy = examples / (".test-" + std::to_string(::getpid()) + "-" + entry.path().filename().string());
+      { std::ofstream(copy) << YAML::Dump(study) << "\n"; }
+      auto db = dir / "sweep.db";
+      auto r = dlsweep(db, {"submit", copy.string()}, dir);
+      fs::remove(copy);
+      INFO(r.err);
+      CHECK(r.exit_code == 0);
+      auto res = dlsweep(db, {"results", study["name"].as<std::string>(), "--format", "json"}, dir);
+      REQUIRE(res.exit_code == 0);
+      auto j = nlohmann::json::parse(res.out);
+      REQUIRE_FALSE(j.empty());
+      int complete = 0;
+      for (const auto& t : j) complete += t["state"] == "COMPLETE";
+      CHECK(complete >= 1);
+    }
+  }
+  CHECK(seen >= 2);
+}

@@ -1,0 +1,51 @@
+#include "run_command.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "common/shell_quote.hpp"
+
+namespace fs = std::filesystem;
+
+static std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd,
+                          const std::vector<std::string>& env) {
+  static int counter = 0;
+  fs::path io = fs::temp_directory_path() / ("dlsweep-cmd-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::string cmd;
+  if (!cwd.empty()) cmd += "cd " + dlsweep::shell_quote(cwd.string()) + " && ";
+  for (const auto& e : env) cmd += "export " + dlsweep::shell_quote(e) + "; ";
+  cmd += dlsweep::shell_join(argv) + " >" + dlsweep::shell_quote(io.string() + ".out") + " 2>" +
+         dlsweep::shell_quote(io.string() + ".err") + " </dev/null";
+  int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(io.string() + ".out");
+  r.err = slurp(io.string() + ".err");
+  fs::remove(io.string() + ".out");
+  fs::remove(io.string() + ".err");
+  return r;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("dlsweep-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+CommandResult dlsweep(const fs::path& db, const std::vector<std::string>& args, const fs::path& cwd) {
+  std::vector<std::string> argv = {DLSWEEP_BIN, "--db", db.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, cwd, {std::string("DLSWEEP_TRAIN=") + DLSWEEP_TRAIN_BIN});
+}

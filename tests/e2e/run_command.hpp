@@ -1,0 +1,23 @@
+// run_command.hpp — test helper: runs a command line through /bin/sh (arguments quoted
+// with shell_quote), capturing exit code, stdout and stderr.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+/// Runs argv in `cwd` with extra environment assignments ("K=V").
+CommandResult run_command(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {},
+                          const std::vector<std::string>& env = {});
+
+/// A fresh, empty directory under the system temp dir, unique to this process and `name`.
+std::filesystem::path fresh_dir(const std::string& name);
+
+/// Runs `dlsweep --db DB args...` in `cwd`.
+CommandResult dlsweep(const std::filesystem::path& db, const std::vector<std::string>& args,
+                      const std::filesystem::path& cwd = {});

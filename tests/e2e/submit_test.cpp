@@ -1,0 +1,208 @@
+// End-to-end tests of `dlsweep submit` and the read verbs with the real binaries, real
+// child processes, a real SQLite file and the real Fashion-MNIST data (a subset).
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/shell_quote.hpp"
+#include "db/storage.hpp"
+#include "run_command.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+static void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
+
+static const char* kSmallStudy = R"(
+name: e2e-small
+backend: {kind: local, max_concurrent: 2}
+trial:
+  trainer: {model: mlp, hidden: [64], epochs: 2, train_subset: 4000, test_subset: 1000, threads: 1}
+objective: {metric: val_acc, mode: max, target: 0.5}
+search: {algorithm: grid}
+space:
+  batch_size: [64, 256]
+  lr_rule: [linear, sqrt]
+fixed: {base_batch: 64, base_lr: 0.05, momentum: 0.9}
+)";
+
+TEST_CASE("submit runs a real sweep on Fashion-MNIST and the read verbs report it") {
+  auto dir = fresh_dir("small");
+  write(dir / "study.yaml", kSmallStudy);
+  auto db = dir / "sweep.db";
+  auto r = dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+
+  auto storage = dlsweep::db::Storage::open_readonly(db);
+  REQUIRE(storage.has_value());
+  auto study = (*storage)->find_study("e2e-small");
+  REQUIRE(study.has_value());
+  REQUIRE(study->has_value());
+  CHECK((*study)->state == "FINISHED");
+  auto trials = (*storage)->list_trials((*study)->id);
+  REQUIRE(trials.has_value());
+  REQUIRE(trials->size() == 4);
+  for (const auto& t : *trials) {
+    CHECK(t.state == dlsweep::TrialState::complete);
+    CHECK(fs::exists(fs::path(t.trial_dir) / "params.json"));
+    CHECK(fs::exists(fs::path(t.trial_dir) / "metrics.jsonl"));
+  }
+  // Every trial went WAITING -> QUEUED -> RUNNING -> COMPLETE, recorded as events.
+  auto events = (*storage)->events((*study)->id);
+  REQUIRE(events.has_value());
+  for (const auto& t : *trials) {
+    std::vector<std::string> path;
+    for (const auto& e : *events)
+      if (e.trial_id && *e.trial_id == t.id && e.kind == "transition") path.push_back(e.to_state);
+    CHECK(path == std::vector<std::string>{"QUEUED", "RUNNING", "COMPLETE"});
+  }
+  // Two evals (epochs 1 and 2) and one final record per trial reached the metrics table.
+  auto counts = (*storage)->query(
+      "SELECT trial_id, COUNT(DISTINCT seq) FROM metrics WHERE name='val_acc' GROUP BY trial_id");
+  REQUIRE(counts.has_value());
+  REQUIRE(counts->rows.size() == 4);
+  for (const auto& row : counts->rows) CHECK(row[1].get<int>() == 3);
+
+  auto res = dlsweep(db, {"results", "e2e-small", "--format", "json"}, dir);
+  REQUIRE(res.exit_code == 0);
+  auto j = json::parse(res.out);
+  REQUIRE(j.is_array());
+  REQUIRE(j.size() == 4);
+  std::set<std::pair<int, std::string>> grid;
+  for (const auto& t : j) {
+    for (const char* key : {"trial", "state", "params", "value", "steps_to_target", "time_to_target_s", "samples_per_s"})
+      CHECK(t.contains(key));
+    CHECK(t["state"] == "COMPLETE");
+    CHECK(t["value"].get<double>() > 0.5);  // 4000 images, 2 epochs: well above chance (0.1)
+    CHECK(t["value"].get<double>() <= 1.0);
+    CHECK(t["samples_per_s"].get<double>() > 0);
+    REQUIRE(t["steps_to_target"].is_number());  // target 0.5 is reached in the first epoch
+    CHECK(t["time_to_target_s"].get<double>() > 0);
+    grid.insert({t["params"]["batch_size"].get<int>(), t["params"]["lr_rule"].get<std::string>()});
+  }
+  CHECK(grid.size() == 4);
+
+  auto status = dlsweep(db, {"status"}, dir);
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("e2e-small") != std::string::npos);
+
+  auto best = dlsweep(db, {"best", "e2e-small", "--format", "json"}, dir);
+  REQUIRE(best.exit_code == 0);
+  CHECK(json::parse(best.out)["criterion"] == "time-to-target");
+
+  auto csv = dlsweep(db, {"query", "SELECT state, COUNT(*) AS n FROM trials GROUP BY state", "--format", "csv"}, dir);
+  CHECK(csv.exit_code == 0);
+  CHECK(csv.out == "state,n\nCOMPLETE,4\n");
+
+  // The database is read-only for `query`.
+  auto del = dlsweep(db, {"query", "DELETE FROM trials"}, dir);
+  CHECK(del.exit_code == 2);
+  CHECK(del.err.find("read-only") != std::string::npos);
+  CHECK(dlsweep(db, {"query", "SELECT COUNT(*) FROM trials", "--format", "csv"}, dir).out == "COUNT(*)\n4\n");
+
+  // A second submit of the same study name is refused without touching anything.
+  auto again = dlsweep(db, {"submit", "study.yaml"}, dir);
+  CHECK(again.exit_code == 2);
+}
+
+TEST_CASE("an invalid study leaves no trace in the database") {
+  auto dir = fresh_dir("invalid");
+  write(dir / "bad.yaml", "name: bad\ntrial: {trainer: {epochs: 1}}\nobjective: {metric: val_acc, mode: maximise}\nspace: {batch_size: [0]}\n");
+  auto db = dir / "sweep.db";
+  auto r = dlsweep(db, {"submit", "bad.yaml"}, dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("objective.mode") != std::string::npos);
+  CHECK(r.err.find("nothing was recorded") != std::string::npos);
+  CHECK_FALSE(fs::exists(db));
+  CHECK_FALSE(fs::exists(dir / "dlsweep-runs"));
+}
+
+TEST_CASE("failed trials are retried up to max_retries and end FAILED with the reason") {
+  auto dir = fresh_dir("failing");
+  write(dir / "fail.yaml", R"(
+name: e2e-fail
+backend: {kind: local, max_concurrent: 2}
+trial:
+  command: [/bin/sh, -c, "echo 'boom at attempt' $DLSWEEP_ATTEMPT >&2; exit 7"]
+  max_retries: 2
+objective: {metric: loss, mode: min}
+search: {algorithm: grid}
+space: {x: [1, 2]}
+)");
+  auto db = dir / "sweep.db";
+  auto r = dlsweep(db, {"submit", "fail.yaml"}, dir);
+  CHECK(r.exit_code == 3);  // no trial completed
+  auto res = dlsweep(db, {"results", "e2e-fail", "--format", "json"}, dir);
+  REQUIRE(res.exit_code == 0);
+  auto j = json::parse(res.out);
+  REQUIRE(j.size() == 2);
+  for (const auto& t : j) {
+    CHECK(t["state"] == "FAILED");
+    CHECK(t["attempt"] == 2);
+    auto msg = t["message"].get<std::string>();
+    CHECK(msg.find("exit code 7") != std::string::npos);
+    CHECK(msg.find("boom at attempt 2") != std::string::npos);
+  }
+  auto retries = dlsweep(db, {"query", "SELECT COUNT(*) FROM events WHERE to_state='WAITING' AND kind='transition'",
+                              "--format", "csv"}, dir);
+  CHECK(retries.out == "COUNT(*)\n4\n");
+}
+
+TEST_CASE("Ctrl-C cancels live trials, records CANCELLED and exits 130") {
+  auto dir = fresh_dir("interrupt");
+  write(dir / "slow.yaml", R"(
+name: e2e-interrupt
+backend: {kind: local, max_concurrent: 2}
+trial:
+  command: [/bin/sh, -c, "echo $$ > pid; exec sleep 60"]
+objective: {metric: loss, mode: min}
+search: {algorithm: grid}
+space: {x: [1, 2, 3]}
+)");
+  auto db = dir / "sweep.db";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::chdir(dir.c_str());
+    ::setenv("DLSWEEP_TRAIN", DLSWEEP_TRAIN_BIN, 1);
+    std::freopen("/dev/null", "w", stderr);
+    ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "slow.yaml", (char*)nullptr);
+    ::_exit(127);
+  }
+  // Wait until both trials run (their pid files exist), then interrupt.
+  auto runs = dir / "dlsweep-runs" / "e2e-interrupt";
+  for (int i = 0; i < 100; ++i) {
+    if (fs::exists(runs / "trial-0000" / "pid") && fs::exists(runs / "trial-0001" / "pid")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(fs::exists(runs / "trial-0001" / "pid"));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+
+  for (const char* t : {"trial-0000", "trial-0001"}) {
+    int child = 0;
+    std::ifstream(runs / t / "pid") >> child;
+    REQUIRE(child > 0);
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string s;
+    std::getline(stat, s);
+    CHECK((s.empty() || s.find(") Z") != std::string::npos));  // gone (or a zombie of init)
+  }
+  auto res = dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
+  CHECK(res.out == "state,COUNT(*)\nCANCELLED,2\n");
+  auto st = dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir);
+  CHECK(st.out == "state\nSTOPPED\n");
+}

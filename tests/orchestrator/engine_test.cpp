@@ -1,0 +1,188 @@
+// The sweep engine against the timer-driven fake backend and a real SQLite file: the
+// orchestration logic (write-ahead, state machine, retries, concurrency, ingestion,
+// interrupt) without processes.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "db/storage.hpp"
+#include "orchestrator/engine.hpp"
+#include "orchestrator/study_spec.hpp"
+#include "schedulers/fake_backend.hpp"
+
+namespace fs = std::filesystem;
+using namespace dlsweep;
+
+namespace {
+
+struct Fixture {
+  fs::path dir;
+  std::unique_ptr<db::Storage> storage;
+  orch::StudySpec spec;
+  std::int64_t study_id = 0;
+
+  explicit Fixture(const std::string& name, const std::string& extra_yaml) {
+    dir = fs::temp_directory_path() / fmt::format("dlsweep-engine-{}-{}", ::getpid(), name);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::string yaml = fmt::format(R"(
+name: {}
+backend: {{kind: local, max_concurrent: 2}}
+trial:
+  command: [fake]
+{}
+objective: {{metric: acc, mode: max, target: 0.5}}
+search: {{algorithm: grid}}
+space: {{x: [1, 2, 3, 4, 5]}}
+runs_dir: {}
+)", name, extra_yaml, (dir / "runs").string());
+    auto parsed = orch::parse_study(yaml, orch::StudyFormat::yaml, "engine_test.yaml");
+    if (!parsed) FAIL(parsed.error().front().message());
+    spec = *parsed;
+    auto s = db::Storage::open_readwrite(dir / "t.db");
+    REQUIRE(s.has_value());
+    storage = std::move(*s);
+    auto id = storage->create_study({spec.name, spec.to_json().dump(), "engine_test.yaml", (dir / "runs").string(),
+                                     "acc", "max", 0.5});
+    REQUIRE(id.has_value());
+    study_id = *id;
+  }
+
+  Result<orch::SweepOutcome> run(sched::FakeBackend& backend, boost::asio::io_context& io,
+                                 std::function<void(orch::Engine&)> before = {}) {
+    orch::EngineOptions opts;
+    opts.runs_dir = dir / "runs";
+    opts.tick_s = 0.01;
+    opts.handle_signals = false;
+    std::FILE* sink = std::fopen("/dev/null", "w");
+    orch::Progress progress(sink, false);
+    orch::Engine engine(io, *storage, backend, spec, study_id, opts, progress);
+    if (before) before(engine);
+    auto r = engine.run();
+    std::fclose(sink);
+    return r;
+  }
+};
+
+std::string eval_line(int seq, int step, double acc, bool final = false) {
+  return fmt::format(R"({{"seq":{},"kind":"{}","step":{},"epoch":{},"samples":{},"wall_s":{},"metrics":{{"acc":{}}}}})",
+                     seq, final ? "final" : "eval", step, step / 10.0, step * 32, step * 0.1, acc);
+}
+
+}  // namespace
+
+TEST_CASE("engine: every grid point runs once, metrics reach the database, concurrency holds") {
+  Fixture f("ok", "");
+  boost::asio::io_context io;
+  std::size_t max_running = 0;
+  sched::FakeBackend* bp = nullptr;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
+    max_running = std::max(max_running, bp->running() + 1);
+    // params.json exists before the job is submitted (write-ahead).
+    CHECK(fs::exists(job.workdir / "params.json"));
+    sched::FakeOutcome o;
+    o.run_s = 0.05;
+    o.metrics_lines = {eval_line(0, 10, 0.3), eval_line(1, 20, 0.6), eval_line(2, 20, 0.6, true)};
+    return o;
+  });
+  bp = &backend;
+  auto out = f.run(backend, io);
+  REQUIRE(out.has_value());
+  CHECK_FALSE(out->interrupted);
+  CHECK(out->snapshot.complete == 5);
+  CHECK(backend.submitted().size() == 5);
+  CHECK(max_running <= 2);
+  for (const auto& job : backend.submitted()) {
+    CHECK(job.env.at("DLSWEEP_STUDY") == "ok");
+    CHECK(job.env.at("DLSWEEP_ATTEMPT") == "0");
+    CHECK(fs::path(job.env.at("DLSWEEP_TRIAL_DIR")).is_absolute());
+  }
+  auto sums = f.storage->summaries(f.study_id);
+  REQUIRE(sums.has_value());
+  REQUIRE(sums->size() == 5);
+  for (const auto& t : *sums) {
+    CHECK(t.state == "COMPLETE");
+    REQUIRE(t.best_value);
+    CHECK(*t.best_value == Approx(0.6));
+    REQUIRE(t.steps_to_target);
+    CHECK(*t.steps_to_target == 20);
+  }
+  auto study = f.storage->find_study("ok");
+  CHECK((*study)->state == "FINISHED");
+}
+
+TEST_CASE("engine: failed trials are retried with a new attempt, then stay FAILED") {
+  Fixture f("retry", "  max_retries: 1");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    // Trial x=1 fails on every attempt; the others fail once then succeed.
+    bool always = job.env.at("DLSWEEP_TRIAL_ID") == "1";
+    o.exit_code = (always || job.attempt == 0) ? 9 : 0;
+    o.metrics_lines = {eval_line(0, 1, job.attempt == 0 ? 0.1 : 0.7)};
+    return o;
+  });
+  auto out = f.run(backend, io);
+  REQUIRE(out.has_value());
+  CHECK(out->snapshot.complete == 4);
+  CHECK(out->snapshot.failed == 1);
+  CHECK(backend.submitted().size() == 10);
+  auto trials = f.storage->list_trials(f.study_id);
+  for (const auto& t : *trials) {
+    CHECK(t.attempt == 1);
+    // Attempt 0's metrics were set aside before the retry.
+    CHECK(fs::exists(fs::path(t.trial_dir) / "metrics.attempt-0.jsonl"));
+  }
+  auto failed = f.storage->get_trial(1);
+  REQUIRE(failed.has_value());
+  CHECK(failed->state == TrialState::failed);
+  CHECK(failed->message.find("exit code 9") != std::string::npos);
+  // Both attempts' records are in the database under their own attempt.
+  auto q = f.storage->query("SELECT COUNT(DISTINCT attempt) FROM records WHERE trial_id = 2");
+  REQUIRE(q.has_value());
+  CHECK(q->rows[0][0].get<int>() == 2);
+}
+
+TEST_CASE("engine: interrupt cancels live trials and the rest never start") {
+  Fixture f("interrupt", "");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 30;  // would outlive the test
+    return o;
+  });
+  boost::asio::steady_timer t(io);
+  auto out = f.run(backend, io, [&](orch::Engine& e) {
+    t.expires_after(std::chrono::milliseconds(100));
+    t.async_wait([&](auto) { e.interrupt("test"); });
+  });
+  REQUIRE(out.has_value());
+  CHECK(out->interrupted);
+  CHECK(out->snapshot.cancelled == 2);
+  CHECK(backend.submitted().size() == 2);
+  auto trials = f.storage->list_trials(f.study_id);
+  REQUIRE(trials->size() == 2);
+  for (const auto& t : *trials) CHECK(t.state == TrialState::cancelled);
+  CHECK((*f.storage->find_study("interrupt"))->state == "STOPPED");
+}
+
+TEST_CASE("engine: a job the backend loses ends FAILED with the backend's reason") {
+  Fixture f("lost", "");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.lost = true;
+    o.message = "node fell over";
+    return o;
+  });
+  auto out = f.run(backend, io);
+  REQUIRE(out.has_value());
+  CHECK(out->snapshot.failed == 5);
+  auto t = f.storage->get_trial(1);
+  CHECK(t->message.find("node fell over") != std::string::npos);
+}

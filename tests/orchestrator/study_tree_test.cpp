@@ -1,0 +1,91 @@
+// The YAML/JSON → tree layer and the did-you-mean rule.
+#include <catch2/catch.hpp>
+
+#include <string_view>
+#include <vector>
+
+#include "orchestrator/study_did_you_mean.hpp"
+#include "orchestrator/study_tree.hpp"
+
+using namespace dlsweep::orch;
+
+TEST_CASE("YAML scalars are typed as the YAML 1.2 core schema says") {
+  std::vector<ValidationError> errors;
+  auto t = parse_yaml_tree(R"(i: 128
+neg: -7
+hex: 0x1F
+oct: 0o17
+f: 1e-3
+g: 2.5
+h: .5
+quoted: "128"
+single: '0.5'
+yes_word: yes
+t: true
+f2: False
+n: ~
+n2: null
+empty:
+s: mlp
+ver: 1.2.3
+inf: .inf
+big: 99999999999999999999
+)",
+                           "t.yaml", errors);
+  REQUIRE(errors.empty());
+  REQUIRE(t.has_value());
+  const auto& r = t->root;
+  CHECK(r["i"].is_number_integer());
+  CHECK(r["i"] == 128);
+  CHECK(r["neg"] == -7);
+  CHECK(r["hex"] == 31);
+  CHECK(r["oct"] == 15);
+  CHECK(r["f"].is_number_float());
+  CHECK(r["f"] == 0.001);
+  CHECK(r["g"] == 2.5);
+  CHECK(r["h"] == 0.5);
+  CHECK(r["quoted"] == "128");
+  CHECK(r["single"] == "0.5");
+  CHECK(r["yes_word"] == "yes");  // YAML 1.1's yes/no are strings in 1.2
+  CHECK(r["t"] == true);
+  CHECK(r["f2"] == false);
+  CHECK(r["n"].is_null());
+  CHECK(r["n2"].is_null());
+  CHECK(r["empty"].is_null());
+  CHECK(r["s"] == "mlp");
+  CHECK(r["ver"] == "1.2.3");
+  CHECK(r["inf"] == ".inf");
+  CHECK(r["big"].is_number_float());
+  // Map order is file order.
+  CHECK(r.begin().key() == "i");
+  CHECK(t->lines.at("f") == 5);
+}
+
+TEST_CASE("JSON trees keep file order and signed integers") {
+  std::vector<ValidationError> errors;
+  auto t = parse_json_tree(R"({"z": 1, "a": [2, -3], // comment
+    "m": 1.5})", "t.json", errors);
+  REQUIRE(t.has_value());
+  CHECK(t->root.begin().key() == "z");
+  CHECK(t->root["z"].is_number_integer());
+  CHECK_FALSE(t->root["z"].is_number_unsigned());
+  CHECK(to_plain_json(t->root) == nlohmann::json{{"z", 1}, {"a", {2, -3}}, {"m", 1.5}});
+}
+
+TEST_CASE("edit distance and suggestions") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("max_concurent", "max_concurrent") == 1);
+  CHECK(edit_distance("abc", "") == 3);
+  constexpr std::string_view keys[] = {"metric", "mode", "target"};
+  CHECK(did_you_mean("modee", keys) == "mode");
+  CHECK(did_you_mean("metirc", keys) == "metric");
+  CHECK_FALSE(did_you_mean("zzzzzz", keys).has_value());
+  // The threshold grows with the word: 4 edits are fine for a 12-letter word...
+  constexpr std::string_view long_keys[] = {"warmup_epochs"};
+  CHECK(did_you_mean("wrmup_epoch", long_keys) == "warmup_epochs");
+  // ...but never beyond max(2, len/3).
+  CHECK_FALSE(did_you_mean("xy", std::span<const std::string_view>(keys)).has_value());
+  CHECK(suggest_fix("zzzzzz", keys, "allowed keys") == "allowed keys: metric, mode, target");
+  CHECK(suggest_fix("mod", keys, "allowed keys") == "did you mean 'mode'?");
+}

@@ -1,0 +1,100 @@
+// sched_test_support.hpp — helpers shared by the scheduler tests: a temporary directory,
+// an event recorder, and a bounded io_context runner.
+#pragma once
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/asio.hpp"
+#include "schedulers/backend.hpp"
+
+namespace sched_test {
+
+/// A fresh directory under the system temp dir, removed on destruction.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "dlsweep-sched-XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+/// Records every event and the running-count high-water mark.
+struct Recorder {
+  std::vector<dlsweep::sched::JobEvent> events;
+  int running = 0;
+  int max_running = 0;
+
+  dlsweep::sched::EventHandler handler() {
+    return [this](const dlsweep::sched::JobEvent& ev) {
+      using K = dlsweep::sched::JobEventKind;
+      events.push_back(ev);
+      if (ev.kind == K::started) max_running = std::max(max_running, ++running);
+      // A terminal event ends a running job unless it never started (cancelled in queue, lost).
+      if (ev.kind == K::exited || ev.kind == K::cancelled || ev.kind == K::lost) {
+        if (was_started(ev.job_id)) --running;
+      }
+    };
+  }
+  bool was_started(const std::string& id) const {
+    for (const auto& e : events)
+      if (e.job_id == id && e.kind == dlsweep::sched::JobEventKind::started) return true;
+    return false;
+  }
+  std::vector<dlsweep::sched::JobEventKind> kinds(const std::string& id) const {
+    std::vector<dlsweep::sched::JobEventKind> out;
+    for (const auto& e : events)
+      if (e.job_id == id) out.push_back(e.kind);
+    return out;
+  }
+  const dlsweep::sched::JobEvent* terminal(const std::string& id) const {
+    using K = dlsweep::sched::JobEventKind;
+    for (const auto& e : events)
+      if (e.job_id == id && (e.kind == K::exited || e.kind == K::cancelled || e.kind == K::lost)) return &e;
+    return nullptr;
+  }
+  int terminal_count(const std::string& id) const {
+    using K = dlsweep::sched::JobEventKind;
+    int n = 0;
+    for (const auto& e : events)
+      if (e.job_id == id && (e.kind == K::exited || e.kind == K::cancelled || e.kind == K::lost)) ++n;
+    return n;
+  }
+};
+
+/// Runs the io_context until `done()` or `limit_s` elapses; returns done().
+inline bool run_until(boost::asio::io_context& io, const std::function<bool()>& done, double limit_s = 10) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    if (io.stopped()) io.restart();
+    if (io.run_one_for(std::chrono::milliseconds(20)) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return done();
+}
+
+/// Runs whatever is ready for `s` seconds (to catch events that should NOT come).
+inline void run_for(boost::asio::io_context& io, double s) {
+  run_until(io, [] { return false; }, s);
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace sched_test

@@ -1,0 +1,139 @@
+// The dlsweep-train binary as the orchestrator sees it: exit codes, stderr messages, records.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/protocol.hpp"
+#include "test_util.hpp"
+
+extern char** environ;
+
+using namespace dlsweep;
+namespace test = dlsweep::trainer::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Proc {
+  pid_t pid = -1;
+  int wait() {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+/// Starts dlsweep-train with `args`, stdout/stderr into files in `dir`.
+Proc start(const fs::path& dir, std::vector<std::string> args) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, (dir / "out.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, (dir / "err.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  args.insert(args.begin(), DLSWEEP_TRAIN_BIN);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  Proc p;
+  REQUIRE(posix_spawn(&p.pid, DLSWEEP_TRAIN_BIN, &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  return p;
+}
+
+int run(const fs::path& dir, std::vector<std::string> args) { return start(dir, std::move(args)).wait(); }
+
+/// A trial dir whose params train long enough to be interrupted.
+void write_long_params(const test::TempDir& tmp) {
+  test::write_file(tmp / "params.json",
+                   R"({"dataset":"fashion-mnist","data_dir":")" + std::string(DLSWEEP_FMNIST_DIR) +
+                       R"(","train_subset":1000,"test_subset":100,"epochs":10000,"batch_size":100,"hidden":[32]})");
+}
+
+}  // namespace
+
+TEST_CASE("dlsweep-train --help lists the parameters and exits 0", "[cli]") {
+  test::TempDir tmp;
+  REQUIRE(run(tmp.path(), {"--help"}) == 0);
+  auto out = test::read_file(tmp / "out.txt");
+  CHECK(out.find("--trial-dir") != std::string::npos);
+  CHECK(out.find("warmup_start") != std::string::npos);
+}
+
+TEST_CASE("bad params.json exits 2 with a message naming the key", "[cli]") {
+  test::TempDir tmp;
+  SECTION("unknown key") {
+    test::write_file(tmp / "params.json", R"({"learning_rate": 0.1})");
+    REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 2);
+    auto err = test::read_file(tmp / "err.txt");
+    CHECK(err.find("params.json: learning_rate") != std::string::npos);
+    CHECK(err.find("unknown parameter") != std::string::npos);
+  }
+  SECTION("bad value") {
+    test::write_file(tmp / "params.json", R"({"lr_rule": "cubic"})");
+    REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 2);
+    auto err = test::read_file(tmp / "err.txt");
+    CHECK(err.find("params.json: lr_rule") != std::string::npos);
+    CHECK(err.find("linear") != std::string::npos);
+  }
+  SECTION("batch larger than the dataset") {
+    test::write_file(tmp / "params.json", R"({"dataset": "synthetic", "train_subset": 100, "batch_size": 200})");
+    REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 2);
+    CHECK(test::read_file(tmp / "err.txt").find("params.json: batch_size") != std::string::npos);
+  }
+  SECTION("missing dataset files") {
+    test::write_file(tmp / "params.json", R"({"data_dir": ")" + (tmp / "nowhere").string() + R"("})");
+    REQUIRE(run(tmp.path(), {"--params", (tmp / "params.json").string(), "--trial-dir", tmp.path().string()}) == 2);
+    CHECK(test::read_file(tmp / "err.txt").find("nowhere") != std::string::npos);
+  }
+  SECTION("no trial directory") {
+    REQUIRE(::unsetenv(protocol::kEnvTrialDir) == 0);
+    REQUIRE(run(tmp.path(), {}) == 2);
+    CHECK(test::read_file(tmp / "err.txt").find("--trial-dir") != std::string::npos);
+  }
+}
+
+TEST_CASE("a finished run exits 0 with a final record; the trial dir comes from the environment", "[cli]") {
+  test::TempDir tmp;
+  test::write_file(tmp / "params.json",
+                   R"({"dataset":"synthetic","train_subset":256,"test_subset":64,"epochs":1,"batch_size":64,"hidden":[16]})");
+  REQUIRE(::setenv(protocol::kEnvTrialDir, tmp.path().c_str(), 1) == 0);
+  int code = run(tmp.path(), {});
+  REQUIRE(::unsetenv(protocol::kEnvTrialDir) == 0);
+  REQUIRE(code == 0);
+  auto metrics = test::read_file(tmp / "metrics.jsonl");
+  CHECK(metrics.find("\"kind\":\"final\"") != std::string::npos);
+  CHECK(test::read_file(tmp / "out.txt").find("val_acc") != std::string::npos);
+}
+
+TEST_CASE("control.json stop makes the trainer exit 75 with a log record", "[cli]") {
+  test::TempDir tmp;
+  write_long_params(tmp);
+  test::write_file(tmp / "control.json", protocol::to_json(protocol::Control{"stop", "pruned"}));
+  REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == protocol::kExitStopped);
+  auto metrics = test::read_file(tmp / "metrics.jsonl");
+  CHECK(metrics.find("stopped on request") != std::string::npos);
+  CHECK(metrics.find("pruned") != std::string::npos);
+  CHECK(metrics.find("\"kind\":\"final\"") == std::string::npos);
+}
+
+TEST_CASE("SIGTERM finishes the step and exits 75", "[cli]") {
+  test::TempDir tmp;
+  write_long_params(tmp);
+  Proc p = start(tmp.path(), {"--trial-dir", tmp.path().string()});
+  // Wait until training has produced its first evaluation, then ask it to stop.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (test::read_file(tmp / "metrics.jsonl").find("\"kind\":\"eval\"") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(::kill(p.pid, SIGTERM) == 0);
+  REQUIRE(p.wait() == protocol::kExitStopped);
+  CHECK(test::read_file(tmp / "metrics.jsonl").find("SIGTERM") != std::string::npos);
+}

@@ -1,0 +1,206 @@
+// The training loop in-process: learning happens, runs are deterministic, the record stream
+// follows the protocol, divergence and bad batch sizes are reported.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <vector>
+
+#include "common/protocol.hpp"
+#include "test_util.hpp"
+#include "trainer/comm/local_communicator.hpp"
+#include "trainer/data/datasets.hpp"
+#include "trainer/trainer.hpp"
+
+using namespace dlsweep;
+using namespace dlsweep::trainer;
+
+namespace {
+
+struct Run {
+  Result<TrainResult> result;
+  std::vector<protocol::Record> records;
+};
+
+Run train(const TrainConfig& c, const std::filesystem::path& dir) {
+  data::DataSpec ds;
+  ds.dataset = c.dataset;
+  ds.dir = DLSWEEP_FMNIST_DIR;
+  ds.train_subset = c.train_subset;
+  ds.test_subset = c.test_subset;
+  ds.seed = c.seed;
+  auto data = data::load_data(ds);
+  REQUIRE(data);
+  auto rep = Reporter::open(dir / "metrics.jsonl");
+  REQUIRE(rep);
+  comm::LocalCommunicator comm;
+  TrainContext ctx;
+  ctx.comm = &comm;
+  ctx.reporter = &*rep;
+  auto t = Trainer::create(c, std::move(*data), ctx);
+  REQUIRE(t);
+  Run run{(*t)->run(), {}};
+  std::istringstream in(test::read_file(dir / "metrics.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    auto r = protocol::parse_record(line);
+    REQUIRE(r);
+    run.records.push_back(*r);
+  }
+  return run;
+}
+
+std::vector<protocol::Record> of_kind(const std::vector<protocol::Record>& rs, protocol::RecordKind k) {
+  std::vector<protocol::Record> out;
+  for (const auto& r : rs)
+    if (r.kind == k) out.push_back(r);
+  return out;
+}
+
+TrainConfig small_fmnist() {
+  TrainConfig c;
+  c.train_subset = 2000;
+  c.test_subset = 500;
+  c.epochs = 2;
+  c.batch_size = 50;
+  c.base_batch = 50;
+  c.base_lr = 0.05;
+  c.hidden = {128, 64};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("loss decreases on a Fashion-MNIST subset and records follow the protocol", "[trainer]") {
+  test::TempDir tmp;
+  auto run = train(small_fmnist(), tmp.path());
+  REQUIRE(run.result);
+  CHECK(run.result->status == TrainStatus::done);
+  CHECK(run.result->steps == 80);
+  auto evals = of_kind(run.records, protocol::RecordKind::eval);
+  REQUIRE(evals.size() == 2);
+  CHECK(evals[0].step == 40);
+  CHECK(evals[0].epoch == 1.0);
+  CHECK(evals[0].samples == 2000);
+  CHECK(evals[1].metrics.at("train_loss") < evals[0].metrics.at("train_loss"));
+  CHECK(evals[1].metrics.at("val_loss") < std::log(10.0));
+  CHECK(evals[1].metrics.at("val_acc") > 0.6);
+  CHECK(evals[1].metrics.at("samples_per_s") > 0);
+  for (const char* m : {"train_acc", "lr", "batch_size", "time_compute_s", "time_data_s"})
+    CHECK(evals[1].metrics.count(m) == 1);
+  auto finals = of_kind(run.records, protocol::RecordKind::final);
+  REQUIRE(finals.size() == 1);
+  CHECK(finals[0].metrics == evals[1].metrics);
+  CHECK(run.records.back().kind == protocol::RecordKind::final);
+  for (std::size_t i = 0; i < run.records.size(); ++i) CHECK(run.records[i].seq == static_cast<std::int64_t>(i));
+}
+
+TEST_CASE("the same params give identical metrics apart from timing", "[trainer]") {
+  auto c = small_fmnist();
+  c.epochs = 1;
+  c.eval_every = 0.5;
+  c.warmup_epochs = 0.5;
+  c.threads = 2;
+  test::TempDir a, b;
+  auto ra = train(c, a.path()), rb = train(c, b.path());
+  REQUIRE(ra.records.size() == rb.records.size());
+  REQUIRE(of_kind(ra.records, protocol::RecordKind::eval).size() == 2);
+  for (std::size_t i = 0; i < ra.records.size(); ++i) {
+    auto ma = ra.records[i].metrics, mb = rb.records[i].metrics;
+    for (auto* m : {&ma, &mb})
+      for (const char* timing : {"samples_per_s", "time_compute_s", "time_data_s", "time_eval_s"}) m->erase(timing);
+    CHECK(ma == mb);
+    CHECK(ra.records[i].step == rb.records[i].step);
+    CHECK(ra.records[i].samples == rb.records[i].samples);
+  }
+  // A different seed gives a different run.
+  c.seed = 1;
+  test::TempDir d;
+  auto rc = train(c, d.path());
+  CHECK(of_kind(rc.records, protocol::RecordKind::eval)[0].metrics.at("train_loss") !=
+        of_kind(ra.records, protocol::RecordKind::eval)[0].metrics.at("train_loss"));
+}
+
+TEST_CASE("warmup LR appears in the records", "[trainer]") {
+  TrainConfig c;
+  c.dataset = "synthetic";
+  c.train_subset = 640;
+  c.test_subset = 64;
+  c.hidden = {16};
+  c.batch_size = 64;   // 10 steps per epoch
+  c.base_batch = 32;   // linear: target 0.2
+  c.base_lr = 0.1;
+  c.warmup_epochs = 2;  // 20 steps
+  c.warmup_start = schedule::WarmupStart::zero;
+  c.epochs = 3;
+  test::TempDir tmp;
+  auto run = train(c, tmp.path());
+  REQUIRE(run.result);
+  auto evals = of_kind(run.records, protocol::RecordKind::eval);
+  REQUIRE(evals.size() == 3);
+  CHECK(evals[0].metrics.at("lr") == Approx(0.2 * 9 / 20));  // LR of the 10th update (step 9)
+  CHECK(evals[1].metrics.at("lr") == Approx(0.2 * 19 / 20));
+  CHECK(evals[2].metrics.at("lr") == Approx(0.2));
+}
+
+TEST_CASE("a diverging run stops with status diverged and a log record", "[trainer]") {
+  TrainConfig c;
+  c.dataset = "synthetic";
+  c.train_subset = 1024;
+  c.test_subset = 64;
+  c.batch_size = 64;
+  c.base_lr = 1e6;
+  c.epochs = 20;
+  test::TempDir tmp;
+  auto run = train(c, tmp.path());
+  REQUIRE(run.result);
+  CHECK(run.result->status == TrainStatus::diverged);
+  CHECK(run.result->steps < 20 * 16);
+  REQUIRE_FALSE(run.records.empty());
+  CHECK(run.records.back().kind == protocol::RecordKind::log);
+  CHECK(run.records.back().text.find("non-finite") != std::string::npos);
+  CHECK(of_kind(run.records, protocol::RecordKind::final).empty());
+}
+
+TEST_CASE("a batch larger than the dataset is bad input naming batch_size", "[trainer]") {
+  TrainConfig c;
+  c.dataset = "synthetic";
+  c.train_subset = 100;
+  c.test_subset = 10;
+  c.batch_size = 128;
+  data::DataSpec ds;
+  ds.dataset = "synthetic";
+  ds.train_subset = 100;
+  ds.test_subset = 10;
+  auto data = data::load_data(ds);
+  REQUIRE(data);
+  comm::LocalCommunicator comm;
+  TrainContext ctx;
+  ctx.comm = &comm;
+  auto t = Trainer::create(c, std::move(*data), ctx);
+  REQUIRE_FALSE(t);
+  CHECK(t.error().where == "batch_size");
+  CHECK(t.error().fix.find("100") != std::string::npos);
+}
+
+TEST_CASE("steps per epoch drop the tail; fractional epochs round to steps", "[trainer]") {
+  TrainConfig c;
+  c.dataset = "synthetic";
+  c.train_subset = 1000;
+  c.test_subset = 10;
+  c.batch_size = 300;  // 3 steps per epoch, 100 samples dropped
+  c.epochs = 1.5;      // 4.5 → 5 steps (round half away from zero)
+  c.eval_every = 0.34; // 1 step
+  data::DataSpec ds;
+  ds.dataset = "synthetic";
+  ds.train_subset = 1000;
+  ds.test_subset = 10;
+  auto data = data::load_data(ds);
+  REQUIRE(data);
+  comm::LocalCommunicator comm;
+  TrainContext ctx;
+  ctx.comm = &comm;
+  auto t = Trainer::create(c, std::move(*data), ctx);
+  REQUIRE(t);
+  CHECK((*t)->steps_per_epoch() == 3);
+  CHECK((*t)->total_steps() == 5);
+  CHECK((*t)->eval_interval() == 1);
+}

@@ -1,0 +1,42 @@
+#include "trainer/data/dataset.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace dlsweep::trainer::data {
+
+void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::MatrixView x, std::int32_t* labels) {
+  const std::size_t bytes = static_cast<std::size_t>(d.features) * sizeof(float);
+  for (std::size_t r = 0; r < indices.size(); ++r) {
+    std::memcpy(x.row(static_cast<std::int64_t>(r)), d.sample(indices[r]), bytes);
+    labels[r] = d.labels[indices[r]];
+  }
+}
+
+void gather_range(const Dataset& d, std::int64_t first, kernels::MatrixView x, std::int32_t* labels) {
+  const std::size_t bytes = static_cast<std::size_t>(d.features) * sizeof(float);
+  for (std::int64_t r = 0; r < x.rows; ++r) {
+    std::memcpy(x.row(r), d.sample(first + r), bytes);
+    labels[r] = d.labels[static_cast<std::size_t>(first + r)];
+  }
+}
+
+std::pair<double, double> feature_stats(const Dataset& d) {
+  double sum = 0, sq = 0;
+  for (float v : d.images) {
+    sum += v;
+    sq += static_cast<double>(v) * v;
+  }
+  const double n = static_cast<double>(d.images.size());
+  if (n == 0) return {0.0, 1.0};
+  const double mean = sum / n;
+  const double var = sq / n - mean * mean;
+  return {mean, var > 0 ? std::sqrt(var) : 1.0};
+}
+
+void standardize(Dataset& d, double mean, double std_dev) {
+  const float m = static_cast<float>(mean), inv = static_cast<float>(1.0 / std_dev);
+  for (float& v : d.images) v = (v - m) * inv;
+}
+
+}  // namespace dlsweep::trainer::data

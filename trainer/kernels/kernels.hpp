@@ -1,0 +1,87 @@
+// kernels.hpp — the compute-backend interface of dlsweep-train. A backend (oneDNN on CPU,
+// cuDNN/cuBLAS on GPU later, plain loops for tests) builds per-layer kernels bound to
+// buffers the model owns; the model then replays them every step.
+//
+// Contract (every implementation; tests/trainer/kernels_conformance_test.cpp checks it):
+//  - make_dense() does all the expensive work (primitive selection, descriptor creation,
+//    argument lists). forward()/backward() allocate nothing and only run the computation.
+//    A kernel is built for ONE batch size; models keep one set of kernels per batch size.
+//  - Dense layer, shapes from the binding (n = batch rows):
+//        forward : y[n,out] = act(x[n,in] · w[in,out] + b[out])
+//        backward: dz = dy ⊙ act'(y)           (written over dy, in place)
+//                  dw = xᵀ · dz,  db = Σ_rows dz  (overwritten, not accumulated)
+//                  dx = dz · wᵀ                   (only when dx is bound)
+//    backward() requires that forward() ran on the same x and w and that y is unchanged.
+//  - Buffers follow matrix.hpp: row-major, padded strides, padding zero and kept zero.
+//  - softmax_cross_entropy: per row r, p = softmax(logits[r]); loss_r = -log p[label_r];
+//    returns Σ loss_r and the number of rows whose argmax (first maximum) equals the label;
+//    when dlogits is bound writes dlogits[r] = (p - onehot(label_r)) * grad_scale.
+//  - Results are deterministic for a given backend, thread count and shapes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "trainer/kernels/matrix.hpp"
+
+namespace dlsweep::trainer::kernels {
+
+enum class Activation { none, relu };
+
+/// The buffers one dense layer reads and writes, bound once when its kernel is built.
+/// Forward-only kernels (evaluation) leave dy, dw, db and dx empty.
+struct DenseBinding {
+  MatrixView x;            ///< [n, in]  input
+  MatrixView y;            ///< [n, out] output after the activation
+  MatrixView w;            ///< [in, out] weights
+  float* b = nullptr;      ///< [out] bias (contiguous; padded to padded_ld(out) with zeros)
+  MatrixView dy;           ///< [n, out] gradient w.r.t. y; overwritten with dz by backward()
+  MatrixView dw;           ///< [in, out] weight gradient (same stride as w)
+  float* db = nullptr;     ///< [out] bias gradient (padded like b)
+  MatrixView dx;           ///< [n, in] input gradient; empty for the first layer
+  bool trainable() const { return !dy.empty(); }
+};
+
+/// One fully connected layer at one batch size, with its activation fused.
+class DenseKernel {
+ public:
+  virtual ~DenseKernel() = default;
+  /// y = act(x·w + b).
+  virtual void forward() = 0;
+  /// dz (in dy), dw, db and, when bound, dx. Precondition: binding.trainable().
+  virtual void backward() = 0;
+  /// Which implementation runs each part, for diagnostics ("fwd=gemm:jit bwd_w=...").
+  virtual std::string describe() const { return {}; }
+};
+
+/// Sum of per-sample losses and count of correct predictions of a batch.
+struct LossStats {
+  double loss_sum = 0;
+  std::int64_t correct = 0;
+};
+
+/// Time spent inside a backend's own kernels, for benchmarks (zero when not profiling).
+struct KernelProfile {
+  double seconds = 0;
+  std::int64_t calls = 0;
+};
+
+/// A compute backend: builds kernels and runs the loss.
+class Kernels {
+ public:
+  virtual ~Kernels() = default;
+  /// "onednn", "reference", ...
+  virtual std::string_view name() const = 0;
+  /// Builds a dense-layer kernel bound to `binding` (see the contract above).
+  virtual std::unique_ptr<DenseKernel> make_dense(Activation act, const DenseBinding& binding) = 0;
+  /// Softmax + cross-entropy over the rows of `logits`. `dlogits` may be empty (evaluation).
+  virtual LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels,
+                                          float grad_scale, MatrixView dlogits) = 0;
+  /// Turns timing of the backend's own kernels on or off and resets the counters.
+  virtual void set_profiling(bool on) { (void)on; }
+  virtual KernelProfile profile() const { return {}; }
+};
+
+}  // namespace dlsweep::trainer::kernels

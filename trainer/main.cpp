@@ -1,0 +1,193 @@
+// main.cpp — dlsweep-train: the embedded trainer, a standalone program that speaks the trial
+// protocol (common/protocol.hpp). Usage:
+//     dlsweep-train [--params FILE] [--trial-dir DIR]
+// The trial directory is --trial-dir, else $DLSWEEP_TRIAL_DIR; params default to
+// DIR/params.json; metrics go to DIR/metrics.jsonl; DIR/control.json is watched for stop.
+//
+// Exit status (the orchestrator relies on these):
+//   0   done: all epochs trained, a `final` record written
+//   1   runtime failure: metrics.jsonl not writable, a oneDNN/system error mid-run
+//   2   bad input: command line, params.json (unknown key, bad value), dataset files,
+//       batch_size larger than the training set — the message on stderr names the file/key
+//       and the fix; retrying cannot help
+//   3   diverged: the training loss became non-finite (a `log` record says at which step);
+//       deterministic, so retrying the same params cannot help
+//   70  internal error (a broken invariant: a bug)
+//   75  stopped on request: control.json {"action":"stop"} or SIGTERM/SIGINT; the step in
+//       progress is finished and a `log` record written (protocol::kExitStopped)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "common/protocol.hpp"
+#include "trainer/comm/local_communicator.hpp"
+#include "trainer/data/datasets.hpp"
+#include "trainer/kernels/kernels_registry.hpp"
+#include "trainer/reporter.hpp"
+#include "trainer/stop_monitor.hpp"
+#include "trainer/train_config.hpp"
+#include "trainer/train_params.hpp"
+#include "trainer/trainer.hpp"
+
+namespace {
+
+namespace dt = dlsweep::trainer;
+namespace fs = std::filesystem;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitDiverged = 3;
+constexpr int kExitInternal = 70;
+
+struct Args {
+  std::optional<fs::path> params;
+  std::optional<fs::path> trial_dir;
+};
+
+void print_help() {
+  std::printf(
+      "usage: dlsweep-train [--params FILE] [--trial-dir DIR]\n"
+      "\n"
+      "Trains a model as one dlsweep trial and reports through the trial protocol.\n"
+      "  --trial-dir DIR  trial directory (default: $%s); receives %s, watched for %s\n"
+      "  --params FILE    hyperparameters (default: DIR/%s)\n"
+      "  --help           this text\n"
+      "\n"
+      "Exit status: 0 done, 1 runtime failure, 2 bad input, 3 diverged (non-finite loss),\n"
+      "%d stopped on request (control.json or SIGTERM/SIGINT).\n"
+      "\n"
+      "Parameters (params.json keys, default in brackets):\n",
+      dlsweep::protocol::kEnvTrialDir, dlsweep::protocol::kMetricsFile, dlsweep::protocol::kControlFile,
+      dlsweep::protocol::kParamsFile, dlsweep::protocol::kExitStopped);
+  for (const auto& p : dt::param_table()) {
+    std::string extra;
+    if (!p.allowed.empty()) {
+      extra = " {";
+      for (std::size_t i = 0; i < p.allowed.size(); ++i) extra += (i ? "|" : "") + p.allowed[i];
+      extra += "}";
+    }
+    std::printf("  %-14s %s%s [%s]\n", p.name.c_str(), p.help.c_str(), extra.c_str(), p.default_value.dump().c_str());
+  }
+}
+
+/// Plain argv parsing: two options with values, plus --help. Returns the exit code on failure/help.
+std::optional<int> parse_args(int argc, char** argv, Args& a) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&](std::string_view name) -> std::optional<std::string> {
+      if (arg.starts_with(std::string(name) + "=")) return std::string(arg.substr(name.size() + 1));
+      if (arg == name && i + 1 < argc) return std::string(argv[++i]);
+      return std::nullopt;
+    };
+    if (arg == "--help" || arg == "-h") {
+      print_help();
+      return 0;
+    }
+    if (arg.starts_with("--params")) {
+      if (auto v = value("--params")) { a.params = *v; continue; }
+    } else if (arg.starts_with("--trial-dir")) {
+      if (auto v = value("--trial-dir")) { a.trial_dir = *v; continue; }
+    }
+    std::fprintf(stderr, "dlsweep-train: bad argument '%s' (fix: see dlsweep-train --help)\n", argv[i]);
+    return kExitBadInput;
+  }
+  return std::nullopt;
+}
+
+int bad_input(const dlsweep::Error& e) {
+  std::fprintf(stderr, "dlsweep-train: %s\n", e.message().c_str());
+  return kExitBadInput;
+}
+
+int run(int argc, char** argv) {
+  const auto start = std::chrono::steady_clock::now();
+  Args args;
+  if (auto code = parse_args(argc, argv, args)) return *code;
+
+  fs::path trial_dir;
+  if (args.trial_dir) trial_dir = *args.trial_dir;
+  else if (const char* env = std::getenv(dlsweep::protocol::kEnvTrialDir); env && *env) trial_dir = env;
+  else
+    return bad_input({"no trial directory", "command line",
+                      fmt::format("pass --trial-dir DIR or set {}", dlsweep::protocol::kEnvTrialDir)});
+  std::error_code ec;
+  fs::create_directories(trial_dir, ec);
+  if (!fs::is_directory(trial_dir, ec))
+    return bad_input({"cannot create the trial directory", trial_dir.string(), "choose a writable location"});
+
+  const fs::path params_file = args.params ? *args.params : trial_dir / dlsweep::protocol::kParamsFile;
+  auto config = dt::load_train_config(params_file);
+  if (!config) return bad_input(config.error());
+
+  dt::data::DataSpec ds;
+  ds.dataset = config->dataset;
+  ds.dir = config->data_dir;
+  ds.train_subset = config->train_subset;
+  ds.test_subset = config->test_subset;
+  ds.seed = config->seed;
+  auto data = dt::data::load_data(ds);
+  if (!data) return bad_input(data.error());
+
+  auto reporter = dt::Reporter::open(trial_dir / dlsweep::protocol::kMetricsFile);
+  if (!reporter) {
+    std::fprintf(stderr, "dlsweep-train: %s\n", reporter.error().message().c_str());
+    return kExitFailure;
+  }
+  dt::StopMonitor::install_signal_handlers();
+  dt::StopMonitor stop(trial_dir / dlsweep::protocol::kControlFile);
+  dt::comm::LocalCommunicator comm;
+
+  dt::TrainContext ctx;
+  ctx.comm = &comm;
+  ctx.reporter = &*reporter;
+  ctx.stop = &stop;
+  ctx.progress = stdout;
+  ctx.start = start;
+  auto trainer = dt::Trainer::create(*config, std::move(*data), ctx);
+  if (!trainer) {
+    auto e = trainer.error();
+    if (e.where.find(':') == std::string::npos && dt::find_param(e.where)) e.where = params_file.string() + ": " + e.where;
+    return bad_input(e);
+  }
+  auto result = (*trainer)->run();
+  if (!result) {
+    std::fprintf(stderr, "dlsweep-train: %s\n", result.error().message().c_str());
+    return kExitFailure;
+  }
+  switch (result->status) {
+    case dt::TrainStatus::done: return dlsweep::protocol::kExitDone;
+    case dt::TrainStatus::stopped:
+      std::fprintf(stderr, "dlsweep-train: %s\n", result->message.c_str());
+      return dlsweep::protocol::kExitStopped;
+    case dt::TrainStatus::diverged:
+      std::fprintf(stderr, "dlsweep-train: %s (fix: lower base_lr or lengthen warmup_epochs)\n",
+                   result->message.c_str());
+      return kExitDiverged;
+  }
+  return kExitInternal;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const dnnl::error& e) {
+    std::fprintf(stderr, "dlsweep-train: oneDNN error: %s (status %d)\n", e.what(), static_cast<int>(e.status));
+    return kExitFailure;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "dlsweep-train: out of memory (fix: use a smaller batch_size or model)\n");
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dlsweep-train: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+}

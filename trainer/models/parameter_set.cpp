@@ -1,0 +1,48 @@
+#include "trainer/models/parameter_set.hpp"
+
+#include <stdexcept>
+
+namespace dlsweep::trainer::models {
+
+namespace {
+constexpr std::int64_t kAlignFloats = static_cast<std::int64_t>(kernels::kBufferAlignment / sizeof(float));
+}
+
+std::size_t ParameterSet::add(std::string name, std::int64_t rows, std::int64_t cols, bool is_bias) {
+  if (finalized_) throw std::logic_error("ParameterSet::add after finalize");
+  ParamTensor t;
+  t.name = std::move(name);
+  t.rows = rows;
+  t.cols = cols;
+  t.ld = kernels::padded_ld(cols);
+  t.is_bias = is_bias;
+  t.offset = arena_size_;
+  arena_size_ += (t.span() + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
+  tensors_.push_back(std::move(t));
+  return tensors_.size() - 1;
+}
+
+void ParameterSet::finalize() {
+  if (finalized_) return;
+  values_ = kernels::AlignedBuffer(arena_size_);
+  grads_ = kernels::AlignedBuffer(arena_size_);
+  finalized_ = true;
+}
+
+kernels::MatrixView ParameterSet::value(std::size_t i) const {
+  const auto& t = tensors_.at(i);
+  return values_.view(t.rows, t.cols, t.ld, t.offset);
+}
+
+kernels::MatrixView ParameterSet::grad(std::size_t i) const {
+  const auto& t = tensors_.at(i);
+  return grads_.view(t.rows, t.cols, t.ld, t.offset);
+}
+
+std::int64_t ParameterSet::count() const {
+  std::int64_t n = 0;
+  for (const auto& t : tensors_) n += t.count();
+  return n;
+}
+
+}  // namespace dlsweep::trainer::models

@@ -1,0 +1,57 @@
+// parameter_set.hpp — a model's trainable tensors, stored in two flat arenas (values and
+// gradients) with identical offsets. Optimizers update the arenas tensor by tensor;
+// data-parallel gradient averaging (comm/) reduces the gradient arena in large fused buffers.
+//
+// Invariants: every tensor is a [rows, cols] row-major matrix with the kernels' padded stride
+// (a bias is [1, out]); each starts on a 64-byte boundary; padding and gaps are zero in both
+// arenas and stay zero because no kernel or optimizer writes a non-zero there.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "trainer/kernels/matrix.hpp"
+
+namespace dlsweep::trainer::models {
+
+/// One tensor in a ParameterSet.
+struct ParamTensor {
+  std::string name;          ///< "fc1.weight", "fc1.bias", ...
+  std::int64_t offset = 0;   ///< in floats from the arena start
+  std::int64_t rows = 0, cols = 0, ld = 0;
+  bool is_bias = false;      ///< biases and normalisation parameters: no weight decay by default
+  /// Floats spanned including padding (what elementwise optimizers loop over).
+  std::int64_t span() const { return rows * ld; }
+  /// Number of real parameters.
+  std::int64_t count() const { return rows * cols; }
+};
+
+class ParameterSet {
+ public:
+  /// Declares a tensor; call before finalize(). Returns its index.
+  std::size_t add(std::string name, std::int64_t rows, std::int64_t cols, bool is_bias);
+  /// Allocates both arenas (zeroed). No add() afterwards.
+  void finalize();
+
+  std::span<const ParamTensor> tensors() const { return tensors_; }
+  const ParamTensor& tensor(std::size_t i) const { return tensors_.at(i); }
+  kernels::MatrixView value(std::size_t i) const;
+  kernels::MatrixView grad(std::size_t i) const;
+
+  /// Whole arenas (values, gradients), `arena_size()` floats each.
+  float* values() const { return values_.data(); }
+  float* grads() const { return grads_.data(); }
+  std::int64_t arena_size() const { return arena_size_; }
+  /// Number of real parameters (no padding).
+  std::int64_t count() const;
+
+ private:
+  std::vector<ParamTensor> tensors_;
+  std::int64_t arena_size_ = 0;
+  bool finalized_ = false;
+  kernels::AlignedBuffer values_, grads_;
+};
+
+}  // namespace dlsweep::trainer::models

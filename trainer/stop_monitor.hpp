@@ -1,0 +1,49 @@
+// stop_monitor.hpp — notices the two ways a trial is asked to stop: the orchestrator writes
+// {"action":"stop"} into $DLSWEEP_TRIAL_DIR/control.json, or the process gets SIGTERM/SIGINT
+// (Slurm, a user's Ctrl-C). The training loop calls poll() after every step; the trainer then
+// finishes that step, writes a log record and exits with protocol::kExitStopped.
+//
+// Cost: poll() reads a flag and the steady clock; it stats control.json at most once per
+// interval (0.5 s by default) and reads it only when its mtime or size changed. A control
+// file that does not parse (being written) is re-read at the next interval.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace dlsweep::trainer {
+
+struct StopRequest {
+  enum class Source { control_file, signal };
+  Source source = Source::control_file;
+  std::string reason;  ///< "control.json: pruned", "SIGTERM"
+};
+
+class StopMonitor {
+ public:
+  /// `control_file` may not exist yet. The first poll() checks it immediately.
+  explicit StopMonitor(std::filesystem::path control_file,
+                       std::chrono::milliseconds interval = std::chrono::milliseconds(500));
+
+  /// Installs SIGTERM and SIGINT handlers that only set a flag (async-signal-safe).
+  static void install_signal_handlers();
+  /// The signal received so far (0 = none). For tests: simulate with raise().
+  static int pending_signal();
+
+  /// A stop request, if any has arrived. Cheap enough to call every step.
+  std::optional<StopRequest> poll();
+
+ private:
+  std::optional<StopRequest> check_file();
+
+  std::filesystem::path control_file_;
+  std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point next_check_{};
+  std::filesystem::file_time_type seen_mtime_{};
+  std::uintmax_t seen_size_ = 0;
+  bool seen_valid_ = false;  ///< the file at (seen_mtime_, seen_size_) parsed and was not a stop
+};
+
+}  // namespace dlsweep::trainer

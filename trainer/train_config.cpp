@@ -1,0 +1,122 @@
+#include "trainer/train_config.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "trainer/train_params.hpp"
+
+namespace dlsweep::trainer {
+
+namespace {
+
+using nlohmann::json;
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string unknown_key_fix(const std::string& key) {
+  std::string best;
+  std::size_t best_d = 3;  // suggest only close matches
+  std::vector<std::string> names;
+  for (const auto& p : param_table()) {
+    names.push_back(p.name);
+    std::size_t d = edit_distance(key, p.name);
+    if (d < best_d) {
+      best_d = d;
+      best = p.name;
+    }
+  }
+  if (!best.empty()) return fmt::format("did you mean '{}'? (dlsweep-train --help lists the parameters)", best);
+  std::string all;
+  for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+  return "remove it; known parameters: " + all;
+}
+
+}  // namespace
+
+Result<TrainConfig> parse_train_config(const json& params, const std::string& where) {
+  if (!params.is_object())
+    return fail("params must be a JSON object of name: value pairs", where, "write e.g. {\"batch_size\": 256}");
+  for (const auto& [key, value] : params.items()) {
+    const ParamInfo* info = find_param(key);
+    if (!info) return fail(fmt::format("unknown parameter '{}'", key), where + ": " + key, unknown_key_fix(key));
+    if (auto s = check_param_value(*info, value); !s) return fail_in(s.error(), where + ": " + key);
+  }
+  // Every value below is present (explicit or default) and has passed check_param_value.
+  auto get = [&](const std::string& key) -> const json& {
+    auto it = params.find(key);
+    return it != params.end() ? *it : find_param(key)->default_value;
+  };
+  TrainConfig c;
+  c.model = get("model").get<std::string>();
+  c.hidden = get("hidden").get<std::vector<std::int64_t>>();
+  c.dataset = get("dataset").get<std::string>();
+  c.data_dir = get("data_dir").get<std::string>();
+  c.train_subset = get("train_subset").get<std::int64_t>();
+  c.test_subset = get("test_subset").get<std::int64_t>();
+  c.epochs = get("epochs").get<double>();
+  c.eval_every = get("eval_every").get<double>();
+  c.batch_size = static_cast<std::int64_t>(get("batch_size").get<double>());
+  c.base_batch = static_cast<std::int64_t>(get("base_batch").get<double>());
+  c.base_lr = get("base_lr").get<double>();
+  c.lr_rule = *schedule::parse_lr_rule(get("lr_rule").get<std::string>());
+  c.warmup_epochs = get("warmup_epochs").get<double>();
+  c.warmup_start = *schedule::parse_warmup_start(get("warmup_start").get<std::string>());
+  c.optimizer = get("optimizer").get<std::string>();
+  c.momentum = get("momentum").get<double>();
+  c.nesterov = get("nesterov").get<bool>();
+  c.weight_decay = get("weight_decay").get<double>();
+  c.seed = static_cast<std::uint64_t>(get("seed").get<double>());
+  c.threads = static_cast<int>(get("threads").get<double>());
+  return c;
+}
+
+Result<TrainConfig> load_train_config(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in)
+    return fail("cannot open the parameter file", file.string(),
+                "pass --params FILE or put params.json in the trial directory");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return fail("not valid JSON", file.string(), "write one JSON object, e.g. {\"batch_size\": 256, \"base_lr\": 0.1}");
+  return parse_train_config(j, file.string());
+}
+
+json to_json(const TrainConfig& c) {
+  return json{{"model", c.model},
+              {"hidden", c.hidden},
+              {"dataset", c.dataset},
+              {"data_dir", c.data_dir},
+              {"train_subset", c.train_subset},
+              {"test_subset", c.test_subset},
+              {"epochs", c.epochs},
+              {"eval_every", c.eval_every},
+              {"batch_size", c.batch_size},
+              {"base_batch", c.base_batch},
+              {"base_lr", c.base_lr},
+              {"lr_rule", schedule::to_string(c.lr_rule)},
+              {"warmup_epochs", c.warmup_epochs},
+              {"warmup_start", schedule::to_string(c.warmup_start)},
+              {"optimizer", c.optimizer},
+              {"momentum", c.momentum},
+              {"nesterov", c.nesterov},
+              {"weight_decay", c.weight_decay},
+              {"seed", c.seed},
+              {"threads", c.threads}};
+}
+
+}  // namespace dlsweep::trainer

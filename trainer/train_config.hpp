@@ -1,0 +1,51 @@
+// train_config.hpp — params.json → TrainConfig. Every key must be in the parameter table
+// (train_params.hpp); absent keys take the table's defaults; each value is checked with
+// check_param_value. Errors name the file and key ("trial/params.json: batch_size") and the fix.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.hpp"
+#include "trainer/schedule/lr_schedule.hpp"
+
+namespace dlsweep::trainer {
+
+/// The resolved settings of one training run (one field per parameter-table entry).
+struct TrainConfig {
+  std::string model = "mlp";
+  std::vector<std::int64_t> hidden = {512, 512};
+  std::string dataset = "fashion-mnist";
+  std::string data_dir;              ///< empty = default_fmnist_dir()
+  std::int64_t train_subset = 0;
+  std::int64_t test_subset = 0;
+  double epochs = 10;
+  double eval_every = 1;
+  std::int64_t batch_size = 128;
+  std::int64_t base_batch = 128;
+  double base_lr = 0.1;
+  schedule::LrRule lr_rule = schedule::LrRule::linear;
+  double warmup_epochs = 0;
+  schedule::WarmupStart warmup_start = schedule::WarmupStart::base;
+  std::string optimizer = "sgd";
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 0;
+  std::uint64_t seed = 0;
+  int threads = 1;
+};
+
+/// Parses a params object. `where` names its source (the file) in errors.
+Result<TrainConfig> parse_train_config(const nlohmann::json& params, const std::string& where);
+
+/// Reads and parses a params.json file.
+Result<TrainConfig> load_train_config(const std::filesystem::path& file);
+
+/// The config as a flat params object (every key present), e.g. to log what a run used.
+nlohmann::json to_json(const TrainConfig& c);
+
+}  // namespace dlsweep::trainer
