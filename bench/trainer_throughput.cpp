@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
   const double mm_gflops = 2.0 * 2048 * 2048 * 2048 / mm_s / 1e9;
   std::printf("oneDNN f32 matmul 2048x2048x2048: %.1f GFLOP/s (best of 5)\n\n", mm_gflops);
 
-  std::printf("%6s %10s %9s %9s %8s %9s %9s %9s %9s %8s %8s %8s\n", "batch", "samples/s", "step_ms", "GFLOP/s",
-              "%mm2048", "gemm_GF/s", "%gemm", "onednn%", "outside%", "sgd%", "loss%", "data_ms");
+  std::printf("%6s %10s %9s %9s %8s %9s %8s %8s %9s %7s %7s %7s %8s\n", "batch", "samples/s", "step_ms", "GFLOP/s",
+              "%mm2048", "gemm_GF/s", "%gemm", "onednn%", "outside%", "sgd%", "loss%", "other%", "data_ms");
   const std::int64_t max_batch = *std::max_element(batches.begin(), batches.end());
   dlsweep::trainer::data::SyntheticSpec ss;
   ss.train_size = std::max<std::int64_t>(4 * max_batch, 8192);
@@ -198,11 +198,12 @@ int main(int argc, char** argv) {
     const double prof_step = prof_sum / k, onednn = prof.seconds / k;
 
     const double gflops = nominal_flops / best_step / 1e9;
-    std::printf("%6lld %10.0f %9.3f %9.1f %7.1f%% %9.1f %8.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8.3f\n",
+    const double sgd = t_sgd / k, loss = t_loss / k;
+    std::printf("%6lld %10.0f %9.3f %9.1f %7.1f%% %9.1f %7.1f%% %7.1f%% %8.1f%% %6.1f%% %6.1f%% %6.1f%% %8.3f\n",
                 static_cast<long long>(batch), static_cast<double>(batch) / best_step, best_step * 1e3, gflops,
                 100.0 * gflops / mm_gflops, g.flops / g.seconds / 1e9, 100.0 * g.seconds / best_step,
-                100.0 * onednn / prof_step, 100.0 * (prof_step - onednn) / prof_step, 100.0 * t_sgd / k / prof_step,
-                100.0 * t_loss / k / prof_step, t_data / k * 1e3);
+                100.0 * onednn / prof_step, 100.0 * (prof_step - onednn) / prof_step, 100.0 * sgd / prof_step,
+                100.0 * loss / prof_step, 100.0 * (prof_step - onednn - sgd - loss) / prof_step, t_data / k * 1e3);
     if (verbose)
       for (const auto& d : model.describe(batch, tm::Mode::train)) std::printf("       %s\n", d.c_str());
     std::fflush(stdout);
@@ -210,7 +211,8 @@ int main(int argc, char** argv) {
   std::printf(
       "\ncolumns: GFLOP/s counts 6*params*batch per step; %%mm2048 = that / the 2048^3 matmul; gemm_GF/s = the\n"
       "step's GEMMs alone (same shapes/layouts, best of 7, executed FLOPs); %%gemm = their time / step time;\n"
-      "onednn%% = time inside oneDNN primitives; outside%% = the rest of the step (SGD update, loss, dispatch);\n"
+      "onednn%% = time inside oneDNN primitives; outside%% = the rest of the step = sgd%% (the fused momentum\n"
+      "update, memory-bound) + loss%% (softmax cross-entropy) + other%% (dispatch, timers: pure overhead);\n"
       "data_ms = batch gather per step (not part of the step).\n");
   std::printf("reproduce: cmake --build BUILD --target bench_trainer_throughput && %s", argv[0]);
   for (int i = 1; i < argc; ++i) std::printf(" %s", argv[i]);

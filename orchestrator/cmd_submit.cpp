@@ -2,8 +2,12 @@
 //
 // Order matters: the study is validated completely before the database is opened, so an
 // invalid study leaves no trace; the study row is written before any trial exists.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -44,6 +48,30 @@ std::string locate_train_binary() {
   return {};
 }
 
+namespace {
+
+// The orchestrator is the database's only writer: an advisory lock on DB.lock, held for
+// the whole sweep, makes a second orchestrator on the same file fail fast instead of
+// interleaving its writes. The lock dies with the process, so a crash never leaves it held.
+Result<int> lock_database(const std::string& db) {
+  std::string path = db + ".lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(std::string("cannot create lock file: ") + std::strerror(errno), path);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    std::string holder;
+    char buf[32] = {};
+    if (::pread(fd, buf, sizeof buf - 1, 0) > 0) holder = fmt::format(" (pid {})", std::atoi(buf));
+    ::close(fd);
+    return fail("another dlsweep orchestrator is driving this database" + holder, db,
+                "wait for it to finish, stop it, or use another --db");
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) (void)::pwrite(fd, pid.data(), pid.size(), 0);
+  return fd;
+}
+
+}  // namespace
+
 int cmd_submit(const SubmitArgs& a) {
   auto spec = load_study(a.study_file);
   if (!spec) {
@@ -76,6 +104,11 @@ int cmd_submit(const SubmitArgs& a) {
     return exit_code::usage;
   }
 
+  auto lock = lock_database(a.db);
+  if (!lock) {
+    fmt::print(stderr, "error: {}\n", lock.error().message());
+    return exit_code::runtime;
+  }
   auto storage = db::Storage::open_readwrite(a.db);
   if (!storage) {
     fmt::print(stderr, "error: {}\n", storage.error().message());

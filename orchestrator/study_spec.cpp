@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/study_reader.hpp"
+#include "trainer/train_params.hpp"
 #include "orchestrator/study_space.hpp"
 #include "orchestrator/study_tree.hpp"
 
@@ -43,8 +44,6 @@ constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target"};
 constexpr std::string_view kModes[] = {"min", "max"};
 constexpr std::string_view kSearchKeys[] = {"algorithm", "trials", "seed"};
 constexpr std::string_view kAlgorithms[] = {"grid", "random"};
-/// What dlsweep-train reports in every eval record (trainer/reporter).
-constexpr std::string_view kTrainerMetrics[] = {"val_acc", "val_loss", "train_loss", "train_acc"};
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 bool valid_study_name(const std::string& s) {
@@ -181,7 +180,7 @@ class StudyParser {
     Field metric = StudyReader::field(o, "metric");
     if (r_.require(metric, "add `metric: val_acc` (the metric to optimise)")) {
       if (spec_.trial.embedded && trial_) {
-        if (auto s = r_.word(metric, kTrainerMetrics)) spec_.objective.metric = *s;
+        if (auto s = r_.word(metric, trainer::reported_metrics())) spec_.objective.metric = *s;
       } else if (auto s = r_.string(metric)) {
         if (s->empty()) r_.error(metric.path, "metric is empty", "name a metric your program reports");
         else spec_.objective.metric = *s;

@@ -68,7 +68,11 @@ struct StudySpec {
 
   std::string runs_dir;                     ///< where trial dirs go; default "dlsweep-runs"
 
-  /// Normalised form, stored in the database (studies.spec_json).
+  /// Normalised form, stored in the database (studies.spec_json), in the study-file schema:
+  /// parse_study(to_json().dump(), StudyFormat::json, f) gives an equal spec. `space` is
+  /// written as a list of one-key maps ([{"batch_size": {"choice": [...]}}, ...]) because
+  /// nlohmann::json sorts object keys and dims must keep their order; trainer settings are
+  /// written merged into `fixed` with `trial.trainer: {}`; unset optionals are left out.
   nlohmann::json to_json() const;
 };
 

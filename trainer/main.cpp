@@ -109,6 +109,9 @@ int bad_input(const dlsweep::Error& e) {
 
 int run(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
+  // From here on SIGTERM/SIGINT only set a flag: a stop during data loading is honoured
+  // before the first step instead of killing the process.
+  dt::StopMonitor::install_signal_handlers();
   Args args;
   if (auto code = parse_args(argc, argv, args)) return *code;
 
@@ -141,7 +144,6 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "dlsweep-train: %s\n", reporter.error().message().c_str());
     return kExitFailure;
   }
-  dt::StopMonitor::install_signal_handlers();
   dt::StopMonitor stop(trial_dir / dlsweep::protocol::kControlFile);
   dt::comm::LocalCommunicator comm;
 

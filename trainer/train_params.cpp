@@ -58,10 +58,14 @@ std::string type_name(T t) {
   return "a value";
 }
 
+// Integers print as integers ("[1, 16777216]"), numbers with enough digits to be exact.
+std::string bound_text(double v) { return fmt::format("{:.15g}", v); }
+
 Status check_bounds(const ParamInfo& info, double v) {
   bool low_ok = info.min_exclusive ? v > info.min : v >= info.min;
   if (!low_ok || v > info.max || !std::isfinite(v)) {
-    std::string range = fmt::format("{}{:g}, {:g}]", info.min_exclusive ? "(" : "[", info.min, info.max);
+    std::string range = fmt::format("{}{}, {}]", info.min_exclusive ? "(" : "[", bound_text(info.min),
+                                    bound_text(info.max));
     return fail(fmt::format("{:g} is out of range for {}", v, info.name), "",
                 fmt::format("use a value in {}", range));
   }
@@ -71,6 +75,11 @@ Status check_bounds(const ParamInfo& info, double v) {
 }  // namespace
 
 std::span<const ParamInfo> param_table() { return table(); }
+
+std::span<const std::string_view> reported_metrics() {
+  static constexpr std::string_view metrics[] = {"val_acc", "val_loss", "train_loss", "train_acc"};
+  return metrics;
+}
 
 const ParamInfo* find_param(const std::string& name) {
   for (const auto& p : table())

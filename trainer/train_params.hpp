@@ -6,6 +6,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,9 @@ struct ParamInfo {
   bool min_exclusive = false;          ///< true: value must be > min
   std::string help;                    ///< one line, shown in --help and did-you-mean
 };
+
+/// The metrics dlsweep-train reports in every eval record that a study may optimise.
+std::span<const std::string_view> reported_metrics();
 
 /// Every parameter dlsweep-train accepts, in documentation order.
 std::span<const ParamInfo> param_table();

@@ -135,6 +135,16 @@ Result<TrainResult> Trainer::run() {
   double lr = sched.at(0);
 
   for (std::int64_t step = 0; step < total_steps_;) {
+    // A stop request lets the step in progress finish (it is checked between steps).
+    if (ctx_.stop) {
+      if (auto req = ctx_.stop->poll()) {
+        result.status = TrainStatus::stopped;
+        result.steps = step;
+        result.message = fmt::format("stopped on request ({}) after step {}", req->reason, step);
+        if (auto s = report(protocol::RecordKind::log, step, {}, result.message); !s) return std::unexpected(s.error());
+        return result;
+      }
+    }
     const std::int64_t epoch = step / steps_per_epoch_, pos = step % steps_per_epoch_;
     auto t0 = clock_type::now();
     if (pos == 0) data::epoch_order(config_.seed, epoch, order);
@@ -199,16 +209,6 @@ Result<TrainResult> Trainer::run() {
       }
       loss_sum = t_compute = t_data = 0;
       correct = seen = 0;
-    }
-
-    if (ctx_.stop && step < total_steps_) {
-      if (auto req = ctx_.stop->poll()) {
-        result.status = TrainStatus::stopped;
-        result.steps = step;
-        result.message = fmt::format("stopped on request ({}) after step {}", req->reason, step);
-        if (auto s = report(protocol::RecordKind::log, step, {}, result.message); !s) return std::unexpected(s.error());
-        return result;
-      }
     }
   }
   result.steps = total_steps_;

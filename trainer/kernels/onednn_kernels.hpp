@@ -6,8 +6,8 @@
 // allocates nothing on our side. Scratchpads are user-managed and owned by each kernel.
 //
 // Dense layer = matmul (bias and ReLU fused as bias argument and eltwise post-op) forward;
-// eltwise_backward(relu, use dst) in place on dy, reduction(sum) for db, matmul with a
-// transposed source for dw and a transposed weight for dx.
+// eltwise_backward(relu, use dst) in place on dy, a ones·dz matmul (GEMV) for db, matmul
+// with a transposed source for dw and a transposed weight for dx.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
