@@ -91,7 +91,8 @@ std::string to_json_line(const Record& r) {
   for (auto& [k, v] : r.metrics) m[k] = std::isfinite(v) ? json(v) : json(nullptr);
   j["metrics"] = std::move(m);
   if (!r.text.empty()) j["text"] = r.text;
-  return j.dump();
+  // Replace invalid UTF-8 (odd file names in a log text) instead of throwing.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string to_json(const Control& c) {

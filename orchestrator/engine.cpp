@@ -212,6 +212,7 @@ void Engine::launch(std::int64_t trial_id) {
   fs::path dir = live.row.trial_dir;
   clear_control(dir);
   live.stop_reason.clear();
+  live.deterministic_failure = false;
   live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
   live.last_value.reset();
   live.best_value.reset();
@@ -311,6 +312,10 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
     apply(live.row, TrialEvent::cancel, live.stop_reason, code);
   } else {
     std::string why = failure_message(live, ev);
+    // dlsweep-train's exit 2 (bad parameters/data) and 3 (diverged) repeat on every retry
+    // with the same params and seed: retrying only burns machine time.
+    live.deterministic_failure = spec_.trial.embedded && ev.kind == JobEventKind::exited && ev.signal == 0 &&
+                                 (ev.exit_code == 2 || ev.exit_code == 3);
     apply(live.row, ev.kind == JobEventKind::lost ? TrialEvent::lost : TrialEvent::failed, why, code);
     progress_.event(fmt::format("trial {} failed (attempt {}): {}", live.row.number, live.row.attempt, why),
                     snapshot());
@@ -326,7 +331,8 @@ void Engine::finish_trial(std::int64_t trial_id) {
     rec.finished = is_final(live.row.state) || live.row.state == TrialState::failed;
     rec.value = live.best_value;
   }
-  if (live.row.state == TrialState::failed && !interrupted_ && live.row.attempt < spec_.trial.max_retries) {
+  if (live.row.state == TrialState::failed && !interrupted_ && !live.deterministic_failure &&
+      live.row.attempt < spec_.trial.max_retries) {
     if (auto st = rotate_metrics(live.row.trial_dir, live.row.attempt); !st) { fatal(st.error()); return; }
     if (apply(live.row, TrialEvent::retry, fmt::format("retry {} of {}", live.row.attempt + 1, spec_.trial.max_retries)))
       waiting_.push_back(live.row);

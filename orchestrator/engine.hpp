@@ -63,6 +63,7 @@ class Engine {
     std::string job_id;
     std::unique_ptr<JsonlTail> tail;
     std::string stop_reason;         ///< set when the engine asked the trial to stop
+    bool deterministic_failure = false;  ///< retrying cannot help (bad params, divergence)
     std::optional<double> last_value, best_value;
   };
 

@@ -102,9 +102,15 @@ std::optional<int> parse_args(int argc, char** argv, Args& a) {
   return std::nullopt;
 }
 
-int bad_input(const dlsweep::Error& e) {
+/// Prints `e` on stderr and, when the trial's metrics file is open, also records it there as
+/// a `log` record, so the reason a trial failed reaches the study database. Returns `code`.
+int report_error(const dlsweep::Error& e, int code, dt::Reporter* reporter,
+                 std::chrono::steady_clock::time_point start) {
   std::fprintf(stderr, "dlsweep-train: %s\n", e.message().c_str());
-  return kExitBadInput;
+  if (reporter)
+    (void)reporter->log("error: " + e.message(), 0, 0, 0,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return code;
 }
 
 int run(int argc, char** argv) {
@@ -119,16 +125,20 @@ int run(int argc, char** argv) {
   if (args.trial_dir) trial_dir = *args.trial_dir;
   else if (const char* env = std::getenv(dlsweep::protocol::kEnvTrialDir); env && *env) trial_dir = env;
   else
-    return bad_input({"no trial directory", "command line",
-                      fmt::format("pass --trial-dir DIR or set {}", dlsweep::protocol::kEnvTrialDir)});
+    return report_error({"no trial directory", "command line",
+                         fmt::format("pass --trial-dir DIR or set {}", dlsweep::protocol::kEnvTrialDir)},
+                        kExitBadInput, nullptr, start);
   std::error_code ec;
   fs::create_directories(trial_dir, ec);
   if (!fs::is_directory(trial_dir, ec))
-    return bad_input({"cannot create the trial directory", trial_dir.string(), "choose a writable location"});
+    return report_error({"cannot create the trial directory", trial_dir.string(), "choose a writable location"},
+                        kExitBadInput, nullptr, start);
+  auto reporter = dt::Reporter::open(trial_dir / dlsweep::protocol::kMetricsFile);
+  if (!reporter) return report_error(reporter.error(), kExitFailure, nullptr, start);
 
   const fs::path params_file = args.params ? *args.params : trial_dir / dlsweep::protocol::kParamsFile;
   auto config = dt::load_train_config(params_file);
-  if (!config) return bad_input(config.error());
+  if (!config) return report_error(config.error(), kExitBadInput, &*reporter, start);
 
   dt::data::DataSpec ds;
   ds.dataset = config->dataset;
@@ -137,16 +147,10 @@ int run(int argc, char** argv) {
   ds.test_subset = config->test_subset;
   ds.seed = config->seed;
   auto data = dt::data::load_data(ds);
-  if (!data) return bad_input(data.error());
+  if (!data) return report_error(data.error(), kExitBadInput, &*reporter, start);
 
-  auto reporter = dt::Reporter::open(trial_dir / dlsweep::protocol::kMetricsFile);
-  if (!reporter) {
-    std::fprintf(stderr, "dlsweep-train: %s\n", reporter.error().message().c_str());
-    return kExitFailure;
-  }
   dt::StopMonitor stop(trial_dir / dlsweep::protocol::kControlFile);
   dt::comm::LocalCommunicator comm;
-
   dt::TrainContext ctx;
   ctx.comm = &comm;
   ctx.reporter = &*reporter;
@@ -156,14 +160,14 @@ int run(int argc, char** argv) {
   auto trainer = dt::Trainer::create(*config, std::move(*data), ctx);
   if (!trainer) {
     auto e = trainer.error();
-    if (e.where.find(':') == std::string::npos && dt::find_param(e.where)) e.where = params_file.string() + ": " + e.where;
-    return bad_input(e);
+    // Errors about a parameter name it bare ("batch_size"): say which file it came from.
+    const bool about_param = e.where.find(':') == std::string::npos && dt::find_param(e.where);
+    if (about_param) e.where = params_file.string() + ": " + e.where;
+    const bool bad_input = about_param || e.where.find("kernels") == std::string::npos;
+    return report_error(e, bad_input ? kExitBadInput : kExitFailure, &*reporter, start);
   }
   auto result = (*trainer)->run();
-  if (!result) {
-    std::fprintf(stderr, "dlsweep-train: %s\n", result.error().message().c_str());
-    return kExitFailure;
-  }
+  if (!result) return report_error(result.error(), kExitFailure, nullptr, start);  // the reporter may be what failed
   switch (result->status) {
     case dt::TrainStatus::done: return dlsweep::protocol::kExitDone;
     case dt::TrainStatus::stopped:

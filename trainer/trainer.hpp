@@ -10,7 +10,9 @@
 //    global batch; the loss is averaged over the GLOBAL batch;
 //  - train_loss/train_acc average the training batches since the previous evaluation;
 //    samples_per_s counts training samples over training time only (data + compute, no eval);
-//  - a non-finite training loss stops the run before that step's update (status diverged).
+//  - a non-finite training loss stops the run before that step's update (status diverged);
+//  - on one rank each layer is updated as soon as backward has its gradients (cache-hot);
+//    with more ranks the gradient arena is allreduced first, then updated in one pass.
 // Same config, backend and thread count → identical records except the timing fields.
 #pragma once
 

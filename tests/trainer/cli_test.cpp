@@ -75,6 +75,10 @@ TEST_CASE("bad params.json exits 2 with a message naming the key", "[cli]") {
     auto err = test::read_file(tmp / "err.txt");
     CHECK(err.find("params.json: learning_rate") != std::string::npos);
     CHECK(err.find("unknown parameter") != std::string::npos);
+    // The reason is also recorded for the study database.
+    auto metrics = test::read_file(tmp / "metrics.jsonl");
+    CHECK(metrics.find("\"kind\":\"log\"") != std::string::npos);
+    CHECK(metrics.find("learning_rate") != std::string::npos);
   }
   SECTION("bad value") {
     test::write_file(tmp / "params.json", R"({"lr_rule": "cubic"})");

@@ -14,13 +14,13 @@ Mlp::Mlp(kernels::Kernels& backend, MlpSpec spec, std::uint64_t seed) : backend_
     const std::string base = "fc" + std::to_string(l + 1);
     auto w = params_.add(base + ".weight", width(l), width(l + 1), false);
     auto b = params_.add(base + ".bias", 1, width(l + 1), true);
-    layer_params_.emplace_back(w, b);
+    layer_params_.push_back({w, b});
   }
   params_.finalize();
   for (std::size_t l = 0; l < layers(); ++l) {
     SplitMix64 rng(stream_seed(seed, kStreamInit, l));
     const double std_dev = std::sqrt(2.0 / static_cast<double>(width(l)));
-    kernels::MatrixView w = params_.value(layer_params_[l].first);
+    kernels::MatrixView w = params_.value(layer_params_[l][0]);
     for (std::int64_t r = 0; r < w.rows; ++r)
       for (std::int64_t c = 0; c < w.cols; ++c) w.at(r, c) = static_cast<float>(rng.normal() * std_dev);
   }
@@ -50,12 +50,12 @@ Mlp::Plan& Mlp::plan(std::int64_t n, Mode mode) {
     kernels::DenseBinding b;
     b.x = view(p.acts[l], l);
     b.y = view(p.acts[l + 1], l + 1);
-    b.w = params_.value(layer_params_[l].first);
-    b.b = params_.value(layer_params_[l].second).data;
+    b.w = params_.value(layer_params_[l][0]);
+    b.b = params_.value(layer_params_[l][1]).data;
     if (train) {
       b.dy = view(p.grads[l + 1], l + 1);
-      b.dw = params_.grad(layer_params_[l].first);
-      b.db = params_.grad(layer_params_[l].second).data;
+      b.dw = params_.grad(layer_params_[l][0]);
+      b.db = params_.grad(layer_params_[l][1]).data;
       if (l > 0) b.dx = view(p.grads[l], l);  // the input needs no gradient
     }
     auto act = l + 1 < layers() ? kernels::Activation::relu : kernels::Activation::none;
@@ -80,9 +80,12 @@ kernels::MatrixView Mlp::logits_grad(std::int64_t n) {
   return p.grads[layers()].view(n, width(layers()), kernels::padded_ld(width(layers())));
 }
 
-void Mlp::backward(std::int64_t n) {
+void Mlp::backward(std::int64_t n, const GradReadyFn& on_ready) {
   Plan& p = plan(n, Mode::train);
-  for (std::size_t l = layers(); l-- > 0;) p.layers[l]->backward();
+  for (std::size_t l = layers(); l-- > 0;) {
+    p.layers[l]->backward();
+    if (on_ready) on_ready(layer_params_[l]);
+  }
 }
 
 std::vector<std::string> Mlp::describe(std::int64_t n, Mode mode) {

@@ -3,6 +3,7 @@
 // initialised from the seed (std = sqrt(2/fan_in)), biases zero.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <utility>
@@ -33,7 +34,7 @@ class Mlp final : public Model {
   kernels::MatrixView input(std::int64_t n, Mode mode) override;
   kernels::MatrixView forward(std::int64_t n, Mode mode) override;
   kernels::MatrixView logits_grad(std::int64_t n) override;
-  void backward(std::int64_t n) override;
+  void backward(std::int64_t n, const GradReadyFn& on_ready = {}) override;
 
   /// Number of dense layers.
   std::size_t layers() const { return spec_.hidden.size() + 1; }
@@ -53,7 +54,7 @@ class Mlp final : public Model {
   kernels::Kernels& backend_;
   MlpSpec spec_;
   ParameterSet params_;
-  std::vector<std::pair<std::size_t, std::size_t>> layer_params_;  ///< (weight, bias) indices
+  std::vector<std::array<std::size_t, 2>> layer_params_;  ///< (weight, bias) indices
   std::map<std::pair<std::int64_t, Mode>, Plan> plans_;
 };
 

@@ -7,10 +7,16 @@
 //  - forward(n, mode) returns the logits [n, classes()];
 //  - in train mode, logits_grad(n) is the buffer the loss writes dL/dlogits into, and
 //    backward(n) then OVERWRITES parameters().grads() with dL/dparams of this batch;
+//  - backward calls `on_ready` with the indices of the tensors whose gradients are final, as
+//    soon as they are (last layer first), so callers can start work on them while the rest
+//    of the backward pass runs: a gradient allreduce bucket, or the update of a 1-rank run
+//    while the gradient is still in cache;
 //  - nothing is allocated by forward()/backward() once a plan exists.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string_view>
 
 #include "trainer/kernels/matrix.hpp"
@@ -19,6 +25,10 @@
 namespace dlsweep::trainer::models {
 
 enum class Mode { train, eval };
+
+/// Called by Model::backward with the indices (into ParameterSet) of tensors whose
+/// gradients have just become final.
+using GradReadyFn = std::function<void(std::span<const std::size_t> tensors)>;
 
 class Model {
  public:
@@ -33,7 +43,7 @@ class Model {
   virtual kernels::MatrixView input(std::int64_t n, Mode mode) = 0;
   virtual kernels::MatrixView forward(std::int64_t n, Mode mode) = 0;
   virtual kernels::MatrixView logits_grad(std::int64_t n) = 0;
-  virtual void backward(std::int64_t n) = 0;
+  virtual void backward(std::int64_t n, const GradReadyFn& on_ready = {}) = 0;
 };
 
 }  // namespace dlsweep::trainer::models

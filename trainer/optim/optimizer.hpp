@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "common/result.hpp"
@@ -23,6 +24,13 @@ class Optimizer {
   virtual std::string_view name() const = 0;
   /// One update of all parameters at learning rate `lr`.
   virtual void step(double lr) = 0;
+  /// The same update restricted to some tensors (indices into the ParameterSet), for
+  /// updating layer by layer as gradients become ready. Calling it once for every tensor is
+  /// equivalent to step(lr) for element-wise optimizers; optimizers that need global
+  /// quantities must say so (supports_partial_step()).
+  virtual void step(double lr, std::span<const std::size_t> tensors) = 0;
+  /// False for optimizers whose update of one tensor depends on others (e.g. global norm clipping).
+  virtual bool supports_partial_step() const { return true; }
 };
 
 /// Settings shared by the optimizers (params.json names in comments).

@@ -16,7 +16,8 @@ constexpr std::int64_t kLine = 16;
 
 // The update of one contiguous slice. Built for several ISAs (the Debian baseline is SSE2),
 // the best one is picked at load time; every clone computes the same IEEE float expression
-// element by element, so results do not depend on the clone or the thread split.
+// element by element (no FMA contraction in ISO C++ mode), so results do not depend on the
+// clone or on the thread split.
 template <bool kNesterov>
 __attribute__((target_clones("avx512f", "avx2", "default"))) void update_slice(
     float* __restrict w, const float* __restrict g, float* __restrict v, std::int64_t n, float lr, float m,
@@ -39,20 +40,23 @@ Sgd::Sgd(models::ParameterSet& params, double momentum, bool nesterov, double we
       weight_decay_(static_cast<float>(weight_decay)),
       nesterov_(nesterov),
       decay_biases_(decay_biases),
-      velocity_(params.arena_size()) {}
+      velocity_(params.arena_size()) {
+  for (std::size_t i = 0; i < params.tensors().size(); ++i) all_.push_back(i);
+}
 
-void Sgd::step(double lr_d) {
-  const float lr = static_cast<float>(lr_d);
-  const auto tensors = params_.tensors();
+// One parallel region per call: each thread updates its slice of every listed tensor, so a
+// call costs one fork/join and no barrier between tensors.
+void Sgd::update(float lr, std::span<const std::size_t> tensors) {
+  std::int64_t total = 0;
+  for (std::size_t i : tensors) total += params_.tensor(i).span();
   float* const w0 = params_.values();
   const float* const g0 = params_.grads();
   float* const v0 = velocity_.data();
-  // One parallel region for all tensors: each thread updates its slice of every tensor, so
-  // the whole step costs one fork/join and no barrier between tensors.
-#pragma omp parallel if (params_.arena_size() >= kParallelThreshold)
+#pragma omp parallel if (total >= kParallelThreshold)
   {
     const std::int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    for (const auto& p : tensors) {
+    for (std::size_t i : tensors) {
+      const models::ParamTensor& p = params_.tensor(i);
       const std::int64_t n = p.span();
       const std::int64_t chunk = (n + nt * kLine - 1) / (nt * kLine) * kLine;
       const std::int64_t begin = std::min(n, t * chunk), end = std::min(n, begin + chunk);
@@ -64,5 +68,9 @@ void Sgd::step(double lr_d) {
     }
   }
 }
+
+void Sgd::step(double lr) { update(static_cast<float>(lr), all_); }
+
+void Sgd::step(double lr, std::span<const std::size_t> tensors) { update(static_cast<float>(lr), tensors); }
 
 }  // namespace dlsweep::trainer::optim

@@ -7,6 +7,8 @@
 // One fused pass per tensor reads w, g, v and writes w, v.
 #pragma once
 
+#include <vector>
+
 #include "trainer/kernels/matrix.hpp"
 #include "trainer/optim/optimizer.hpp"
 
@@ -17,6 +19,7 @@ class Sgd final : public Optimizer {
   Sgd(models::ParameterSet& params, double momentum, bool nesterov, double weight_decay, bool decay_biases);
   std::string_view name() const override { return "sgd"; }
   void step(double lr) override;
+  void step(double lr, std::span<const std::size_t> tensors) override;
   /// The velocity arena (laid out like the parameters), for tests and checkpoints.
   const float* velocity() const { return velocity_.data(); }
 
@@ -24,7 +27,9 @@ class Sgd final : public Optimizer {
   models::ParameterSet& params_;
   float momentum_, weight_decay_;
   bool nesterov_, decay_biases_;
+  void update(float lr, std::span<const std::size_t> tensors);
   kernels::AlignedBuffer velocity_;
+  std::vector<std::size_t> all_;  ///< 0..tensors-1
 };
 
 }  // namespace dlsweep::trainer::optim

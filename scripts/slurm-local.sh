@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# slurm-local.sh — a real, private Slurm cluster on this one machine, for tests, benchmarks
+# and trying dlsweep's Slurm backend on a laptop.
+#
+#   scripts/slurm-local.sh start  [--nodes 1|2] [--dir DIR]   # prints SLURM_CONF=DIR/slurm.conf
+#   scripts/slurm-local.sh stop   [--dir DIR]
+#   scripts/slurm-local.sh status [--dir DIR]
+#
+# Everything lives in DIR (default $DLSWEEP_SLURM_DIR, else /tmp/dlsweep-slurm): slurm.conf,
+# controller state, spool, logs, pid files, and a private munged with its own socket, so the
+# system's munge (if any) is never touched and several clusters can run side by side (each
+# picks free ports; they are remembered in DIR/ports). Nothing is exported globally: point
+# the Slurm commands (and libslurm) at the cluster with SLURM_CONF=DIR/slurm.conf.
+#
+# Invariants:
+#  - start is idempotent: daemons already running are left alone; missing ones are started
+#    (so `start` after a crashed or stopped slurmctld restarts only the controller, which
+#    recovers its jobs from DIR/state). It returns once every node answers (idle, mixed, ...).
+#  - stop signals only the pids in DIR's pid files, and only if /proc/PID/stat shows a live
+#    (not zombie) process running the expected program.
+# Environment: DLSWEEP_SLURM_DIR (the directory), DLSWEEP_SLURM_MAX_ARRAY (MaxArraySize,
+# default 1001), DLSWEEP_SLURM_PORT (controller port; slurmd ports follow it).
+# Facts this script relies on are in the project's Slurm notes: linuxproc tracking (no
+# cgroups in containers), config_overrides for CPUs=4 on small machines, cred_expire=10 so a
+# requeued job may restart after ~10 s, jobcomp/filetxt so `sacct -c` works without slurmdbd.
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 start|stop|status [--nodes 1|2] [--dir DIR]" >&2
+  exit 2
+}
+
+[[ $# -ge 1 ]] || usage
+cmd=$1
+shift
+nodes=1
+dir=${DLSWEEP_SLURM_DIR:-/tmp/dlsweep-slurm}
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --nodes) nodes=${2:?--nodes needs 1 or 2}; shift 2 ;;
+    --nodes=*) nodes=${1#*=}; shift ;;
+    --dir) dir=${2:?--dir needs a directory}; shift 2 ;;
+    --dir=*) dir=${1#*=}; shift ;;
+    *) usage ;;
+  esac
+done
+[[ $nodes == 1 || $nodes == 2 ]] || { echo "slurm-local: --nodes must be 1 or 2" >&2; exit 2; }
+case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
+max_array=${DLSWEEP_SLURM_MAX_ARRAY:-1001}
+[[ $max_array =~ ^[0-9]+$ ]] || { echo "slurm-local: DLSWEEP_SLURM_MAX_ARRAY must be a number" >&2; exit 2; }
+
+conf=$dir/slurm.conf
+export SLURM_CONF=$conf  # for our own sinfo calls only; the caller's environment is untouched
+
+# pid_alive PIDFILE COMM: the pid in PIDFILE is a live process whose name is COMM.
+pid_alive() {
+  local file=$1 comm=$2 pid stat rest state
+  [[ -s $file ]] || return 1
+  pid=$(<"$file")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  # /proc/PID/stat: "pid (comm) state ..."; comm may contain spaces, so cut at the last ')'.
+  rest=${stat##*) }
+  state=${rest%% *}
+  [[ $state != Z && $state != X ]] || return 1
+  [[ $stat == *"($comm)"* ]]
+}
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+choose_ports() {
+  if [[ -s $dir/ports ]]; then
+    port=$(<"$dir/ports")
+    return
+  fi
+  if [[ -n ${DLSWEEP_SLURM_PORT:-} ]]; then
+    port=$DLSWEEP_SLURM_PORT
+  elif [[ $dir == /tmp/dlsweep-slurm ]]; then
+    port=6817
+  else
+    # A stable guess per directory, moved on until three ports in a row are free.
+    port=$((20000 + ($(printf %s "$dir" | cksum | cut -d' ' -f1) % 4000) * 4))
+  fi
+  local tries=0
+  while port_busy "$port" || port_busy $((port + 1)) || port_busy $((port + 2)); do
+    port=$((port + 3))
+    tries=$((tries + 1))
+    [[ $tries -lt 200 ]] || { echo "slurm-local: no free ports found" >&2; exit 1; }
+  done
+  echo "$port" >"$dir/ports"
+}
+
+node_names() { if [[ $nodes == 2 ]]; then echo n1 n2; else echo localhost; fi; }
+
+write_conf() {
+  local host
+  host=$(hostname -s)
+  local nodeline partnodes
+  if [[ $nodes == 2 ]]; then
+    nodeline="NodeName=n[1-2] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((port + 1))-$((port + 2)) CPUs=4 State=UNKNOWN"
+    partnodes="n[1-2]"
+  else
+    nodeline="NodeName=localhost NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=4 State=UNKNOWN"
+    partnodes="localhost"
+  fi
+  cat >"$conf.tmp" <<EOF
+# Written by scripts/slurm-local.sh: a private single-host cluster. Do not edit: re-written
+# on every start.
+ClusterName=dlsweep
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=10
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+SchedulerType=sched/backfill
+MailProg=/bin/true
+KillWait=5
+MinJobAge=600
+ReturnToService=2
+MpiDefault=none
+MaxArraySize=$max_array
+InactiveLimit=0
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/jobcomp.txt
+$nodeline
+PartitionName=debug Nodes=$partnodes Default=YES MaxTime=INFINITE State=UP
+EOF
+  mv "$conf.tmp" "$conf"
+}
+
+start_munged() {
+  if pid_alive "$dir/munge/munged.pid" munged; then return; fi
+  install -d -o munge -g munge -m 0755 "$dir/munge"
+  runuser -u munge -- /usr/sbin/munged 9>&- --socket="$dir/munge/munge.socket" \
+    --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" \
+    --seed-file="$dir/munge/munged.seed" --key-file=/etc/munge/munge.key
+  local i
+  for i in $(seq 100); do
+    [[ -S $dir/munge/munge.socket ]] && pid_alive "$dir/munge/munged.pid" munged && return
+    sleep 0.05
+  done
+  echo "slurm-local: munged did not start; see $dir/munge/munged.log" >&2
+  exit 1
+}
+
+nodes_ready() {
+  local states s
+  states=$(sinfo -h -N -o %T 2>/dev/null) || return 1
+  [[ -n $states ]] || return 1
+  for s in $states; do
+    case $s in idle | mixed | allocated | completing) ;; *) return 1 ;; esac
+  done
+}
+
+do_start() {
+  command -v slurmctld >/dev/null || { echo "slurm-local: slurmctld is not installed (apt-get install slurmctld slurmd slurm-client munge)" >&2; exit 3; }
+  [[ -r /etc/munge/munge.key ]] || mungekey --create --keyfile=/etc/munge/munge.key
+  chown munge:munge /etc/munge/munge.key && chmod 600 /etc/munge/munge.key
+  mkdir -p "$dir"/{state,spool,run,log}
+  exec 9>"$dir/.lock"
+  flock 9  # concurrent starts of the same directory wait for each other
+  if [[ -s $dir/nodes ]]; then nodes=$(<"$dir/nodes"); fi
+  echo "$nodes" >"$dir/nodes"
+  choose_ports
+  write_conf
+  start_munged
+  if ! pid_alive "$dir/run/slurmctld.pid" slurmctld; then
+    slurmctld -f "$conf" 9>&-
+  fi
+  local n
+  for n in $(node_names); do
+    mkdir -p "$dir/spool/$n"
+    if ! pid_alive "$dir/run/slurmd-$n.pid" slurmd; then
+      slurmd -f "$conf" -N "$n" 9>&-
+    fi
+  done
+  local i
+  for i in $(seq 300); do
+    if nodes_ready; then
+      echo "SLURM_CONF=$conf"
+      return
+    fi
+    sleep 0.05
+  done
+  echo "slurm-local: nodes did not become ready in 15 s; see $dir/log/" >&2
+  sinfo -N >&2 || true
+  exit 1
+}
+
+stop_pid() {
+  local file=$1 comm=$2 i
+  pid_alive "$file" "$comm" || return 0
+  kill -TERM "$(<"$file")" 2>/dev/null || true
+  for i in $(seq 100); do
+    pid_alive "$file" "$comm" || return 0
+    sleep 0.05
+  done
+  kill -KILL "$(<"$file")" 2>/dev/null || true
+}
+
+# Pids of slurmstepd processes of this cluster (they hold DIR's slurmd log open) that
+# outlived their slurmd, e.g. jobs still running when the cluster was stopped.
+stray_stepds() {
+  local p fd
+  for p in /proc/[0-9]*; do
+    [[ $(cat "$p/comm" 2>/dev/null) == slurmstepd ]] || continue
+    for fd in "$p"/fd/*; do
+      if [[ $(readlink "$fd" 2>/dev/null) == "$dir"/* ]]; then
+        echo "${p#/proc/}"
+        break
+      fi
+    done
+  done
+}
+
+# All descendants of the given pids (children first found by walking ppid links).
+descendants() {
+  local table pid ppid frontier=" $* " found=""
+  table=$(ps -e -o pid=,ppid=)
+  local changed=1
+  while [[ $changed == 1 ]]; do
+    changed=0
+    while read -r pid ppid; do
+      if [[ $frontier == *" $ppid "* && $frontier != *" $pid "* ]]; then
+        frontier+="$pid "
+        found+="$pid "
+        changed=1
+      fi
+    done <<<"$table"
+  done
+  echo "$found"
+}
+
+do_stop() {
+  [[ -d $dir ]] || return 0
+  local f
+  stop_pid "$dir/run/slurmctld.pid" slurmctld
+  for f in "$dir"/run/slurmd-*.pid; do [[ -e $f ]] && stop_pid "$f" slurmd; done
+  local steps kids
+  steps=$(stray_stepds)
+  if [[ -n $steps ]]; then
+    kids=$(descendants $steps)
+    # shellcheck disable=SC2086
+    kill -KILL $steps $kids 2>/dev/null || true
+  fi
+  stop_pid "$dir/munge/munged.pid" munged
+  echo "slurm-local: stopped the cluster in $dir"
+}
+
+do_status() {
+  local up=0 f
+  pid_alive "$dir/munge/munged.pid" munged && echo "munged    running (pid $(<"$dir/munge/munged.pid"))" && up=$((up + 1))
+  pid_alive "$dir/run/slurmctld.pid" slurmctld && echo "slurmctld running (pid $(<"$dir/run/slurmctld.pid"))" && up=$((up + 1))
+  for f in "$dir"/run/slurmd-*.pid; do
+    [[ -e $f ]] && pid_alive "$f" slurmd && echo "slurmd    running (pid $(<"$f"), $(basename "$f" .pid))" && up=$((up + 1))
+  done
+  if [[ $up -eq 0 ]]; then
+    echo "slurm-local: not running ($dir)"
+    return 1
+  fi
+  echo "SLURM_CONF=$conf"
+  sinfo 2>/dev/null || true
+}
+
+case $cmd in
+  start) do_start ;;
+  stop) do_stop ;;
+  status) do_status ;;
+  *) usage ;;
+esac
