@@ -107,13 +107,7 @@ Result<SweepOutcome> Engine::run() {
   if (options_.handle_signals) {
     signals_.add(SIGINT);
     signals_.add(SIGTERM);
-    std::function<void(const boost::system::error_code&, int)> on_signal;
-    on_signal = [this, &on_signal](const boost::system::error_code& ec, int sig) {
-      if (ec) return;
-      interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
-      signals_.async_wait(on_signal);
-    };
-    signals_.async_wait(on_signal);
+    wait_for_signal();
   }
   progress_.event(fmt::format("study {}: {} trials, {} at a time on backend {}", spec_.name,
                               total_ >= 0 ? fmt::format("{}", total_) : std::string("?"),
@@ -131,6 +125,14 @@ Result<SweepOutcome> Engine::run() {
                                              fatal_ ? "stopped on an error" : interrupted_ ? "interrupted" : "finished"));
   if (fatal_) return std::unexpected(*fatal_);
   return out;
+}
+
+void Engine::wait_for_signal() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (ec) return;  // cancelled: the sweep is over
+    interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
+    wait_for_signal();  // a second Ctrl-C is handled the same way (cancel is idempotent)
+  });
 }
 
 void Engine::interrupt(const std::string& why) {

@@ -67,6 +67,7 @@ class Engine {
     std::optional<double> last_value, best_value;
   };
 
+  void wait_for_signal();
   void fill();
   Status create_next(std::int64_t number, const search::Params& params);
   void launch(std::int64_t trial_id);

@@ -15,6 +15,7 @@ std::string_view to_string(JobEventKind k) {
     case JobEventKind::exited: return "exited";
     case JobEventKind::cancelled: return "cancelled";
     case JobEventKind::lost: return "lost";
+    case JobEventKind::requeued: return "requeued";
   }
   return "unknown";
 }

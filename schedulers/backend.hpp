@@ -48,6 +48,9 @@ enum class JobEventKind {
   exited,    ///< the program ended by itself: see exit_code / signal
   cancelled, ///< ended because cancel() was called (or the job hit its timeout: see message)
   lost,      ///< the backend lost track of it (failed to start, node died, ...)
+  requeued,  ///< it ran and was put back in the queue (preemption, time-limit warning +
+             ///< checkpoint, `scontrol requeue`); `started` follows when it runs again.
+             ///< Not terminal: the same attempt continues from its checkpoint.
 };
 std::string_view to_string(JobEventKind k);
 
@@ -59,6 +62,7 @@ struct JobEvent {
   int exit_code = 0;       ///< for exited: the exit status (if not signalled)
   int signal = 0;          ///< for exited: the terminating signal, 0 if none
   std::string message;     ///< human-readable detail
+  std::string native_id;   ///< the scheduler's own id ("1234_5" for a Slurm array task); may be empty
 };
 
 using EventHandler = std::function<void(const JobEvent&)>;
@@ -74,6 +78,10 @@ class Backend {
   virtual std::size_t active() const = 0;
   /// The backend's concurrency bound.
   virtual std::size_t max_concurrent() const = 0;
+  /// How many jobs the caller may have submitted and not finished at once. Backends that
+  /// hold jobs back themselves (Slurm: array throttle) allow more than max_concurrent, so
+  /// that a whole batch can go out as one array.
+  virtual std::size_t submit_window() const { return max_concurrent(); }
 };
 
 }  // namespace dlsweep::sched

@@ -68,6 +68,17 @@ Result<std::string> normalize_extra_sbatch(const std::string& line, std::size_t 
   return fmt::format("#SBATCH --{}={}", name, *q);
 }
 
+std::uint64_t mem_megabytes(std::string_view mem) {
+  std::uint64_t v = 0;
+  std::size_t i = 0;
+  while (i < mem.size() && is_digit(mem[i])) v = v * 10 + static_cast<std::uint64_t>(mem[i++] - '0');
+  std::string_view unit = mem.substr(i);
+  if (unit == "K") return (v + 1023) / 1024;
+  if (unit == "G") return v * 1024;
+  if (unit == "T") return v * 1024 * 1024;
+  return v;  // "M" or no unit: megabytes
+}
+
 Status validate_options(const SlurmOptions& o) {
   if (o.driver != "cli" && o.driver != "api") {
     return fail(fmt::format("unknown driver '{}'", o.driver), "slurm.driver",

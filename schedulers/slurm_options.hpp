@@ -17,7 +17,9 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.hpp"
@@ -52,6 +54,9 @@ struct SlurmOptions {
 
 /// Checks every option; errors name the option ("slurm.partition") and the fix.
 Status validate_options(const SlurmOptions& o);
+
+/// Megabytes for a validated --mem value ("16G" -> 16384, "4000" -> 4000, "512K" -> 1).
+std::uint64_t mem_megabytes(std::string_view mem);
 
 /// One extra_sbatch line rewritten with its value quoted for sbatch, or an Error.
 Result<std::string> normalize_extra_sbatch(const std::string& line, std::size_t index);

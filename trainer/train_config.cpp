@@ -74,6 +74,17 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.lr_rule = *schedule::parse_lr_rule(get("lr_rule").get<std::string>());
   c.warmup_epochs = get("warmup_epochs").get<double>();
   c.warmup_start = *schedule::parse_warmup_start(get("warmup_start").get<std::string>());
+  c.warmup_steps = static_cast<std::int64_t>(get("warmup_steps").get<double>());
+  c.decay = *schedule::parse_decay(get("decay").get<std::string>());
+  c.decay_milestones = get("decay_milestones").get<std::vector<double>>();
+  c.decay_factor = get("decay_factor").get<double>();
+  c.lr_floor = get("lr_floor").get<double>();
+  c.decay_power = get("decay_power").get<double>();
+  c.batch_ramp = get("batch_ramp").get<std::string>();
+  c.max_batch_size = static_cast<std::int64_t>(get("max_batch_size").get<double>());
+  if (c.warmup_steps > 0 && c.warmup_epochs > 0)
+    return fail("warmup_epochs and warmup_steps are both set", where + ": warmup_steps",
+                "give the warmup length once: warmup_epochs OR warmup_steps");
   c.optimizer = get("optimizer").get<std::string>();
   c.momentum = get("momentum").get<double>();
   c.nesterov = get("nesterov").get<bool>();
@@ -96,6 +107,11 @@ Result<TrainConfig> load_train_config(const std::filesystem::path& file) {
   return parse_train_config(j, file.string());
 }
 
+std::vector<double> effective_milestones(const TrainConfig& c) {
+  if (!c.decay_milestones.empty()) return c.decay_milestones;
+  return {0.5 * c.epochs, 0.75 * c.epochs};
+}
+
 json to_json(const TrainConfig& c) {
   return json{{"model", c.model},
               {"hidden", c.hidden},
@@ -111,6 +127,14 @@ json to_json(const TrainConfig& c) {
               {"lr_rule", schedule::to_string(c.lr_rule)},
               {"warmup_epochs", c.warmup_epochs},
               {"warmup_start", schedule::to_string(c.warmup_start)},
+              {"warmup_steps", c.warmup_steps},
+              {"decay", schedule::to_string(c.decay)},
+              {"decay_milestones", c.decay_milestones},
+              {"decay_factor", c.decay_factor},
+              {"lr_floor", c.lr_floor},
+              {"decay_power", c.decay_power},
+              {"batch_ramp", c.batch_ramp},
+              {"max_batch_size", c.max_batch_size},
               {"optimizer", c.optimizer},
               {"momentum", c.momentum},
               {"nesterov", c.nesterov},

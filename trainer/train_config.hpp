@@ -31,6 +31,14 @@ struct TrainConfig {
   schedule::LrRule lr_rule = schedule::LrRule::linear;
   double warmup_epochs = 0;
   schedule::WarmupStart warmup_start = schedule::WarmupStart::base;
+  std::int64_t warmup_steps = 0;     ///< > 0: warmup length in updates (warmup_epochs must be 0)
+  schedule::Decay decay = schedule::Decay::constant;
+  std::vector<double> decay_milestones;  ///< epochs; empty = 50% and 75% of `epochs`
+  double decay_factor = 0.1;
+  double lr_floor = 0;               ///< fraction of the peak LR
+  double decay_power = 2;
+  std::string batch_ramp = "none";   ///< checked by schedule::parse_batch_ramp
+  std::int64_t max_batch_size = 0;   ///< 0 = training set size
   std::string optimizer = "sgd";
   double momentum = 0.9;
   bool nesterov = false;
@@ -44,6 +52,10 @@ Result<TrainConfig> parse_train_config(const nlohmann::json& params, const std::
 
 /// Reads and parses a params.json file.
 Result<TrainConfig> load_train_config(const std::filesystem::path& file);
+
+/// The step-decay / Smith-ramp milestones in epochs: decay_milestones, or 50% and 75% of
+/// the training length when that list is empty.
+std::vector<double> effective_milestones(const TrainConfig& c);
 
 /// The config as a flat params object (every key present), e.g. to log what a run used.
 nlohmann::json to_json(const TrainConfig& c);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "trainer/schedule/batch_ramp.hpp"
+
 namespace dlsweep::trainer {
 
 namespace {
@@ -37,6 +39,21 @@ const std::vector<ParamInfo>& table() {
       {"warmup_epochs", T::number, 0, {}, 0, 10000, false, "length of the linear warmup"},
       {"warmup_start", T::string, "base", {"base", "zero"}, 0, 0, false,
        "warmup starts at base_lr (Goyal) or at 0"},
+      {"warmup_steps", T::integer, 0, {}, 0, 1e12, false,
+       "warmup length in updates (instead of warmup_epochs; 0 = use warmup_epochs)"},
+      {"decay", T::string, "constant", {"constant", "step", "cosine", "poly"}, 0, 0, false,
+       "LR decay after warmup, over the rest of training"},
+      {"decay_milestones", T::number_list, json::array(), {}, 0, 10000, false,
+       "epochs at which decay=step multiplies the LR by decay_factor (empty: 50% and 75% of epochs)"},
+      {"decay_factor", T::number, 0.1, {}, 0, 1, true, "LR multiplier per step-decay milestone"},
+      {"lr_floor", T::number, 0, {}, 0, 1, false,
+       "final LR of cosine/poly decay as a fraction of the peak LR"},
+      {"decay_power", T::number, 2, {}, 0, 100, true, "exponent of poly decay (LARS paper: 2)"},
+      {"batch_ramp", T::string, "none", {}, 0, 0, false,
+       "batch-size ramp: none, smith (step-decay milestones become batch increases), or "
+       "stages \"EPOCH:BATCH,...\" e.g. \"0:256,2:1024\""},
+      {"max_batch_size", T::integer, 0, {}, 0, 1 << 24, false,
+       "largest batch a smith ramp may reach; LR decay takes over beyond it (0 = training set size)"},
       {"optimizer", T::string, "sgd", {"sgd"}, 0, 0, false, "optimizer"},
       {"momentum", T::number, 0.9, {}, 0, 1, false, "momentum coefficient (< 1)"},
       {"nesterov", T::boolean, false, {}, 0, 0, false, "Nesterov momentum"},
@@ -54,6 +71,7 @@ std::string type_name(T t) {
     case T::string: return "a string";
     case T::boolean: return "true or false";
     case T::int_list: return "a list of integers";
+    case T::number_list: return "a list of numbers";
   }
   return "a value";
 }
@@ -109,6 +127,11 @@ Status check_param_value(const ParamInfo& info, const json& value) {
       return {};
     case T::string: {
       if (!value.is_string()) return wrong_type();
+      if (info.name == "batch_ramp") {
+        auto ramp = schedule::parse_batch_ramp(value.get<std::string>());
+        if (!ramp) return fail(ramp.error().what, "", ramp.error().fix);
+        return {};
+      }
       if (info.allowed.empty()) return {};
       auto s = value.get<std::string>();
       for (const auto& a : info.allowed)
@@ -116,6 +139,13 @@ Status check_param_value(const ParamInfo& info, const json& value) {
       return fail(fmt::format("'{}' is not a valid {}", s, info.name), "",
                   fmt::format("use one of: {}", fmt::join(info.allowed, ", ")));
     }
+    case T::number_list:
+      if (!value.is_array()) return wrong_type();
+      for (const auto& item : value) {
+        if (!item.is_number()) return wrong_type();
+        if (auto s = check_bounds(info, item.get<double>()); !s) return s;
+      }
+      return {};
     case T::int_list: {
       if (!value.is_array() || value.empty()) return wrong_type();
       for (const auto& item : value) {

@@ -16,7 +16,7 @@
 namespace dlsweep::trainer {
 
 struct ParamInfo {
-  enum class Type { integer, number, string, boolean, int_list };
+  enum class Type { integer, number, string, boolean, int_list, number_list };  ///< number_list may be empty
   std::string name;
   Type type = Type::number;
   nlohmann::json default_value;        ///< null when required

@@ -49,6 +49,23 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   if (config.batch_size % ranks != 0)
     return fail(fmt::format("batch_size {} does not divide evenly over {} ranks", config.batch_size, ranks),
                 "batch_size", fmt::format("use a multiple of {}", ranks));
+  auto ramp = schedule::parse_batch_ramp(config.batch_ramp);
+  if (!ramp) return std::unexpected(ramp.error());
+  if (ramp->kind == schedule::BatchRamp::Kind::smith && config.decay != schedule::Decay::step)
+    return fail(fmt::format("batch_ramp smith turns the milestones of decay=step into batch increases, but decay is {}",
+                            schedule::to_string(config.decay)),
+                "batch_ramp", "set decay: step (with decay_milestones and decay_factor) or use another batch_ramp");
+  schedule::PlanSpec ps;
+  ps.train_size = n;
+  ps.epochs = config.epochs;
+  ps.batch_size = config.batch_size;
+  ps.ramp = *ramp;
+  ps.milestones = effective_milestones(config);
+  ps.decay_factor = config.decay_factor;
+  ps.max_batch = config.max_batch_size;
+  ps.ranks = ranks;
+  auto plan = schedule::BatchPlan::build(ps);
+  if (!plan) return std::unexpected(plan.error());
   if (config.model != "mlp") return fail(fmt::format("unknown model '{}'", config.model), "model", "use mlp");
 
   std::unique_ptr<Trainer> t(new Trainer(config, std::move(data), ctx));
@@ -63,9 +80,25 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   if (!opt) return std::unexpected(opt.error());
   t->optimizer_ = std::move(*opt);
 
-  t->local_batch_ = config.batch_size / ranks;
-  t->steps_per_epoch_ = std::max<std::int64_t>(1, n / config.batch_size);
-  t->total_steps_ = std::max<std::int64_t>(1, schedule::epochs_to_steps(config.epochs, t->steps_per_epoch_));
+  t->plan_ = std::move(*plan);
+  schedule::LrSpec ls;
+  ls.base_lr = config.base_lr;
+  ls.rule = config.lr_rule;
+  ls.base_batch = config.base_batch;
+  ls.warmup_epochs = config.warmup_epochs;
+  ls.warmup_steps = config.warmup_steps;
+  ls.start = config.warmup_start;
+  ls.decay = config.decay;
+  ls.milestones = effective_milestones(config);
+  ls.factor = config.decay_factor;
+  ls.floor = config.lr_floor;
+  ls.power = config.decay_power;
+  ls.smith = ramp->kind == schedule::BatchRamp::Kind::smith;
+  t->lr_ = schedule::make_lr_schedule(ls, t->plan_);
+  const auto& first = t->plan_.stages().front();
+  t->local_batch_ = first.batch / ranks;
+  t->steps_per_epoch_ = first.steps_per_epoch;
+  t->total_steps_ = t->plan_.total_steps();
   t->eval_interval_ = std::max<std::int64_t>(1, schedule::epochs_to_steps(config.eval_every, t->steps_per_epoch_));
   return t;
 }
@@ -78,8 +111,8 @@ Status Trainer::report(protocol::RecordKind kind, std::int64_t step, const std::
   protocol::Record r;
   r.kind = kind;
   r.step = step;
-  r.epoch = static_cast<double>(step) / static_cast<double>(steps_per_epoch_);
-  r.samples = step * config_.batch_size;
+  r.epoch = plan_.epoch_after(step);
+  r.samples = plan_.samples_after(step);
   r.wall_s = wall_s();
   r.metrics = metrics;
   r.text = text;
@@ -103,37 +136,40 @@ Trainer::EvalStats Trainer::evaluate() {
 
 Result<TrainResult> Trainer::run() {
   const data::Dataset& train = data_.train;
-  const auto sched = schedule::make_lr_schedule(config_.base_lr, config_.lr_rule, config_.batch_size,
-                                                config_.base_batch, config_.warmup_epochs, config_.warmup_start,
-                                                steps_per_epoch_);
+  const auto& sched = lr_;
   const auto& params = model_->parameters();
+  std::string ramp_text;
+  for (const auto& st : plan_.stages())
+    ramp_text += fmt::format("{}{:g}:{}", ramp_text.empty() ? "" : ",", st.start_epoch, st.batch);
   if (auto s = report(protocol::RecordKind::log, 0,
                       {},
                       fmt::format("dlsweep-train: {} {} ({} parameters), {} {} train / {} test, batch {} on {} "
                                   "rank(s), {} steps/epoch, {} steps, lr {:g} ({} rule from {:g} at batch {}, "
-                                  "warmup {} steps from {}), {} kernels, {}, {} thread(s)",
+                                  "warmup {} steps from {}, decay {}), batch stages {}, {} kernels, {}, {} thread(s)",
                                   model_->name(), layer_sizes(train.features, config_.hidden, train.classes),
                                   params.count(), config_.dataset, train.size, data_.test.size, config_.batch_size,
                                   ctx_.comm->size(), steps_per_epoch_, total_steps_, sched.target_lr,
                                   schedule::to_string(config_.lr_rule), config_.base_lr, config_.base_batch,
-                                  sched.warmup_steps, schedule::to_string(config_.warmup_start), ctx_.kernels,
+                                  sched.warmup_steps, schedule::to_string(config_.warmup_start),
+                                  schedule::to_string(sched.decay.kind), ramp_text, ctx_.kernels,
                                   kernels::backend_version(), kernels::compute_threads()));
       !s)
     return std::unexpected(s.error());
 
-  const std::int64_t b = local_batch_, rank = ctx_.comm->rank();
-  model_->prepare(b, models::Mode::train);
+  const std::int64_t rank = ctx_.comm->rank(), ranks = ctx_.comm->size();
+  for (const auto& st : plan_.stages()) model_->prepare(st.batch / ranks, models::Mode::train);
   std::vector<std::uint32_t> order(static_cast<std::size_t>(train.size));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(b));
-  const float grad_scale = 1.0f / static_cast<float>(config_.batch_size);
+  std::int64_t order_epoch = -1;  // the epoch whose permutation `order` holds
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(plan_.max_batch() / ranks));
   const std::span<float> grads(params.grads(), static_cast<std::size_t>(params.arena_size()));
-  const bool fused_update = ctx_.comm->size() == 1 && optimizer_->supports_partial_step();
+  const bool fused_update = ranks == 1 && optimizer_->supports_partial_step();
 
   TrainResult result;
   // Statistics of the interval since the last evaluation (local to this rank).
   double loss_sum = 0, t_compute = 0, t_data = 0;
   std::int64_t correct = 0, seen = 0;
   double lr = sched.at(0);
+  std::int64_t batch = plan_.stages().front().batch;
   // One rank: each layer is updated as soon as its gradients are final, while they are still
   // in cache (a few % of a small-batch step cheaper than one pass over the whole arena after
   // backward). Built once: it reads the current `lr` by reference.
@@ -152,15 +188,20 @@ Result<TrainResult> Trainer::run() {
         return result;
       }
     }
-    const std::int64_t epoch = step / steps_per_epoch_, pos = step % steps_per_epoch_;
+    const schedule::DataPosition pos = plan_.position(step);
+    batch = pos.batch;
+    const std::int64_t b = batch / ranks;
     auto t0 = clock_type::now();
-    if (pos == 0) data::epoch_order(config_.seed, epoch, order);
-    const std::span<const std::uint32_t> idx(order.data() + pos * config_.batch_size + rank * b,
-                                             static_cast<std::size_t>(b));
+    if (pos.epoch != order_epoch) {
+      data::epoch_order(config_.seed, pos.epoch, order);
+      order_epoch = pos.epoch;
+    }
+    const std::span<const std::uint32_t> idx(order.data() + pos.offset + rank * b, static_cast<std::size_t>(b));
     data::gather(train, idx, model_->input(b, models::Mode::train), labels.data());
     auto t1 = clock_type::now();
 
     lr = sched.at(step);
+    const float grad_scale = 1.0f / static_cast<float>(batch);
     auto logits = model_->forward(b, models::Mode::train);
     auto st = kernels_->softmax_cross_entropy(logits, labels.data(), grad_scale, model_->logits_grad(b));
     double step_loss[1] = {st.loss_sum};
@@ -170,7 +211,7 @@ Result<TrainResult> Trainer::run() {
       result.steps = step;
       result.message = fmt::format("diverged: the training loss became non-finite at step {} (epoch {:.2f}, "
                                    "lr {:g}); the update was not applied",
-                                   step, static_cast<double>(step) / steps_per_epoch_, lr);
+                                   step, plan_.epoch_after(step), lr);
       if (auto s = report(protocol::RecordKind::log, step, {{"lr", lr}}, result.message); !s)
         return std::unexpected(s.error());
       return result;
@@ -182,6 +223,7 @@ Result<TrainResult> Trainer::run() {
       if (auto s = ctx_.comm->allreduce_sum(grads); !s) return std::unexpected(s.error());
       optimizer_->step(lr);
     }
+    const bool eval_now = plan_.eval_after(step, config_.eval_every);
     ++step;
     auto t2 = clock_type::now();
 
@@ -191,30 +233,30 @@ Result<TrainResult> Trainer::run() {
     t_data += std::chrono::duration<double>(t1 - t0).count();
     t_compute += std::chrono::duration<double>(t2 - t1).count();
 
-    if (step % eval_interval_ == 0 || step == total_steps_) {
+    if (eval_now) {
       auto te = clock_type::now();
       EvalStats ev = evaluate();
       double sums[5] = {loss_sum, static_cast<double>(correct), static_cast<double>(seen), t_compute, t_data};
       if (auto s = ctx_.comm->allreduce_sum(std::span<double>(sums)); !s) return std::unexpected(s.error());
-      const double ranks = ctx_.comm->size();
-      const double train_time = (sums[3] + sums[4]) / ranks;
+      const double nranks = static_cast<double>(ranks);
+      const double train_time = (sums[3] + sums[4]) / nranks;
       result.metrics = {{"train_loss", sums[0] / sums[2]},
                         {"train_acc", sums[1] / sums[2]},
                         {"val_loss", ev.loss},
                         {"val_acc", ev.acc},
                         {"lr", lr},
-                        {"batch_size", static_cast<double>(config_.batch_size)},
+                        {"batch_size", static_cast<double>(batch)},
                         {"samples_per_s", train_time > 0 ? sums[2] / train_time : 0.0},
-                        {"time_compute_s", sums[3] / ranks},
-                        {"time_data_s", sums[4] / ranks},
+                        {"time_compute_s", sums[3] / nranks},
+                        {"time_data_s", sums[4] / nranks},
                         {"time_eval_s", seconds_since(te)}};
       if (auto s = report(protocol::RecordKind::eval, step, result.metrics); !s) return std::unexpected(s.error());
       if (ctx_.progress && rank == 0) {
         std::fprintf(ctx_.progress,
                      "epoch %7.2f  step %7lld  train_loss %.4f  train_acc %.4f  val_loss %.4f  val_acc %.4f  "
-                     "lr %.4g  %.0f samples/s\n",
-                     static_cast<double>(step) / steps_per_epoch_, static_cast<long long>(step),
-                     result.metrics["train_loss"], result.metrics["train_acc"], ev.loss, ev.acc, lr,
+                     "lr %.4g  batch %lld  %.0f samples/s\n",
+                     plan_.epoch_after(step), static_cast<long long>(step), result.metrics["train_loss"],
+                     result.metrics["train_acc"], ev.loss, ev.acc, lr, static_cast<long long>(batch),
                      result.metrics["samples_per_s"]);
         std::fflush(ctx_.progress);
       }

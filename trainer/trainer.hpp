@@ -27,6 +27,8 @@
 #include "trainer/comm/communicator.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/reporter.hpp"
+#include "trainer/schedule/batch_plan.hpp"
+#include "trainer/schedule/lr_schedule.hpp"
 #include "trainer/stop_monitor.hpp"
 #include "trainer/train_config.hpp"
 
@@ -68,6 +70,8 @@ class Trainer {
 
   std::int64_t steps_per_epoch() const { return steps_per_epoch_; }
   std::int64_t total_steps() const { return total_steps_; }
+  const schedule::BatchPlan& plan() const { return plan_; }
+  const schedule::LrSchedule& lr_schedule() const { return lr_; }
   std::int64_t eval_interval() const { return eval_interval_; }
   models::Model& model() { return *model_; }
 
@@ -87,6 +91,8 @@ class Trainer {
   std::unique_ptr<kernels::Kernels> kernels_;
   std::unique_ptr<models::Model> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  schedule::BatchPlan plan_;
+  schedule::LrSchedule lr_;
   std::int64_t local_batch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, eval_interval_ = 0;
 };
 

@@ -35,11 +35,11 @@ TEST_CASE("every example study runs through dlsweep submit") {
       fs::path copy = examples / (".test-" + std::to_string(::getpid()) + "-" + entry.path().filename().string());
       { std::ofstream(copy) << YAML::Dump(study) << "\n"; }
       auto db = dir / "sweep.db";
-      auto r = dlsweep(db, {"submit", copy.string()}, dir);
+      auto r = run_dlsweep(db, {"submit", copy.string()}, dir);
       fs::remove(copy);
       INFO(r.err);
       CHECK(r.exit_code == 0);
-      auto res = dlsweep(db, {"results", study["name"].as<std::string>(), "--format", "json"}, dir);
+      auto res = run_dlsweep(db, {"results", study["name"].as<std::string>(), "--format", "json"}, dir);
       REQUIRE(res.exit_code == 0);
       auto j = nlohmann::json::parse(res.out);
       REQUIRE_FALSE(j.empty());

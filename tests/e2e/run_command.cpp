@@ -44,7 +44,7 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-CommandResult dlsweep(const fs::path& db, const std::vector<std::string>& args, const fs::path& cwd) {
+CommandResult run_dlsweep(const fs::path& db, const std::vector<std::string>& args, const fs::path& cwd) {
   std::vector<std::string> argv = {DLSWEEP_BIN, "--db", db.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv, cwd, {std::string("DLSWEEP_TRAIN=") + DLSWEEP_TRAIN_BIN});

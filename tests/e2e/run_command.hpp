@@ -19,5 +19,5 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::files
 std::filesystem::path fresh_dir(const std::string& name);
 
 /// Runs `dlsweep --db DB args...` in `cwd`.
-CommandResult dlsweep(const std::filesystem::path& db, const std::vector<std::string>& args,
+CommandResult run_dlsweep(const std::filesystem::path& db, const std::vector<std::string>& args,
                       const std::filesystem::path& cwd = {});

@@ -39,7 +39,7 @@ TEST_CASE("submit runs a real sweep on Fashion-MNIST and the read verbs report i
   auto dir = fresh_dir("small");
   write(dir / "study.yaml", kSmallStudy);
   auto db = dir / "sweep.db";
-  auto r = dlsweep(db, {"submit", "study.yaml"}, dir);
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
 
@@ -73,7 +73,7 @@ TEST_CASE("submit runs a real sweep on Fashion-MNIST and the read verbs report i
   REQUIRE(counts->rows.size() == 4);
   for (const auto& row : counts->rows) CHECK(row[1].get<int>() == 3);
 
-  auto res = dlsweep(db, {"results", "e2e-small", "--format", "json"}, dir);
+  auto res = run_dlsweep(db, {"results", "e2e-small", "--format", "json"}, dir);
   REQUIRE(res.exit_code == 0);
   auto j = json::parse(res.out);
   REQUIRE(j.is_array());
@@ -92,26 +92,26 @@ TEST_CASE("submit runs a real sweep on Fashion-MNIST and the read verbs report i
   }
   CHECK(grid.size() == 4);
 
-  auto status = dlsweep(db, {"status"}, dir);
+  auto status = run_dlsweep(db, {"status"}, dir);
   CHECK(status.exit_code == 0);
   CHECK(status.out.find("e2e-small") != std::string::npos);
 
-  auto best = dlsweep(db, {"best", "e2e-small", "--format", "json"}, dir);
+  auto best = run_dlsweep(db, {"best", "e2e-small", "--format", "json"}, dir);
   REQUIRE(best.exit_code == 0);
   CHECK(json::parse(best.out)["criterion"] == "time-to-target");
 
-  auto csv = dlsweep(db, {"query", "SELECT state, COUNT(*) AS n FROM trials GROUP BY state", "--format", "csv"}, dir);
+  auto csv = run_dlsweep(db, {"query", "SELECT state, COUNT(*) AS n FROM trials GROUP BY state", "--format", "csv"}, dir);
   CHECK(csv.exit_code == 0);
   CHECK(csv.out == "state,n\nCOMPLETE,4\n");
 
   // The database is read-only for `query`.
-  auto del = dlsweep(db, {"query", "DELETE FROM trials"}, dir);
+  auto del = run_dlsweep(db, {"query", "DELETE FROM trials"}, dir);
   CHECK(del.exit_code == 2);
   CHECK(del.err.find("read-only") != std::string::npos);
-  CHECK(dlsweep(db, {"query", "SELECT COUNT(*) FROM trials", "--format", "csv"}, dir).out == "COUNT(*)\n4\n");
+  CHECK(run_dlsweep(db, {"query", "SELECT COUNT(*) FROM trials", "--format", "csv"}, dir).out == "COUNT(*)\n4\n");
 
   // A second submit of the same study name is refused without touching anything.
-  auto again = dlsweep(db, {"submit", "study.yaml"}, dir);
+  auto again = run_dlsweep(db, {"submit", "study.yaml"}, dir);
   CHECK(again.exit_code == 2);
 }
 
@@ -119,7 +119,7 @@ TEST_CASE("an invalid study leaves no trace in the database") {
   auto dir = fresh_dir("invalid");
   write(dir / "bad.yaml", "name: bad\ntrial: {trainer: {epochs: 1}}\nobjective: {metric: val_acc, mode: maximise}\nspace: {batch_size: [0]}\n");
   auto db = dir / "sweep.db";
-  auto r = dlsweep(db, {"submit", "bad.yaml"}, dir);
+  auto r = run_dlsweep(db, {"submit", "bad.yaml"}, dir);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("objective.mode") != std::string::npos);
   CHECK(r.err.find("nothing was recorded") != std::string::npos);
@@ -140,9 +140,9 @@ search: {algorithm: grid}
 space: {x: [1, 2]}
 )");
   auto db = dir / "sweep.db";
-  auto r = dlsweep(db, {"submit", "fail.yaml"}, dir);
+  auto r = run_dlsweep(db, {"submit", "fail.yaml"}, dir);
   CHECK(r.exit_code == 3);  // no trial completed
-  auto res = dlsweep(db, {"results", "e2e-fail", "--format", "json"}, dir);
+  auto res = run_dlsweep(db, {"results", "e2e-fail", "--format", "json"}, dir);
   REQUIRE(res.exit_code == 0);
   auto j = json::parse(res.out);
   REQUIRE(j.size() == 2);
@@ -153,7 +153,7 @@ space: {x: [1, 2]}
     CHECK(msg.find("exit code 7") != std::string::npos);
     CHECK(msg.find("boom at attempt 2") != std::string::npos);
   }
-  auto retries = dlsweep(db, {"query", "SELECT COUNT(*) FROM events WHERE to_state='WAITING' AND kind='transition'",
+  auto retries = run_dlsweep(db, {"query", "SELECT COUNT(*) FROM events WHERE to_state='WAITING' AND kind='transition'",
                               "--format", "csv"}, dir);
   CHECK(retries.out == "COUNT(*)\n4\n");
 }
@@ -201,8 +201,8 @@ space: {x: [1, 2, 3]}
     std::getline(stat, s);
     CHECK((s.empty() || s.find(") Z") != std::string::npos));  // gone (or a zombie of init)
   }
-  auto res = dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
+  auto res = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
   CHECK(res.out == "state,COUNT(*)\nCANCELLED,2\n");
-  auto st = dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir);
+  auto st = run_dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir);
   CHECK(st.out == "state\nSTOPPED\n");
 }

@@ -1,6 +1,11 @@
 #include "trainer/schedule/lr_schedule.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "trainer/schedule/batch_plan.hpp"
 
 namespace dlsweep::trainer::schedule {
 
@@ -17,6 +22,14 @@ std::optional<WarmupStart> parse_warmup_start(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<Decay> parse_decay(std::string_view s) {
+  if (s == "constant") return Decay::constant;
+  if (s == "step") return Decay::step;
+  if (s == "cosine") return Decay::cosine;
+  if (s == "poly") return Decay::poly;
+  return std::nullopt;
+}
+
 std::string_view to_string(LrRule r) {
   switch (r) {
     case LrRule::linear: return "linear";
@@ -27,6 +40,16 @@ std::string_view to_string(LrRule r) {
 }
 
 std::string_view to_string(WarmupStart w) { return w == WarmupStart::base ? "base" : "zero"; }
+
+std::string_view to_string(Decay d) {
+  switch (d) {
+    case Decay::constant: return "constant";
+    case Decay::step: return "step";
+    case Decay::cosine: return "cosine";
+    case Decay::poly: return "poly";
+  }
+  return "constant";
+}
 
 double lr_scale(LrRule rule, std::int64_t batch, std::int64_t base_batch) {
   const double k = static_cast<double>(batch) / static_cast<double>(base_batch);
@@ -52,9 +75,61 @@ std::int64_t epochs_to_steps(double epochs, std::int64_t steps_per_epoch) {
   return static_cast<std::int64_t>(std::llround(epochs * static_cast<double>(steps_per_epoch)));
 }
 
+double decay_multiplier(const DecaySpec& d, std::int64_t step, std::int64_t warmup_steps, std::int64_t total_steps) {
+  if (step < warmup_steps) return 1.0;
+  switch (d.kind) {
+    case Decay::constant: return 1.0;
+    case Decay::step: {
+      double m = 1.0;
+      for (std::int64_t s : d.milestone_steps)
+        if (step >= s) m *= d.factor;
+      return m;
+    }
+    case Decay::cosine:
+    case Decay::poly: {
+      const std::int64_t span = total_steps - warmup_steps;
+      if (span <= 0) return 1.0;
+      const double p = std::clamp(static_cast<double>(step - warmup_steps) / static_cast<double>(span), 0.0, 1.0);
+      const double shape = d.kind == Decay::cosine ? 0.5 * (1.0 + std::cos(std::numbers::pi * p))
+                                                   : std::pow(1.0 - p, d.power);
+      return d.floor + (1.0 - d.floor) * shape;
+    }
+  }
+  return 1.0;
+}
+
+double LrSchedule::peak_at(std::int64_t step) const {
+  double peak = target_lr;
+  for (const auto& p : peaks)
+    if (step >= p.first_step) peak = p.lr;
+  return peak;
+}
+
 double LrSchedule::at(std::int64_t step) const {
-  const double start_lr = start == WarmupStart::base ? base_lr : 0.0;
-  return warmup_lr(step, warmup_steps, start_lr, target_lr);
+  const double peak = peak_at(step);
+  if (step < warmup_steps) return warmup_lr(step, warmup_steps, start == WarmupStart::base ? base_lr : 0.0, peak);
+  return peak * decay_multiplier(decay, step, warmup_steps, total_steps);
+}
+
+LrSchedule make_lr_schedule(const LrSpec& spec, const BatchPlan& plan) {
+  LrSchedule s;
+  s.base_lr = spec.base_lr;
+  s.start = spec.start;
+  s.total_steps = plan.total_steps();
+  for (const auto& st : plan.stages())
+    s.peaks.push_back({st.first_step, scaled_lr(spec.base_lr, spec.rule, st.lr_batch, spec.base_batch) * st.lr_factor});
+  s.target_lr = s.peaks.front().lr;
+  s.warmup_steps = spec.warmup_steps > 0 ? spec.warmup_steps : plan.steps_until_epoch(spec.warmup_epochs);
+  s.warmup_steps = std::min(s.warmup_steps, s.total_steps);
+  // Under a Smith ramp the milestones became batch increases (and the stages' lr_factor).
+  s.decay.kind = spec.smith ? Decay::constant : spec.decay;
+  s.decay.factor = spec.factor;
+  s.decay.floor = spec.floor;
+  s.decay.power = spec.power;
+  if (s.decay.kind == Decay::step)
+    for (double m : spec.milestones)
+      if (std::int64_t t = plan.steps_until_epoch(m); m > 0 && t < s.total_steps) s.decay.milestone_steps.push_back(t);
+  return s;
 }
 
 LrSchedule make_lr_schedule(double base_lr, LrRule rule, std::int64_t batch, std::int64_t base_batch,
@@ -64,6 +139,7 @@ LrSchedule make_lr_schedule(double base_lr, LrRule rule, std::int64_t batch, std
   s.target_lr = scaled_lr(base_lr, rule, batch, base_batch);
   s.warmup_steps = epochs_to_steps(warmup_epochs, steps_per_epoch);
   s.start = start;
+  s.total_steps = std::numeric_limits<std::int64_t>::max();
   return s;
 }
 

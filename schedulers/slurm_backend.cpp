@@ -1,0 +1,559 @@
+// slurm_backend.cpp — batching, submission, polling and cancelling of Slurm jobs; see the
+// header for the contract. Invariants kept here:
+//  - A job is in exactly one place: waiting_ (not in a batch), a Batch in batches_ (being
+//    submitted), or the tracker (accepted by the controller). jobs_ holds every job not yet
+//    terminal; it leaves jobs_ exactly when its terminal event is emitted.
+//  - Only the worker thread calls the driver; only the io thread touches the members.
+//  - At most one submission, one poll and one cancel call are in flight at a time.
+//  - events are posted, never called inline, so a handler may call back into the backend.
+#include "schedulers/slurm_backend.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <future>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace dlsweep::sched {
+
+namespace fs = std::filesystem;
+using namespace slurm;
+
+struct SlurmBackend::Job {
+  std::string id;
+  JobSpec spec;
+  Shape shape;
+  bool in_batch = false;        ///< part of a Batch not yet accepted
+  bool cancel_requested = false;
+};
+
+struct SlurmBackend::Batch {
+  BatchRequest request;
+  PreparedBatch prepared;
+  std::vector<std::string> ids;  ///< task i = ids[i]
+  int attempts = 0;
+  bool ambiguous = false;        ///< an earlier attempt may have been accepted (timeout)
+  std::chrono::steady_clock::time_point first_try;
+};
+
+namespace {
+
+std::chrono::steady_clock::duration seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
+
+Status write_file_atomically(const fs::path& path, const std::string& text) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return fail(fmt::format("cannot write '{}'", tmp.string()), "slurm.script_dir", "check free space and permissions");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return fail(fmt::format("cannot rename '{}': {}", tmp.string(), ec.message()), "slurm.script_dir");
+  return {};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- construction
+
+Result<std::unique_ptr<SlurmBackend>> SlurmBackend::create(boost::asio::io_context& io, SlurmOptions options) {
+  if (auto st = validate_options(options); !st) return std::unexpected(st.error());
+  auto driver = make_driver(options);
+  if (!driver) return std::unexpected(driver.error());
+  return create(io, std::move(options), std::move(*driver));
+}
+
+Result<std::unique_ptr<SlurmBackend>> SlurmBackend::create(boost::asio::io_context& io, SlurmOptions options,
+                                                           std::unique_ptr<Driver> driver) {
+  if (auto st = validate_options(options); !st) return std::unexpected(st.error());
+  std::error_code ec;
+  options.script_dir = fs::absolute(options.script_dir, ec);
+  fs::create_directories(options.script_dir, ec);
+  if (ec) {
+    return fail(fmt::format("cannot create '{}': {}", options.script_dir.string(), ec.message()), "slurm.script_dir",
+                "choose a writable directory on a filesystem the compute nodes see");
+  }
+  if (options.max_concurrent == 0) options.max_concurrent = 1;
+  if (options.submit_window < options.max_concurrent) options.submit_window = options.max_concurrent;
+  auto tmpl = load_template(options);
+  if (!tmpl) return std::unexpected(tmpl.error());
+  return std::unique_ptr<SlurmBackend>(new SlurmBackend(io, std::move(options), std::move(*tmpl), std::move(driver)));
+}
+
+SlurmBackend::SlurmBackend(boost::asio::io_context& io, SlurmOptions options, std::string template_text,
+                           std::unique_ptr<Driver> driver)
+    : io_(io),
+      options_(std::move(options)),
+      template_text_(std::move(template_text)),
+      driver_(std::move(driver)),
+      tracker_(options_.vanish_polls),
+      poll_interval_s_(options_.poll_min_s),
+      poll_timer_(io) {}
+
+SlurmBackend::~SlurmBackend() {
+  alive_.reset();  // completions and timers already queued become no-ops
+  driver_->interrupt();
+  worker_.stop();
+  worker_.join();
+  poll_timer_.cancel();
+  for (auto& w : retry_timers_)
+    if (auto t = w.lock()) t->cancel();
+}
+
+// ---------------------------------------------------------------- plumbing
+
+template <class F, class Done>
+void SlurmBackend::run_on_worker(F work, Done done) {
+  auto guard = boost::asio::make_work_guard(io_);
+  boost::asio::post(worker_, [this, work = std::move(work), done = std::move(done), guard = std::move(guard),
+                              alive = std::weak_ptr<int>(alive_)]() mutable {
+    if (alive.expired()) return;
+    auto result = work(*driver_);
+    boost::asio::post(io_, [result = std::move(result), done = std::move(done), guard = std::move(guard),
+                            alive]() mutable {
+      if (alive.expired()) return;
+      done(std::move(result));
+    });
+  });
+}
+
+void SlurmBackend::emit(const Job& job, JobEventKind kind, std::string message, std::string native_id, int exit_code,
+                        int signal) {
+  JobEvent ev;
+  ev.job_id = job.id;
+  ev.trial_id = job.spec.trial_id;
+  ev.attempt = job.spec.attempt;
+  ev.kind = kind;
+  ev.message = std::move(message);
+  ev.native_id = std::move(native_id);
+  ev.exit_code = exit_code;
+  ev.signal = signal;
+  boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_), ev = std::move(ev)] {
+    if (alive.expired()) return;
+    if (handler_) handler_(ev);
+  });
+}
+
+void SlurmBackend::log(const std::string& msg) {
+  if (log_) log_(msg);
+  else std::fprintf(stderr, "dlsweep slurm: %s\n", msg.c_str());
+}
+
+void SlurmBackend::retry_later(double delay_s, std::function<void()> what) {
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_);
+  std::erase_if(retry_timers_, [](const auto& w) { return w.expired(); });
+  retry_timers_.push_back(timer);
+  timer->expires_after(seconds(delay_s));
+  timer->async_wait([timer, what = std::move(what), alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
+    if (ec || alive.expired()) return;
+    what();
+  });
+}
+
+std::string SlurmBackend::native_id(const std::string& job_id) const { return tracker_.native_id(job_id); }
+
+// ---------------------------------------------------------------- submit
+
+Result<std::string> SlurmBackend::submit(const JobSpec& spec) {
+  const std::string where = "slurm job " + spec.token();
+  if (spec.argv.empty() || spec.argv[0].empty()) return fail("empty command line", where, "give the job a program to run");
+  if (spec.workdir.empty())
+    return fail("no working directory", where, "set the job's workdir (the trial directory)");
+  if (spec.ranks < 1) return fail(fmt::format("ranks = {}", spec.ranks), where, "use 1 or more ranks");
+  if (spec.timeout_s < 0) return fail("negative timeout", where, "use 0 (none) or a positive number of seconds");
+  std::error_code ec;
+  fs::path dir = fs::absolute(spec.workdir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return fail(fmt::format("cannot create working directory '{}': {}", dir.string(), ec.message()), where,
+                "check the permissions of the study directory");
+  }
+  // Refuse what cannot be written safely now, not when the batch goes out.
+  BatchRequest probe;
+  probe.tag = "probe";
+  probe.tasks.push_back(BatchTask{spec.token(), dir, spec.argv, spec.env});
+  if (auto idx = render_index(probe); !idx) return std::unexpected(idx.error());
+
+  auto job = std::make_unique<Job>();
+  job->id = fmt::format("slurm-{}.{}", getpid(), ++seq_);
+  job->spec = spec;
+  job->spec.workdir = dir;
+  job->shape = Shape{spec.ranks, time_limit_minutes(spec.timeout_s)};
+  std::string id = job->id;
+  jobs_.emplace(id, std::move(job));
+  waiting_.push_back(id);
+  schedule_flush();
+  return id;
+}
+
+void SlurmBackend::schedule_flush() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_)] {
+    if (alive.expired()) return;
+    flush_posted_ = false;
+    flush();
+  });
+}
+
+void SlurmBackend::fetch_max_array_size() {
+  if (fetching_max_array_) return;
+  fetching_max_array_ = true;
+  run_on_worker([](Driver& d) { return d.max_array_size(); }, [this](DriverResult<int> r) {
+    fetching_max_array_ = false;
+    if (r) {
+      // MaxArraySize N allows indexes 0..N-1, i.e. N tasks per array.
+      max_array_ = static_cast<std::size_t>(std::max(*r, 1));
+      stats_.max_array_size = *max_array_;
+      flush();
+    } else if (r.error().transient) {
+      log("cannot read MaxArraySize yet: " + r.error().error.message());
+      retry_later(poll_interval_s_, [this] { fetch_max_array_size(); });
+    } else {
+      log("cannot read MaxArraySize (" + r.error().error.message() + "); assuming Slurm's default 1001");
+      max_array_ = 1001;
+      flush();
+    }
+  });
+}
+
+void SlurmBackend::flush() {
+  if (waiting_.empty()) return;
+  if (!max_array_) {
+    fetch_max_array_size();
+    return;
+  }
+  std::vector<WaitingJob> waiting;
+  waiting.reserve(waiting_.size());
+  for (const auto& id : waiting_) waiting.push_back({id, jobs_.at(id)->shape});
+  std::size_t live = tracker_.live();
+  for (const auto& b : batches_) live += b->ids.size();
+  auto plan = plan_arrays(waiting, options_.max_concurrent, live, *max_array_);
+  std::set<std::string> planned;
+  for (auto& a : plan) {
+    auto batch = std::make_unique<Batch>();
+    batch->request.study = jobs_.at(a.ids.front())->spec.study;
+    batch->request.tag = fmt::format("batch-{}-{}-{}", std::time(nullptr), getpid(), ++batch_seq_);
+    batch->request.script_dir = options_.script_dir;
+    batch->request.ranks = a.shape.ranks;
+    batch->request.time_limit_min = a.shape.time_limit_min;
+    batch->request.throttle = a.throttle;
+    for (const auto& id : a.ids) {
+      const Job& j = *jobs_.at(id);
+      batch->request.tasks.push_back(BatchTask{j.spec.token(), j.spec.workdir, j.spec.argv, j.spec.env});
+      planned.insert(id);
+    }
+    batch->ids = a.ids;
+    if (auto st = prepare(*batch); !st) {
+      // Not retryable (bad template, disk full): these jobs cannot run.
+      for (const auto& id : a.ids) {
+        emit(*jobs_.at(id), JobEventKind::lost, st.error().message());
+        jobs_.erase(id);
+      }
+      continue;
+    }
+    for (const auto& id : a.ids) jobs_.at(id)->in_batch = true;
+    batch->first_try = std::chrono::steady_clock::now();
+    batches_.push_back(std::move(batch));
+  }
+  std::erase_if(waiting_, [&](const std::string& id) { return planned.count(id) != 0; });
+  start_next_submission();
+}
+
+Status SlurmBackend::prepare(Batch& batch) {
+  auto prepared = prepare_batch(template_text_, options_, batch.request);
+  if (!prepared) return std::unexpected(prepared.error());
+  batch.prepared = std::move(*prepared);
+  // The index first: a script must never exist without the index it reads.
+  if (auto st = write_file_atomically(batch.request.index_path(), batch.prepared.index_text); !st) return st;
+  return write_file_atomically(batch.request.script_path(), batch.prepared.request.script);
+}
+
+void SlurmBackend::start_next_submission() {
+  if (submit_in_flight_ || batches_.empty()) return;
+  submit_in_flight_ = true;
+  Batch* batch = batches_.front().get();
+  batch->attempts++;
+  SubmitRequest req = batch->prepared.request;
+  const bool ambiguous = batch->ambiguous;
+  const std::string comment = req.comment;
+  run_on_worker(
+      [req = std::move(req), ambiguous, comment](Driver& d) -> DriverResult<std::uint32_t> {
+        if (ambiguous) {
+          // A previous sbatch timed out: it may have been accepted. Adopt it if so.
+          auto jobs = d.list_jobs();
+          if (!jobs) return std::unexpected(jobs.error());
+          for (const auto& r : *jobs)
+            if (r.comment == comment) return r.array_job_id != 0 ? r.array_job_id : r.job_id;
+        }
+        return d.submit(req);
+      },
+      [this, batch](DriverResult<std::uint32_t> r) {
+        submit_in_flight_ = false;
+        on_submitted(*batch, std::move(r));
+        start_next_submission();
+      });
+}
+
+void SlurmBackend::on_submitted(Batch& batch, DriverResult<std::uint32_t> r) {
+  auto drop_front = [this] { batches_.pop_front(); };
+  if (!r) {
+    stats_.submit_failures++;
+    const Error& e = r.error().error;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - batch.first_try).count();
+    if (r.error().transient && waited < options_.submit_give_up_s) {
+      batch.ambiguous = batch.ambiguous || e.what.find("no answer within") != std::string::npos;
+      const double delay = std::min(options_.poll_max_s, options_.poll_min_s * (1 << std::min(batch.attempts, 10)));
+      log(fmt::format("submitting {} ({} job(s)) failed, retrying in {:g} s: {}", batch.request.tag, batch.ids.size(),
+                      delay, e.message()));
+      // The batch stays at the front: it goes out before anything submitted later.
+      submit_in_flight_ = true;  // hold the queue until the retry
+      retry_later(delay, [this] {
+        submit_in_flight_ = false;
+        start_next_submission();
+      });
+      return;
+    }
+    std::string why = r.error().transient
+                          ? fmt::format("could not be submitted for {:.0f} s: {}", waited, e.message())
+                          : "sbatch refused the job: " + e.message();
+    for (const auto& id : batch.ids) {
+      auto it = jobs_.find(id);
+      if (it == jobs_.end()) continue;
+      emit(*it->second, it->second->cancel_requested ? JobEventKind::cancelled : JobEventKind::lost,
+           it->second->cancel_requested ? "cancelled before it was submitted" : why);
+      jobs_.erase(it);
+    }
+    drop_front();
+    schedule_flush();
+    return;
+  }
+  stats_.submissions++;
+  const std::uint32_t job_id = *r;
+  const bool array = batch.ids.size() > 1;
+  bool cancels = false;
+  for (std::size_t i = 0; i < batch.ids.size(); ++i) {
+    const std::string& id = batch.ids[i];
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    Job& job = *it->second;
+    job.in_batch = false;
+    tracker_.add(id, job_id, array ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(i)) : std::nullopt);
+    emit(job, JobEventKind::queued, fmt::format("submitted to Slurm as {}", tracker_.native_id(id)),
+         tracker_.native_id(id));
+    if (job.cancel_requested) {
+      tracker_.cancel_requested(id);
+      to_cancel_.push_back(id);
+      cancels = true;
+    }
+  }
+  drop_front();
+  if (cancels) schedule_cancel_flush();
+  poll_interval_s_ = options_.poll_min_s;
+  schedule_poll(options_.poll_min_s);
+}
+
+// ---------------------------------------------------------------- poll
+
+void SlurmBackend::schedule_poll(double delay_s) {
+  if (tracker_.live() == 0) return;
+  const auto due = std::chrono::steady_clock::now() + seconds(delay_s);
+  if (poll_due_ && *poll_due_ <= due) return;  // an earlier poll is already planned
+  poll_due_ = due;
+  poll_timer_.expires_at(due);
+  poll_timer_.async_wait([this, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
+    if (ec || alive.expired()) return;
+    poll_due_.reset();
+    poll();
+  });
+}
+
+void SlurmBackend::poll() {
+  if (tracker_.live() == 0) return;
+  if (poll_in_flight_) {
+    schedule_poll(poll_interval_s_);
+    return;
+  }
+  poll_in_flight_ = true;
+  stats_.queries++;
+  run_on_worker([ids = tracker_.live_job_ids()](Driver& d) { return d.query(ids); },
+                [this](DriverResult<std::vector<JobRecord>> r) {
+                  if (!r) {
+                    poll_in_flight_ = false;
+                    stats_.query_failures++;
+                    log("polling the controller failed (jobs are kept, retrying): " + r.error().error.message());
+                    after_poll(false);
+                    return;
+                  }
+                  auto changes = tracker_.observe(*r);
+                  const bool changed = !changes.empty();
+                  on_changes(changes);
+                  auto missing = tracker_.missing_native_ids();
+                  if (missing.empty()) {
+                    poll_in_flight_ = false;
+                    after_poll(changed);
+                    return;
+                  }
+                  stats_.accounting_queries++;
+                  run_on_worker([missing](Driver& d) { return d.accounting(missing); },
+                                [this, changed](DriverResult<std::vector<JobRecord>> acct) {
+                                  poll_in_flight_ = false;
+                                  if (!acct) log("asking accounting failed: " + acct.error().error.message());
+                                  auto more = tracker_.observe_accounting(acct ? *acct : std::vector<JobRecord>{},
+                                                                          acct.has_value());
+                                  on_changes(more);
+                                  after_poll(changed || !more.empty());
+                                });
+                });
+}
+
+void SlurmBackend::after_poll(bool changed) {
+  poll_interval_s_ = changed ? options_.poll_min_s : std::min(options_.poll_max_s, poll_interval_s_ * 2);
+  schedule_poll(poll_interval_s_);
+  if (!waiting_.empty()) schedule_flush();
+}
+
+void SlurmBackend::on_changes(const std::vector<TaskChange>& changes) {
+  for (const auto& c : changes) {
+    auto it = jobs_.find(c.id);
+    if (it == jobs_.end()) continue;
+    emit(*it->second, c.kind, c.message, c.native_id, c.exit_code, c.signal);
+    if (c.kind == JobEventKind::exited || c.kind == JobEventKind::cancelled || c.kind == JobEventKind::lost)
+      jobs_.erase(it);
+  }
+}
+
+// ---------------------------------------------------------------- cancel
+
+void SlurmBackend::cancel(const std::string& job_id) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  Job& job = *it->second;
+  if (job.cancel_requested) return;
+  job.cancel_requested = true;
+  if (!job.in_batch && !tracker_.tracked(job_id)) {  // still waiting in the backend
+    std::erase(waiting_, job_id);
+    emit(job, JobEventKind::cancelled, "cancelled before it was submitted");
+    jobs_.erase(it);
+    return;
+  }
+  if (job.in_batch) return;  // cancelled as soon as the controller accepts it
+  tracker_.cancel_requested(job_id);
+  to_cancel_.push_back(job_id);
+  schedule_cancel_flush();
+}
+
+void SlurmBackend::schedule_cancel_flush() {
+  if (cancel_posted_) return;
+  cancel_posted_ = true;
+  boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_)] {
+    if (alive.expired()) return;
+    cancel_posted_ = false;
+    flush_cancels();
+  });
+}
+
+void SlurmBackend::flush_cancels() {
+  if (cancel_in_flight_ || to_cancel_.empty()) return;
+  std::set<std::string> wanted;
+  for (const auto& id : to_cancel_)
+    if (tracker_.tracked(id) && !tracker_.done(id)) wanted.insert(id);
+  to_cancel_.clear();
+  if (wanted.empty()) return;
+  // One expression per array: the whole array when every live task of it goes.
+  std::vector<std::string> exprs;
+  for (const auto& [job, live] : tracker_.live_by_job()) {
+    std::vector<std::uint32_t> tasks;
+    bool plain = false;
+    for (const auto& id : live) {
+      if (!wanted.count(id)) continue;
+      if (auto t = tracker_.task_of(id)) tasks.push_back(*t);
+      else plain = true;
+    }
+    if (plain) exprs.push_back(std::to_string(job));
+    else if (tasks.size() == live.size()) exprs.push_back(std::to_string(job));
+    else if (tasks.size() == 1) exprs.push_back(fmt::format("{}_{}", job, tasks[0]));
+    else if (!tasks.empty()) exprs.push_back(fmt::format("{}_[{}]", job, format_array_tasks(tasks)));
+  }
+  cancel_in_flight_ = true;
+  stats_.cancel_calls++;
+  run_on_worker([exprs](Driver& d) { return d.cancel(exprs); },
+                [this, wanted](DriverResult<void> r) {
+                  cancel_in_flight_ = false;
+                  if (!r) {
+                    log("cancelling failed, retrying: " + r.error().error.message());
+                    to_cancel_.insert(to_cancel_.end(), wanted.begin(), wanted.end());
+                    retry_later(poll_interval_s_, [this] { flush_cancels(); });
+                    return;
+                  }
+                  if (!to_cancel_.empty()) schedule_cancel_flush();
+                  poll_interval_s_ = options_.poll_min_s;
+                  schedule_poll(options_.poll_min_s);
+                });
+}
+
+// ---------------------------------------------------------------- find_jobs
+
+Result<std::vector<SlurmFoundJob>> SlurmBackend::find_jobs(const std::string& study) {
+  std::promise<DriverResult<std::vector<JobRecord>>> promise;
+  auto future = promise.get_future();
+  boost::asio::post(worker_, [this, &promise] { promise.set_value(driver_->list_jobs()); });
+  auto jobs = future.get();
+  if (!jobs) return std::unexpected(jobs.error().error);
+  const std::string name = job_name_for(study);
+  std::map<fs::path, std::vector<std::string>> index_cache;  // index file -> token per task
+  auto token_of = [&](const fs::path& index, std::uint32_t task) -> std::string {
+    auto it = index_cache.find(index);
+    if (it == index_cache.end()) {
+      std::vector<std::string> tokens;
+      std::ifstream in(index);
+      std::string line;
+      std::getline(in, line);  // header
+      while (std::getline(in, line)) {
+        auto words = split_index_line(line);
+        tokens.push_back(words && words->size() > 1 ? (*words)[1] : std::string());
+      }
+      it = index_cache.emplace(index, std::move(tokens)).first;
+    }
+    return task < it->second.size() ? it->second[task] : std::string();
+  };
+  std::vector<SlurmFoundJob> out;
+  for (const auto& r : *jobs) {
+    if (r.name != name) continue;
+    fs::path index;
+    if (r.comment.rfind("dlsweep:", 0) == 0) {
+      std::string tag = r.comment.substr(8);
+      if (tag.find('/') == std::string::npos && !tag.empty()) index = options_.script_dir / (tag + ".index");
+    }
+    auto add = [&](std::optional<std::uint32_t> task) {
+      SlurmFoundJob f;
+      f.job_id = r.array_job_id != 0 ? r.array_job_id : r.job_id;
+      f.task = task;
+      f.native_id = task ? fmt::format("{}_{}", f.job_id, *task) : std::to_string(f.job_id);
+      f.state = r.state_name;
+      f.comment = r.comment;
+      f.index_file = index;
+      if (!index.empty()) f.token = token_of(index, task.value_or(0));
+      out.push_back(std::move(f));
+    };
+    if (r.array_job_id != 0 && !r.array_task_id) {
+      for (auto t : r.pending_tasks) add(t);
+    } else {
+      add(r.array_job_id != 0 ? r.array_task_id : std::nullopt);
+    }
+  }
+  return out;
+}
+
+}  // namespace dlsweep::sched
