@@ -1,4 +1,5 @@
-// cmd_submit.cpp — `dlsweep submit STUDY`: validate, record, run the sweep.
+// cmd_submit.cpp — `dlsweep submit STUDY`: validate, record, run the sweep; and the parts
+// that `resume` shares with it (database lock, running the engine).
 //
 // Order matters: the study is validated completely before the database is opened, so an
 // invalid study leaves no trace; the study row is written before any trial exists.
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,7 @@
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/engine.hpp"
+#include "orchestrator/sweep_runner.hpp"
 #include "orchestrator/study_spec.hpp"
 #include "schedulers/local_backend.hpp"
 
@@ -48,8 +51,6 @@ std::string locate_train_binary() {
   return {};
 }
 
-namespace {
-
 // The orchestrator is the database's only writer: an advisory lock on DB.lock, held for
 // the whole sweep, makes a second orchestrator on the same file fail fast instead of
 // interleaving its writes. The lock dies with the process, so a crash never leaves it held.
@@ -70,7 +71,30 @@ Result<int> lock_database(const std::string& db) {
   return fd;
 }
 
-}  // namespace
+int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id, const EngineOptions& opts,
+              const std::string& db, const std::function<Status(Engine&)>& before_run) {
+  boost::asio::io_context io;
+  sched::LocalBackend backend(io, static_cast<std::size_t>(spec.backend.max_concurrent));
+  Progress progress = Progress::for_stderr();
+  Engine engine(io, storage, backend, spec, study_id, opts, progress);
+  if (before_run) {
+    if (auto st = before_run(engine); !st) {
+      fmt::print(stderr, "error: {}\n", st.error().message());
+      return exit_code::runtime;
+    }
+  }
+  auto outcome = engine.run();
+  if (!outcome) {
+    fmt::print(stderr, "error: {}\n", outcome.error().message());
+    return exit_code::runtime;
+  }
+  const auto& s = outcome->snapshot;
+  fmt::print(stderr, "{} complete, {} failed, {} cancelled — results: dlsweep --db {} results {}\n", s.complete,
+             s.failed, s.cancelled, db, spec.name);
+  if (outcome->interrupted) return exit_code::interrupted;
+  if (s.complete == 0 && s.created > 0) return exit_code::trials_failed;
+  return exit_code::ok;
+}
 
 int cmd_submit(const SubmitArgs& a) {
   auto spec = load_study(a.study_file);
@@ -122,21 +146,7 @@ int cmd_submit(const SubmitArgs& a) {
     return exit_code::usage;
   }
 
-  boost::asio::io_context io;
-  sched::LocalBackend backend(io, static_cast<std::size_t>(spec->backend.max_concurrent));
-  Progress progress = Progress::for_stderr();
-  Engine engine(io, **storage, backend, *spec, *study_id, opts, progress);
-  auto outcome = engine.run();
-  if (!outcome) {
-    fmt::print(stderr, "error: {}\n", outcome.error().message());
-    return exit_code::runtime;
-  }
-  const auto& s = outcome->snapshot;
-  fmt::print(stderr, "{} complete, {} failed, {} cancelled — results: dlsweep --db {} results {}\n", s.complete,
-             s.failed, s.cancelled, a.db, spec->name);
-  if (outcome->interrupted) return exit_code::interrupted;
-  if (s.complete == 0 && s.created > 0) return exit_code::trials_failed;
-  return exit_code::ok;
+  return run_sweep(**storage, *spec, *study_id, opts, a.db, nullptr);
 }
 
 }  // namespace dlsweep::orch

@@ -50,6 +50,12 @@ struct BestArgs {
 };
 int cmd_best(const BestArgs& a);
 
+struct ResumeArgs {
+  std::string db;
+  std::string study;
+};
+int cmd_resume(const ResumeArgs& a);
+
 /// Where `dlsweep-train` is: $DLSWEEP_TRAIN, else beside this executable, else on PATH.
 std::string locate_train_binary();
 

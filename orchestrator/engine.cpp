@@ -175,6 +175,53 @@ bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, 
   return true;
 }
 
+Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vector<db::TrialSummary>& summaries) {
+  std::map<std::int64_t, const db::TrialSummary*> by_id;
+  for (const auto& s : summaries) by_id[s.trial_id] = &s;
+  for (const auto& t : trials) {
+    next_number_ = std::max(next_number_, t.number + 1);
+    count_of(counts_, t.state)++;
+    std::optional<double> value;
+    if (auto it = by_id.find(t.id); it != by_id.end()) value = it->second->best_value;
+    history_index_[t.id] = history_.size();
+    history_.push_back(search::TrialRecord{t.number, t.params, is_final(t.state) || t.state == TrialState::failed, value});
+    if (value) {
+      bool better = !counts_.best_value || (spec_.objective.mode == "max" ? *value > *counts_.best_value
+                                                                          : *value < *counts_.best_value);
+      if (better) {
+        counts_.best_value = value;
+        counts_.best_trial = t.number;
+      }
+    }
+    db::TrialRow row = t;
+    switch (t.state) {
+      case TrialState::waiting:
+        waiting_.push_back(row);
+        break;
+      case TrialState::queued:
+      case TrialState::running:
+        // Its job died with the previous orchestrator (the caller stopped any survivor):
+        // requeue the same attempt; the program resumes from its checkpoint.
+        if (!apply(row, TrialEvent::requeued, "requeued: the orchestrator restarted while it was live"))
+          return fail("cannot requeue trial " + std::to_string(t.number), "resume");
+        waiting_.push_back(row);
+        break;
+      case TrialState::failed:
+        if (row.attempt < spec_.trial.max_retries) {
+          if (auto st = rotate_metrics(row.trial_dir, row.attempt); !st) return st;
+          if (apply(row, TrialEvent::retry, fmt::format("retry {} of {} (on resume)", row.attempt + 1,
+                                                         spec_.trial.max_retries)))
+            waiting_.push_back(row);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  if (fatal_) return std::unexpected(*fatal_);
+  return {};
+}
+
 void Engine::fill() {
   if (interrupted_ || done_) return;
   while (backend_.active() < backend_.max_concurrent()) {
@@ -235,7 +282,10 @@ void Engine::launch(std::int64_t trial_id) {
   job.timeout_s = spec_.trial.timeout_s;
 
   auto id = backend_.submit(job);
-  if (!apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed"))
+  // A requeued trial (QUEUED after its job died with a previous orchestrator) gets a new
+  // job for the same attempt; a WAITING one is launched.
+  if (live.row.state == TrialState::waiting &&
+      !apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed"))
     return;
   if (!id) {
     apply(live.row, TrialEvent::lost, id.error().message());

@@ -54,6 +54,12 @@ class Engine {
   /// unsafe; trial failures are not errors.
   Result<SweepOutcome> run();
 
+  /// Picks up a study whose orchestrator stopped or died (`dlsweep resume`); call before
+  /// run(). WAITING trials are launched, QUEUED/RUNNING ones (whose jobs the caller has
+  /// made sure are gone) are requeued for the same attempt, FAILED ones with retries left
+  /// are retried; new trials continue after the highest trial number.
+  Status restore(const std::vector<db::TrialRow>& trials, const std::vector<db::TrialSummary>& summaries);
+
   /// Stop creating trials and cancel the live ones (what Ctrl-C does).
   void interrupt(const std::string& why);
 
@@ -100,7 +106,7 @@ class Engine {
   std::chrono::steady_clock::time_point start_;
 
   std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)
-  std::deque<db::TrialRow> waiting_;             ///< WAITING trials to (re)launch
+  std::deque<db::TrialRow> waiting_;             ///< WAITING (or requeued QUEUED) trials to launch
   std::vector<search::TrialRecord> history_;     ///< every trial created, for the sampler
   std::map<std::int64_t, std::size_t> history_index_;  ///< trial id -> index in history_
   std::int64_t next_number_ = 0;

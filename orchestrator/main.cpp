@@ -46,7 +46,11 @@ int main(int argc, char** argv) try {
   b->add_option("--by", best.by, "auto | time | steps | value")->check(CLI::IsMember({"auto", "time", "steps", "value"}));
   b->add_option("--format", best.format, "table | json")->check(CLI::IsMember({"table", "json"}));
 
-  for (auto* sub : {s, st, r, q, b}) sub->fallthrough();
+  ResumeArgs resume;
+  auto* rs = app.add_subcommand("resume", "continue a sweep whose orchestrator stopped or died");
+  rs->add_option("study", resume.study, "study name")->required();
+
+  for (auto* sub : {s, st, r, q, b, rs}) sub->fallthrough();
 
   try {
     app.parse(argc, argv);
@@ -54,12 +58,13 @@ int main(int argc, char** argv) try {
     int rc = app.exit(e);
     return rc == 0 ? exit_code::ok : exit_code::usage;
   }
-  submit.db = status.db = results.db = query.db = best.db = db;
+  submit.db = status.db = results.db = query.db = best.db = resume.db = db;
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
   if (*q) return cmd_query(query);
   if (*b) return cmd_best(best);
+  if (*rs) return cmd_resume(resume);
   return exit_code::usage;
 } catch (const std::exception& e) {
   fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());

@@ -19,6 +19,8 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/slurm_quote.hpp"
+
 namespace dlsweep::sched {
 
 namespace fs = std::filesystem;

@@ -178,7 +178,7 @@ void Tracker::apply(Task& t, const JobRecord& rec, std::vector<TaskChange>& out)
     t.started = false;
   }
   TaskChange end = terminal_change(rec, t.cancel_requested);
-  const bool never_ran = rec.state == JobState::cancelled && !t.started && !restarted && rec.restart_count == 0;
+  const bool never_ran = rec.state == JobState::cancelled && !t.started && !restarted;
   if (!t.started && !never_ran && end.kind != JobEventKind::lost) {
     out.push_back(change(t, JobEventKind::started, fmt::format("ran as Slurm job {}", native(t))));
     t.started = true;
@@ -237,6 +237,12 @@ std::vector<TaskChange> Tracker::observe_accounting(const std::vector<JobRecord>
     }
     if (found) {
       t.missing = 0;  // accounting still sees it running: squeue will again
+      continue;
+    }
+    if (t.cancel_requested && !t.started) {
+      // Slurm drops an array task cancelled while pending from its tables altogether.
+      out.push_back(change(t, JobEventKind::cancelled, "cancelled before it started"));
+      t.done = true;
       continue;
     }
     if (++t.missing >= vanish_polls_) {

@@ -15,6 +15,8 @@
 //      TIMEOUT, DEADLINE  -> cancelled "hit the time limit (TIMEOUT)" / "... (DEADLINE)"
 //      OUT_OF_MEMORY      -> exited, signal 9, "out of memory (OUT_OF_MEMORY)"
 //      NODE_FAIL, PREEMPTED, BOOT_FAIL -> lost, with the reason
+//  - A task we cancelled while pending that is missing from squeue and accounting ->
+//    cancelled (Slurm forgets such array tasks at once).
 //  - A task missing from a successful squeue answer is looked up in accounting; one missing
 //    from both for `vanish_polls` polls in a row -> lost "vanished from the controller".
 //    A failed squeue (controller down) changes nothing.

@@ -126,6 +126,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
 MailProg=/bin/true
 KillWait=5
 MinJobAge=600
@@ -172,6 +173,7 @@ do_start() {
   [[ -r /etc/munge/munge.key ]] || mungekey --create --keyfile=/etc/munge/munge.key
   chown munge:munge /etc/munge/munge.key && chmod 600 /etc/munge/munge.key
   mkdir -p "$dir"/{state,spool,run,log}
+  chmod go+x "$dir"  # munged runs as user munge and must reach its socket directory
   exec 9>"$dir/.lock"
   flock 9  # concurrent starts of the same directory wait for each other
   if [[ -s $dir/nodes ]]; then nodes=$(<"$dir/nodes"); fi

@@ -13,8 +13,11 @@
 //   3   diverged: the training loss became non-finite (a `log` record says at which step);
 //       deterministic, so retrying the same params cannot help
 //   70  internal error (a broken invariant: a bug)
-//   75  stopped on request: control.json {"action":"stop"} or SIGTERM/SIGINT; the step in
-//       progress is finished and a `log` record written (protocol::kExitStopped)
+//   75  stopped on request: control.json {"action":"stop"}, or SIGUSR2/SIGTERM/SIGINT; the step
+//       in progress is finished, a signal also writes a checkpoint (and a `checkpoint`
+//       record), then a `log` record (protocol::kExitStopped). The next start in the same
+//       trial directory resumes from the newest valid checkpoint in DIR/checkpoints.
+// Under mpirun/srun every rank runs this program; rank 0 alone writes records and checkpoints.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +31,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "common/protocol.hpp"
-#include "trainer/comm/local_communicator.hpp"
+#include "trainer/comm/comm_registry.hpp"
 #include "trainer/data/datasets.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/reporter.hpp"
@@ -62,7 +65,7 @@ void print_help() {
       "  --help           this text\n"
       "\n"
       "Exit status: 0 done, 1 runtime failure, 2 bad input, 3 diverged (non-finite loss),\n"
-      "%d stopped on request (control.json or SIGTERM/SIGINT).\n"
+      "%d stopped on request (control.json, or SIGUSR2/SIGTERM/SIGINT after a checkpoint).\n"
       "\n"
       "Parameters (params.json keys, default in brackets):\n",
       dlsweep::protocol::kEnvTrialDir, dlsweep::protocol::kMetricsFile, dlsweep::protocol::kControlFile,
@@ -74,7 +77,7 @@ void print_help() {
       for (std::size_t i = 0; i < p.allowed.size(); ++i) extra += (i ? "|" : "") + p.allowed[i];
       extra += "}";
     }
-    std::printf("  %-14s %s%s [%s]\n", p.name.c_str(), p.help.c_str(), extra.c_str(), p.default_value.dump().c_str());
+    std::printf("  %-24s %s%s [%s]\n", p.name.c_str(), p.help.c_str(), extra.c_str(), p.default_value.dump().c_str());
   }
 }
 
@@ -133,12 +136,18 @@ int run(int argc, char** argv) {
   if (!fs::is_directory(trial_dir, ec))
     return report_error({"cannot create the trial directory", trial_dir.string(), "choose a writable location"},
                         kExitBadInput, nullptr, start);
-  auto reporter = dt::Reporter::open(trial_dir / dlsweep::protocol::kMetricsFile);
-  if (!reporter) return report_error(reporter.error(), kExitFailure, nullptr, start);
+  // Under mpirun/srun only rank 0 writes the trial's records.
+  std::optional<dt::Reporter> reporter;
+  if (dt::comm::launcher_rank() == 0) {
+    auto opened = dt::Reporter::open(trial_dir / dlsweep::protocol::kMetricsFile);
+    if (!opened) return report_error(opened.error(), kExitFailure, nullptr, start);
+    reporter.emplace(std::move(*opened));
+  }
+  dt::Reporter* const rep = reporter ? &*reporter : nullptr;
 
   const fs::path params_file = args.params ? *args.params : trial_dir / dlsweep::protocol::kParamsFile;
   auto config = dt::load_train_config(params_file);
-  if (!config) return report_error(config.error(), kExitBadInput, &*reporter, start);
+  if (!config) return report_error(config.error(), kExitBadInput, rep, start);
 
   dt::data::DataSpec ds;
   ds.dataset = config->dataset;
@@ -147,13 +156,19 @@ int run(int argc, char** argv) {
   ds.test_subset = config->test_subset;
   ds.seed = config->seed;
   auto data = dt::data::load_data(ds);
-  if (!data) return report_error(data.error(), kExitBadInput, &*reporter, start);
+  if (!data) return report_error(data.error(), kExitBadInput, rep, start);
 
+  auto comm = dt::comm::make_communicator(config->comm);
+  if (!comm) {
+    auto e = comm.error();
+    if (e.where == "comm") e.where = params_file.string() + ": comm";
+    return report_error(e, kExitBadInput, rep, start);
+  }
   dt::StopMonitor stop(trial_dir / dlsweep::protocol::kControlFile);
-  dt::comm::LocalCommunicator comm;
   dt::TrainContext ctx;
-  ctx.comm = &comm;
-  ctx.reporter = &*reporter;
+  ctx.comm = comm->get();
+  ctx.reporter = rep;
+  ctx.checkpoint_dir = trial_dir / dlsweep::protocol::kCheckpointDir;
   ctx.stop = &stop;
   ctx.progress = stdout;
   ctx.start = start;
@@ -164,7 +179,7 @@ int run(int argc, char** argv) {
     const bool about_param = e.where.find(':') == std::string::npos && dt::find_param(e.where);
     if (about_param) e.where = params_file.string() + ": " + e.where;
     const bool bad_input = about_param || e.where.find("kernels") == std::string::npos;
-    return report_error(e, bad_input ? kExitBadInput : kExitFailure, &*reporter, start);
+    return report_error(e, bad_input ? kExitBadInput : kExitFailure, rep, start);
   }
   auto result = (*trainer)->run();
   if (!result) return report_error(result.error(), kExitFailure, nullptr, start);  // the reporter may be what failed

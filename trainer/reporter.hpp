@@ -36,6 +36,11 @@ class Reporter {
   Status log(const std::string& text, std::int64_t step, double epoch, std::int64_t samples, double wall_s);
 
   std::int64_t next_seq() const { return next_seq_; }
+  /// Continues at `seq` at least (a resumed run whose metrics file lost records the
+  /// checkpoint knows were written: seq never goes back).
+  void ensure_next_seq(std::int64_t seq) {
+    if (seq > next_seq_) next_seq_ = seq;
+  }
   const std::filesystem::path& path() const { return path_; }
 
  private:

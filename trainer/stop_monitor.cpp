@@ -26,13 +26,19 @@ void StopMonitor::install_signal_handlers() {
   sa.sa_flags = 0;  // no SA_RESTART: a blocking call returns EINTR and the loop notices sooner
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGUSR2, &sa, nullptr);
 }
 
 int StopMonitor::pending_signal() { return g_signal; }
 
 std::optional<StopRequest> StopMonitor::poll() {
   if (int sig = g_signal; sig != 0)
-    return StopRequest{StopRequest::Source::signal, sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "signal"};
+    return StopRequest{StopRequest::Source::signal,
+                       sig == SIGTERM  ? "SIGTERM"
+                       : sig == SIGINT ? "SIGINT"
+                       : sig == SIGUSR2 ? "SIGUSR2"
+                                        : "signal",
+                       true};
   const auto now = std::chrono::steady_clock::now();
   if (now < next_check_) return std::nullopt;
   next_check_ = now + interval_;

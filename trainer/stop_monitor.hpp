@@ -1,7 +1,9 @@
 // stop_monitor.hpp — notices the two ways a trial is asked to stop: the orchestrator writes
-// {"action":"stop"} into $DLSWEEP_TRIAL_DIR/control.json, or the process gets SIGTERM/SIGINT
-// (Slurm, a user's Ctrl-C). The training loop calls poll() after every step; the trainer then
-// finishes that step, writes a log record and exits with protocol::kExitStopped.
+// {"action":"stop"} into $DLSWEEP_TRIAL_DIR/control.json (a pruned trial: it will not
+// resume), or the process gets SIGUSR2 (Slurm's --signal warning before preemption or the
+// time limit), SIGTERM or SIGINT (Slurm, a user's Ctrl-C). The training loop calls poll()
+// between steps; the trainer then finishes that step, checkpoints if the request came from a
+// signal (StopRequest::checkpoint), writes a record and exits with protocol::kExitStopped.
 //
 // Cost: poll() reads a flag and the steady clock; it stats control.json at most once per
 // interval (0.5 s by default) and reads it only when its mtime or size changed. A control
@@ -19,6 +21,9 @@ struct StopRequest {
   enum class Source { control_file, signal };
   Source source = Source::control_file;
   std::string reason;  ///< "control.json: pruned", "SIGTERM"
+  /// True for signals (preemption, time limit, Ctrl-C): the run should be resumable, so the
+  /// trainer writes a checkpoint before exiting. False for control.json (pruned).
+  bool checkpoint = false;
 };
 
 class StopMonitor {
@@ -27,7 +32,7 @@ class StopMonitor {
   explicit StopMonitor(std::filesystem::path control_file,
                        std::chrono::milliseconds interval = std::chrono::milliseconds(500));
 
-  /// Installs SIGTERM and SIGINT handlers that only set a flag (async-signal-safe).
+  /// Installs SIGTERM, SIGINT and SIGUSR2 handlers that only set a flag (async-signal-safe).
   static void install_signal_handlers();
   /// The signal received so far (0 = none). For tests: simulate with raise().
   static int pending_signal();

@@ -89,8 +89,25 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.momentum = get("momentum").get<double>();
   c.nesterov = get("nesterov").get<bool>();
   c.weight_decay = get("weight_decay").get<double>();
+  c.momentum_correction = get("momentum_correction").get<bool>();
+  c.decay_bias_norm = get("decay_bias_norm").get<bool>();
+  c.beta1 = get("beta1").get<double>();
+  c.beta2 = get("beta2").get<double>();
+  c.adam_eps = get("adam_eps").get<double>();
+  c.lamb_eps = get("lamb_eps").get<double>();
+  c.lars_trust_coefficient = get("lars_trust_coefficient").get<double>();
+  c.lars_eps = get("lars_eps").get<double>();
+  c.lars_exclude_bias_norm = get("lars_exclude_bias_norm").get<bool>();
+  c.larc_trust_coefficient = get("larc_trust_coefficient").get<double>();
+  c.larc_mode = get("larc_mode").get<std::string>();
+  c.larc_eps = get("larc_eps").get<double>();
   c.seed = static_cast<std::uint64_t>(get("seed").get<double>());
   c.threads = static_cast<int>(get("threads").get<double>());
+  c.comm = get("comm").get<std::string>();
+  c.bucket_mb = get("bucket_mb").get<double>();
+  c.noise_scale_every = static_cast<std::int64_t>(get("noise_scale_every").get<double>());
+  c.noise_scale_ema = get("noise_scale_ema").get<double>();
+  c.checkpoint_every_s = get("checkpoint_every_s").get<double>();
   return c;
 }
 
@@ -139,8 +156,25 @@ json to_json(const TrainConfig& c) {
               {"momentum", c.momentum},
               {"nesterov", c.nesterov},
               {"weight_decay", c.weight_decay},
+              {"momentum_correction", c.momentum_correction},
+              {"decay_bias_norm", c.decay_bias_norm},
+              {"beta1", c.beta1},
+              {"beta2", c.beta2},
+              {"adam_eps", c.adam_eps},
+              {"lamb_eps", c.lamb_eps},
+              {"lars_trust_coefficient", c.lars_trust_coefficient},
+              {"lars_eps", c.lars_eps},
+              {"lars_exclude_bias_norm", c.lars_exclude_bias_norm},
+              {"larc_trust_coefficient", c.larc_trust_coefficient},
+              {"larc_mode", c.larc_mode},
+              {"larc_eps", c.larc_eps},
               {"seed", c.seed},
-              {"threads", c.threads}};
+              {"threads", c.threads},
+              {"comm", c.comm},
+              {"bucket_mb", c.bucket_mb},
+              {"noise_scale_every", c.noise_scale_every},
+              {"noise_scale_ema", c.noise_scale_ema},
+              {"checkpoint_every_s", c.checkpoint_every_s}};
 }
 
 }  // namespace dlsweep::trainer

@@ -43,8 +43,20 @@ struct TrainConfig {
   double momentum = 0.9;
   bool nesterov = false;
   double weight_decay = 0;
+  bool momentum_correction = true;
+  bool decay_bias_norm = false;
+  double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8, lamb_eps = 1e-6;
+  double lars_trust_coefficient = 0.001, lars_eps = 0;
+  bool lars_exclude_bias_norm = true;
+  double larc_trust_coefficient = 0.02, larc_eps = 1e-8;
+  std::string larc_mode = "clip";
   std::uint64_t seed = 0;
   int threads = 1;
+  std::string comm = "auto";
+  double bucket_mb = 4;
+  std::int64_t noise_scale_every = 10;
+  double noise_scale_ema = 0.95;
+  double checkpoint_every_s = 300;
 };
 
 /// Parses a params object. `where` names its source (the file) in errors.

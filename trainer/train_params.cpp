@@ -54,12 +54,40 @@ const std::vector<ParamInfo>& table() {
        "stages \"EPOCH:BATCH,...\" e.g. \"0:256,2:1024\""},
       {"max_batch_size", T::integer, 0, {}, 0, 1 << 24, false,
        "largest batch a smith ramp may reach; LR decay takes over beyond it (0 = training set size)"},
-      {"optimizer", T::string, "sgd", {"sgd"}, 0, 0, false, "optimizer"},
-      {"momentum", T::number, 0.9, {}, 0, 1, false, "momentum coefficient (< 1)"},
-      {"nesterov", T::boolean, false, {}, 0, 0, false, "Nesterov momentum"},
-      {"weight_decay", T::number, 0, {}, 0, 1, false, "L2 weight decay (not on biases)"},
+      {"optimizer", T::string, "sgd", {"sgd", "adam", "adamw", "lars", "larc", "lamb"}, 0, 0, false,
+       "optimizer (REFERENCES.md gives each one's exact update)"},
+      {"momentum", T::number, 0.9, {}, 0, 1, false, "momentum coefficient (< 1) of sgd, lars, larc"},
+      {"nesterov", T::boolean, false, {}, 0, 0, false, "Nesterov momentum (sgd, lars, larc)"},
+      {"momentum_correction", T::boolean, true, {}, 0, 0, false,
+       "scale the velocity by lr_t/lr_(t-1) when the LR changes (sgd, lars, larc; Goyal et al.)"},
+      {"weight_decay", T::number, 0, {}, 0, 1, false,
+       "weight decay: L2 in the gradient (sgd, adam, lars, larc, lamb's ratio), decoupled (adamw)"},
+      {"decay_bias_norm", T::boolean, false, {}, 0, 0, false,
+       "apply weight decay to biases and normalisation parameters too"},
+      {"beta1", T::number, 0.9, {}, 0, 1, false, "first-moment decay (< 1) of adam, adamw, lamb"},
+      {"beta2", T::number, 0.999, {}, 0, 1, false, "second-moment decay (< 1) of adam, adamw, lamb"},
+      {"adam_eps", T::number, 1e-8, {}, 0, 1, true, "epsilon of adam and adamw"},
+      {"lamb_eps", T::number, 1e-6, {}, 0, 1, true, "epsilon of lamb"},
+      {"lars_trust_coefficient", T::number, 0.001, {}, 0, 100, true, "LARS trust coefficient eta"},
+      {"lars_eps", T::number, 0, {}, 0, 1, false, "added to the LARS trust-ratio denominator"},
+      {"lars_exclude_bias_norm", T::boolean, true, {}, 0, 0, false,
+       "LARS: plain momentum for biases/norm parameters (TF contrib) instead of the trust ratio"},
+      {"larc_trust_coefficient", T::number, 0.02, {}, 0, 100, true, "LARC trust coefficient (apex)"},
+      {"larc_mode", T::string, "clip", {"clip", "scale"}, 0, 0, false,
+       "LARC: clip the layer rate at lr (apex clip=True) or scale lr by the trust ratio"},
+      {"larc_eps", T::number, 1e-8, {}, 0, 1, false, "added to the LARC trust-ratio denominator"},
       {"seed", T::integer, 0, {}, 0, 4294967295.0, false, "seed of init and data order"},
       {"threads", T::integer, 1, {}, 1, 1024, false, "compute threads per rank"},
+      {"comm", T::string, "auto", {"auto", "local", "mpi"}, 0, 0, false,
+       "collectives: mpi when started by mpirun/srun with more than one rank (auto), or forced"},
+      {"bucket_mb", T::number, 4, {}, 0, 4096, true,
+       "gradient allreduce bucket size in MiB (each bucket starts as soon as backward fills it)"},
+      {"noise_scale_every", T::integer, 10, {}, 0, 1e9, false,
+       "measure the gradient noise scale every N updates (0 = never)"},
+      {"noise_scale_ema", T::number, 0.95, {}, 0, 1, false,
+       "moving-average decay (< 1) of the noise-scale estimates"},
+      {"checkpoint_every_s", T::number, 300, {}, 0, 1e9, false,
+       "seconds between checkpoints (0 = only on SIGUSR2/SIGTERM)"},
   };
   return t;
 }
@@ -119,8 +147,10 @@ Status check_param_value(const ParamInfo& info, const json& value) {
     }
     case T::number:
       if (!value.is_number()) return wrong_type();
-      if (info.name == "momentum" && value.get<double>() >= 1.0)
-        return fail("momentum must be below 1", "", "use a value in [0, 1)");
+      if ((info.name == "momentum" || info.name == "beta1" || info.name == "beta2" ||
+           info.name == "noise_scale_ema") &&
+          value.get<double>() >= 1.0)
+        return fail(fmt::format("{} must be below 1", info.name), "", "use a value in [0, 1)");
       return check_bounds(info, value.get<double>());
     case T::boolean:
       if (!value.is_boolean()) return wrong_type();

@@ -11,6 +11,7 @@
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/models/mlp.hpp"
 #include "trainer/optim/optimizer.hpp"
+#include "trainer/optim/tensor_math.hpp"
 #include "trainer/schedule/lr_schedule.hpp"
 
 namespace dlsweep::trainer {
@@ -34,7 +35,7 @@ std::string layer_sizes(std::int64_t in, const std::vector<std::int64_t>& hidden
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config, data::DataSplits data, TrainContext ctx)
-    : config_(config), data_(std::move(data)), ctx_(ctx) {}
+    : config_(config), data_(std::move(data)), ctx_(ctx), noise_(config.noise_scale_ema) {}
 
 Trainer::~Trainer() = default;
 
@@ -75,7 +76,23 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   t->kernels_ = std::move(*backend);
   models::MlpSpec spec{t->data_.train.features, config.hidden, t->data_.train.classes};
   t->model_ = std::make_unique<models::Mlp>(*t->kernels_, spec, config.seed);
-  optim::OptimizerSpec os{config.optimizer, config.momentum, config.nesterov, config.weight_decay, false};
+  optim::OptimizerSpec os;
+  os.name = config.optimizer;
+  os.momentum = config.momentum;
+  os.nesterov = config.nesterov;
+  os.weight_decay = config.weight_decay;
+  os.decay_biases = config.decay_bias_norm;
+  os.momentum_correction = config.momentum_correction;
+  os.beta1 = config.beta1;
+  os.beta2 = config.beta2;
+  os.adam_eps = config.adam_eps;
+  os.lamb_eps = config.lamb_eps;
+  os.lars_trust = config.lars_trust_coefficient;
+  os.lars_eps = config.lars_eps;
+  os.lars_exclude_bias_norm = config.lars_exclude_bias_norm;
+  os.larc_trust = config.larc_trust_coefficient;
+  os.larc_eps = config.larc_eps;
+  os.larc_clip = config.larc_mode == "clip";
   auto opt = optim::make_optimizer(os, t->model_->parameters());
   if (!opt) return std::unexpected(opt.error());
   t->optimizer_ = std::move(*opt);
@@ -100,10 +117,11 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   t->steps_per_epoch_ = first.steps_per_epoch;
   t->total_steps_ = t->plan_.total_steps();
   t->eval_interval_ = std::max<std::int64_t>(1, schedule::epochs_to_steps(config.eval_every, t->steps_per_epoch_));
+  if (ranks > 1) t->sync_ = std::make_unique<GradSync>(*ctx.comm, t->model_->parameters(), config.bucket_mb);
   return t;
 }
 
-double Trainer::wall_s() const { return seconds_since(ctx_.start); }
+double Trainer::wall_s() const { return wall_offset_ + seconds_since(ctx_.start); }
 
 Status Trainer::report(protocol::RecordKind kind, std::int64_t step, const std::map<std::string, double>& metrics,
                        const std::string& text) {
@@ -119,94 +137,191 @@ Status Trainer::report(protocol::RecordKind kind, std::int64_t step, const std::
   return ctx_.reporter->write(std::move(r));
 }
 
+Status Trainer::log_start() {
+  const data::Dataset& train = data_.train;
+  std::string stages;
+  for (const auto& st : plan_.stages())
+    stages += fmt::format("{}{:g}:{}", stages.empty() ? "" : ",", st.start_epoch, st.batch);
+  return report(protocol::RecordKind::log, 0, {},
+                fmt::format("dlsweep-train: {} {} ({} parameters), {} {} train / {} test, batch {} on {} rank(s) "
+                            "({} comm), {} steps/epoch, {} steps, lr {:g} ({} rule from {:g} at batch {}, warmup {} "
+                            "steps from {}, decay {}), optimizer {}, batch stages {}, {} kernels, {}, {} thread(s)",
+                            model_->name(), layer_sizes(train.features, config_.hidden, train.classes),
+                            model_->parameters().count(), config_.dataset, train.size, data_.test.size,
+                            config_.batch_size, ctx_.comm->size(), ctx_.comm->name(), steps_per_epoch_, total_steps_,
+                            lr_.target_lr, schedule::to_string(config_.lr_rule), config_.base_lr, config_.base_batch,
+                            lr_.warmup_steps, schedule::to_string(config_.warmup_start),
+                            schedule::to_string(lr_.decay.kind), optimizer_->name(), stages, ctx_.kernels,
+                            kernels::backend_version(), kernels::compute_threads()));
+}
+
 Trainer::EvalStats Trainer::evaluate() {
+  // This rank's contiguous share of the test set; the caller reduces the sums.
   const data::Dataset& d = data_.test;
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(std::min(kEvalBatch, d.size)));
+  const std::int64_t ranks = ctx_.comm->size(), rank = ctx_.comm->rank();
+  const std::int64_t lo = d.size * rank / ranks, hi = d.size * (rank + 1) / ranks;
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(std::min(kEvalBatch, std::max<std::int64_t>(1, hi - lo))));
   double loss = 0;
   std::int64_t correct = 0;
-  for (std::int64_t first = 0; first < d.size; first += kEvalBatch) {
-    const std::int64_t n = std::min(kEvalBatch, d.size - first);
+  for (std::int64_t first = lo; first < hi; first += kEvalBatch) {
+    const std::int64_t n = std::min(kEvalBatch, hi - first);
     data::gather_range(d, first, model_->input(n, models::Mode::eval), labels.data());
     auto st = kernels_->softmax_cross_entropy(model_->forward(n, models::Mode::eval), labels.data(), 1.0f, {});
     loss += st.loss_sum;
     correct += st.correct;
   }
-  return {loss / static_cast<double>(d.size), static_cast<double>(correct) / static_cast<double>(d.size)};
+  return {loss, static_cast<double>(correct)};
+}
+
+Status Trainer::evaluate_and_report(std::int64_t step, double lr, std::int64_t batch) {
+  const auto te = clock_type::now();
+  const EvalStats ev = evaluate();
+  double sums[8] = {iv_.loss_sum, iv_.correct, iv_.seen, iv_.t_compute, iv_.t_data, iv_.t_comm, ev.loss, ev.acc};
+  if (auto s = ctx_.comm->allreduce_sum(std::span<double>(sums)); !s) return s;
+  const double ranks = ctx_.comm->size(), test_n = static_cast<double>(data_.test.size);
+  const double train_time = (sums[3] + sums[4] + sums[5]) / ranks;
+  std::map<std::string, double> m = {{"train_loss", sums[0] / sums[2]},
+                                     {"train_acc", sums[1] / sums[2]},
+                                     {"val_loss", sums[6] / test_n},
+                                     {"val_acc", sums[7] / test_n},
+                                     {"lr", lr},
+                                     {"batch_size", static_cast<double>(batch)},
+                                     {"samples_per_s", train_time > 0 ? sums[2] / train_time : 0.0},
+                                     {"time_compute_s", sums[3] / ranks},
+                                     {"time_data_s", sums[4] / ranks},
+                                     {"time_allreduce_exposed_s", sums[5] / ranks},
+                                     {"time_eval_s", seconds_since(te)}};
+  if (auto g = noise_.grad_norm_sq()) m["grad_norm_sq"] = *g;
+  if (auto t = noise_.trace_sigma()) m["grad_trace_sigma"] = *t;
+  if (auto b = noise_.noise_scale()) m["grad_noise_scale"] = *b;
+  last_metrics_ = m;
+  iv_ = Interval{};
+  if (auto s = report(protocol::RecordKind::eval, step, m); !s) return s;
+  if (ctx_.progress && ctx_.comm->rank() == 0) {
+    std::fprintf(ctx_.progress,
+                 "epoch %7.2f  step %7lld  train_loss %.4f  train_acc %.4f  val_loss %.4f  val_acc %.4f  "
+                 "lr %.4g  batch %lld  %.0f samples/s\n",
+                 plan_.epoch_after(step), static_cast<long long>(step), m["train_loss"], m["train_acc"], m["val_loss"],
+                 m["val_acc"], lr, static_cast<long long>(batch), m["samples_per_s"]);
+    std::fflush(ctx_.progress);
+  }
+  return {};
+}
+
+Trainer::StepStats Trainer::forward_part(const std::uint32_t* idx, std::int64_t n, std::int64_t batch) {
+  const auto t0 = clock_type::now();
+  data::gather(data_.train, std::span<const std::uint32_t>(idx, static_cast<std::size_t>(n)),
+               model_->input(n, models::Mode::train), labels_.data());
+  const auto t1 = clock_type::now();
+  auto logits = model_->forward(n, models::Mode::train);
+  auto st = kernels_->softmax_cross_entropy(logits, labels_.data(), 1.0f / static_cast<float>(batch),
+                                            model_->logits_grad(n));
+  iv_.t_data += std::chrono::duration<double>(t1 - t0).count();
+  iv_.t_compute += seconds_since(t1);
+  return {st.loss_sum, st.correct};
+}
+
+Trainer::StepStats Trainer::split_step(const std::uint32_t* idx, std::int64_t b, std::int64_t batch) {
+  auto& params = model_->parameters();
+  const std::int64_t size = params.arena_size(), n1 = b / 2, n2 = b - n1;
+  if (grad_acc_.size() != size) grad_acc_ = kernels::AlignedBuffer(size);
+  float* g = params.grads();
+  float* acc = grad_acc_.data();
+  StepStats st = forward_part(idx, n1, batch);
+  auto t0 = clock_type::now();
+  model_->backward(n1);
+  std::copy(g, g + size, acc);
+  const double g1 = optim::sum_squares(acc, size);
+  iv_.t_compute += seconds_since(t0);
+  const StepStats st2 = forward_part(idx + n1, n2, batch);
+  t0 = clock_type::now();
+  model_->backward(n2);
+  const double g2 = optim::sum_squares(g, size);
+  optim::parallel_slices(size, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) g[i] += acc[i];
+  });
+  const double big = optim::sum_squares(g, size);
+  // Each half's gradient is scaled by 1/batch: its mean gradient is batch/n_i times it.
+  const double bb = static_cast<double>(batch), r1 = bb / static_cast<double>(n1), r2 = bb / static_cast<double>(n2);
+  const double small = 0.5 * (r1 * r1 * g1 + r2 * r2 * g2);
+  const double b_small = 2.0 / (1.0 / static_cast<double>(n1) + 1.0 / static_cast<double>(n2));
+  noise_.add(small, b_small, big, bb);
+  iv_.t_compute += seconds_since(t0);
+  st.loss_sum += st2.loss_sum;
+  st.correct += st2.correct;
+  return st;
 }
 
 Result<TrainResult> Trainer::run() {
-  const data::Dataset& train = data_.train;
-  const auto& sched = lr_;
-  const auto& params = model_->parameters();
-  std::string ramp_text;
-  for (const auto& st : plan_.stages())
-    ramp_text += fmt::format("{}{:g}:{}", ramp_text.empty() ? "" : ",", st.start_epoch, st.batch);
-  if (auto s = report(protocol::RecordKind::log, 0,
-                      {},
-                      fmt::format("dlsweep-train: {} {} ({} parameters), {} {} train / {} test, batch {} on {} "
-                                  "rank(s), {} steps/epoch, {} steps, lr {:g} ({} rule from {:g} at batch {}, "
-                                  "warmup {} steps from {}, decay {}), batch stages {}, {} kernels, {}, {} thread(s)",
-                                  model_->name(), layer_sizes(train.features, config_.hidden, train.classes),
-                                  params.count(), config_.dataset, train.size, data_.test.size, config_.batch_size,
-                                  ctx_.comm->size(), steps_per_epoch_, total_steps_, sched.target_lr,
-                                  schedule::to_string(config_.lr_rule), config_.base_lr, config_.base_batch,
-                                  sched.warmup_steps, schedule::to_string(config_.warmup_start),
-                                  schedule::to_string(sched.decay.kind), ramp_text, ctx_.kernels,
-                                  kernels::backend_version(), kernels::compute_threads()));
-      !s)
-    return std::unexpected(s.error());
-
   const std::int64_t rank = ctx_.comm->rank(), ranks = ctx_.comm->size();
-  for (const auto& st : plan_.stages()) model_->prepare(st.batch / ranks, models::Mode::train);
-  std::vector<std::uint32_t> order(static_cast<std::size_t>(train.size));
-  std::int64_t order_epoch = -1;  // the epoch whose permutation `order` holds
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(plan_.max_batch() / ranks));
-  const std::span<float> grads(params.grads(), static_cast<std::size_t>(params.arena_size()));
+  if (auto s = log_start(); !s) return std::unexpected(s.error());
+  TrainResult result;
+  auto resumed = resume();
+  if (!resumed) return std::unexpected(resumed.error());
+  result.resumed_from = *resumed;
+  if (ranks > 1)
+    if (auto s = broadcast_state(); !s) return std::unexpected(s.error());
+  const std::int64_t first_step = std::max<std::int64_t>(0, *resumed);
+
+  const bool measure_enabled = config_.noise_scale_every > 0;
+  for (const auto& st : plan_.stages()) {
+    const std::int64_t b = st.batch / ranks;
+    model_->prepare(b, models::Mode::train);
+    if (measure_enabled && ranks == 1 && b >= 2) {
+      model_->prepare(b / 2, models::Mode::train);
+      model_->prepare(b - b / 2, models::Mode::train);
+    }
+  }
+  order_.resize(static_cast<std::size_t>(data_.train.size));
+  order_epoch_ = -1;
+  labels_.resize(static_cast<std::size_t>(plan_.max_batch() / ranks));
+  const auto& params = model_->parameters();
   const bool fused_update = ranks == 1 && optimizer_->supports_partial_step();
 
-  TrainResult result;
-  // Statistics of the interval since the last evaluation (local to this rank).
-  double loss_sum = 0, t_compute = 0, t_data = 0;
-  std::int64_t correct = 0, seen = 0;
-  double lr = sched.at(0);
-  std::int64_t batch = plan_.stages().front().batch;
+  double lr = lr_.at(first_step);
+  std::int64_t batch = plan_.position(first_step).batch;
   // One rank: each layer is updated as soon as its gradients are final, while they are still
-  // in cache (a few % of a small-batch step cheaper than one pass over the whole arena after
-  // backward). Built once: it reads the current `lr` by reference.
+  // in cache. Built once: it reads the current `lr` by reference.
   const models::GradReadyFn update_layer = [&](std::span<const std::size_t> tensors) {
     optimizer_->step(lr, tensors);
   };
+  const models::GradReadyFn sync_ready = [&](std::span<const std::size_t> tensors) { sync_->ready(tensors); };
+  auto last_checkpoint = clock_type::now();
 
-  for (std::int64_t step = 0; step < total_steps_;) {
-    // A stop request lets the step in progress finish (it is checked between steps).
-    if (ctx_.stop) {
+  for (std::int64_t step = first_step; step < total_steps_;) {
+    // Requests are polled before the step and acted on after it (the step in progress ends).
+    double flags[3] = {0, 0, 0};  // {stop (pruned), stop with checkpoint (signal), timer checkpoint}
+    std::string reason;
+    if (ctx_.stop)
       if (auto req = ctx_.stop->poll()) {
-        result.status = TrainStatus::stopped;
-        result.steps = step;
-        result.message = fmt::format("stopped on request ({}) after step {}", req->reason, step);
-        if (auto s = report(protocol::RecordKind::log, step, {}, result.message); !s) return std::unexpected(s.error());
-        return result;
+        flags[req->checkpoint ? 1 : 0] = 1;
+        reason = req->reason;
       }
-    }
+    if (rank == 0 && config_.checkpoint_every_s > 0 && !ctx_.checkpoint_dir.empty() &&
+        seconds_since(last_checkpoint) >= config_.checkpoint_every_s)
+      flags[2] = 1;
+
     const schedule::DataPosition pos = plan_.position(step);
     batch = pos.batch;
     const std::int64_t b = batch / ranks;
-    auto t0 = clock_type::now();
-    if (pos.epoch != order_epoch) {
-      data::epoch_order(config_.seed, pos.epoch, order);
-      order_epoch = pos.epoch;
+    if (pos.epoch != order_epoch_) {
+      const auto t0 = clock_type::now();
+      data::epoch_order(config_.seed, pos.epoch, order_);
+      order_epoch_ = pos.epoch;
+      iv_.t_data += seconds_since(t0);
     }
-    const std::span<const std::uint32_t> idx(order.data() + pos.offset + rank * b, static_cast<std::size_t>(b));
-    data::gather(train, idx, model_->input(b, models::Mode::train), labels.data());
-    auto t1 = clock_type::now();
+    const std::uint32_t* idx = order_.data() + pos.offset + rank * b;
+    lr = lr_.at(step);
+    const bool measure = measure_enabled && step % config_.noise_scale_every == 0;
+    const bool split = measure && ranks == 1 && b >= 2;
 
-    lr = sched.at(step);
-    const float grad_scale = 1.0f / static_cast<float>(batch);
-    auto logits = model_->forward(b, models::Mode::train);
-    auto st = kernels_->softmax_cross_entropy(logits, labels.data(), grad_scale, model_->logits_grad(b));
-    double step_loss[1] = {st.loss_sum};
-    if (auto s = ctx_.comm->allreduce_sum(std::span<double>(step_loss)); !s) return std::unexpected(s.error());
-    if (!std::isfinite(step_loss[0])) {
+    const StepStats st = split ? split_step(idx, b, batch) : forward_part(idx, b, batch);
+    // The loss (divergence) and the stop flags are agreed on by all ranks in one reduction.
+    auto tc = clock_type::now();
+    double agreed[4] = {st.loss_sum, flags[0], flags[1], flags[2]};
+    if (auto s = ctx_.comm->allreduce_sum(std::span<double>(agreed)); !s) return std::unexpected(s.error());
+    iv_.t_comm += seconds_since(tc);
+    if (!std::isfinite(agreed[0])) {
       result.status = TrainStatus::diverged;
       result.steps = step;
       result.message = fmt::format("diverged: the training loss became non-finite at step {} (epoch {:.2f}, "
@@ -214,57 +329,67 @@ Result<TrainResult> Trainer::run() {
                                    step, plan_.epoch_after(step), lr);
       if (auto s = report(protocol::RecordKind::log, step, {{"lr", lr}}, result.message); !s)
         return std::unexpected(s.error());
+      if (auto s = ctx_.comm->barrier(); !s) return std::unexpected(s.error());
       return result;
     }
-    if (fused_update) {
-      model_->backward(b, update_layer);
+    tc = clock_type::now();
+    double comm_in_update = 0;  // waiting inside the update block is communication, not compute
+    if (split) {
+      optimizer_->step(lr);
+    } else if (ranks == 1) {
+      if (fused_update) model_->backward(b, update_layer);
+      else {
+        model_->backward(b);
+        optimizer_->step(lr);
+      }
     } else {
-      model_->backward(b);
-      if (auto s = ctx_.comm->allreduce_sum(grads); !s) return std::unexpected(s.error());
+      sync_->begin(measure);
+      model_->backward(b, sync_ready);
+      auto waited = sync_->finish();
+      if (!waited) return std::unexpected(waited.error());
+      iv_.t_comm += *waited;
+      comm_in_update += *waited;
+      if (measure) {
+        // |G_small|² = mean over ranks of |P · local|² (the local gradient is scaled by 1/B).
+        const auto tm = clock_type::now();
+        double small[1] = {static_cast<double>(ranks * ranks) * sync_->local_norm_sq() / static_cast<double>(ranks)};
+        if (auto s = ctx_.comm->allreduce_sum(std::span<double>(small)); !s) return std::unexpected(s.error());
+        iv_.t_comm += seconds_since(tm);
+        comm_in_update += seconds_since(tm);
+        const double big = optim::sum_squares(params.grads(), params.arena_size());
+        noise_.add(small[0], static_cast<double>(b), big, static_cast<double>(batch));
+      }
       optimizer_->step(lr);
     }
+    iv_.t_compute += seconds_since(tc) - comm_in_update;
     const bool eval_now = plan_.eval_after(step, config_.eval_every);
     ++step;
-    auto t2 = clock_type::now();
+    iv_.loss_sum += st.loss_sum;
+    iv_.correct += static_cast<double>(st.correct);
+    iv_.seen += static_cast<double>(b);
 
-    loss_sum += st.loss_sum;
-    correct += st.correct;
-    seen += b;
-    t_data += std::chrono::duration<double>(t1 - t0).count();
-    t_compute += std::chrono::duration<double>(t2 - t1).count();
-
-    if (eval_now) {
-      auto te = clock_type::now();
-      EvalStats ev = evaluate();
-      double sums[5] = {loss_sum, static_cast<double>(correct), static_cast<double>(seen), t_compute, t_data};
-      if (auto s = ctx_.comm->allreduce_sum(std::span<double>(sums)); !s) return std::unexpected(s.error());
-      const double nranks = static_cast<double>(ranks);
-      const double train_time = (sums[3] + sums[4]) / nranks;
-      result.metrics = {{"train_loss", sums[0] / sums[2]},
-                        {"train_acc", sums[1] / sums[2]},
-                        {"val_loss", ev.loss},
-                        {"val_acc", ev.acc},
-                        {"lr", lr},
-                        {"batch_size", static_cast<double>(batch)},
-                        {"samples_per_s", train_time > 0 ? sums[2] / train_time : 0.0},
-                        {"time_compute_s", sums[3] / nranks},
-                        {"time_data_s", sums[4] / nranks},
-                        {"time_eval_s", seconds_since(te)}};
-      if (auto s = report(protocol::RecordKind::eval, step, result.metrics); !s) return std::unexpected(s.error());
-      if (ctx_.progress && rank == 0) {
-        std::fprintf(ctx_.progress,
-                     "epoch %7.2f  step %7lld  train_loss %.4f  train_acc %.4f  val_loss %.4f  val_acc %.4f  "
-                     "lr %.4g  batch %lld  %.0f samples/s\n",
-                     plan_.epoch_after(step), static_cast<long long>(step), result.metrics["train_loss"],
-                     result.metrics["train_acc"], ev.loss, ev.acc, lr, static_cast<long long>(batch),
-                     result.metrics["samples_per_s"]);
-        std::fflush(ctx_.progress);
-      }
-      loss_sum = t_compute = t_data = 0;
-      correct = seen = 0;
+    if (eval_now)
+      if (auto s = evaluate_and_report(step, lr, batch); !s) return std::unexpected(s.error());
+    const bool stop = agreed[1] > 0 || agreed[2] > 0;
+    if ((agreed[2] > 0 || agreed[3] > 0) && !ctx_.checkpoint_dir.empty() && step < total_steps_) {
+      auto path = save_checkpoint(step);
+      if (!path) return std::unexpected(path.error());
+      result.checkpoint = *path;
+      last_checkpoint = clock_type::now();
+    }
+    if (stop && step < total_steps_) {
+      result.status = TrainStatus::stopped;
+      result.steps = step;
+      result.metrics = last_metrics_;
+      result.message = fmt::format("stopped on request ({}) after step {}{}", reason.empty() ? "another rank" : reason,
+                                   step, result.checkpoint.empty() ? "" : "; checkpoint " + result.checkpoint);
+      if (auto s = report(protocol::RecordKind::log, step, {}, result.message); !s) return std::unexpected(s.error());
+      if (auto s = ctx_.comm->barrier(); !s) return std::unexpected(s.error());  // rank 0 finishes writing
+      return result;
     }
   }
   result.steps = total_steps_;
+  result.metrics = last_metrics_;
   if (auto s = report(protocol::RecordKind::final, total_steps_, result.metrics); !s) return std::unexpected(s.error());
   return result;
 }

@@ -1,19 +1,39 @@
-// trainer.hpp — the training loop of dlsweep-train: data-parallel minibatch SGD over a
-// Communicator, evaluation every `eval_every` epochs, protocol records to a Reporter, and
-// stop requests from a StopMonitor.
+// trainer.hpp — the training loop of dlsweep-train: data-parallel minibatch training over a
+// Communicator, the LR schedule and batch plan of schedule/, evaluation every `eval_every`
+// epochs, protocol records to a Reporter, stop requests from a StopMonitor, checkpoints.
 //
 // Semantics (what a record's numbers mean):
-//  - steps_per_epoch = floor(N / batch_size) (the tail of each shuffled epoch is dropped);
-//    total steps = round(epochs · steps_per_epoch) (at least 1); evaluation after every
-//    round(eval_every · steps_per_epoch) steps and after the last step;
-//  - the epoch's order is data::epoch_order(seed, epoch); rank r takes the r-th slice of each
-//    global batch; the loss is averaged over the GLOBAL batch;
+//  - the batch plan (schedule/batch_plan.hpp) fixes each update's global batch B_t and where
+//    it reads: the epoch's order is data::epoch_order(seed, epoch), rank r of P takes
+//    positions [r·B/P, (r+1)·B/P) of each global batch, so P ranks follow the trajectory of
+//    one rank with batch B up to float rounding; the loss is averaged over the GLOBAL batch;
+//  - evaluation after every round(eval_every · steps_per_epoch) updates of the current stage
+//    and after the last; the test set is split across ranks and the sums reduced;
 //  - train_loss/train_acc average the training batches since the previous evaluation;
-//    samples_per_s counts training samples over training time only (data + compute, no eval);
+//    samples_per_s counts training samples over training time (data + compute + exposed
+//    communication, no evaluation); time_compute_s is forward + backward + update,
+//    time_allreduce_exposed_s the time spent waiting for collectives (gradient buckets not
+//    hidden behind backward, the per-step loss/flag reduction), time_data_s the batch gather;
+//  - grad_noise_scale = B_simple, with grad_norm_sq and grad_trace_sigma (noise_scale.hpp),
+//    measured every noise_scale_every updates: with P > 1 ranks b_small = B/P (|G_small|² =
+//    mean over ranks of the local gradient's squared norm, one extra scalar allreduce),
+//    b_big = B; on one rank the measured step runs forward/backward on the two halves of the
+//    batch (the same gradient, summed; costs the two half-size passes' lower efficiency,
+//    one arena copy and add, and three norm passes);
 //  - a non-finite training loss stops the run before that step's update (status diverged);
 //  - on one rank each layer is updated as soon as backward has its gradients (cache-hot);
-//    with more ranks the gradient arena is allreduced first, then updated in one pass.
-// Same config, backend and thread count → identical records except the timing fields.
+//    with more ranks gradients are averaged in buckets that overlap backward (grad_sync.hpp),
+//    then updated in one pass;
+//  - ranks agree on stopping: the per-step loss reduction carries the stop/checkpoint flags;
+//    rank 0 alone writes records and checkpoints; batch-norm running statistics stay local
+//    to each rank (each evaluates its share of the test set with its own; rank 0's are
+//    checkpointed and broadcast on resume);
+//  - checkpoints (checkpoint.hpp) every checkpoint_every_s seconds and on SIGUSR2/SIGTERM/
+//    SIGINT hold everything that determines the rest of the run (parameters and model state,
+//    optimizer state, step, interval statistics, noise-scale averages, wall clock); the data
+//    position and LR are pure functions of the step. run() resumes from the newest valid one
+//    in TrainContext::checkpoint_dir, so an interrupted run ends with the same metrics.
+// Same config, backend, rank and thread count → identical records except the timing fields.
 #pragma once
 
 #include <chrono>
@@ -22,10 +42,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/result.hpp"
 #include "trainer/comm/communicator.hpp"
 #include "trainer/data/dataset.hpp"
+#include "trainer/grad_sync.hpp"
+#include "trainer/kernels/matrix.hpp"
+#include "trainer/noise_scale.hpp"
 #include "trainer/reporter.hpp"
 #include "trainer/schedule/batch_plan.hpp"
 #include "trainer/schedule/lr_schedule.hpp"
@@ -46,6 +72,7 @@ struct TrainContext {
   std::FILE* progress = nullptr;           ///< one human-readable line per evaluation; null = quiet
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();  ///< wall_s origin
   std::string kernels = "onednn";          ///< compute backend name (kernels_registry.hpp)
+  std::filesystem::path checkpoint_dir;    ///< where checkpoints go / are resumed from; empty = none
 };
 
 enum class TrainStatus { done, stopped, diverged };
@@ -53,6 +80,8 @@ enum class TrainStatus { done, stopped, diverged };
 struct TrainResult {
   TrainStatus status = TrainStatus::done;
   std::int64_t steps = 0;                   ///< updates applied
+  std::int64_t resumed_from = -1;           ///< the checkpoint's step when the run resumed, else -1
+  std::string checkpoint;                   ///< the last checkpoint written (empty if none)
   std::map<std::string, double> metrics;    ///< the last evaluation's metrics (empty if none)
   std::string message;                      ///< why it stopped or diverged
 };
@@ -80,10 +109,33 @@ class Trainer {
   struct EvalStats {
     double loss = 0, acc = 0;
   };
+  /// Statistics of the interval since the last evaluation (local to this rank).
+  struct Interval {
+    double loss_sum = 0, correct = 0, seen = 0, t_compute = 0, t_data = 0, t_comm = 0;
+  };
+  /// One training step's outcome (local to this rank, before reduction).
+  struct StepStats {
+    double loss_sum = 0;
+    std::int64_t correct = 0;
+  };
   EvalStats evaluate();
   double wall_s() const;
   Status report(protocol::RecordKind kind, std::int64_t step, const std::map<std::string, double>& metrics,
                 const std::string& text = {});
+  Status log_start();
+  /// Gathers the n samples idx[0..n), runs forward and the loss (scaled by 1/batch, which
+  /// fills the logits gradient for backward). Adds its data and compute time to iv_.
+  StepStats forward_part(const std::uint32_t* idx, std::int64_t n, std::int64_t batch);
+  /// One rank, measured step: forward and backward on the two halves of the batch, gradients
+  /// summed into the arena; feeds the noise estimator.
+  StepStats split_step(const std::uint32_t* idx, std::int64_t b, std::int64_t batch);
+  Status evaluate_and_report(std::int64_t step, double lr, std::int64_t batch);
+  Result<std::string> save_checkpoint(std::int64_t step);
+  /// Restores the newest valid checkpoint, if any. Returns its step, or -1.
+  Result<std::int64_t> resume();
+  /// Makes every rank's parameters, model state and optimizer state equal rank 0's.
+  Status broadcast_state();
+  nlohmann::json fingerprint() const;
 
   TrainConfig config_;
   data::DataSplits data_;
@@ -93,6 +145,15 @@ class Trainer {
   std::unique_ptr<optim::Optimizer> optimizer_;
   schedule::BatchPlan plan_;
   schedule::LrSchedule lr_;
+  std::unique_ptr<GradSync> sync_;          ///< ranks > 1
+  NoiseScaleEstimator noise_;
+  Interval iv_;
+  std::map<std::string, double> last_metrics_;
+  double wall_offset_ = 0;                  ///< wall_s of the checkpoint a resumed run started from
+  std::vector<std::uint32_t> order_;
+  std::int64_t order_epoch_ = -1;
+  std::vector<std::int32_t> labels_;
+  kernels::AlignedBuffer grad_acc_;         ///< one rank: the first half's gradient of a measured step
   std::int64_t local_batch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, eval_interval_ = 0;
 };
 

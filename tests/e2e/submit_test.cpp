@@ -206,3 +206,67 @@ space: {x: [1, 2, 3]}
   auto st = run_dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir);
   CHECK(st.out == "state\nSTOPPED\n");
 }
+
+TEST_CASE("resume after the orchestrator was killed: orphans stopped, live trials requeued, sweep completes") {
+  auto dir = fresh_dir("resume");
+  // Each trial appends one record per second for 3 s, continuing seq after what the file
+  // already holds (the protocol's rule for a relaunch of the same attempt).
+  write(dir / "slow.yaml", R"(
+name: e2e-resume
+backend: {kind: local, max_concurrent: 2}
+trial:
+  command:
+    - /bin/sh
+    - -c
+    - |
+      echo $$ > pid
+      n=$(cat metrics.jsonl 2>/dev/null | wc -l)
+      for i in 1 2 3; do
+        sleep 1
+        echo "{\"seq\":$n,\"kind\":\"eval\",\"step\":$i,\"metrics\":{\"loss\":$i}}" >> metrics.jsonl
+        n=$((n+1))
+      done
+objective: {metric: loss, mode: min}
+search: {algorithm: grid}
+space: {x: [1, 2, 3, 4]}
+)");
+  auto db = dir / "sweep.db";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::chdir(dir.c_str());
+    std::freopen("/dev/null", "w", stderr);
+    ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "slow.yaml", (char*)nullptr);
+    ::_exit(127);
+  }
+  auto runs = dir / "dlsweep-runs" / "e2e-resume";
+  for (int i = 0; i < 100 && !fs::exists(runs / "trial-0001" / "pid"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(fs::exists(runs / "trial-0001" / "pid"));
+  ::kill(pid, SIGKILL);  // the orchestrator dies; its two trials run on as orphans
+  ::waitpid(pid, nullptr, 0);
+  int orphan = 0;
+  std::ifstream(runs / "trial-0000" / "pid") >> orphan;
+
+  auto r = run_dlsweep(db, {"resume", "e2e-resume"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("orphaned process") != std::string::npos);
+  {
+    std::ifstream stat("/proc/" + std::to_string(orphan) + "/stat");
+    std::string s;
+    std::getline(stat, s);
+    CHECK((s.empty() || s.find(") Z") != std::string::npos));
+  }
+  auto q = run_dlsweep(db, {"query", "SELECT number, state, attempt FROM trials ORDER BY number", "--format", "csv"}, dir);
+  CHECK(q.out == "number,state,attempt\n0,COMPLETE,0\n1,COMPLETE,0\n2,COMPLETE,0\n3,COMPLETE,0\n");
+  // The two interrupted trials were requeued (same attempt), and each grid point ran once.
+  auto rq = run_dlsweep(db, {"query", "SELECT COUNT(*) FROM events WHERE reason LIKE 'requeued%'", "--format", "csv"}, dir);
+  CHECK(rq.out == "COUNT(*)\n2\n");
+  // Every trial's three (or more, for the requeued ones) records are in, none duplicated.
+  auto recs = run_dlsweep(db, {"query", "SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM records GROUP BY trial_id)",
+                               "--format", "csv"}, dir);
+  CHECK(recs.out == "MIN(n)\n3\n");
+  auto st = run_dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir);
+  CHECK(st.out == "state\nFINISHED\n");
+}

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "trainer/schedule/lr_schedule.hpp"
 
 using namespace dlsweep::trainer::schedule;
@@ -53,4 +55,46 @@ TEST_CASE("rule and warmup-start names round-trip", "[schedule]") {
   for (auto r : {LrRule::linear, LrRule::sqrt, LrRule::none}) REQUIRE(parse_lr_rule(to_string(r)) == r);
   for (auto w : {WarmupStart::base, WarmupStart::zero}) REQUIRE(parse_warmup_start(to_string(w)) == w);
   REQUIRE_FALSE(parse_lr_rule("cubic"));
+}
+
+TEST_CASE("decay names round-trip", "[schedule]") {
+  for (auto d : {Decay::constant, Decay::step, Decay::cosine, Decay::poly}) REQUIRE(parse_decay(to_string(d)) == d);
+  REQUIRE_FALSE(parse_decay("exp"));
+}
+
+TEST_CASE("decay multipliers point by point", "[schedule]") {
+  // 10 warmup steps, 110 in total: decay progress p = (t - 10)/100.
+  const std::int64_t w = 10, total = 110;
+  SECTION("constant") {
+    DecaySpec d;
+    for (std::int64_t t : {0, 10, 50, 109}) REQUIRE(decay_multiplier(d, t, w, total) == 1.0);
+  }
+  SECTION("step: factor per milestone reached, counted from the milestone's first update") {
+    DecaySpec d{Decay::step, {40, 80}, 0.1, 0, 2};
+    REQUIRE(decay_multiplier(d, 39, w, total) == 1.0);
+    REQUIRE(decay_multiplier(d, 40, w, total) == Approx(0.1));
+    REQUIRE(decay_multiplier(d, 79, w, total) == Approx(0.1));
+    REQUIRE(decay_multiplier(d, 80, w, total) == Approx(0.01));
+    REQUIRE(decay_multiplier(d, 109, w, total) == Approx(0.01));
+  }
+  SECTION("cosine: (1 + cos(pi p))/2 above the floor") {
+    DecaySpec d{Decay::cosine, {}, 0.1, 0, 2};
+    REQUIRE(decay_multiplier(d, 5, w, total) == 1.0);  // in warmup
+    REQUIRE(decay_multiplier(d, 10, w, total) == Approx(1.0));
+    REQUIRE(decay_multiplier(d, 35, w, total) == Approx(0.5 * (1 + std::cos(M_PI * 0.25))));
+    REQUIRE(decay_multiplier(d, 60, w, total) == Approx(0.5).margin(1e-12));
+    REQUIRE(decay_multiplier(d, 109, w, total) == Approx(0.5 * (1 + std::cos(M_PI * 0.99))));
+    d.floor = 0.2;  // 0.2 + 0.8·shape
+    REQUIRE(decay_multiplier(d, 60, w, total) == Approx(0.6));
+    REQUIRE(decay_multiplier(d, 110, w, total) == Approx(0.2));
+  }
+  SECTION("poly: (1 - p)^power (LARS: power 2)") {
+    DecaySpec d{Decay::poly, {}, 0.1, 0, 2};
+    REQUIRE(decay_multiplier(d, 10, w, total) == Approx(1.0));
+    REQUIRE(decay_multiplier(d, 60, w, total) == Approx(0.25));
+    REQUIRE(decay_multiplier(d, 85, w, total) == Approx(0.0625));
+    d.power = 1;
+    d.floor = 0.1;
+    REQUIRE(decay_multiplier(d, 60, w, total) == Approx(0.1 + 0.9 * 0.5));
+  }
 }

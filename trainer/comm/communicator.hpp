@@ -1,11 +1,15 @@
 // communicator.hpp — collectives between the ranks of a data-parallel run. Implementations:
-// local (one rank, this file's LocalCommunicator), MPI and NCCL later (one file each, chosen
-// in one registry).
+// local (one rank, local_communicator.hpp) and MPI (mpi_communicator.hpp), chosen in one
+// registry (comm_registry.hpp); NCCL later.
 //
 // Contract:
 //  - every rank calls the same collectives in the same order with the same sizes;
 //  - allreduce_sum leaves the element-wise sum over ranks in every rank's buffer (in place),
 //    and gives bit-identical results on every rank;
+//  - start_allreduce_sum is the non-blocking form: the sum lands in the buffer by the next
+//    wait_all(); until then the caller must neither read nor write the buffer. progress()
+//    lets the transport advance started collectives (MPI moves non-blocking collectives only
+//    inside MPI calls), so callers sprinkle it through long computations to get overlap;
 //  - broadcast copies root's buffer to every rank;
 //  - errors (a dead peer, a failed transport) come back as Status, never as an abort.
 #pragma once
@@ -27,7 +31,14 @@ class Communicator {
   virtual Status allreduce_sum(std::span<float> data) = 0;
   virtual Status allreduce_sum(std::span<double> data) = 0;
   virtual Status broadcast(std::span<float> data, int root) = 0;
+  virtual Status broadcast(std::span<double> data, int root) = 0;
   virtual Status barrier() = 0;
+  /// Starts an in-place sum of `data` over ranks (see the contract above).
+  virtual Status start_allreduce_sum(std::span<float> data) = 0;
+  /// Advances started collectives without blocking.
+  virtual void progress() {}
+  /// Completes every started collective.
+  virtual Status wait_all() = 0;
 };
 
 }  // namespace dlsweep::trainer::comm

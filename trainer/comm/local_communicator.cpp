@@ -4,7 +4,7 @@
 
 namespace dlsweep::trainer::comm {
 
-Status LocalCommunicator::broadcast(std::span<float>, int root) {
+Status LocalCommunicator::check_root(int root) {
   if (root != 0)
     return fail(fmt::format("broadcast from rank {} in a 1-rank world", root), "comm/local", "use root 0");
   return {};

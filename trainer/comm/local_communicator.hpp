@@ -14,8 +14,14 @@ class LocalCommunicator final : public Communicator {
   int size() const override { return 1; }
   Status allreduce_sum(std::span<float>) override { return {}; }
   Status allreduce_sum(std::span<double>) override { return {}; }
-  Status broadcast(std::span<float>, int root) override;
+  Status broadcast(std::span<float>, int root) override { return check_root(root); }
+  Status broadcast(std::span<double>, int root) override { return check_root(root); }
   Status barrier() override { return {}; }
+  Status start_allreduce_sum(std::span<float>) override { return {}; }
+  Status wait_all() override { return {}; }
+
+ private:
+  static Status check_root(int root);
 };
 
 }  // namespace dlsweep::trainer::comm

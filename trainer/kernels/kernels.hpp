@@ -1,6 +1,7 @@
 // kernels.hpp — the compute-backend interface of dlsweep-train. A backend (oneDNN on CPU,
 // cuDNN/cuBLAS on GPU later, plain loops for tests) builds per-layer kernels bound to
-// buffers the model owns; the model then replays them every step.
+// buffers the model owns, or whole networks (net.hpp) whose buffers and layouts it chooses;
+// the model then replays them every step.
 //
 // Contract (every implementation; tests/trainer/kernels_conformance_test.cpp checks it):
 //  - make_dense() does all the expensive work (primitive selection, descriptor creation,
@@ -29,6 +30,10 @@
 namespace dlsweep::trainer::kernels {
 
 enum class Activation { none, relu };
+
+class Net;
+class NetGraph;
+struct NetOptions;
 
 /// The buffers one dense layer reads and writes, bound once when its kernel is built.
 /// Forward-only kernels (evaluation) leave dy, dw, db and dx empty.
@@ -76,6 +81,9 @@ class Kernels {
   virtual std::string_view name() const = 0;
   /// Builds a dense-layer kernel bound to `binding` (see the contract above).
   virtual std::unique_ptr<DenseKernel> make_dense(Activation act, const DenseBinding& binding) = 0;
+  /// Compiles a layer graph for one batch size and mode into a Net (contract in net.hpp).
+  /// Throws std::invalid_argument when the backend cannot run the graph as asked.
+  virtual std::unique_ptr<Net> make_net(const NetGraph& graph, const NetOptions& options) = 0;
   /// Softmax + cross-entropy over the rows of `logits`. `dlogits` may be empty (evaluation).
   virtual LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels,
                                           float grad_scale, MatrixView dlogits) = 0;

@@ -4,8 +4,9 @@
 //
 // Contract (every backend; tests/trainer/net_conformance_test.cpp checks it against the
 // double-precision reference math):
-//  - input() is the [n, input size] matrix (padded rows of NCHW floats) the caller fills;
-//    output() is the [n, output size] matrix of the last node in the same layout;
+//  - input() is the [n, input size] matrix (rows of NCHW floats, row stride input().ld as the
+//    backend chose it; padding zero) the caller fills; output() is the [n, output size]
+//    matrix of the last node in the same kind of layout;
 //  - forward() computes every node in order. In training mode batch norms normalise with the
 //    batch statistics and update their running statistics; in evaluation mode they use the
 //    running statistics and nothing is written outside the net;
@@ -30,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "trainer/kernels/bf16.hpp"
 #include "trainer/kernels/matrix.hpp"
 #include "trainer/kernels/net_graph.hpp"
 
@@ -59,18 +61,5 @@ class Net {
   /// One line per node: what it computes and which implementation runs it.
   virtual std::vector<std::string> describe() const = 0;
 };
-
-/// Rounds x to the nearest bfloat16 (ties to even), kept in a float. NaN stays NaN.
-inline float round_to_bf16(float x) {
-  std::uint32_t u;
-  __builtin_memcpy(&u, &x, 4);
-  if ((u & 0x7f800000u) == 0x7f800000u) return x;  // inf/NaN unchanged
-  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-  __builtin_memcpy(&x, &u, 4);
-  return x;
-}
-
-/// round_to_bf16 over a buffer, vectorised.
-void round_to_bf16(float* p, std::int64_t n);
 
 }  // namespace dlsweep::trainer::kernels

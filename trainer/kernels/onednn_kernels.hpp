@@ -22,6 +22,8 @@ class OnednnKernels final : public Kernels {
   OnednnKernels();
   std::string_view name() const override { return "onednn"; }
   std::unique_ptr<DenseKernel> make_dense(Activation act, const DenseBinding& binding) override;
+  /// Compiles a graph in onednn_net.cpp.
+  std::unique_ptr<Net> make_net(const NetGraph& graph, const NetOptions& options) override;
   LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels, float grad_scale,
                                   MatrixView dlogits) override;
   void set_profiling(bool on) override;

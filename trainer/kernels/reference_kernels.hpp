@@ -11,6 +11,7 @@ class ReferenceKernels final : public Kernels {
  public:
   std::string_view name() const override { return "reference"; }
   std::unique_ptr<DenseKernel> make_dense(Activation act, const DenseBinding& binding) override;
+  std::unique_ptr<Net> make_net(const NetGraph& graph, const NetOptions& options) override;
   LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels, float grad_scale,
                                   MatrixView dlogits) override;
 };

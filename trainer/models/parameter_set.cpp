@@ -22,10 +22,20 @@ std::size_t ParameterSet::add(std::string name, std::int64_t rows, std::int64_t 
   return tensors_.size() - 1;
 }
 
+std::size_t ParameterSet::add_state(std::string name, std::int64_t count, float initial) {
+  if (finalized_) throw std::logic_error("ParameterSet::add_state after finalize");
+  states_.push_back({std::move(name), state_size_, count, initial});
+  state_size_ += (count + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
+  return states_.size() - 1;
+}
+
 void ParameterSet::finalize() {
   if (finalized_) return;
   values_ = kernels::AlignedBuffer(arena_size_);
   grads_ = kernels::AlignedBuffer(arena_size_);
+  state_ = kernels::AlignedBuffer(state_size_);
+  for (const auto& st : states_)
+    for (std::int64_t i = 0; i < st.count; ++i) state_.data()[st.offset + i] = st.initial;
   finalized_ = true;
 }
 

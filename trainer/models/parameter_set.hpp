@@ -5,6 +5,10 @@
 // Invariants: every tensor is a [rows, cols] row-major matrix with the kernels' padded stride
 // (a bias is [1, out]); each starts on a 64-byte boundary; padding and gaps are zero in both
 // arenas and stay zero because no kernel or optimizer writes a non-zero there.
+//
+// Besides the trainable tensors, a model may keep non-trainable STATE (batch-norm running
+// statistics) in a third arena: the forward pass writes it, optimizers and gradient
+// averaging never see it, and checkpoints must save it with the values.
 #pragma once
 
 #include <cstdint>
@@ -28,11 +32,22 @@ struct ParamTensor {
   std::int64_t count() const { return rows * cols; }
 };
 
+/// One non-trainable state vector (e.g. "bn1.running_mean").
+struct StateTensor {
+  std::string name;
+  std::int64_t offset = 0;  ///< in floats from the state arena start
+  std::int64_t count = 0;
+  float initial = 0;        ///< value set by finalize()
+};
+
 class ParameterSet {
  public:
   /// Declares a tensor; call before finalize(). Returns its index.
   std::size_t add(std::string name, std::int64_t rows, std::int64_t cols, bool is_bias);
-  /// Allocates both arenas (zeroed). No add() afterwards.
+  /// Declares a state vector of `count` floats starting at `initial`; call before finalize().
+  std::size_t add_state(std::string name, std::int64_t count, float initial);
+  /// Allocates the arenas (values and gradients zeroed, state at its initial values).
+  /// No add() afterwards.
   void finalize();
 
   std::span<const ParamTensor> tensors() const { return tensors_; }
@@ -47,11 +62,20 @@ class ParameterSet {
   /// Number of real parameters (no padding).
   std::int64_t count() const;
 
+  std::span<const StateTensor> states() const { return states_; }
+  float* state(std::size_t i) const { return state_.data() + states_.at(i).offset; }
+  /// The whole state arena, `state_size()` floats (what a checkpoint saves besides values()).
+  float* state_values() const { return state_.data(); }
+  std::int64_t state_size() const { return state_size_; }
+
  private:
   std::vector<ParamTensor> tensors_;
   std::int64_t arena_size_ = 0;
   bool finalized_ = false;
   kernels::AlignedBuffer values_, grads_;
+  std::vector<StateTensor> states_;
+  std::int64_t state_size_ = 0;
+  kernels::AlignedBuffer state_;
 };
 
 }  // namespace dlsweep::trainer::models

@@ -1,0 +1,30 @@
+// comm_registry.hpp — picks the Communicator of a run (params.json `comm`): the only place
+// that knows which implementations were built (MPI is optional at build time).
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "common/result.hpp"
+#include "trainer/comm/communicator.hpp"
+
+namespace dlsweep::trainer::comm {
+
+/// True when this build includes the MPI communicator.
+bool mpi_built();
+
+/// True when the process looks started by an MPI launcher with more than one rank
+/// (OMPI_COMM_WORLD_SIZE of Open MPI's mpirun, PMI_SIZE of MPICH/Slurm PMI, or
+/// SLURM_STEP_NUM_TASKS of an srun step, > 1).
+bool launched_with_ranks();
+
+/// This process's rank as the launcher announces it (OMPI_COMM_WORLD_RANK, PMI_RANK,
+/// SLURM_PROCID of an srun step), 0 when there is none. Known before MPI is initialised, so
+/// that only rank 0 opens the trial's metrics file.
+int launcher_rank();
+
+/// "local": one rank; "mpi": MPI_COMM_WORLD (error if not built with MPI); "auto": mpi when
+/// launched_with_ranks(), else local.
+Result<std::unique_ptr<Communicator>> make_communicator(std::string_view kind);
+
+}  // namespace dlsweep::trainer::comm

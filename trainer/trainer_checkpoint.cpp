@@ -1,0 +1,159 @@
+// trainer_checkpoint.cpp — the Trainer's checkpoint, resume and state broadcast (the file
+// format is checkpoint.hpp's). What a checkpoint holds, and why that is enough for a resumed
+// run to end with the same metrics as an uninterrupted one:
+//  - parameters, model state (batch-norm running statistics), optimizer arenas and scalars;
+//  - the step: the data position (epoch permutation, offset), batch stage and LR are pure
+//    functions of it (batch_plan.hpp, lr_schedule.hpp, epoch_order.hpp); there is no other
+//    random state;
+//  - the interval statistics since the last evaluation, REDUCED over ranks (so the next
+//    evaluation's train_loss/train_acc/samples_per_s are those of the uninterrupted run);
+//  - the noise-scale averages, the last evaluation's metrics, wall_s, the next record seq;
+//  - a fingerprint of the parameters that shape the trajectory: a checkpoint written with
+//    other parameters is not resumed (threads, comm, bucket_mb, data_dir and
+//    checkpoint_every_s may change between attempts).
+#include <fmt/format.h>
+
+#include "trainer/checkpoint.hpp"
+#include "trainer/models/model.hpp"
+#include "trainer/optim/optimizer.hpp"
+#include "trainer/trainer.hpp"
+
+namespace dlsweep::trainer {
+
+namespace {
+
+constexpr const char* kFormat = "dlsweep-train checkpoint";
+
+std::span<const float> arena(const float* p, std::int64_t n) { return {p, static_cast<std::size_t>(n)}; }
+
+}  // namespace
+
+nlohmann::json Trainer::fingerprint() const {
+  nlohmann::json f = to_json(config_);
+  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s"}) f.erase(free_key);
+  return f;
+}
+
+Result<std::string> Trainer::save_checkpoint(std::int64_t step) {
+  // Collective: the interval statistics are reduced so rank 0's file holds the whole world's.
+  double sums[6] = {iv_.loss_sum, iv_.correct, iv_.seen, iv_.t_compute, iv_.t_data, iv_.t_comm};
+  if (auto s = ctx_.comm->allreduce_sum(std::span<double>(sums)); !s) return std::unexpected(s.error());
+  if (ctx_.comm->rank() != 0) return std::string();
+
+  const auto& params = model_->parameters();
+  const auto pos = plan_.position(step);
+  const auto ns = noise_.state();
+  nlohmann::json meta = {
+      {"format", kFormat},
+      {"fingerprint", fingerprint()},
+      {"step", step},
+      {"epoch", plan_.epoch_after(step)},
+      {"samples", plan_.samples_after(step)},
+      {"stage", pos.stage},
+      {"data_epoch", pos.epoch},
+      {"data_offset", pos.offset},
+      {"seed", config_.seed},
+      {"wall_s", wall_s()},
+      {"seq", ctx_.reporter ? ctx_.reporter->next_seq() + 1 : 0},  // after this checkpoint's record
+      {"interval", sums},
+      {"noise", {ns.g2, ns.trace, ns.count}},
+      {"last_metrics", last_metrics_},
+      {"optimizer", optimizer_->name()},
+      {"optimizer_scalars", optimizer_->state_scalars()},
+      {"ranks", ctx_.comm->size()},
+  };
+  std::vector<ArenaRef> arenas = {{"values", arena(params.values(), params.arena_size())},
+                                  {"state", arena(params.state_values(), params.state_size())}};
+  const auto opt = optimizer_->state_arenas();
+  for (std::size_t i = 0; i < opt.size(); ++i) arenas.push_back({fmt::format("optimizer.{}", i), opt[i]});
+  auto path = write_checkpoint(ctx_.checkpoint_dir, step, meta, arenas);
+  if (!path) return std::unexpected(path.error());
+  if (auto s = report(protocol::RecordKind::checkpoint, step, {}, path->string()); !s)
+    return std::unexpected(s.error());
+  return path->string();
+}
+
+Result<std::int64_t> Trainer::resume() {
+  if (ctx_.checkpoint_dir.empty()) return -1;
+  auto note = [&](const std::string& text) -> Status {
+    std::fprintf(stderr, "dlsweep-train: %s\n", text.c_str());
+    return report(protocol::RecordKind::log, 0, {}, text);
+  };
+  std::vector<std::string> skipped;
+  auto found = load_newest(ctx_.checkpoint_dir, skipped);
+  for (const auto& why : skipped)
+    if (auto s = note("skipping " + why); !s) return std::unexpected(s.error());
+  std::int64_t step = -1;
+  if (found) {
+    const auto& [path, ckpt] = *found;
+    auto& params = model_->parameters();
+    const auto& m = ckpt.meta;
+    const auto* values = ckpt.arena("values");
+    const auto* state = ckpt.arena("state");
+    auto opt = optimizer_->state_arenas();
+    std::string mismatch;
+    if (m.value("format", "") != kFormat) mismatch = "not written by dlsweep-train";
+    else if (m.value("fingerprint", nlohmann::json()) != fingerprint())
+      mismatch = "written with different parameters (params.json changed)";
+    else if (!values || static_cast<std::int64_t>(values->size()) != params.arena_size() || !state ||
+             static_cast<std::int64_t>(state->size()) != params.state_size())
+      mismatch = "its model does not match this one";
+    else if (m.value("optimizer", "") != optimizer_->name()) mismatch = "written by another optimizer";
+    for (std::size_t i = 0; mismatch.empty() && i < opt.size(); ++i) {
+      const auto* a = ckpt.arena(fmt::format("optimizer.{}", i));
+      if (!a || a->size() != opt[i].size()) mismatch = "its optimizer state does not match";
+    }
+    if (mismatch.empty() && !optimizer_->set_state_scalars(m.at("optimizer_scalars").get<std::vector<double>>()))
+      mismatch = "its optimizer state does not match";
+    if (!mismatch.empty()) {
+      if (auto s = note(fmt::format("not resuming from {}: {}; starting from step 0", path.string(), mismatch)); !s)
+        return std::unexpected(s.error());
+    } else {
+      std::copy(values->begin(), values->end(), params.values());
+      std::copy(state->begin(), state->end(), params.state_values());
+      for (std::size_t i = 0; i < opt.size(); ++i) {
+        const auto* a = ckpt.arena(fmt::format("optimizer.{}", i));
+        std::copy(a->begin(), a->end(), opt[i].begin());
+      }
+      step = m.at("step").get<std::int64_t>();
+      if (ctx_.comm->rank() == 0) {  // the reduced statistics belong to one rank only
+        const auto iv = m.at("interval").get<std::vector<double>>();
+        iv_ = Interval{iv.at(0), iv.at(1), iv.at(2), iv.at(3), iv.at(4), iv.at(5)};
+      }
+      const auto ns = m.at("noise");
+      noise_.restore({ns.at(0).get<double>(), ns.at(1).get<double>(), ns.at(2).get<std::int64_t>()});
+      last_metrics_ = m.at("last_metrics").get<std::map<std::string, double>>();
+      wall_offset_ = m.at("wall_s").get<double>();
+      if (ctx_.reporter) ctx_.reporter->ensure_next_seq(m.value("seq", std::int64_t{0}));
+      if (auto s = report(protocol::RecordKind::log, step, {},
+                          fmt::format("resumed from {} at step {} (epoch {:.4g})", path.string(), step,
+                                      plan_.epoch_after(step)));
+          !s)
+        return std::unexpected(s.error());
+    }
+  }
+  // Every rank read the directory itself: they must have picked the same step.
+  double agree[2] = {static_cast<double>(step), static_cast<double>(step) * static_cast<double>(step)};
+  if (auto s = ctx_.comm->allreduce_sum(std::span<double>(agree)); !s) return std::unexpected(s.error());
+  const double n = ctx_.comm->size();
+  if (agree[0] * agree[0] != n * agree[1])
+    return fail("ranks resumed from different checkpoints", ctx_.checkpoint_dir.string(),
+                "give every rank the same trial directory (a shared filesystem)");
+  return step;
+}
+
+Status Trainer::broadcast_state() {
+  auto& params = model_->parameters();
+  auto span_of = [](float* p, std::int64_t n) { return std::span<float>(p, static_cast<std::size_t>(n)); };
+  if (auto s = ctx_.comm->broadcast(span_of(params.values(), params.arena_size()), 0); !s) return s;
+  if (params.state_size() > 0)
+    if (auto s = ctx_.comm->broadcast(span_of(params.state_values(), params.state_size()), 0); !s) return s;
+  for (auto a : optimizer_->state_arenas())
+    if (auto s = ctx_.comm->broadcast(a, 0); !s) return s;
+  auto scalars = optimizer_->state_scalars();
+  if (auto s = ctx_.comm->broadcast(std::span<double>(scalars), 0); !s) return s;
+  optimizer_->set_state_scalars(scalars);
+  return {};
+}
+
+}  // namespace dlsweep::trainer
