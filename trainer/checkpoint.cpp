@@ -104,7 +104,8 @@ Result<fs::path> write_checkpoint(const fs::path& dir, std::int64_t step, const 
   uLong crc = crc32_z(0L, Z_NULL, 0);
   for (const auto& p : pieces) {
     payload += p.size;
-    crc = crc32_z(crc, static_cast<const Bytef*>(p.data), p.size);
+    // Empty pieces may have a null pointer, and crc32_z(crc, Z_NULL, ...) restarts the CRC.
+    if (p.size > 0) crc = crc32_z(crc, static_cast<const Bytef*>(p.data), p.size);
   }
   char header[kHeader];
   const auto crc32v = static_cast<std::uint32_t>(crc);
@@ -121,7 +122,7 @@ Result<fs::path> write_checkpoint(const fs::path& dir, std::int64_t step, const 
                 "check that the trial directory is writable");
   Status s = write_all(fd, header, kHeader, tmp);
   for (const auto& p : pieces)
-    if (s) s = write_all(fd, p.data, p.size, tmp);
+    if (s && p.size > 0) s = write_all(fd, p.data, p.size, tmp);
   if (s && ::fsync(fd) != 0)
     s = fail(fmt::format("fsync failed: {}", std::strerror(errno)), tmp.string(), "check the filesystem");
   ::close(fd);

@@ -236,7 +236,9 @@ TEST_CASE("slurm: a controller stopped and restarted mid-run loses no job", "[sl
   const std::string driver = GENERATE(as<std::string>{}, "cli", "api");
   NEED_DRIVER(driver);
   NEED_CLUSTER(cluster);
-  Harness h(cluster, driver, 4, [](SlurmOptions& o) { o.command_timeout_s = 20; });
+  // squeue keeps retrying a dead controller for ~9 s; a 2 s deadline makes the CLI driver
+  // see the outage as failed polls. libslurm calls just block until the controller is back.
+  Harness h(cluster, driver, 4, [](SlurmOptions& o) { o.command_timeout_s = 2; });
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i) ids.push_back(h.submit(h.job(i, "sleep 5; exit " + std::to_string(i))));
   for (auto& id : ids) REQUIRE(h.run_until_kind(id, K::started, 30));
@@ -249,10 +251,13 @@ TEST_CASE("slurm: a controller stopped and restarted mid-run loses no job", "[sl
     CHECK(h.rec.terminal(ids[i])->kind == K::exited);
     CHECK(h.rec.terminal(ids[i])->exit_code == i);
   }
-  CHECK(h.backend->stats().query_failures >= 1);
-  bool logged = std::any_of(h.logs.begin(), h.logs.end(),
-                            [](const std::string& m) { return m.find("polling the controller failed") != std::string::npos; });
-  CHECK(logged);
+  if (driver == "cli") {
+    CHECK(h.backend->stats().query_failures >= 1);
+    bool logged = std::any_of(h.logs.begin(), h.logs.end(), [](const std::string& m) {
+      return m.find("polling the controller failed") != std::string::npos;
+    });
+    CHECK(logged);
+  }
 }
 
 TEST_CASE("slurm: cancelling a running array task; find_jobs lists the study's jobs", "[slurm][cluster]") {

@@ -566,7 +566,8 @@ class OnednnNet final : public Net {
         break;
       }
     }
-    if (nd.tag >= 0) bwd_.push_back({nullptr, {}, nd.tag});
+    // Convolutions report their layer between dW and dX (compile_conv_backward).
+    if (nd.tag >= 0 && nd.op != Op::conv) bwd_.push_back({nullptr, {}, nd.tag});
   }
 
   /// dy ⊙= [y > 0] in place (ReLU fused into the forward primitive).
@@ -647,7 +648,7 @@ class OnednnNet final : public Net {
     if (bias) p->arg(DNNL_ARG_DIFF_BIAS, memory(bias_md, eng_, nd.conv_params.db));
     bwd_.push_back({p, {}, -1});
     if (dwei != user_dw) add_reorder(bwd_, id, "diff_weights_reorder", dwei, user_dw);
-    bwd_.push_back({nullptr, {}, nd.tag});
+    if (nd.tag >= 0) bwd_.push_back({nullptr, {}, nd.tag});
 
     if (!wants_grad_[static_cast<std::size_t>(xi)]) return;
     dnnl::convolution_backward_data::primitive_desc dpd(
@@ -715,6 +716,7 @@ class OnednnNet final : public Net {
     p->arg(DNNL_ARG_VARIANCE, s.var);
     p->arg(DNNL_ARG_DIFF_DST, y.dmem);
     p->arg(DNNL_ARG_SCALE, memory(c_md, eng_, bp.scale));
+    p->arg(DNNL_ARG_SHIFT, memory(c_md, eng_, bp.shift));  // oneDNN 2.6 refuses to run without it
     if (nd.bn.relu) p->arg(DNNL_ARG_WORKSPACE, s.workspace);
     p->arg(DNNL_ARG_DIFF_SRC, to.mem);
     p->arg(DNNL_ARG_DIFF_SCALE, memory(c_md, eng_, bp.dscale));
