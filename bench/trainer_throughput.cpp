@@ -1,41 +1,50 @@
-// trainer_throughput.cpp — how close dlsweep-train's training step comes to the machine's
-// matmul ceiling. For MLP 784-512-512-10, fp32, on synthetic data it measures, in one run:
-//   1. a oneDNN f32 matmul 2048³ (best of N): the CPU's practical GEMM ceiling;
-//   2. per batch size, the GEMMs of one training step (forward, dW, dX — the same shapes and
-//      padded layouts the trainer uses), each best of N: the step's own GEMM ceiling;
-//   3. full training steps (forward + loss + backward + SGD momentum update, warm-up
-//      excluded) through the trainer's own Mlp/OnednnKernels/Sgd.
-// and prints per batch: samples/s, achieved GFLOP/s counting 6·params·batch FLOPs per step
-// (2 forward + 4 backward; the trainer skips the input layer's dX, so it executes fewer),
-// that figure as % of the 2048³ matmul, the step's GEMM time as % of the step, and the time
-// outside oneDNN kernels as % of the step (split into SGD update, loss, and the rest).
+// trainer_throughput.cpp — dlsweep-train's training-step throughput against the machine's
+// matmul ceiling and against PyTorch, measured in one run. Per model (MLP 784-512-512-10, the
+// CNN on 1x28x28; ResNet-20 on request) and batch size it measures, on synthetic data:
+//   1. a oneDNN f32 matmul 2048³ (best of 5): the CPU's practical GEMM ceiling;
+//   2. full training steps through the trainer's own Model/OnednnKernels/SGD (forward, loss,
+//      backward, SGD momentum 0.9 applied per layer as gradients become ready, as
+//      dlsweep-train does on one rank), warm-up excluded, best of 5 repetitions, the batch
+//      gather excluded (it is reported separately);
+//   3. the same steps in PyTorch (bench/pytorch_baseline.py, run as a child process with the
+//      same thread count; skipped with a note when python3-torch is missing);
+//   4. with --bf16, the same steps in precision bf16 and their ratio to fp32.
+// It prints per batch: samples/s, ms/step, GFLOP/s (the FLOPs the step executes, counted from
+// the layer graph: forward, dW and dX except the input layer's dX), that as % of the 2048³
+// matmul, the time inside oneDNN primitives, PyTorch's samples/s and ours/PyTorch.
 //
-// usage: bench_trainer_throughput [--threads N] [--batches 64,256,1024,4096] [--seconds S]
-//                                 [--update fused|after] [--verbose]
-// --update fused (default, what dlsweep-train does on one rank): each layer's SGD update runs
-// as soon as its gradients are ready; after: one update pass after the whole backward.
-// --verbose: also the oneDNN implementation chosen for each layer.
+// usage: bench_trainer_throughput [--threads N] [--models mlp,cnn] [--batches 64,256,1024,4096]
+//                                 [--seconds S] [--bf16] [--pytorch SCRIPT|none] [--verbose]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/synthetic.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/kernels/onednn_kernels.hpp"
-#include "trainer/models/mlp.hpp"
-#include "trainer/optim/sgd.hpp"
+#include "trainer/models/model_registry.hpp"
+#include "trainer/models/net_model.hpp"
+#include "trainer/optim/optimizer.hpp"
+
+#ifndef DLSWEEP_PYTORCH_BASELINE
+#define DLSWEEP_PYTORCH_BASELINE "bench/pytorch_baseline.py"
+#endif
 
 namespace {
 
 namespace tk = dlsweep::trainer::kernels;
 namespace tm = dlsweep::trainer::models;
+namespace td = dlsweep::trainer::data;
 using clock_type = std::chrono::steady_clock;
 using dnnl::memory;
 
@@ -48,59 +57,108 @@ std::string cpu_name() {
   return "unknown CPU";
 }
 
-/// Best-of-`reps` seconds of one matmul C[M,N] = op(A)[M,K] · op(B)[K,N] with the given strides.
-double time_matmul(const dnnl::engine& eng, dnnl::stream& s, std::int64_t M, std::int64_t K, std::int64_t N,
-                   bool trans_a, bool trans_b, bool padded, int reps) {
-  auto ld = [&](std::int64_t c) { return padded ? tk::padded_ld(c) : c; };
-  auto md = [&](std::int64_t r, std::int64_t c, bool t) {
-    return t ? memory::desc({r, c}, memory::data_type::f32, memory::dims{1, ld(r)})
-             : memory::desc({r, c}, memory::data_type::f32, memory::dims{ld(c), 1});
-  };
-  auto a = md(M, K, trans_a), b = md(K, N, trans_b), c = md(M, N, false);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), eng);
-  dnnl::matmul mm(pd);
-  tk::AlignedBuffer A(static_cast<std::int64_t>(a.get_size() / 4)), B(static_cast<std::int64_t>(b.get_size() / 4)),
-      C(static_cast<std::int64_t>(c.get_size() / 4));
-  std::fill(A.data(), A.data() + A.size(), 0.5f);
-  std::fill(B.data(), B.data() + B.size(), 0.25f);
-  memory ma(a, eng, A.data()), mb(b, eng, B.data()), mc(c, eng, C.data());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+/// Best-of-`reps` GFLOP/s of a dense f32 matmul n×n×n.
+double matmul_gflops(const dnnl::engine& eng, dnnl::stream& s, std::int64_t n, int reps) {
+  memory::desc md({n, n}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::matmul mm(dnnl::matmul::primitive_desc(dnnl::matmul::desc(md, md, md), eng));
+  memory a(md, eng), b(md, eng), c(md, eng);
+  std::fill_n(static_cast<float*>(a.get_data_handle()), n * n, 0.5f);
+  std::fill_n(static_cast<float*>(b.get_data_handle()), n * n, 0.25f);
   double best = 1e30;
   for (int r = 0; r < reps + 2; ++r) {
     auto t0 = clock_type::now();
-    mm.execute(s, args);
+    mm.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
     s.wait();
     if (r >= 2) best = std::min(best, since(t0));
   }
-  return best;
+  return 2.0 * static_cast<double>(n * n * n) / best / 1e9;
 }
 
-struct GemmCeiling {
-  double seconds = 0;  ///< sum of the best times of the step's GEMMs
-  double flops = 0;    ///< FLOPs those GEMMs execute
+/// FLOPs one training step executes per sample: 2·MACs forward, the same for dW, and for dX
+/// except on the layer that reads the input (whose gradient nobody needs).
+double step_flops_per_sample(const tk::NetGraph& g) {
+  double flops = 0;
+  for (tk::TensorId t = 1; t < static_cast<tk::TensorId>(g.nodes().size()); ++t) {
+    const tk::NetNode& n = g.node(t);
+    const tk::Shape in = g.node(n.inputs[0]).shape;
+    double macs = 0;
+    if (n.op == tk::NetNode::Op::dense) macs = static_cast<double>(in.size()) * n.shape.c;
+    if (n.op == tk::NetNode::Op::conv)
+      macs = static_cast<double>(n.shape.size()) * in.c * n.conv.kernel * n.conv.kernel;
+    flops += 2 * macs * (n.inputs[0] == 0 ? 2 : 3);
+  }
+  return flops;
+}
+
+struct Measured {
+  double step_s = 0, onednn_s = 0, data_s = 0;
 };
 
-/// The GEMMs of one MLP training step (layers in → out, [in,out] weights, padded strides).
-GemmCeiling step_gemms(const dnnl::engine& eng, dnnl::stream& s, std::int64_t batch,
-                       const std::vector<std::int64_t>& widths, int reps) {
-  GemmCeiling g;
-  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-    const std::int64_t in = widths[l], out = widths[l + 1];
-    g.seconds += time_matmul(eng, s, batch, in, out, false, false, true, reps);  // y = x·W
-    g.seconds += time_matmul(eng, s, in, batch, out, true, false, true, reps);   // dW = xᵀ·dz
-    g.flops += 4.0 * batch * in * out;
-    if (l > 0) {  // dX = dz·Wᵀ (not for the input layer)
-      g.seconds += time_matmul(eng, s, batch, out, in, false, true, true, reps);
-      g.flops += 2.0 * batch * in * out;
-    }
+/// Training steps of `model` at batch `batch` (see the file comment).
+Measured measure(tk::OnednnKernels& backend, const std::string& model, tk::Precision precision, std::int64_t batch,
+                 double seconds, bool verbose, double* flops_per_sample) {
+  tm::ModelSpec spec;
+  spec.name = model;
+  spec.input = tm::default_input_shape(model);
+  spec.seed = 1;
+  spec.precision = precision;
+  auto m = tm::make_model(spec, backend);
+  if (!m) throw std::runtime_error(m.error().message());
+  auto* net_model = dynamic_cast<tm::NetModel*>(m->get());
+  if (flops_per_sample && net_model) *flops_per_sample = step_flops_per_sample(net_model->graph());
+  dlsweep::trainer::optim::OptimizerSpec os;  // SGD, momentum 0.9, no weight decay
+  auto opt = dlsweep::trainer::optim::make_optimizer(os, (*m)->parameters());
+  if (!opt) throw std::runtime_error(opt.error().message());
+
+  td::SyntheticSpec ss;
+  ss.channels = spec.input.c;
+  ss.height = spec.input.h;
+  ss.width = spec.input.w;
+  ss.features = spec.input.size();
+  ss.train_size = std::max<std::int64_t>(2 * batch, 4096);
+  ss.test_size = 1;
+  const auto data = td::make_synthetic(ss);
+  std::vector<std::uint32_t> idx(static_cast<std::size_t>(batch));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
+  std::int64_t cursor = 0;
+  double t_data = 0;
+  const tm::GradReadyFn update = [&](std::span<const std::size_t> t) { (*opt)->step(0.01, t); };
+  auto step = [&] {
+    auto t0 = clock_type::now();
+    for (auto& i : idx) i = static_cast<std::uint32_t>(cursor++ % data.train.size);
+    td::gather(data.train, idx, (*m)->input(batch, tm::Mode::train), labels.data());
+    auto t1 = clock_type::now();
+    auto logits = (*m)->forward(batch, tm::Mode::train);
+    backend.softmax_cross_entropy(logits, labels.data(), 1.0f / static_cast<float>(batch), (*m)->logits_grad(batch));
+    (*m)->backward(batch, update);
+    t_data += std::chrono::duration<double>(t1 - t0).count();
+    return since(t1);
+  };
+  for (int i = 0; i < 3; ++i) step();  // warm-up: net built, caches and pages warm
+  const double probe = step();
+  const int k = std::max(2, static_cast<int>(seconds / 5 / std::max(probe, 1e-6)));
+  Measured r;
+  r.step_s = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    double sum = 0;
+    for (int i = 0; i < k; ++i) sum += step();
+    r.step_s = std::min(r.step_s, sum / k);
   }
-  return g;
+  // One more repetition with the oneDNN primitives timed (profiling adds a wait per primitive).
+  backend.set_profiling(true);
+  t_data = 0;
+  for (int i = 0; i < k; ++i) step();
+  r.onednn_s = backend.profile().seconds / k;
+  r.data_s = t_data / k;
+  backend.set_profiling(false);
+  if (verbose && net_model)
+    for (const auto& d : net_model->describe(batch, tm::Mode::train)) std::printf("       %s\n", d.c_str());
+  return r;
 }
 
-std::vector<std::int64_t> parse_list(const std::string& s) {
+std::vector<std::int64_t> parse_ints(const std::string& s) {
   std::vector<std::int64_t> v;
-  std::size_t pos = 0;
-  while (pos < s.size()) {
+  for (std::size_t pos = 0; pos < s.size();) {
     auto next = s.find(',', pos);
     v.push_back(std::stoll(s.substr(pos, next - pos)));
     if (next == std::string::npos) break;
@@ -109,139 +167,137 @@ std::vector<std::int64_t> parse_list(const std::string& s) {
   return v;
 }
 
+std::vector<std::string> parse_words(const std::string& s) {
+  std::vector<std::string> v;
+  for (std::size_t pos = 0; pos < s.size();) {
+    auto next = s.find(',', pos);
+    v.push_back(s.substr(pos, next - pos));
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return v;
+}
+
+/// Runs the PyTorch baseline for one model; returns samples/s per batch (empty + a note on failure).
+std::map<std::int64_t, double> pytorch_baseline(const std::string& script, const std::string& model,
+                                                const std::string& batches, int threads, double seconds,
+                                                std::string& note) {
+  std::map<std::int64_t, double> out;
+  std::error_code ec;
+  if (!std::filesystem::exists(script, ec)) {
+    note = "PyTorch baseline skipped: " + script + " not found";
+    return out;
+  }
+  // Debian's python3-torch runs Linear layers through the system BLAS; OpenBLAS's OpenMP
+  // build is the one that does not fight torch's own threads (TOOLCHAIN_NOTES.md).
+  const std::string blas = "/usr/lib/x86_64-linux-gnu/openblas-openmp";
+  std::string cmd;
+  if (std::filesystem::exists(blas, ec)) cmd += "LD_LIBRARY_PATH=" + blas + " ";
+  else note = "note: libopenblas0-openmp not installed, PyTorch uses the default BLAS; ";
+  cmd += "OMP_NUM_THREADS=" + std::to_string(threads) + " /usr/bin/python3 '" + script + "' --models " + model +
+         " --batches " + batches + " --threads " + std::to_string(threads) + " --seconds " + std::to_string(seconds) +
+         " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    note += "PyTorch baseline skipped: cannot run /usr/bin/python3";
+    return out;
+  }
+  char line[4096];
+  while (std::fgets(line, sizeof line, p)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    if (j.contains("error")) note += "PyTorch baseline skipped: " + j["error"].get<std::string>();
+    if (j.contains("info") && note.find("torch ") == std::string::npos)
+      note += "torch " + j["info"]["torch"].get<std::string>() + ", " + std::to_string(j["info"]["threads"].get<int>()) +
+              " thread(s)";
+    if (j.contains("samples_per_s")) out[j["batch"].get<std::int64_t>()] = j["samples_per_s"].get<double>();
+  }
+  const int rc = ::pclose(p);
+  if (rc != 0 && out.empty()) note += " (PyTorch baseline failed; install python3-torch libopenblas0-openmp)";
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int threads = 2;
   std::vector<std::int64_t> batches = {64, 256, 1024, 4096};
+  std::string batches_text = "64,256,1024,4096";
+  std::vector<std::string> models = {"mlp", "cnn"};
   double seconds = 2.0;
-  bool verbose = false;
-  bool fused = true;
+  bool verbose = false, bf16 = false;
+  std::string script = DLSWEEP_PYTORCH_BASELINE;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (a == "--batches" && i + 1 < argc) batches = parse_list(argv[++i]);
+    else if (a == "--batches" && i + 1 < argc) batches = parse_ints(batches_text = argv[++i]);
+    else if (a == "--models" && i + 1 < argc) models = parse_words(argv[++i]);
     else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
+    else if (a == "--pytorch" && i + 1 < argc) script = argv[++i];
+    else if (a == "--bf16") bf16 = true;
     else if (a == "--verbose") verbose = true;
-    else if (a == "--update" && i + 1 < argc) fused = std::string(argv[++i]) != "after";
     else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--batches 64,256,1024,4096] [--seconds S] [--update fused|after] [--verbose]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--threads N] [--models mlp,cnn] [--batches 64,256,1024,4096] [--seconds S] [--bf16] "
+                   "[--pytorch SCRIPT|none] [--verbose]\n",
+                   argv[0]);
       return 2;
     }
   }
   tk::set_compute_threads(threads);
-  const std::vector<std::int64_t> hidden = {512, 512};
-  const std::vector<std::int64_t> widths = {784, 512, 512, 10};
-
   tk::OnednnKernels backend;
   dnnl::stream stream(backend.engine());
-  std::printf("bench_trainer_throughput: MLP 784-512-512-10 fp32, SGD momentum, synthetic data\n");
-  std::printf("cpu: %s, %d thread(s), %s, SGD update %s\n", cpu_name().c_str(), threads,
-              tk::backend_version().c_str(), fused ? "per layer during backward" : "after backward");
+  std::printf("bench_trainer_throughput: training steps (fwd + loss + bwd + SGD momentum), synthetic data, 1 rank\n");
+  std::printf("cpu: %s, %d thread(s), %s\n", cpu_name().c_str(), threads, tk::backend_version().c_str());
+  const double mm = matmul_gflops(backend.engine(), stream, 2048, 5);
+  std::printf("oneDNN f32 matmul 2048x2048x2048: %.1f GFLOP/s (best of 5)\n", mm);
 
-  const double mm_s = time_matmul(backend.engine(), stream, 2048, 2048, 2048, false, false, false, 5);
-  const double mm_gflops = 2.0 * 2048 * 2048 * 2048 / mm_s / 1e9;
-  std::printf("oneDNN f32 matmul 2048x2048x2048: %.1f GFLOP/s (best of 5)\n\n", mm_gflops);
-
-  std::printf("%6s %10s %8s %8s %8s %8s %8s %9s %7s %8s %9s %6s %6s %7s %8s\n", "batch", "samples/s", "step_ms",
-              "GFLOP/s", "%mm2048", "exec_GF", "%mm2048", "gemm_GF/s", "%gemm", "onednn%", "outside%", "sgd%",
-              "loss%", "other%", "data_ms");
-  const std::int64_t max_batch = *std::max_element(batches.begin(), batches.end());
-  dlsweep::trainer::data::SyntheticSpec ss;
-  ss.train_size = std::max<std::int64_t>(4 * max_batch, 8192);
-  ss.test_size = 1;
-  const auto data = dlsweep::trainer::data::make_synthetic(ss);
-
-  for (std::int64_t batch : batches) {
-    const GemmCeiling g = step_gemms(backend.engine(), stream, batch, widths, 7);
-
-    tm::Mlp model(backend, {784, hidden, 10}, 1);
-    dlsweep::trainer::optim::Sgd sgd(model.parameters(), 0.9, false, 0.0, false);
-    const double nominal_flops = 6.0 * static_cast<double>(model.parameters().count()) * static_cast<double>(batch);
-    std::vector<std::uint32_t> idx(static_cast<std::size_t>(batch));
-    std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
-    std::int64_t cursor = 0;
-    double t_data = 0, t_sgd = 0, t_loss = 0;
-    auto step = [&](bool timed_parts) {
-      auto t0 = clock_type::now();
-      for (auto& i : idx) i = static_cast<std::uint32_t>(cursor++ % data.train.size);
-      dlsweep::trainer::data::gather(data.train, idx, model.input(batch, tm::Mode::train), labels.data());
-      auto t1 = clock_type::now();
-      auto logits = model.forward(batch, tm::Mode::train);
-      auto tl = clock_type::now();
-      backend.softmax_cross_entropy(logits, labels.data(), 1.0f / static_cast<float>(batch), model.logits_grad(batch));
-      auto tl2 = clock_type::now();
-      double in_update = 0;
-      if (fused) {  // as dlsweep-train does on one rank: each layer updated when its gradient is ready
-        model.backward(batch, [&](std::span<const std::size_t> t) {
-          auto u0 = clock_type::now();
-          sgd.step(0.01, t);
-          in_update += since(u0);
-        });
-      } else {
-        model.backward(batch);
-      }
-      auto t2 = clock_type::now();
-      if (!fused) sgd.step(0.01);
-      auto t3 = clock_type::now();
-      if (timed_parts) {
-        t_data += std::chrono::duration<double>(t1 - t0).count();
-        t_loss += std::chrono::duration<double>(tl2 - tl).count();
-        t_sgd += fused ? in_update : std::chrono::duration<double>(t3 - t2).count();
-      }
-      return std::chrono::duration<double>(t3 - t1).count();  // the step without data gathering
-    };
-    for (int i = 0; i < 3; ++i) step(false);  // warm-up: plans built, caches and pages warm
-
-    // Throughput: best of 5 repetitions of k steps (about `seconds` in all), without profiling.
-    const double probe = step(false);
-    const int k = std::max(3, static_cast<int>(seconds / 5 / std::max(probe, 1e-6)));
-    double best_step = 1e30;
-    for (int rep = 0; rep < 5; ++rep) {
-      double sum = 0;
-      for (int i = 0; i < k; ++i) sum += step(false);
-      best_step = std::min(best_step, sum / k);
+  struct Row {
+    std::int64_t batch;
+    Measured fp32, bf16;
+  };
+  for (const auto& model : models) {
+    const auto in = tm::default_input_shape(model);
+    std::printf("\n== %s on %lldx%lldx%lld, fp32\n", model.c_str(), static_cast<long long>(in.c),
+                static_cast<long long>(in.h), static_cast<long long>(in.w));
+    std::vector<Row> rows;
+    double flops = 0;
+    for (std::int64_t b : batches) {
+      Row r{b, measure(backend, model, tk::Precision::fp32, b, seconds, verbose, &flops), {}};
+      if (bf16) r.bf16 = measure(backend, model, tk::Precision::bf16, b, seconds, false, nullptr);
+      rows.push_back(r);
     }
-    // Breakdown: 5 more repetitions with the oneDNN kernels timed; the fastest one is reported
-    // (other processes on the machine perturb single repetitions, mostly the memory-bound parts).
-    double prof_step = 1e30, onednn = 0, sgd_s = 0, loss_s = 0, data_s = 0;
-    for (int rep = 0; rep < 5; ++rep) {
-      backend.set_profiling(true);
-      t_data = t_sgd = t_loss = 0;
-      double sum = 0;
-      for (int i = 0; i < k; ++i) sum += step(true);
-      const auto prof = backend.profile();
-      backend.set_profiling(false);
-      if (sum / k < prof_step) {
-        prof_step = sum / k;
-        onednn = prof.seconds / k;
-        sgd_s = t_sgd / k;
-        loss_s = t_loss / k;
-        data_s = t_data / k;
-      }
+    std::string note;
+    std::map<std::int64_t, double> torch;
+    if (script != "none") torch = pytorch_baseline(script, model, batches_text, threads, seconds, note);
+    std::printf("%6s %11s %9s %8s %8s %8s %8s %11s %9s\n", "batch", "samples/s", "step_ms", "GFLOP/s", "%mm2048",
+                "onednn%", "data_ms", "torch_s/s", "ours/pt");
+    for (const auto& r : rows) {
+      const double gf = flops * static_cast<double>(r.batch) / r.fp32.step_s / 1e9;
+      const auto t = torch.find(r.batch);
+      const double ours = static_cast<double>(r.batch) / r.fp32.step_s;
+      std::printf("%6lld %11.0f %9.3f %8.1f %7.1f%% %7.1f%% %8.3f", static_cast<long long>(r.batch), ours,
+                  r.fp32.step_s * 1e3, gf, 100.0 * gf / mm, 100.0 * r.fp32.onednn_s / r.fp32.step_s, r.fp32.data_s * 1e3);
+      if (t != torch.end()) std::printf(" %11.0f %8.2fx\n", t->second, ours / t->second);
+      else std::printf(" %11s %9s\n", "-", "-");
     }
-
-    const double gflops = nominal_flops / best_step / 1e9;
-    const double exec_gflops = g.flops / best_step / 1e9;
-    std::printf("%6lld %10.0f %8.3f %8.1f %7.1f%% %8.1f %7.1f%% %9.1f %6.1f%% %7.1f%% %8.1f%% %5.1f%% %5.1f%% %6.1f%% %8.3f\n",
-                static_cast<long long>(batch), static_cast<double>(batch) / best_step, best_step * 1e3, gflops,
-                100.0 * gflops / mm_gflops, exec_gflops, 100.0 * exec_gflops / mm_gflops, g.flops / g.seconds / 1e9,
-                100.0 * g.seconds / best_step,
-                100.0 * onednn / prof_step, 100.0 * (prof_step - onednn) / prof_step, 100.0 * sgd_s / prof_step,
-                100.0 * loss_s / prof_step, 100.0 * (prof_step - onednn - sgd_s - loss_s) / prof_step, data_s * 1e3);
-    if (verbose)
-      for (const auto& d : model.describe(batch, tm::Mode::train)) std::printf("       %s\n", d.c_str());
+    if (!note.empty()) std::printf("pytorch: %s\n", note.c_str());
+    if (bf16) {
+      std::printf("-- %s bf16 (%s) vs fp32\n", model.c_str(),
+                  "emulated: fp32 kernels on bf16-rounded operands; no native bf16 path");
+      std::printf("%6s %11s %11s %9s\n", "batch", "fp32 s/s", "bf16 s/s", "bf16/fp32");
+      for (const auto& r : rows)
+        std::printf("%6lld %11.0f %11.0f %8.2fx\n", static_cast<long long>(r.batch), r.batch / r.fp32.step_s,
+                    r.batch / r.bf16.step_s, r.fp32.step_s / r.bf16.step_s);
+    }
     std::fflush(stdout);
   }
   std::printf(
-      "\ncolumns: GFLOP/s counts 6*params*batch per step; %%mm2048 = that / the 2048^3 matmul; exec_GF = the\n"
-      "FLOPs the step executes (no input-layer dX: ~0.8x the nominal count) / step time; gemm_GF/s = the step's\n"
-      "GEMMs alone (same shapes/layouts, best of 7, executed FLOPs); %%gemm = their time / step time;\n"
-      "onednn%% = time inside oneDNN primitives; outside%% = the rest of the step = sgd%% (the fused momentum\n"
-      "update, memory-bound) + loss%% (softmax cross-entropy) + other%% (dispatch, timers: pure overhead);\n"
-      "data_ms = batch gather per step (not part of the step).\n");
+      "\ncolumns: GFLOP/s = FLOPs the step executes (from the layer graph) / step time; %%mm2048 = that / the 2048^3\n"
+      "matmul; onednn%% = time inside oneDNN primitives (a separate profiled repetition); data_ms = batch gather\n"
+      "(not part of the step); torch_s/s = PyTorch's samples/s for the same model, step and threads; ours/pt = ratio.\n");
   std::printf("reproduce: cmake --build BUILD --target bench_trainer_throughput && %s", argv[0]);
   for (int i = 1; i < argc; ++i) std::printf(" %s", argv[i]);
-  std::printf("%s\n", argc == 1 ? " --threads 2 --batches 64,256,1024,4096 --seconds 2" : "");
+  std::printf("%s\n", argc == 1 ? " --threads 2 --models mlp,cnn --batches 64,256,1024,4096 --seconds 2" : "");
   return 0;
 }

@@ -20,7 +20,7 @@
 #include "orchestrator/engine.hpp"
 #include "orchestrator/sweep_runner.hpp"
 #include "orchestrator/study_spec.hpp"
-#include "schedulers/local_backend.hpp"
+#include "orchestrator/backend_factory.hpp"
 
 namespace dlsweep::orch {
 
@@ -74,9 +74,13 @@ Result<int> lock_database(const std::string& db) {
 int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id, const EngineOptions& opts,
               const std::string& db, const std::function<Status(Engine&)>& before_run) {
   boost::asio::io_context io;
-  sched::LocalBackend backend(io, static_cast<std::size_t>(spec.backend.max_concurrent));
+  auto backend = make_backend(io, spec, opts.runs_dir / spec.name);
+  if (!backend) {
+    fmt::print(stderr, "error: {}\n", backend.error().message());
+    return exit_code::runtime;
+  }
   Progress progress = Progress::for_stderr();
-  Engine engine(io, storage, backend, spec, study_id, opts, progress);
+  Engine engine(io, storage, **backend, spec, study_id, opts, progress);
   if (before_run) {
     if (auto st = before_run(engine); !st) {
       fmt::print(stderr, "error: {}\n", st.error().message());
@@ -102,11 +106,6 @@ int cmd_submit(const SubmitArgs& a) {
     for (const auto& e : spec.error()) fmt::print(stderr, "error: {}\n", e.message());
     fmt::print(stderr, "{} error{} in {}; nothing was recorded.\n", spec.error().size(),
                spec.error().size() == 1 ? "" : "s", a.study_file);
-    return exit_code::usage;
-  }
-  if (spec->backend.kind != "local") {
-    fmt::print(stderr, "error: {}: backend.kind: the '{}' backend is not available in this build (fix: use kind: local)\n",
-               a.study_file, spec->backend.kind);
     return exit_code::usage;
   }
   EngineOptions opts;

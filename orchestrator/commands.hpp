@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dlsweep::orch {
 
@@ -55,6 +56,13 @@ struct ResumeArgs {
   std::string study;
 };
 int cmd_resume(const ResumeArgs& a);
+
+struct CancelArgs {
+  std::string db;
+  std::string study;
+  std::vector<long long> trials;  ///< empty: the whole study
+};
+int cmd_cancel(const CancelArgs& a);
 
 /// Where `dlsweep-train` is: $DLSWEEP_TRAIN, else beside this executable, else on PATH.
 std::string locate_train_binary();

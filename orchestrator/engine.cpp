@@ -224,7 +224,9 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
 
 void Engine::fill() {
   if (interrupted_ || done_) return;
-  while (backend_.active() < backend_.max_concurrent()) {
+  // The backend bounds concurrency itself; its submit window says how many jobs it wants
+  // handed over at once (local: as many as run at once; Slurm: whole arrays).
+  while (backend_.active() < backend_.submit_window()) {
     if (!waiting_.empty()) {
       auto row = waiting_.front();
       waiting_.pop_front();
@@ -295,9 +297,7 @@ void Engine::launch(std::int64_t trial_id) {
     return;
   }
   live.job_id = *id;
-  if (auto st = storage_.record_job({trial_id, live.row.attempt, std::string(backend_.name()), *id, "SUBMITTED"});
-      !st)
-    fatal(st.error());
+  // The jobs row is written on the backend's `queued` event, under its native id.
 }
 
 void Engine::on_job_event(const JobEvent& ev) {
@@ -306,10 +306,20 @@ void Engine::on_job_event(const JobEvent& ev) {
   Live& live = it->second;
   switch (ev.kind) {
     case JobEventKind::queued:
-      storage_.record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), ev.job_id, "QUEUED"});
+      record_job(ev, "QUEUED");
+      break;
+    case JobEventKind::requeued:
+      // Preempted or warned of its time limit: it checkpointed and went back to the queue;
+      // same attempt, it resumes from its checkpoint when it starts again.
+      record_job(ev, "REQUEUED");
+      if (is_active(live.row.state)) {
+        apply(live.row, TrialEvent::requeued, ev.message.empty() ? "requeued" : "requeued: " + ev.message);
+        progress_.event(fmt::format("trial {} requeued{}", live.row.number, ev.message.empty() ? "" : ": " + ev.message),
+                        snapshot());
+      }
       break;
     case JobEventKind::started:
-      storage_.record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), ev.job_id, "RUNNING"});
+      record_job(ev, "RUNNING");
       if (live.row.state == TrialState::queued) {
         apply(live.row, TrialEvent::started, "started");
         progress_.tick(snapshot());
@@ -323,6 +333,13 @@ void Engine::on_job_event(const JobEvent& ev) {
   }
 }
 
+void Engine::record_job(const JobEvent& ev, const std::string& state) {
+  // The backend's own id ("1234_5") when it has one: that is what a user greps sacct for.
+  const std::string& id = ev.native_id.empty() ? ev.job_id : ev.native_id;
+  if (auto st = storage_.record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), id, state}); !st)
+    fatal(st.error());
+}
+
 std::string Engine::failure_message(const Live& live, const JobEvent& ev) const {
   std::string what;
   if (ev.kind == JobEventKind::lost) what = "lost: " + ev.message;
@@ -332,6 +349,9 @@ std::string Engine::failure_message(const Live& live, const JobEvent& ev) const 
   else if (spec_.trial.embedded && ev.exit_code == 2) what = "rejected its parameters (exit 2)";
   else if (ev.exit_code == protocol::kExitStopped) what = "stopped unasked (exit 75)";
   else what = fmt::format("exit code {}", ev.exit_code);
+  // The backend's own words ("out of memory (OUT_OF_MEMORY)", "node failure") say more.
+  if (ev.kind == JobEventKind::exited && !ev.message.empty() && ev.message.find("exit") == std::string::npos)
+    what += " (" + ev.message + ")";
   std::string err = tail_of(fs::path(live.row.trial_dir) / protocol::kStderrFile, 3);
   if (!err.empty()) what += "; stderr: " + err;
   return what;
@@ -340,8 +360,7 @@ std::string Engine::failure_message(const Live& live, const JobEvent& ev) const 
 void Engine::on_terminal(Live& live, const JobEvent& ev) {
   ingest(live);  // the last records, written just before exit
   std::int64_t id = live.row.id;
-  storage_.record_job({id, ev.attempt, std::string(backend_.name()), ev.job_id,
-                       std::string(sched::to_string(ev.kind))});
+  record_job(ev, std::string(sched::to_string(ev.kind)));
   if (live.row.state == TrialState::queued && ev.kind == JobEventKind::exited)
     apply(live.row, TrialEvent::started, "started");
 
@@ -429,11 +448,48 @@ void Engine::ingest(Live& live) {
 void Engine::tick() {
   if (done_) return;
   for (auto& [id, live] : live_) ingest(live);
+  check_cancel_request();
+  if (done_) return;
   progress_.tick(snapshot());
   timer_.expires_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) tick();
   });
+}
+
+void Engine::check_cancel_request() {
+  fs::path file = options_.runs_dir / spec_.name / kCancelRequestFile;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return;
+  std::ifstream in(file);
+  std::vector<std::int64_t> numbers;
+  std::int64_t n;
+  bool all = false;
+  std::string word;
+  while (in >> word) {
+    if (word == "all") all = true;
+    else if (std::sscanf(word.c_str(), "%lld", reinterpret_cast<long long*>(&n)) == 1) numbers.push_back(n);
+  }
+  fs::remove(file, ec);
+  if (all) {
+    interrupt("cancelled by `dlsweep cancel`");
+    return;
+  }
+  for (std::int64_t number : numbers) {
+    for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+      if (it->number == number) {
+        db::TrialRow row = *it;
+        waiting_.erase(it);
+        apply(row, TrialEvent::cancel, "cancelled by `dlsweep cancel`");
+        break;
+      }
+    for (auto& [id, live] : live_)
+      if (live.row.number == number && live.stop_reason.empty()) {
+        live.stop_reason = "cancelled by `dlsweep cancel`";
+        backend_.cancel(live.job_id);
+      }
+  }
+  boost::asio::post(io_, [this] { fill(); check_done(); });
 }
 
 void Engine::check_done() {

@@ -33,6 +33,10 @@
 
 namespace dlsweep::orch {
 
+/// `dlsweep cancel` asks a running orchestrator to cancel trials through this file in
+/// <runs_dir>/<study>/: words "all" or trial numbers. The engine reads and removes it.
+inline constexpr const char* kCancelRequestFile = "cancel-request";
+
 struct EngineOptions {
   std::filesystem::path train_binary;  ///< dlsweep-train, for embedded-trainer studies
   std::filesystem::path runs_dir;      ///< absolute: trial dirs are runs_dir/<study>/trial-NNNN
@@ -80,6 +84,8 @@ class Engine {
   void on_job_event(const sched::JobEvent& ev);
   void on_terminal(Live& live, const sched::JobEvent& ev);
   void tick();
+  void check_cancel_request();
+  void record_job(const sched::JobEvent& ev, const std::string& state);
   void ingest(Live& live);
   /// Applies one state-machine event to a live (or waiting) trial and records it.
   bool apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code = {});

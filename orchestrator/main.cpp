@@ -50,7 +50,12 @@ int main(int argc, char** argv) try {
   auto* rs = app.add_subcommand("resume", "continue a sweep whose orchestrator stopped or died");
   rs->add_option("study", resume.study, "study name")->required();
 
-  for (auto* sub : {s, st, r, q, b, rs}) sub->fallthrough();
+  CancelArgs cancel;
+  auto* c = app.add_subcommand("cancel", "cancel a study's unfinished trials (or some of them) and record it");
+  c->add_option("study", cancel.study, "study name")->required();
+  c->add_option("--trial", cancel.trials, "trial number (repeatable); default: every unfinished trial");
+
+  for (auto* sub : {s, st, r, q, b, rs, c}) sub->fallthrough();
 
   try {
     app.parse(argc, argv);
@@ -58,13 +63,14 @@ int main(int argc, char** argv) try {
     int rc = app.exit(e);
     return rc == 0 ? exit_code::ok : exit_code::usage;
   }
-  submit.db = status.db = results.db = query.db = best.db = resume.db = db;
+  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = db;
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
   if (*q) return cmd_query(query);
   if (*b) return cmd_best(best);
   if (*rs) return cmd_resume(resume);
+  if (*c) return cmd_cancel(cancel);
   return exit_code::usage;
 } catch (const std::exception& e) {
   fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());

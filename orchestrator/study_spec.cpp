@@ -37,7 +37,13 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "trial", "objective",
                                          "search", "space",      "fixed",   "runs_dir"};
-constexpr std::string_view kBackendKeys[] = {"kind", "max_concurrent"};
+constexpr std::string_view kBackendKeys[] = {
+    "kind", "max_concurrent",
+    // kind: slurm only
+    "driver", "slurm_conf", "partition", "account", "qos", "time", "nodes", "ntasks_per_node", "cpus_per_task",
+    "gpus_per_node", "mem", "constraint", "extra_sbatch", "setup", "template", "signal_lead_s", "requeue",
+    "poll_min_s", "poll_max_s"};
+constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
 constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
 constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "timeout", "max_retries", "env"};
 constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target"};
@@ -109,6 +115,69 @@ class StudyParser {
       if (auto s = r_.word(k, kBackendKinds)) spec_.backend.kind = *s;
     if (Field m = StudyReader::field(b, "max_concurrent"))
       if (auto v = r_.integer(m, 1, kIntMax)) spec_.backend.max_concurrent = int(*v);
+    read_slurm(b);
+  }
+
+  // The Slurm settings live beside `kind: slurm`. Values are checked here (types) and by
+  // sched::validate_options (Slurm syntax); every one is shell-quoted or rejected later.
+  void read_slurm(const Field& b) {
+    auto& o = spec_.backend.slurm;
+    bool slurm = spec_.backend.kind == "slurm";
+    for (std::size_t i = 2; i < std::size(kBackendKeys); ++i) {
+      Field f = StudyReader::field(b, kBackendKeys[i]);
+      if (!f) continue;
+      if (!slurm) {
+        r_.error(f.path, fmt::format("'{}' applies only to the slurm backend", kBackendKeys[i]),
+                 "set `kind: slurm`, or remove this key");
+        continue;
+      }
+      std::string key(kBackendKeys[i]);
+      auto text = [&](std::string& out) {
+        if (f->is_number()) out = r_.scalar_text(f);
+        else if (auto v = r_.string(f)) out = *v;
+      };
+      auto lines = [&](std::vector<std::string>& out) {
+        if (!r_.list(f, "write a list of strings")) return;
+        for (std::size_t j = 0; j < f->size(); ++j)
+          if (auto v = r_.string(StudyReader::item(f, j))) out.push_back(*v);
+      };
+      auto count = [&](int& out) {
+        if (auto v = r_.integer(f, 0, kIntMax)) out = int(*v);
+      };
+      if (key == "driver") { if (auto v = r_.word(f, kSlurmDrivers)) o.driver = *v; }
+      else if (key == "slurm_conf") text(o.slurm_conf);
+      else if (key == "partition") text(o.partition);
+      else if (key == "account") text(o.account);
+      else if (key == "qos") text(o.qos);
+      else if (key == "time") count(o.time_limit);
+      else if (key == "nodes") count(o.nodes);
+      else if (key == "ntasks_per_node") count(o.ntasks_per_node);
+      else if (key == "cpus_per_task") count(o.cpus_per_task);
+      else if (key == "gpus_per_node") text(o.gpus_per_node);
+      else if (key == "mem") text(o.mem);
+      else if (key == "constraint") text(o.constraint);
+      else if (key == "extra_sbatch") lines(o.extra_sbatch);
+      else if (key == "setup") lines(o.setup);
+      else if (key == "template") {
+        std::string t;
+        text(t);
+        if (!t.empty()) o.template_path = t;
+      } else if (key == "signal_lead_s") count(o.signal_lead_s);
+      else if (key == "requeue") { if (auto v = r_.boolean(f)) o.requeue = *v; }
+      else if (key == "poll_min_s") { if (auto v = r_.number(f, 0, true)) o.poll_min_s = *v; }
+      else if (key == "poll_max_s") { if (auto v = r_.number(f, 0, true)) o.poll_max_s = *v; }
+    }
+    if (!slurm) return;
+    // Slurm-syntax checks; script_dir is the orchestrator's business, not the study's.
+    sched::SlurmOptions probe = o;
+    probe.script_dir = "dlsweep-runs";
+    probe.max_concurrent = static_cast<std::size_t>(spec_.backend.max_concurrent);
+    if (auto st = sched::validate_options(probe); !st) {
+      std::string where = st.error().where;  // "slurm.partition", "slurm.extra_sbatch[1]", ...
+      if (where.rfind("slurm.", 0) == 0) where = where.substr(6);
+      if (where == "time_limit") where = "time";
+      r_.error(b.path + "." + where, st.error().what, st.error().fix);
+    }
   }
 
   void read_trial() {
@@ -235,6 +304,29 @@ class StudyParser {
 
 }  // namespace
 
+nlohmann::json StudySpec::backend_json() const {
+  nlohmann::json b{{"kind", backend.kind}, {"max_concurrent", backend.max_concurrent}};
+  if (backend.kind != "slurm") return b;
+  const auto& o = backend.slurm;
+  sched::SlurmOptions d;  // defaults: only what the study changed is written back
+  b["driver"] = o.driver;
+  for (auto [key, value] : {std::pair<const char*, const std::string*>{"slurm_conf", &o.slurm_conf},
+                            {"partition", &o.partition}, {"account", &o.account}, {"qos", &o.qos},
+                            {"gpus_per_node", &o.gpus_per_node}, {"mem", &o.mem}, {"constraint", &o.constraint}})
+    if (!value->empty()) b[key] = *value;
+  for (auto [key, value] : {std::pair<const char*, int>{"time", o.time_limit}, {"nodes", o.nodes},
+                            {"ntasks_per_node", o.ntasks_per_node}, {"cpus_per_task", o.cpus_per_task}})
+    if (value != 0) b[key] = value;
+  if (!o.extra_sbatch.empty()) b["extra_sbatch"] = o.extra_sbatch;
+  if (!o.setup.empty()) b["setup"] = o.setup;
+  if (!o.template_path.empty()) b["template"] = o.template_path.string();
+  if (o.signal_lead_s != d.signal_lead_s) b["signal_lead_s"] = o.signal_lead_s;
+  if (o.requeue != d.requeue) b["requeue"] = o.requeue;
+  if (o.poll_min_s != d.poll_min_s) b["poll_min_s"] = o.poll_min_s;
+  if (o.poll_max_s != d.poll_max_s) b["poll_max_s"] = o.poll_max_s;
+  return b;
+}
+
 nlohmann::json StudySpec::to_json() const {
   using nlohmann::json;
   json trial_j = json::object();
@@ -256,7 +348,7 @@ nlohmann::json StudySpec::to_json() const {
 
   return {{"name", name},
           {"description", description},
-          {"backend", {{"kind", backend.kind}, {"max_concurrent", backend.max_concurrent}}},
+          {"backend", backend_json()},
           {"trial", trial_j},
           {"objective", objective_j},
           {"search", search_j},

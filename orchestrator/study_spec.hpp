@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schedulers/slurm_options.hpp"
 #include "search/sampler.hpp"
 #include "search/search_space.hpp"
 
@@ -38,8 +39,9 @@ struct StudySpec {
   std::string source;                       ///< the file it came from
 
   struct BackendSpec {
-    std::string kind = "local";             ///< "local" (later: "slurm")
+    std::string kind = "local";             ///< "local" | "slurm"
     int max_concurrent = 1;
+    sched::SlurmOptions slurm;              ///< kind == slurm: the site settings (script_dir unset)
   } backend;
 
   struct TrialSpec {
@@ -68,6 +70,8 @@ struct StudySpec {
 
   std::string runs_dir;                     ///< where trial dirs go; default "dlsweep-runs"
 
+  /// The `backend` section in normalised form (part of to_json()).
+  nlohmann::json backend_json() const;
   /// Normalised form, stored in the database (studies.spec_json), in the study-file schema:
   /// parse_study(to_json().dump(), StudyFormat::json, f) gives an equal spec. `space` is
   /// written as a list of one-key maps ([{"batch_size": {"choice": [...]}}, ...]) because

@@ -186,7 +186,7 @@ DriverResult<std::vector<JobRecord>> ApiDriver::query(const std::vector<std::uin
   }
   std::lock_guard lock(g_mutex);
   job_info_msg_t* msg = nullptr;
-  if (slurm_load_job(&msg, job_ids[0], SHOW_ALL) != SLURM_SUCCESS) {
+  if (slurm_load_job(&msg, job_ids[0], SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS) {
     if (slurm_get_errno() == ESLURM_INVALID_JOB_ID) return std::vector<JobRecord>{};  // purged: ask accounting
     return std::unexpected(api_error("slurm_load_job", fmt::format("job {}", job_ids[0])));
   }
@@ -198,7 +198,7 @@ DriverResult<std::vector<JobRecord>> ApiDriver::query(const std::vector<std::uin
 DriverResult<std::vector<JobRecord>> ApiDriver::list_jobs() {
   std::lock_guard lock(g_mutex);
   job_info_msg_t* msg = nullptr;
-  if (slurm_load_job_user(&msg, getuid(), SHOW_ALL) != SLURM_SUCCESS)
+  if (slurm_load_job_user(&msg, getuid(), SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS)
     return std::unexpected(api_error("slurm_load_job_user", "the controller's job table"));
   auto out = to_records(msg);
   slurm_free_job_info_msg(msg);

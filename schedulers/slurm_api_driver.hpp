@@ -5,7 +5,8 @@
 //    #SBATCH lines, so extra_sbatch is refused for this driver (validate_options). The job's
 //    environment is ours (+ SLURM_CONF), like sbatch's default --export=ALL; env_size and
 //    work_dir are always set (the controller rejects a batch job without an environment).
-//  - query(): slurm_load_job for one array, slurm_load_job_user for several: one RPC.
+//  - query(): slurm_load_job for one array, slurm_load_job_user for several: one RPC
+//    (SHOW_LOCAL: without it libslurm asks for the federation first, a second RPC).
 //  - cancel(): slurm_kill_job2 per id expression ("12_[4-9]" is one call).
 //  - accounting() runs sacct through the CLI driver (slurmdb's API needs slurmdbd).
 //  - Calls are bounded by the controller's MessageTimeout, not by command_timeout_s, and

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -190,11 +191,40 @@ Result<std::string> SlurmBackend::submit(const JobSpec& spec) {
   job->id = fmt::format("slurm-{}.{}", getpid(), ++seq_);
   job->spec = spec;
   job->spec.workdir = dir;
-  job->shape = Shape{spec.ranks, time_limit_minutes(spec.timeout_s)};
+  job->shape = Shape{spec.study, spec.ranks, time_limit_minutes(spec.timeout_s)};
   std::string id = job->id;
   jobs_.emplace(id, std::move(job));
   waiting_.push_back(id);
   schedule_flush();
+  return id;
+}
+
+Result<std::string> SlurmBackend::adopt(const JobSpec& spec, const std::string& native_id) {
+  const std::string where = fmt::format("adopting Slurm job '{}' for {}", native_id, spec.token());
+  auto number = [](std::string_view s) -> std::optional<std::uint32_t> {
+    std::uint32_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+  };
+  auto us = native_id.find('_');
+  auto job_id = number(std::string_view(native_id).substr(0, us));
+  std::optional<std::uint32_t> task;
+  if (us != std::string::npos) {
+    task = number(std::string_view(native_id).substr(us + 1));
+    if (!task) job_id.reset();
+  }
+  if (!job_id || *job_id == 0) return fail("not a Slurm job id", where, "use the form 1234 or 1234_5");
+  auto job = std::make_unique<Job>();
+  job->id = fmt::format("slurm-{}.{}", getpid(), ++seq_);
+  job->spec = spec;
+  job->shape = Shape{spec.study, spec.ranks, time_limit_minutes(spec.timeout_s)};
+  const std::string id = job->id;
+  tracker_.add(id, *job_id, task);
+  emit(*job, JobEventKind::queued, "adopted Slurm job " + native_id, tracker_.native_id(id));
+  jobs_.emplace(id, std::move(job));
+  poll_interval_s_ = options_.poll_min_s;
+  schedule_poll(options_.poll_min_s);
   return id;
 }
 
@@ -244,7 +274,7 @@ void SlurmBackend::flush() {
   std::set<std::string> planned;
   for (auto& a : plan) {
     auto batch = std::make_unique<Batch>();
-    batch->request.study = jobs_.at(a.ids.front())->spec.study;
+    batch->request.study = a.shape.study;
     batch->request.tag = fmt::format("batch-{}-{}-{}", std::time(nullptr), getpid(), ++batch_seq_);
     batch->request.script_dir = options_.script_dir;
     batch->request.ranks = a.shape.ranks;

@@ -88,6 +88,12 @@ class SlurmBackend final : public Backend {
   /// submitting, e.g. on resume.
   Result<std::vector<SlurmFoundJob>> find_jobs(const std::string& study);
 
+  /// Tracks a job that is already on the controller (found with find_jobs() on resume) as
+  /// if this backend had submitted it: returns a new backend id, emits `queued` (with the
+  /// native id), then the usual events. `spec` supplies trial id, attempt and study; it is
+  /// not submitted. Fails on a malformed native id ("1234" or "1234_5").
+  Result<std::string> adopt(const JobSpec& spec, const std::string& native_id);
+
   /// The Slurm id of a job once accepted ("1234_5"), else "".
   std::string native_id(const std::string& job_id) const;
   const SlurmOptions& options() const { return options_; }

@@ -43,7 +43,7 @@ struct SlurmOptions {
   std::filesystem::path script_dir;      ///< rendered scripts, index files, slurm-*.out (required)
   std::size_t max_concurrent = 1;        ///< bound on running trials (array %throttle); 0 = 1
   std::size_t submit_window = 100000;    ///< jobs the engine may hand over at once
-  int signal_lead_s = 120;               ///< --signal=B:USR2@N; 0 = no warning signal
+  int signal_lead_s = 120;               ///< --signal=B:USR2@N; 0 = none; >= the time limit: half of it
   bool requeue = true;                   ///< --requeue, and the script requeues itself after USR2 + exit 75
   double poll_min_s = 2;                 ///< first poll delay; the delay doubles while nothing changes
   double poll_max_s = 60;                ///< ... up to this

@@ -2,7 +2,7 @@
 // throttle. Pure: the backend calls it on every flush with what it knows.
 //
 // Rules:
-//  - Jobs of the same shape (ranks, time limit in minutes) go into one array, in the order
+//  - Jobs of the same shape (study, ranks, time limit in minutes) go into one array, in the order
 //    they were submitted; argv, env and trial dir differ per task (they live in the index
 //    file), so they do not split arrays. Different shapes make different arrays, in order of
 //    each shape's first waiting job.
@@ -21,7 +21,9 @@
 
 namespace dlsweep::sched::slurm {
 
+/// What must be equal for jobs to share an array: the job name (study) and the resources.
 struct Shape {
+  std::string study;
   int ranks = 1;
   int time_limit_min = 0;
   bool operator==(const Shape&) const = default;

@@ -100,6 +100,9 @@ Result<SubmitRequest> build_submit_request(const SlurmOptions& o, const BatchReq
   if (batch.ranks > 1 && o.ntasks_per_node == 0) r.ntasks = batch.ranks;
   r.cpus_per_task = o.cpus_per_task;
   r.signal_lead_s = o.signal_lead_s;
+  // A lead as long as the time limit would signal the trial as it starts: it would stop,
+  // be requeued and stop again forever. Warn at half time instead.
+  if (r.time_limit_min > 0 && r.signal_lead_s >= r.time_limit_min * 60) r.signal_lead_s = r.time_limit_min * 30;
   r.requeue = o.requeue;
   return r;
 }

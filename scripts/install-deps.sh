@@ -15,6 +15,8 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-c-headers
   # MPI (data-parallel trials)
   openmpi-bin libopenmpi-dev
+  # Slurm: the backend's libslurm driver, and the real single-host cluster the tests start
+  slurmctld slurmd slurm-client munge libslurm-dev libpmix-dev
   # data
   dataset-fashion-mnist
   # tests

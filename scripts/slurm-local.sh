@@ -17,12 +17,15 @@
 #    (so `start` after a crashed or stopped slurmctld restarts only the controller, which
 #    recovers its jobs from DIR/state). It returns once every node answers (idle, mixed, ...).
 #  - stop signals only the pids in DIR's pid files, and only if /proc/PID/stat shows a live
-#    (not zombie) process running the expected program.
+#    (not zombie) process running the expected program; then the slurmstepd processes of
+#    this cluster that outlived slurmd (jobs still running) and their children.
 # Environment: DLSWEEP_SLURM_DIR (the directory), DLSWEEP_SLURM_MAX_ARRAY (MaxArraySize,
 # default 1001), DLSWEEP_SLURM_PORT (controller port; slurmd ports follow it).
 # Facts this script relies on are in the project's Slurm notes: linuxproc tracking (no
 # cgroups in containers), config_overrides for CPUs=4 on small machines, cred_expire=10 so a
 # requeued job may restart after ~10 s, jobcomp/filetxt so `sacct -c` works without slurmdbd.
+# sched_interval=1,bf_interval=1: a job that becomes eligible (a requeued job's BeginTime)
+# starts within a second, not at the next 30 s backfill pass.
 set -euo pipefail
 
 usage() {
@@ -34,11 +37,12 @@ usage() {
 cmd=$1
 shift
 nodes=1
+nodes_given=0
 dir=${DLSWEEP_SLURM_DIR:-/tmp/dlsweep-slurm}
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --nodes) nodes=${2:?--nodes needs 1 or 2}; shift 2 ;;
-    --nodes=*) nodes=${1#*=}; shift ;;
+    --nodes) nodes=${2:?--nodes needs 1 or 2}; nodes_given=1; shift 2 ;;
+    --nodes=*) nodes=${1#*=}; nodes_given=1; shift ;;
     --dir) dir=${2:?--dir needs a directory}; shift 2 ;;
     --dir=*) dir=${1#*=}; shift ;;
     *) usage ;;
@@ -55,8 +59,7 @@ export SLURM_CONF=$conf  # for our own sinfo calls only; the caller's environmen
 # pid_alive PIDFILE COMM: the pid in PIDFILE is a live process whose name is COMM.
 pid_alive() {
   local file=$1 comm=$2 pid stat rest state
-  [[ -s $file ]] || return 1
-  pid=$(<"$file")
+  pid=$(cat "$file" 2>/dev/null) || return 1  # the daemon removes it as it exits
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
   # /proc/PID/stat: "pid (comm) state ..."; comm may contain spaces, so cut at the last ')'.
@@ -126,7 +129,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0,sched_interval=1,bf_interval=1
 MailProg=/bin/true
 KillWait=5
 MinJobAge=600
@@ -150,8 +153,8 @@ start_munged() {
   runuser -u munge -- /usr/sbin/munged 9>&- --socket="$dir/munge/munge.socket" \
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" \
     --seed-file="$dir/munge/munged.seed" --key-file=/etc/munge/munge.key
-  local i
-  for i in $(seq 100); do
+  local _
+  for _ in $(seq 100); do
     [[ -S $dir/munge/munge.socket ]] && pid_alive "$dir/munge/munged.pid" munged && return
     sleep 0.05
   done
@@ -176,7 +179,15 @@ do_start() {
   chmod go+x "$dir"  # munged runs as user munge and must reach its socket directory
   exec 9>"$dir/.lock"
   flock 9  # concurrent starts of the same directory wait for each other
-  if [[ -s $dir/nodes ]]; then nodes=$(<"$dir/nodes"); fi
+  if [[ -s $dir/nodes ]]; then
+    local had
+    had=$(<"$dir/nodes")
+    if [[ $nodes_given == 1 && $had != "$nodes" ]]; then
+      echo "slurm-local: $dir holds a $had-node cluster; stop it and remove the directory to change --nodes" >&2
+      exit 2
+    fi
+    nodes=$had
+  fi
   echo "$nodes" >"$dir/nodes"
   choose_ports
   write_conf
@@ -191,8 +202,8 @@ do_start() {
       slurmd -f "$conf" -N "$n" 9>&-
     fi
   done
-  local i
-  for i in $(seq 300); do
+  local _
+  for _ in $(seq 300); do
     if nodes_ready; then
       echo "SLURM_CONF=$conf"
       return
@@ -205,14 +216,15 @@ do_start() {
 }
 
 stop_pid() {
-  local file=$1 comm=$2 i
+  local file=$1 comm=$2 pid _
   pid_alive "$file" "$comm" || return 0
-  kill -TERM "$(<"$file")" 2>/dev/null || true
-  for i in $(seq 100); do
+  pid=$(cat "$file" 2>/dev/null) || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do
     pid_alive "$file" "$comm" || return 0
     sleep 0.05
   done
-  kill -KILL "$(<"$file")" 2>/dev/null || true
+  kill -KILL "$pid" 2>/dev/null || true
 }
 
 # Pids of slurmstepd processes of this cluster (they hold DIR's slurmd log open) that
@@ -256,6 +268,7 @@ do_stop() {
   local steps kids
   steps=$(stray_stepds)
   if [[ -n $steps ]]; then
+    # shellcheck disable=SC2086  # pid lists: word splitting wanted
     kids=$(descendants $steps)
     # shellcheck disable=SC2086
     kill -KILL $steps $kids 2>/dev/null || true

@@ -34,6 +34,7 @@
 #include "trainer/comm/comm_registry.hpp"
 #include "trainer/data/datasets.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
+#include "trainer/models/model_registry.hpp"
 #include "trainer/reporter.hpp"
 #include "trainer/stop_monitor.hpp"
 #include "trainer/train_config.hpp"
@@ -155,6 +156,12 @@ int run(int argc, char** argv) {
   ds.train_subset = config->train_subset;
   ds.test_subset = config->test_subset;
   ds.seed = config->seed;
+  ds.augment = config->augment;
+  // Synthetic samples take the shape the model is designed for (throughput runs).
+  const auto shape = dt::models::default_input_shape(config->model);
+  ds.synthetic_channels = shape.c;
+  ds.synthetic_height = shape.h;
+  ds.synthetic_width = shape.w;
   auto data = dt::data::load_data(ds);
   if (!data) return report_error(data.error(), kExitBadInput, rep, start);
 

@@ -57,6 +57,6 @@ inline std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t purpose, std:
 }
 
 /// Purposes for stream_seed(): each consumer of randomness has its own.
-enum : std::uint64_t { kStreamInit = 1, kStreamShuffle = 2, kStreamSynthetic = 3 };
+enum : std::uint64_t { kStreamInit = 1, kStreamShuffle = 2, kStreamSynthetic = 3, kStreamAugment = 4 };
 
 }  // namespace dlsweep::trainer

@@ -1,6 +1,11 @@
 #include "trainer/stop_monitor.hpp"
 
+#include <pthread.h>
+
+#include <atomic>
 #include <csignal>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -10,24 +15,33 @@ namespace dlsweep::trainer {
 
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;
-
-extern "C" void on_stop_signal(int sig) { g_signal = sig; }
+std::atomic<int> g_signal{0};
 
 }  // namespace
 
+// The stop signals are blocked in the calling thread — the main thread, before any other
+// thread exists, so every thread created later (OpenMP, oneDNN, MPI) inherits the mask — and
+// one small thread takes them with sigwait(). No compute thread is ever interrupted: a signal
+// handler running on top of JIT-compiled oneDNN kernels corrupted the heap now and then
+// (seen as malloc aborts right after SIGTERM), and system calls never see EINTR.
+void StopMonitor::install_signal_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGTERM, SIGINT, SIGUSR2}) sigaddset(&set, sig);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::thread([set] {
+      for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) == 0) g_signal.store(sig);
+      }
+    }).detach();
+  });
+}
+
 StopMonitor::StopMonitor(std::filesystem::path control_file, std::chrono::milliseconds interval)
     : control_file_(std::move(control_file)), interval_(interval) {}
-
-void StopMonitor::install_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: a blocking call returns EINTR and the loop notices sooner
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGUSR2, &sa, nullptr);
-}
 
 int StopMonitor::pending_signal() { return g_signal; }
 

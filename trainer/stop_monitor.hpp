@@ -32,9 +32,12 @@ class StopMonitor {
   explicit StopMonitor(std::filesystem::path control_file,
                        std::chrono::milliseconds interval = std::chrono::milliseconds(500));
 
-  /// Installs SIGTERM, SIGINT and SIGUSR2 handlers that only set a flag (async-signal-safe).
+  /// Routes SIGTERM, SIGINT and SIGUSR2 to a flag: blocks them in the calling thread and
+  /// starts one thread that sigwait()s for them. Call first thing in main(), before any other
+  /// thread exists, so that all threads inherit the mask. Idempotent.
   static void install_signal_handlers();
-  /// The signal received so far (0 = none). For tests: simulate with raise().
+  /// The signal received so far (0 = none). (A thread-directed raise() is not seen: send
+  /// process-directed signals, kill(getpid(), sig).)
   static int pending_signal();
 
   /// A stop request, if any has arrived. Cheap enough to call every step.

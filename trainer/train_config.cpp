@@ -64,6 +64,8 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.hidden = get("hidden").get<std::vector<std::int64_t>>();
   c.dataset = get("dataset").get<std::string>();
   c.data_dir = get("data_dir").get<std::string>();
+  c.augment = get("augment").get<bool>();
+  c.precision = get("precision").get<std::string>();
   c.train_subset = get("train_subset").get<std::int64_t>();
   c.test_subset = get("test_subset").get<std::int64_t>();
   c.epochs = get("epochs").get<double>();
@@ -134,6 +136,8 @@ json to_json(const TrainConfig& c) {
               {"hidden", c.hidden},
               {"dataset", c.dataset},
               {"data_dir", c.data_dir},
+              {"augment", c.augment},
+              {"precision", c.precision},
               {"train_subset", c.train_subset},
               {"test_subset", c.test_subset},
               {"epochs", c.epochs},

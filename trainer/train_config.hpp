@@ -20,7 +20,9 @@ struct TrainConfig {
   std::string model = "mlp";
   std::vector<std::int64_t> hidden = {512, 512};
   std::string dataset = "fashion-mnist";
-  std::string data_dir;              ///< empty = default_fmnist_dir()
+  std::string data_dir;              ///< empty = the dataset's default directory
+  bool augment = false;
+  std::string precision = "fp32";
   std::int64_t train_subset = 0;
   std::int64_t test_subset = 0;
   double epochs = 10;

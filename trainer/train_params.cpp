@@ -17,13 +17,19 @@ using nlohmann::json;
 // The table. Defaults here are what dlsweep-train uses when params.json omits a key.
 const std::vector<ParamInfo>& table() {
   static const std::vector<ParamInfo> t = {
-      {"model", T::string, "mlp", {"mlp"}, 0, 0, false, "network architecture"},
+      {"model", T::string, "mlp", {"mlp", "cnn", "resnet8", "resnet20"}, 0, 0, false,
+       "network: MLP, the small CNN (2 conv + 2 fc), ResNet-8/20 (batch norm)"},
       {"hidden", T::int_list, json::array({512, 512}), {}, 1, 65536, false,
        "hidden layer widths of the MLP"},
-      {"dataset", T::string, "fashion-mnist", {"fashion-mnist", "synthetic"}, 0, 0, false,
-       "training data"},
+      {"dataset", T::string, "fashion-mnist", {"fashion-mnist", "cifar10", "synthetic"}, 0, 0, false,
+       "training data (synthetic: shaped like the model's input)"},
       {"data_dir", T::string, "", {}, 0, 0, false,
-       "directory of the IDX files (default: $DLSWEEP_FMNIST_DIR or the Debian package's)"},
+       "directory of the dataset files (default: $DLSWEEP_FMNIST_DIR or the Debian package's for "
+       "fashion-mnist, $DLSWEEP_CIFAR10_DIR for cifar10)"},
+      {"augment", T::boolean, false, {}, 0, 0, false,
+       "random crop (pad 4) and horizontal flip of training images, seeded per (seed, epoch, sample)"},
+      {"precision", T::string, "fp32", {"fp32", "bf16"}, 0, 0, false,
+       "arithmetic of activations and weight copies (bf16: fp32 master weights and accumulation)"},
       {"train_subset", T::integer, 0, {}, 0, 60000, false,
        "use only the first N training images (0 = all)"},
       {"test_subset", T::integer, 0, {}, 0, 10000, false,

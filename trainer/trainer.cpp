@@ -9,7 +9,7 @@
 
 #include "trainer/data/epoch_order.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
-#include "trainer/models/mlp.hpp"
+#include "trainer/models/model_registry.hpp"
 #include "trainer/optim/optimizer.hpp"
 #include "trainer/optim/tensor_math.hpp"
 #include "trainer/schedule/lr_schedule.hpp"
@@ -67,15 +67,27 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   ps.ranks = ranks;
   auto plan = schedule::BatchPlan::build(ps);
   if (!plan) return std::unexpected(plan.error());
-  if (config.model != "mlp") return fail(fmt::format("unknown model '{}'", config.model), "model", "use mlp");
 
   std::unique_ptr<Trainer> t(new Trainer(config, std::move(data), ctx));
   kernels::set_compute_threads(config.threads);
   auto backend = kernels::make_kernels(ctx.kernels);
   if (!backend) return std::unexpected(backend.error());
   t->kernels_ = std::move(*backend);
-  models::MlpSpec spec{t->data_.train.features, config.hidden, t->data_.train.classes};
-  t->model_ = std::make_unique<models::Mlp>(*t->kernels_, spec, config.seed);
+  {
+    const data::Dataset& d = t->data_.train;
+    models::ModelSpec ms;
+    ms.name = config.model;
+    ms.hidden = config.hidden;
+    ms.input = d.height > 0 ? kernels::Shape{d.channels, d.height, d.width} : kernels::Shape{d.features, 1, 1};
+    ms.classes = d.classes;
+    ms.seed = config.seed;
+    auto precision = models::parse_precision(config.precision);
+    if (!precision) return std::unexpected(precision.error());
+    ms.precision = *precision;
+    auto model = models::make_model(ms, *t->kernels_);
+    if (!model) return std::unexpected(model.error());
+    t->model_ = std::move(*model);
+  }
   optim::OptimizerSpec os;
   os.name = config.optimizer;
   os.momentum = config.momentum;
@@ -146,7 +158,11 @@ Status Trainer::log_start() {
                 fmt::format("dlsweep-train: {} {} ({} parameters), {} {} train / {} test, batch {} on {} rank(s) "
                             "({} comm), {} steps/epoch, {} steps, lr {:g} ({} rule from {:g} at batch {}, warmup {} "
                             "steps from {}, decay {}), optimizer {}, batch stages {}, {} kernels, {}, {} thread(s)",
-                            model_->name(), layer_sizes(train.features, config_.hidden, train.classes),
+                            model_->name(),
+                            (config_.model == "mlp" ? layer_sizes(train.features, config_.hidden, train.classes)
+                                                    : fmt::format("{}x{}x{}->{}", train.channels, train.height,
+                                                                  train.width, train.classes)) +
+                                (config_.precision == "fp32" ? "" : " " + config_.precision),
                             model_->parameters().count(), config_.dataset, train.size, data_.test.size,
                             config_.batch_size, ctx_.comm->size(), ctx_.comm->name(), steps_per_epoch_, total_steps_,
                             lr_.target_lr, schedule::to_string(config_.lr_rule), config_.base_lr, config_.base_batch,
@@ -211,7 +227,7 @@ Status Trainer::evaluate_and_report(std::int64_t step, double lr, std::int64_t b
 Trainer::StepStats Trainer::forward_part(const std::uint32_t* idx, std::int64_t n, std::int64_t batch) {
   const auto t0 = clock_type::now();
   data::gather(data_.train, std::span<const std::uint32_t>(idx, static_cast<std::size_t>(n)),
-               model_->input(n, models::Mode::train), labels_.data());
+               model_->input(n, models::Mode::train), labels_.data(), order_epoch_);
   const auto t1 = clock_type::now();
   auto logits = model_->forward(n, models::Mode::train);
   auto st = kernels_->softmax_cross_entropy(logits, labels_.data(), 1.0f / static_cast<float>(batch),
@@ -381,7 +397,7 @@ Result<TrainResult> Trainer::run() {
       result.status = TrainStatus::stopped;
       result.steps = step;
       result.metrics = last_metrics_;
-      result.message = fmt::format("stopped on request ({}) after step {}{}", reason.empty() ? "another rank" : reason,
+      result.message = fmt::format("stopped on request ({}) after step {}{}", reason.empty() ? "seen by another rank" : reason,
                                    step, result.checkpoint.empty() ? "" : "; checkpoint " + result.checkpoint);
       if (auto s = report(protocol::RecordKind::log, step, {}, result.message); !s) return std::unexpected(s.error());
       if (auto s = ctx_.comm->barrier(); !s) return std::unexpected(s.error());  // rank 0 finishes writing

@@ -179,7 +179,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("fake slurm: jobs of one turn go out as one array; events carry native ids", "[slurm][backend]") {
+TEST_CASE("fake slurm: jobs of one turn go out as one array - events carry native ids", "[slurm][backend]") {
   Fixture f;
   auto ids = f.submit(6);
   CHECK(f.backend->active() == 6);
@@ -350,7 +350,7 @@ TEST_CASE("fake slurm: the throttle holds later arrays back until the earlier on
   CHECK(f.ctl->submits[1].array == "0-1%1");  // 2 - 1 task still live in the first array
 }
 
-TEST_CASE("fake slurm: a refused submission is lost with sbatch's message; bad jobs are refused at once",
+TEST_CASE("fake slurm: a refused submission is lost with sbatch's message - bad jobs are refused at once",
           "[slurm][backend]") {
   Fixture f;
   {
@@ -372,4 +372,28 @@ TEST_CASE("fake slurm: a refused submission is lost with sbatch's message; bad j
   REQUIRE_FALSE(r.has_value());
   CHECK_THAT(r.error().message(), Catch::Contains("fake/9/0"));
   CHECK(f.backend->active() == 0);
+}
+
+TEST_CASE("fake slurm: a job found on the controller is adopted and followed to its end", "[slurm][backend]") {
+  Fixture f;
+  {
+    // Submitted by an earlier orchestrator: array 100, task 1 is ours.
+    SubmitRequest req;
+    req.array = "0-2";
+    req.job_name = "dlsweep:fake";
+    FakeDriver(f.ctl).submit(req);
+  }
+  f.ctl->set(100, 1, JobState::running);
+  CHECK_FALSE(f.backend->adopt(f.job(7), "100_x").has_value());
+  CHECK_FALSE(f.backend->adopt(f.job(7), "").has_value());
+  auto id = f.backend->adopt(f.job(7), "100_1");
+  REQUIRE(id.has_value());
+  CHECK(f.backend->active() == 1);
+  REQUIRE(run_until(f.io, [&] { return f.rec.has(*id, K::started); }, 5));
+  f.ctl->set(100, 1, JobState::failed, 4 << 8);
+  REQUIRE(run_until(f.io, [&] { return f.rec.terminal(*id) != nullptr; }, 5));
+  CHECK(f.rec.kinds(*id) == std::vector<K>{K::queued, K::started, K::exited});
+  CHECK(f.rec.terminal(*id)->exit_code == 4);
+  CHECK(f.rec.terminal(*id)->trial_id == 7);
+  CHECK(f.submits() == 1);  // nothing was submitted by the backend
 }

@@ -120,7 +120,7 @@ int max_overlap(std::vector<std::pair<double, double>> iv) {
 
 }  // namespace
 
-TEST_CASE("slurm: six jobs go out as one throttled array; exit codes come back", "[slurm][cluster]") {
+TEST_CASE("slurm: six jobs go out as one throttled array - exit codes come back", "[slurm][cluster]") {
   const std::string driver = GENERATE(as<std::string>{}, "cli", "api");
   NEED_DRIVER(driver);
   NEED_CLUSTER(cluster);
@@ -260,7 +260,7 @@ TEST_CASE("slurm: a controller stopped and restarted mid-run loses no job", "[sl
   }
 }
 
-TEST_CASE("slurm: cancelling a running array task; find_jobs lists the study's jobs", "[slurm][cluster]") {
+TEST_CASE("slurm: cancelling a running array task - find_jobs lists the study's jobs", "[slurm][cluster]") {
   NEED_CLUSTER(cluster);
   Harness h(cluster, "cli", 3);
   std::vector<std::string> ids;

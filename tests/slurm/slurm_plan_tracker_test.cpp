@@ -49,16 +49,18 @@ std::vector<K> kinds(const std::vector<TaskChange>& v, const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("plan: one array per shape, in submission order", "[slurm][plan]") {
-  auto w = jobs(3, {1, 0}, "a");
-  auto b = jobs(2, {4, 10}, "b");
-  std::vector<WaitingJob> mixed = {w[0], b[0], w[1], b[1], w[2]};
+TEST_CASE("plan: one array per shape (study, ranks, time limit), in submission order", "[slurm][plan]") {
+  auto w = jobs(3, {"s", 1, 0}, "a");
+  auto b = jobs(2, {"s", 4, 10}, "b");
+  auto other = jobs(1, {"t", 1, 0}, "c");
+  std::vector<WaitingJob> mixed = {w[0], b[0], w[1], other[0], b[1], w[2]};
   auto plan = plan_arrays(mixed, 100, 0, 1001);
-  REQUIRE(plan.size() == 2);
+  REQUIRE(plan.size() == 3);
   CHECK(plan[0].ids == std::vector<std::string>{"a0", "a1", "a2"});
   CHECK(plan[0].throttle == 0);
   CHECK(plan[1].ids == std::vector<std::string>{"b0", "b1"});
-  CHECK(plan[1].shape == Shape{4, 10});
+  CHECK(plan[1].shape == Shape{"s", 4, 10});
+  CHECK(plan[2].ids == std::vector<std::string>{"c0"});  // another study: another job name
 }
 
 TEST_CASE("plan: split above MaxArraySize", "[slurm][plan]") {

@@ -48,7 +48,7 @@ TEST_CASE("index words survive bash's eval \"set -- ...\" byte for byte", "[slur
   CHECK(*back == kNasty);
 }
 
-TEST_CASE("index words refuse NUL; the decoder refuses what we never write", "[slurm][quote]") {
+TEST_CASE("index words refuse NUL - the decoder refuses what we never write", "[slurm][quote]") {
   CHECK_FALSE(index_word(std::string("a\0b", 3), "argv[1]").has_value());
   CHECK_THAT(index_word(std::string("a\0b", 3), "argv[1]").error().message(), Catch::Contains("argv[1]"));
   CHECK_FALSE(split_index_line("a $(b)").has_value());

@@ -109,6 +109,20 @@ TEST_CASE("array throttle appears only when it bounds the array", "[slurm][scrip
   CHECK(build_submit_request(site_options(), b)->array == "0-9");
 }
 
+TEST_CASE("a warning lead as long as the time limit is cut to half of it", "[slurm][script]") {
+  SlurmOptions o = site_options();
+  auto b = batch(1);
+  b.time_limit_min = 2;
+  o.signal_lead_s = 120;  // would fire at the start: stop, requeue, stop, ...
+  CHECK(build_submit_request(o, b)->signal_lead_s == 60);
+  o.signal_lead_s = 50;
+  CHECK(build_submit_request(o, b)->signal_lead_s == 50);
+  b.time_limit_min = 0;
+  o.time_limit = 0;
+  o.signal_lead_s = 120;  // no limit: the lead only matters for preemption
+  CHECK(build_submit_request(o, b)->signal_lead_s == 120);
+}
+
 TEST_CASE("every study value lands quoted: hostile values in every field", "[slurm][script][security]") {
   const std::string evil = "x'; touch /tmp/dlsweep-pwned-render; echo \"$(id)\" `id` #\\";
   SlurmOptions o = site_options();

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -73,8 +74,25 @@ struct LocalCluster {
   int max_array = 1001;
 
   explicit LocalCluster(int nodes_ = 1, int max_array_ = 1001) : nodes(nodes_), max_array(max_array_) {
+    reap_stale();
+    write_file(dir.path / "owner", std::to_string(getpid()));
     conf = (dir.path / "slurm.conf").string();
     up = start();
+  }
+
+  /// Stops clusters left behind by test processes that died before their destructor ran
+  /// (killed by a timeout, a crash): their owner pid no longer exists.
+  void reap_stale() const {
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator("/tmp", ec)) {
+      if (e.path().filename().string().rfind("dlsweep-slurm-c-", 0) != 0 || e.path() == dir.path) continue;
+      std::string owner = read_file(e.path() / "owner");
+      if (owner.empty()) continue;
+      pid_t pid = static_cast<pid_t>(std::stol(owner));
+      if (kill(pid, 0) == 0 || errno != ESRCH) continue;
+      dlsweep::sched::slurm::run_command({script_path(), "stop", "--dir", e.path().string()}, {}, 30);
+      fs::remove_all(e.path(), ec);
+    }
   }
   ~LocalCluster() { script("stop"); }
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <set>
 #include <vector>
 
@@ -21,6 +20,14 @@ using namespace dlsweep::trainer;
 using models::Mode;
 
 namespace {
+
+/// These tests run one compute thread: on a loaded 2-core machine two OpenMP threads spend
+/// most of their time waiting for each other (measured: 1 s alone, 70 s under load).
+struct OneThread {
+  int previous = kernels::compute_threads();
+  OneThread() { kernels::set_compute_threads(1); }
+  ~OneThread() { kernels::set_compute_threads(previous); }
+};
 
 void fill_input(models::Model& m, std::int64_t n, Mode mode, std::uint64_t seed) {
   SplitMix64 rng(seed);
@@ -59,6 +66,7 @@ std::unique_ptr<models::Model> build(const std::string& name, kernels::Kernels& 
 }  // namespace
 
 TEST_CASE("the CNN's parameters match the published layout", "[models]") {
+  OneThread one_thread;
   auto k = kernels::make_kernels("reference");
   REQUIRE(k);
   auto m = build("cnn", **k, {1, 28, 28});
@@ -78,6 +86,7 @@ TEST_CASE("the CNN's parameters match the published layout", "[models]") {
 }
 
 TEST_CASE("ResNet-8 and ResNet-20 have the CIFAR layout", "[models]") {
+  OneThread one_thread;
   auto k = kernels::make_kernels("reference");
   REQUIRE(k);
   auto r8 = build("resnet8", **k, {3, 32, 32});
@@ -105,6 +114,7 @@ TEST_CASE("ResNet-8 and ResNet-20 have the CIFAR layout", "[models]") {
 }
 
 TEST_CASE("make_model rejects unknown models and inputs too small for convolutions", "[models]") {
+  OneThread one_thread;
   auto k = kernels::make_kernels("reference");
   REQUIRE(k);
   models::ModelSpec spec;
@@ -122,6 +132,7 @@ TEST_CASE("make_model rejects unknown models and inputs too small for convolutio
 }
 
 TEST_CASE("conv model gradients match finite differences of the loss", "[models]") {
+  OneThread one_thread;
   auto k = kernels::make_kernels("reference");
   REQUIRE(k);
   for (const char* name : {"cnn", "resnet8"}) {
@@ -137,34 +148,29 @@ TEST_CASE("conv model gradients match finite differences of the loss", "[models]
       auto logits = m->forward(n, Mode::train);
       return (*k)->softmax_cross_entropy(logits, labels.data(), 1.0f, {}).loss_sum / static_cast<double>(n);
     };
-    // Per tensor, the derivative along a random ±1 direction u: Σ g·u against the central
-    // difference of the loss. (Along a direction, rather than per entry, so that the odd ReLU
-    // kink crossed by a float-sized step does not dominate.)
-    SplitMix64 rng(17);
+    // A few entries of every tensor. The step is small because a step of 1e-3 or more already
+    // moves some of the thousands of ReLU inputs across their kink (measured: the difference
+    // quotients converge to the analytic gradient as the step shrinks to 3e-4).
     for (std::size_t t = 0; t < ps.tensors().size(); ++t) {
       auto v = ps.value(t);
-      std::vector<float> u(static_cast<std::size_t>(v.span()), 0.0f);
-      double analytic = 0;
-      for (std::int64_t r = 0; r < v.rows; ++r)
-        for (std::int64_t c = 0; c < v.cols; ++c) {
-          const std::size_t i = static_cast<std::size_t>(r * v.ld + c);
-          u[i] = rng.uniform() < 0.5 ? -1.0f : 1.0f;
-          analytic += static_cast<double>(u[i]) * grads[static_cast<std::size_t>(ps.tensor(t).offset) + i];
-        }
-      const std::vector<float> saved(v.data, v.data + v.span());
-      const float h = 1e-3f;
-      for (std::size_t i = 0; i < u.size(); ++i) v.data[i] = saved[i] + h * u[i];
-      const double up = loss();
-      for (std::size_t i = 0; i < u.size(); ++i) v.data[i] = saved[i] - h * u[i];
-      const double down = loss();
-      std::copy(saved.begin(), saved.end(), v.data);
-      INFO(ps.tensor(t).name);
-      CHECK(analytic == Approx((up - down) / (2.0 * h)).margin(2e-3).epsilon(3e-2));
+      for (std::int64_t j = 0; j < 3; ++j) {
+        const std::int64_t r = (j * 7) % v.rows, c = (j * 13) % v.cols;
+        const float saved = v.at(r, c), h = 3e-4f;
+        v.at(r, c) = saved + h;
+        const double up = loss();
+        v.at(r, c) = saved - h;
+        const double down = loss();
+        v.at(r, c) = saved;
+        INFO(ps.tensor(t).name << "[" << r << "," << c << "]");
+        CHECK(grads[static_cast<std::size_t>(ps.tensor(t).offset + r * v.ld + c)] ==
+              Approx((up - down) / (2.0 * h)).margin(4e-4).epsilon(2e-2));
+      }
     }
   }
 }
 
 TEST_CASE("conv models agree between backends in training and evaluation", "[models][conformance]") {
+  OneThread one_thread;
   auto ref = kernels::make_kernels("reference");
   auto dnn = kernels::make_kernels("onednn");
   REQUIRE(ref);
@@ -197,6 +203,7 @@ TEST_CASE("conv models agree between backends in training and evaluation", "[mod
 }
 
 TEST_CASE("conv models report every tensor's gradient once, last layer first", "[models]") {
+  OneThread one_thread;
   auto k = kernels::make_kernels("onednn");
   REQUIRE(k);
   for (const char* name : {"cnn", "resnet20"}) {
@@ -215,6 +222,7 @@ TEST_CASE("conv models report every tensor's gradient once, last layer first", "
 }
 
 TEST_CASE("ResNet evaluation uses the running statistics", "[models]") {
+  OneThread one_thread;
   auto k = kernels::make_kernels("onednn");
   REQUIRE(k);
   auto m = build("resnet8", **k, {3, 8, 8});
@@ -233,6 +241,7 @@ TEST_CASE("ResNet evaluation uses the running statistics", "[models]") {
 }
 
 TEST_CASE("the CNN and ResNet-8 learn a synthetic task, in fp32 and bf16", "[models]") {
+  OneThread one_thread;
   auto k = kernels::make_kernels("onednn");
   REQUIRE(k);
   data::SyntheticSpec ss;
@@ -250,7 +259,7 @@ TEST_CASE("the CNN and ResNet-8 learn a synthetic task, in fp32 and bf16", "[mod
       const std::int64_t n = 32;
       std::vector<std::int32_t> labels(n);
       double first = 0, last = 0;
-      for (int step = 0; step < 24; ++step) {
+      for (int step = 0; step < 40; ++step) {
         auto x = m->input(n, Mode::train);
         for (std::int64_t r = 0; r < n; ++r) {
           const std::int64_t i = (step * n + r) % ss.train_size;
@@ -258,10 +267,9 @@ TEST_CASE("the CNN and ResNet-8 learn a synthetic task, in fp32 and bf16", "[mod
           labels[static_cast<std::size_t>(r)] = d.train.labels[static_cast<std::size_t>(i)];
         }
         const double l = train_pass(*m, **k, n, labels);
-        (*opt)->step(std::getenv("LR") ? std::atof(std::getenv("LR")) : 0.05);
+        (*opt)->step(0.01);
         if (step < 4) first += l / 4;
-        if (step >= 20) last += l / 4;
-        if (std::getenv("LR")) printf("%s step %d loss %g\n", name, step, l);
+        if (step >= 36) last += l / 4;
       }
       CHECK(last < 0.5 * first);
     }

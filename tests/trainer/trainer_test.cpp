@@ -2,6 +2,7 @@
 // follows the protocol, divergence and bad batch sizes are reported.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -106,7 +107,9 @@ TEST_CASE("the same params give identical metrics apart from timing", "[trainer]
   for (std::size_t i = 0; i < ra.records.size(); ++i) {
     auto ma = ra.records[i].metrics, mb = rb.records[i].metrics;
     for (auto* m : {&ma, &mb})
-      for (const char* timing : {"samples_per_s", "time_compute_s", "time_data_s", "time_eval_s"}) m->erase(timing);
+      for (const char* timing :
+           {"samples_per_s", "time_compute_s", "time_data_s", "time_eval_s", "time_allreduce_exposed_s"})
+        m->erase(timing);
     CHECK(ma == mb);
     CHECK(ra.records[i].step == rb.records[i].step);
     CHECK(ra.records[i].samples == rb.records[i].samples);
@@ -203,4 +206,123 @@ TEST_CASE("steps per epoch drop the tail; fractional epochs round to steps", "[t
   CHECK((*t)->steps_per_epoch() == 3);
   CHECK((*t)->total_steps() == 5);
   CHECK((*t)->eval_interval() == 1);
+}
+
+TEST_CASE("an explicit batch ramp: batch, steps per epoch and scaled LR change per stage", "[trainer][schedule]") {
+  TrainConfig c;
+  c.dataset = "synthetic";
+  c.train_subset = 1280;
+  c.test_subset = 64;
+  c.hidden = {16};
+  c.batch_size = 64;  // 20 steps/epoch, then 128: 10, then 256: 5
+  c.base_batch = 64;
+  c.base_lr = 0.05;
+  c.lr_rule = schedule::LrRule::sqrt;
+  c.batch_ramp = "0:64,1:128,2:256";
+  c.epochs = 3;
+  test::TempDir tmp;
+  auto run = train(c, tmp.path());
+  REQUIRE(run.result);
+  CHECK(run.result->steps == 35);
+  auto evals = of_kind(run.records, protocol::RecordKind::eval);
+  REQUIRE(evals.size() == 3);
+  const double batches[] = {64, 128, 256};
+  const std::int64_t steps[] = {20, 30, 35};
+  for (int i = 0; i < 3; ++i) {
+    INFO("epoch " << i + 1);
+    CHECK(evals[i].metrics.at("batch_size") == batches[i]);
+    CHECK(evals[i].step == steps[i]);
+    CHECK(evals[i].epoch == Approx(i + 1.0));
+    CHECK(evals[i].samples == 1280 * (i + 1));
+    CHECK(evals[i].metrics.at("lr") == Approx(0.05 * std::sqrt(batches[i] / 64)));
+  }
+}
+
+TEST_CASE("a Smith ramp raises the batch at the milestones and keeps the LR", "[trainer][schedule]") {
+  TrainConfig c;
+  c.dataset = "synthetic";
+  c.train_subset = 2000;
+  c.test_subset = 64;
+  c.hidden = {16};
+  c.batch_size = 50;
+  c.base_batch = 50;
+  c.base_lr = 0.1;
+  c.decay = schedule::Decay::step;
+  c.decay_milestones = {1, 2};
+  c.decay_factor = 0.2;  // ×5
+  c.batch_ramp = "smith";
+  c.max_batch_size = 1000;  // the second increase is capped: 250 → 1000, LR ×0.2·1000/250
+  c.epochs = 3;
+  test::TempDir tmp;
+  auto run = train(c, tmp.path());
+  REQUIRE(run.result);
+  auto evals = of_kind(run.records, protocol::RecordKind::eval);
+  REQUIRE(evals.size() == 3);
+  CHECK(evals[0].metrics.at("batch_size") == 50);
+  CHECK(evals[1].metrics.at("batch_size") == 250);
+  CHECK(evals[2].metrics.at("batch_size") == 1000);
+  CHECK(evals[0].metrics.at("lr") == Approx(0.1));
+  CHECK(evals[1].metrics.at("lr") == Approx(0.1));
+  CHECK(evals[2].metrics.at("lr") == Approx(0.1 * 0.2 * 1000 / 250));
+  // smith needs decay=step: anything else is bad input naming batch_ramp.
+  c.decay = schedule::Decay::cosine;
+  data::DataSpec ds;
+  ds.dataset = "synthetic";
+  ds.train_subset = 2000;
+  ds.test_subset = 64;
+  auto data = data::load_data(ds);
+  REQUIRE(data);
+  comm::LocalCommunicator comm;
+  TrainContext ctx;
+  ctx.comm = &comm;
+  auto t = Trainer::create(c, std::move(*data), ctx);
+  REQUIRE_FALSE(t);
+  CHECK(t.error().where == "batch_ramp");
+}
+
+TEST_CASE("cosine decay ends near the floor; the noise scale is reported", "[trainer][noise]") {
+  auto c = small_fmnist();
+  c.decay = schedule::Decay::cosine;
+  c.lr_floor = 0.1;
+  c.noise_scale_every = 2;
+  test::TempDir tmp;
+  auto run = train(c, tmp.path());
+  REQUIRE(run.result);
+  auto evals = of_kind(run.records, protocol::RecordKind::eval);
+  REQUIRE(evals.size() == 2);
+  // Last update t = 79 of 80: multiplier 0.1 + 0.9·(1 + cos(π·79/80))/2.
+  CHECK(evals[1].metrics.at("lr") == Approx(0.05 * (0.1 + 0.9 * 0.5 * (1 + std::cos(M_PI * 79 / 80)))));
+  for (const auto& e : evals) {
+    CHECK(e.metrics.at("grad_noise_scale") > 0);
+    CHECK(e.metrics.at("grad_norm_sq") > 0);
+    CHECK(e.metrics.at("grad_trace_sigma") > 0);
+    CHECK(e.metrics.at("time_allreduce_exposed_s") >= 0);
+  }
+  c.noise_scale_every = 0;
+  test::TempDir off;
+  auto quiet = train(c, off.path());
+  CHECK(of_kind(quiet.records, protocol::RecordKind::eval)[1].metrics.count("grad_noise_scale") == 0);
+}
+
+TEST_CASE("every optimizer trains the MLP", "[trainer][optim]") {
+  struct Case {
+    const char* name;
+    double lr;
+  };
+  for (auto [name, lr] : {Case{"sgd", 0.05}, Case{"adam", 0.002}, Case{"adamw", 0.002}, Case{"lars", 0.5},
+                          Case{"larc", 0.05}, Case{"lamb", 0.01}}) {
+    INFO(name);
+    auto c = small_fmnist();
+    c.optimizer = name;
+    c.base_lr = lr;
+    c.weight_decay = 1e-4;
+    test::TempDir tmp;
+    auto run = train(c, tmp.path());
+    REQUIRE(run.result);
+    CHECK(run.result->status == TrainStatus::done);
+    auto evals = of_kind(run.records, protocol::RecordKind::eval);
+    REQUIRE(evals.size() == 2);
+    CHECK(evals[1].metrics.at("val_acc") > 0.6);
+    CHECK(evals[1].metrics.at("train_loss") < evals[0].metrics.at("train_loss"));
+  }
 }

@@ -1,11 +1,19 @@
 #include "trainer/data/dataset.hpp"
 
+#include "trainer/data/augment.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 namespace dlsweep::trainer::data {
 
-void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::MatrixView x, std::int32_t* labels) {
+void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::MatrixView x, std::int32_t* labels,
+            std::int64_t epoch) {
+  if (d.augment) {
+    gather_augmented(d, indices, epoch, x, labels);
+    return;
+  }
   const std::size_t bytes = static_cast<std::size_t>(d.features) * sizeof(float);
   for (std::size_t r = 0; r < indices.size(); ++r) {
     std::memcpy(x.row(static_cast<std::int64_t>(r)), d.sample(indices[r]), bytes);
@@ -37,6 +45,36 @@ std::pair<double, double> feature_stats(const Dataset& d) {
 void standardize(Dataset& d, double mean, double std_dev) {
   const float m = static_cast<float>(mean), inv = static_cast<float>(1.0 / std_dev);
   for (float& v : d.images) v = (v - m) * inv;
+}
+
+std::vector<std::pair<double, double>> channel_stats(const Dataset& d) {
+  const std::int64_t c = std::max<std::int64_t>(1, d.channels), plane = d.features / c;
+  std::vector<std::pair<double, double>> out;
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    double sum = 0, sq = 0;
+    for (std::int64_t i = 0; i < d.size; ++i) {
+      const float* p = d.sample(i) + ch * plane;
+      for (std::int64_t j = 0; j < plane; ++j) {
+        sum += p[j];
+        sq += static_cast<double>(p[j]) * p[j];
+      }
+    }
+    const double n = static_cast<double>(d.size * plane);
+    const double mean = n > 0 ? sum / n : 0.0, var = n > 0 ? sq / n - mean * mean : 0.0;
+    out.emplace_back(mean, var > 0 ? std::sqrt(var) : 1.0);
+  }
+  return out;
+}
+
+void standardize_channels(Dataset& d, const std::vector<std::pair<double, double>>& stats) {
+  const std::int64_t c = static_cast<std::int64_t>(stats.size()), plane = d.features / c;
+  for (std::int64_t i = 0; i < d.size; ++i)
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      const float m = static_cast<float>(stats[static_cast<std::size_t>(ch)].first),
+                  inv = static_cast<float>(1.0 / stats[static_cast<std::size_t>(ch)].second);
+      float* p = d.images.data() + i * d.features + ch * plane;
+      for (std::int64_t j = 0; j < plane; ++j) p[j] = (p[j] - m) * inv;
+    }
 }
 
 }  // namespace dlsweep::trainer::data

@@ -1,12 +1,16 @@
 // dataset.hpp — an in-memory classification dataset (features already normalised to floats)
-// and the per-step batch gather. Every loader (IDX, synthetic, CIFAR later) produces this.
+// and the per-step batch gather. Every loader (IDX, CIFAR-10, synthetic) produces this.
 //
-// Invariants: images.size() == size*features, labels.size() == size, 0 <= label < classes.
+// Invariants: images.size() == size*features, labels.size() == size, 0 <= label < classes;
+// for images, features == channels*height*width and each sample is stored CHW (NCHW rows).
+// Every rank holds the whole dataset in memory and gathers the indices of its shard of each
+// global batch (which indices: the trainer's data order); nothing is read from disk per step.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainer/kernels/matrix.hpp"
@@ -20,6 +24,10 @@ struct Dataset {
   std::int64_t classes = 0;
   std::vector<float> images;        ///< [size, features] row-major
   std::vector<std::int32_t> labels; ///< [size]
+  std::int64_t channels = 0, height = 0, width = 0;  ///< image geometry; 0 = flat feature vectors
+  /// Random crop + horizontal flip applied by gather() (training split only); see augment.hpp.
+  bool augment = false;
+  std::uint64_t augment_seed = 0;
 
   const float* sample(std::int64_t i) const { return images.data() + i * features; }
 };
@@ -28,8 +36,12 @@ struct DataSplits {
   Dataset train, test;
 };
 
-/// Copies samples indices[r] into row r of x (x.cols == features) and their labels.
-void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::MatrixView x, std::int32_t* labels);
+/// Copies samples indices[r] into row r of x (x.cols == features) and their labels. When
+/// d.augment is set, each sample is randomly cropped and flipped (augment.hpp) with the
+/// randomness of (d.augment_seed, epoch, index), so a run is reproducible whatever the
+/// batch size, rank count or order of calls.
+void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::MatrixView x, std::int32_t* labels,
+            std::int64_t epoch = 0);
 
 /// Copies the contiguous samples [first, first + x.rows) (evaluation).
 void gather_range(const Dataset& d, std::int64_t first, kernels::MatrixView x, std::int32_t* labels);
@@ -38,5 +50,10 @@ void gather_range(const Dataset& d, std::int64_t first, kernels::MatrixView x, s
 /// `stats_from` (the training set), applied to `d`. Returns {mean, std}.
 std::pair<double, double> feature_stats(const Dataset& stats_from);
 void standardize(Dataset& d, double mean, double std_dev);
+
+/// Per-channel mean and standard deviation of an image dataset (one pair per channel).
+std::vector<std::pair<double, double>> channel_stats(const Dataset& d);
+/// x = (x - mean_c)/std_c per channel.
+void standardize_channels(Dataset& d, const std::vector<std::pair<double, double>>& stats);
 
 }  // namespace dlsweep::trainer::data

@@ -46,6 +46,9 @@ Result<Dataset> load_fashion_mnist_split(const std::filesystem::path& dir, const
   d.name = "fashion-mnist/" + std::string(prefix == "t10k" ? "test" : prefix);
   d.size = images->items_read;
   d.features = std::int64_t{images->dims[1]} * images->dims[2];
+  d.channels = 1;
+  d.height = images->dims[1];
+  d.width = images->dims[2];
   d.classes = kFashionMnistClasses;
   d.images.resize(static_cast<std::size_t>(d.size * d.features));
   constexpr float kScale = 1.0f / 255.0f;

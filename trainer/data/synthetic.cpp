@@ -15,6 +15,9 @@ Dataset generate(const SyntheticSpec& spec, const std::vector<float>& protos, st
   d.size = size;
   d.features = spec.features;
   d.classes = spec.classes;
+  d.channels = spec.channels;
+  d.height = spec.height;
+  d.width = spec.width;
   d.images.resize(static_cast<std::size_t>(size * spec.features));
   d.labels.resize(static_cast<std::size_t>(size));
   SplitMix64 rng(stream_seed(spec.seed, kStreamSynthetic, stream));

@@ -1,0 +1,125 @@
+// cmd_cancel.cpp — `dlsweep cancel STUDY [--trial N ...]`.
+//
+// Two cases, told apart by the database lock:
+//  - an orchestrator is driving the study: it is the only writer, so cancel hands it a
+//    request file (<runs_dir>/<study>/cancel-request) and waits until the trials are
+//    recorded CANCELLED;
+//  - none is: cancel takes the lock itself, stops the trials' jobs (local processes by
+//    their DLSWEEP_TRIAL_DIR, Slurm jobs with one scancel of their recorded ids) and
+//    records CANCELLED.
+#include <sys/wait.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "orchestrator/commands.hpp"
+#include "orchestrator/engine.hpp"
+#include "orchestrator/recovery.hpp"
+#include "orchestrator/state_machine.hpp"
+#include "orchestrator/sweep_runner.hpp"
+#include "orchestrator/trial_files.hpp"
+#include "schedulers/process_spawn.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool targeted(const db::TrialRow& t, const std::vector<long long>& numbers) {
+  if (numbers.empty()) return true;
+  for (auto n : numbers)
+    if (n == t.number) return true;
+  return false;
+}
+
+bool unfinished(TrialState s) { return s == TrialState::waiting || is_active(s); }
+
+int report(const Error& e, int code) {
+  fmt::print(stderr, "error: {}\n", e.message());
+  return code;
+}
+
+// Cancels through the running orchestrator; waits until the database shows it.
+int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study) {
+  std::string words;
+  if (a.trials.empty()) words = "all\n";
+  for (auto n : a.trials) words += fmt::format("{}\n", n);
+  if (auto st = write_file_atomic(fs::path(study.root_dir) / kCancelRequestFile, words); !st)
+    return report(st.error(), exit_code::runtime);
+  fmt::print(stderr, "asked the running orchestrator to cancel {}\n",
+             a.trials.empty() ? "the study" : fmt::format("{} trial(s)", a.trials.size()));
+  for (int i = 0; i < 1200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto storage = db::Storage::open_readonly(a.db);
+    if (!storage) continue;
+    auto trials = (*storage)->list_trials(study.id);
+    if (!trials) continue;
+    bool pending = false;
+    for (const auto& t : *trials) pending = pending || (targeted(t, a.trials) && unfinished(t.state));
+    if (!pending) {
+      fmt::print(stderr, "cancelled\n");
+      return exit_code::ok;
+    }
+  }
+  fmt::print(stderr, "error: the orchestrator has not recorded the cancellation after 120 s\n");
+  return exit_code::runtime;
+}
+
+}  // namespace
+
+int cmd_cancel(const CancelArgs& a) {
+  auto ro = db::Storage::open_readonly(a.db);
+  if (!ro) return report(ro.error(), exit_code::usage);
+  auto study = (*ro)->find_study(a.study);
+  if (!study) return report(study.error(), exit_code::runtime);
+  if (!*study) return report(Error{"no study named '" + a.study + "'", a.db, "`dlsweep status` lists them"}, exit_code::usage);
+  ro->reset();
+
+  auto lock = lock_database(a.db);
+  if (!lock) return cancel_via_orchestrator(a, **study);
+
+  auto storage = db::Storage::open_readwrite(a.db);
+  if (!storage) return report(storage.error(), exit_code::runtime);
+  auto trials = (*storage)->list_trials((*study)->id);
+  if (!trials) return report(trials.error(), exit_code::runtime);
+  auto jobs = (*storage)->list_jobs((*study)->id);
+  if (!jobs) return report(jobs.error(), exit_code::runtime);
+
+  std::vector<std::string> slurm_ids;
+  std::size_t cancelled = 0;
+  for (auto t : *trials) {
+    if (!targeted(t, a.trials) || !unfinished(t.state)) continue;
+    if (is_active(t.state)) {
+      stop_processes(find_trial_processes(t.trial_dir), 10.0);
+      for (const auto& j : *jobs)
+        if (j.trial_id == t.id && j.attempt == t.attempt && j.backend == "slurm") slurm_ids.push_back(j.job_id);
+    }
+    auto next = next_state(t.state, t.attempt, TrialEvent::cancel, 0);
+    if (!next) continue;
+    if (auto st = (*storage)->transition({t.id, t.state, next->to, next->attempt, "user", "cancelled by `dlsweep cancel`", {}});
+        !st)
+      return report(st.error(), exit_code::runtime);
+    ++cancelled;
+  }
+  if (!slurm_ids.empty()) {
+    // One scancel for every job (array task ids like 1234_5 are accepted as they are).
+    std::set<std::string> unique(slurm_ids.begin(), slurm_ids.end());
+    std::vector<std::string> argv = {"scancel"};
+    argv.insert(argv.end(), unique.begin(), unique.end());
+    auto pid = sched::spawn_process(argv, fs::current_path(), {});
+    if (!pid) return report(pid.error(), exit_code::runtime);
+    int status = 0;
+    ::waitpid(*pid, &status, 0);
+  }
+  if (a.trials.empty())
+    if (auto st = (*storage)->set_study_state((*study)->id, "STOPPED", "cancelled by `dlsweep cancel`"); !st)
+      return report(st.error(), exit_code::runtime);
+  fmt::print(stderr, "cancelled {} trial(s) of {}\n", cancelled, a.study);
+  return exit_code::ok;
+}
+
+}  // namespace dlsweep::orch
