@@ -17,6 +17,7 @@
 #include "common/asio.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
+#include "orchestrator/dry_run.hpp"
 #include "orchestrator/engine.hpp"
 #include "orchestrator/sweep_runner.hpp"
 #include "orchestrator/study_spec.hpp"
@@ -118,6 +119,7 @@ int cmd_submit(const SubmitArgs& a) {
   }
   std::error_code ec;
   opts.runs_dir = fs::absolute(spec->runs_dir, ec);
+  if (a.dry_run) return dry_run(*spec, opts.runs_dir, opts.train_binary);
   fs::path study_root = opts.runs_dir / spec->name;
   if (fs::exists(study_root, ec) && !fs::is_empty(study_root, ec)) {
     fmt::print(stderr,

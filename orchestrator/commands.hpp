@@ -19,6 +19,7 @@ inline constexpr int interrupted = 130;///< Ctrl-C / SIGTERM: live trials cancel
 struct SubmitArgs {
   std::string db;
   std::string study_file;
+  bool dry_run = false;  ///< write what would be launched, submit nothing
 };
 int cmd_submit(const SubmitArgs& a);
 

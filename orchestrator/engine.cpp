@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/protocol.hpp"
+#include "orchestrator/job_builder.hpp"
 #include "orchestrator/state_machine.hpp"
 #include "orchestrator/trial_files.hpp"
 
@@ -47,22 +48,6 @@ std::string tail_of(const fs::path& file, std::size_t max_lines) {
 }
 
 }  // namespace
-
-std::vector<std::string> Engine::expand_placeholders(const std::vector<std::string>& argv,
-                                                     const fs::path& trial_dir) const {
-  // Plain text substitution inside argv words: no shell ever sees these values.
-  std::error_code ec;
-  std::string study_dir = fs::absolute(fs::path(spec_.source), ec).parent_path().string();
-  std::string tdir = fs::absolute(trial_dir, ec).string();
-  std::vector<std::string> out;
-  for (std::string w : argv) {
-    for (auto [key, value] : {std::pair<std::string, std::string>{"{study_dir}", study_dir}, {"{trial_dir}", tdir}})
-      for (auto pos = w.find(key); pos != std::string::npos; pos = w.find(key, pos + value.size()))
-        w.replace(pos, key.size(), value);
-    out.push_back(std::move(w));
-  }
-  return out;
-}
 
 Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend& backend, const StudySpec& spec,
                std::int64_t study_id, EngineOptions options, Progress& progress)
@@ -268,20 +253,7 @@ void Engine::launch(std::int64_t trial_id) {
   live.last_value.reset();
   live.best_value.reset();
 
-  sched::JobSpec job;
-  job.study = spec_.name;
-  job.trial_id = trial_id;
-  job.attempt = live.row.attempt;
-  job.argv = spec_.trial.embedded ? std::vector<std::string>{options_.train_binary.string()}
-                                  : expand_placeholders(spec_.trial.command, dir);
-  job.workdir = dir;
-  job.env = spec_.trial.env;
-  job.env[protocol::kEnvTrialDir] = fs::absolute(dir).string();
-  job.env[protocol::kEnvTrialId] = std::to_string(trial_id);
-  job.env[protocol::kEnvAttempt] = std::to_string(live.row.attempt);
-  job.env[protocol::kEnvStudy] = spec_.name;
-  job.ranks = spec_.trial.ranks;
-  job.timeout_s = spec_.trial.timeout_s;
+  sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.attempt, dir);
 
   auto id = backend_.submit(job);
   // A requeued trial (QUEUED after its job died with a previous orchestrator) gets a new

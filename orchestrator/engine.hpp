@@ -94,9 +94,6 @@ class Engine {
   void fatal(const Error& e);
   SweepSnapshot snapshot() const;
   double elapsed_s() const;
-  /// Replaces {study_dir} (the study file's folder) and {trial_dir} in command words.
-  std::vector<std::string> expand_placeholders(const std::vector<std::string>& argv,
-                                               const std::filesystem::path& trial_dir) const;
   std::string failure_message(const Live& live, const sched::JobEvent& ev) const;
 
   boost::asio::io_context& io_;

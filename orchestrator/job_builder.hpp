@@ -1,0 +1,17 @@
+// job_builder.hpp — turns a trial of a study into the JobSpec a backend runs: the
+// program (dlsweep-train or the study's command with {study_dir}/{trial_dir} expanded as
+// plain text — no shell ever sees these words), the protocol's environment, resources.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "orchestrator/study_spec.hpp"
+#include "schedulers/backend.hpp"
+
+namespace dlsweep::orch {
+
+sched::JobSpec build_job(const StudySpec& spec, const std::filesystem::path& train_binary, std::int64_t trial_id,
+                         int attempt, const std::filesystem::path& trial_dir);
+
+}  // namespace dlsweep::orch
