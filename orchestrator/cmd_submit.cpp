@@ -17,6 +17,7 @@
 #include "common/asio.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
+#include "orchestrator/as_job.hpp"
 #include "orchestrator/dry_run.hpp"
 #include "orchestrator/engine.hpp"
 #include "orchestrator/sweep_runner.hpp"
@@ -120,6 +121,7 @@ int cmd_submit(const SubmitArgs& a) {
   std::error_code ec;
   opts.runs_dir = fs::absolute(spec->runs_dir, ec);
   if (a.dry_run) return dry_run(*spec, opts.runs_dir, opts.train_binary);
+  if (a.as_job) return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
   fs::path study_root = opts.runs_dir / spec->name;
   if (fs::exists(study_root, ec) && !fs::is_empty(study_root, ec)) {
     fmt::print(stderr,

@@ -20,6 +20,7 @@ struct SubmitArgs {
   std::string db;
   std::string study_file;
   bool dry_run = false;  ///< write what would be launched, submit nothing
+  bool as_job = false;   ///< run the orchestrator itself as a Slurm job
 };
 int cmd_submit(const SubmitArgs& a);
 

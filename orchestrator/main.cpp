@@ -24,6 +24,7 @@ int main(int argc, char** argv) try {
   SubmitArgs submit;
   auto* s = app.add_subcommand("submit", "validate a study file, record it, and drive the sweep to its end");
   s->add_option("study", submit.study_file, "study file (.yaml, .yml or .json)")->required();
+  s->add_flag("--as-job", submit.as_job, "run the orchestrator itself as a Slurm job (login nodes kill long processes)");
   s->add_flag("--dry-run", submit.dry_run, "write the batch scripts / command lines and say where; submit nothing");
 
   StatusArgs status;

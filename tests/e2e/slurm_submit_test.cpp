@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "../slurm/slurm_test_support.hpp"
 #include "run_command.hpp"
@@ -133,4 +134,71 @@ space: {{x: [1, 2, 3]}}
     if (!empty) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   CHECK(empty);
+}
+
+TEST_CASE("slurm: examples/slurm.yaml runs on the local cluster (shortened)") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-example");
+  YAML::Node study = YAML::LoadFile(std::string(DLSWEEP_SOURCE_DIR) + "/examples/slurm.yaml");
+  // The site keys of the example name a partition this cluster does not have.
+  study["backend"]["partition"] = "debug";
+  study["backend"]["slurm_conf"] = cluster.conf;
+  study["backend"]["cpus_per_task"] = 1;
+  study["backend"]["poll_min_s"] = 0.3;
+  study["backend"]["poll_max_s"] = 2;
+  study["trial"]["trainer"]["epochs"] = 1;
+  study["trial"]["trainer"]["threads"] = 1;
+  study["trial"]["trainer"]["train_subset"] = 3000;
+  study["trial"]["trainer"]["test_subset"] = 1000;
+  study["search"]["trials"] = 4;
+  study["runs_dir"] = (dir / "runs").string();
+  std::ofstream(dir / "slurm.yaml") << YAML::Dump(study) << "\n";
+  auto db = dir / "sweep.db";
+  auto dry = run_dlsweep(db, {"submit", "--dry-run", "slurm.yaml"}, dir);
+  CHECK(dry.exit_code == 0);
+  CHECK(dry.err.find("nothing was submitted") != std::string::npos);
+  CHECK_FALSE(fs::exists(db));
+  auto r = run_dlsweep(db, {"submit", "slurm.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
+  CHECK(states.out == "state,COUNT(*)\nCOMPLETE,4\n");
+}
+
+TEST_CASE("slurm: submit --as-job runs the orchestrator as a job of its own") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-as-job");
+  std::ofstream(dir / "quick.yaml") << fmt::format(R"(
+name: e2e-as-job
+backend: {{kind: slurm, max_concurrent: 2, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 1}}
+trial:
+  command: [/bin/sh, -c, "echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
+objective: {{metric: loss, mode: min}}
+space: {{x: [1, 2, 3]}}
+)", cluster.conf);
+  auto db = dir / "sweep.db";
+  auto r = run_dlsweep(db, {"submit", "--as-job", "quick.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find_first_of("0123456789") == 0);  // the job id
+  bool finished = false;
+  for (int i = 0; i < 600 && !finished; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!fs::exists(db)) continue;
+    auto q = run_dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir);
+    finished = q.out == "state\nFINISHED\n";
+  }
+  REQUIRE(finished);
+  auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
+  CHECK(states.out == "state,COUNT(*)\nCOMPLETE,3\n");
 }

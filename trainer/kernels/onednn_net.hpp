@@ -1,0 +1,270 @@
+// onednn_net.hpp — INTERNAL to the oneDNN backend (included by onednn_net.cpp and
+// onednn_net_layers.cpp only): OnednnNet, what OnednnKernels::make_net returns — a NetGraph
+// compiled into two lists of oneDNN primitives with bound arguments (forward, backward),
+// built once and replayed every step, in the structure of oneDNN's
+// examples/cnn_training_f32.cpp:
+//  - convolutions are created with format_tag::any for source, weights and destination; the
+//    layout they choose is what flows to the next layer, and a reorder is inserted only where
+//    a consumer wants a different one (the user weights [out, in·k·k] are reordered into the
+//    chosen layout each forward, the weight gradient back after backward);
+//  - pooling, batch norm, ReLU and add work in the layout of their input; dense layers
+//    (OnednnDense matmuls) read row-major NCHW rows, so a blocked input is flattened by one
+//    reorder (and its gradient reordered back);
+//  - every backward primitive descriptor gets its forward one as the hint;
+//  - fusions: ReLU after conv/dense/add as a post-op, after batch norm as fuse_norm_relu.
+// Gradients: the backward list is compiled in reverse node order, so when a node is reached
+// every contribution to its output gradient is known: a tensor with one reader gets its
+// gradient written in place (or shares the contribution's buffer, e.g. an add's output
+// gradient), a tensor with several readers gets their contributions summed by binary adds
+// just before its producer runs; layouts are converted by reorders only where they differ.
+// All primitives share one user scratchpad (they run one after another). Evaluation nets
+// recycle activation buffers whose last reader has run.
+// Precision::bf16 is emulated (oneDNN 2.6 has no bf16 kernels for AVX2): each produced
+// activation/gradient and each weight copy is rounded in place by round_to_bf16.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "trainer/kernels/net.hpp"
+#include "trainer/kernels/onednn_kernels.hpp"
+
+namespace dlsweep::trainer::kernels::onednn_net {
+
+using dnnl::memory;
+using Op = NetNode::Op;
+using dt = memory::data_type;
+using tag = memory::format_tag;
+
+using dnnl::memory;
+using Op = NetNode::Op;
+using dt = memory::data_type;
+using tag = memory::format_tag;
+
+/// One primitive with its bound arguments.
+struct Prim {
+  dnnl::primitive prim;
+  std::vector<memory> keep;  ///< owners of the handles in args
+  std::vector<dnnl_exec_arg_t> args;
+  std::string impl;
+  memory::desc scratch_md;
+
+  void arg(int a, const memory& m) {
+    keep.push_back(m);
+    args.push_back({a, m.get()});
+  }
+  template <class P, class PD>
+  void create(const PD& pd) {
+    prim = P(pd);
+    impl = pd.impl_info_str();
+    scratch_md = pd.scratchpad_desc();
+  }
+};
+
+struct Step {
+  Prim* prim = nullptr;       ///< run this primitive, or
+  std::function<void()> fn;   ///< call this, or
+  int ready_tag = -1;         ///< report this layer's gradients as final
+};
+
+struct Tensor {
+  Shape shape;
+  memory::desc md;
+  memory mem;
+  bool matrix = false;  ///< row-major NCHW rows with stride ld (what dense layers read)
+  std::int64_t ld = 0;
+  memory dmem;  ///< gradient, same desc; null until planned
+  /// Backward compile: the single reader writes dmem directly (or the caller does: output).
+  bool direct = false;
+  /// Backward compile: contributions waiting to be summed into dmem (see gather_diff).
+  struct Part {
+    memory mem;
+    bool exclusive;  ///< a buffer nobody else reads (may become dmem itself)
+  };
+  std::vector<Part> pending;
+};
+
+/// Per-node state the backward compile needs from the forward one.
+struct NodeState {
+  std::optional<dnnl::convolution_forward::primitive_desc> conv_pd;
+  memory conv_src, conv_wei;  ///< what the forward convolution read
+  memory::desc user_w_md;
+  std::optional<dnnl::pooling_forward::primitive_desc> pool_pd;
+  dnnl::algorithm pool_alg = dnnl::algorithm::pooling_max;
+  memory::dims pool_stride, pool_kernel, pool_pad_l, pool_pad_r;
+  std::optional<dnnl::batch_normalization_forward::primitive_desc> bn_pd;
+  std::optional<dnnl::eltwise_forward::primitive_desc> relu_pd;
+  memory workspace, mean, var;
+  std::unique_ptr<DenseKernel> dense;
+  MatrixView dense_x, dense_w;  ///< what the dense layer reads (flattened input, weights copy)
+  memory flat;                  ///< dense: the flattened input when x is not a matrix
+};
+
+inline dnnl::primitive_attr scratch_attr() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+inline dnnl::primitive_attr relu_attr(bool relu) {
+  dnnl::primitive_attr a = scratch_attr();
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    a.set_post_ops(ops);
+  }
+  return a;
+}
+
+/// [n, c, h, w] stored as rows of c·h·w floats with row stride ld.
+inline memory::desc rows_md(std::int64_t n, Shape s, std::int64_t ld) {
+  return memory::desc({n, s.c, s.h, s.w}, dt::f32, memory::dims{ld, s.h * s.w, s.w, 1});
+}
+
+inline memory::dims dims4(std::int64_t n, Shape s) { return {n, s.c, s.h, s.w}; }
+
+class OnednnNet final : public Net {
+ public:
+  OnednnNet(OnednnKernels& k, const NetGraph& g, const NetOptions& o);
+
+  MatrixView input() override { return matrix_view(t_[0].mem, t_[0]); }
+  MatrixView output() override { return out_; }
+  MatrixView output_grad() override {
+    if (!o_.train) throw std::logic_error("OnednnNet::output_grad on an evaluation net");
+    return out_grad_;
+  }
+  MatrixView input_grad() override {
+    if (!wants_grad_[0]) throw std::logic_error("OnednnNet::input_grad without NetOptions::input_grad");
+    return matrix_view(t_[0].dmem, t_[0]);
+  }
+
+  void forward() override { run(fwd_, {}); }
+  void backward(const LayerReadyFn& on_ready) override {
+    if (!o_.train) throw std::logic_error("OnednnNet::backward on an evaluation net");
+    run(bwd_, on_ready);
+  }
+
+  std::vector<std::string> describe() const override;
+
+ private:
+  // ---- plumbing (onednn_net.cpp) ---------------------------------------------------------
+  void run(const std::vector<Step>& steps, const LayerReadyFn& on_ready);
+
+  memory alloc(const memory::desc& md);
+
+  Prim* new_prim(TensorId node, const char* what);
+
+  /// A reorder src → dst appended to `list` (a layout change, or a copy).
+  void add_reorder(std::vector<Step>& list, TensorId node, const char* what, const memory& src, const memory& dst);
+
+  static std::int64_t floats(const memory& m) {
+    return static_cast<std::int64_t>(m.get_desc().get_size() / sizeof(float));
+  }
+
+  void round_tensor(const Tensor& t) { round_to_bf16(static_cast<float*>(t.mem.get_data_handle()), floats(t.mem)); }
+
+  MatrixView matrix_view(const memory& m, const Tensor& t) const;
+
+  /// Which nodes run backward and which tensors need a gradient (as in reference_net.cpp).
+  void plan_gradients();
+
+  /// A tensor stored as rows: padded stride when only dense layers read it (GEMM-friendly,
+  /// matrix.hpp), dense otherwise (what pooling/batch norm/convolution accept).
+  void make_matrix_tensor(TensorId id);
+
+  void set_output(TensorId id, const memory::desc& md);
+
+  /// The memory of node id's output. Evaluation nets recycle the buffers of tensors whose
+  /// last reader has run (forward order is execution order), so a deep net needs a few
+  /// activation buffers instead of one per layer; training nets keep every activation for
+  /// backward. The input (filled by the caller) and the output are never recycled.
+  memory activation(TensorId id, const memory::desc& md);
+  void release_dead_inputs(TensorId id);
+
+  void ensure_diff(Tensor& t);
+
+  /// The producer of t rewrites its own output gradient in place (ReLU backward).
+  bool modifies_diff_in_place(TensorId id) const;
+
+  struct Target {
+    memory mem;
+    bool then_contribute = false;  ///< mem is a temporary: call contribute(x, mem) after the writer
+  };
+  /// Where a backward primitive should write its contribution to dL/dx in layout md: dx itself
+  /// when it is the only contribution and the layouts match, else a buffer of its own.
+  Target write_target(TensorId x, const memory::desc& md);
+  /// Records a contribution to dL/dx held in src (summed when x's producer is compiled).
+  void contribute(TensorId x, const memory& src, bool exclusive = true);
+  /// Makes dL/dx complete before x's producer reads it — every reader of x runs earlier in
+  /// backward. One contribution in x's layout becomes dx itself (no copy) unless it is shared
+  /// and x's producer rewrites its gradient in place; otherwise the contributions are brought
+  /// to x's layout and summed with binary adds (one pass for the usual two).
+  void gather_diff(TensorId x);
+
+  // ---- forward (onednn_net_layers.cpp; compile_output in onednn_net.cpp) ---------------
+  void compile_forward(TensorId id);
+
+  void compile_dense_forward(TensorId id);
+
+  void make_dense(TensorId id, MatrixView dx, bool trainable);
+
+  void compile_conv_forward(TensorId id, dnnl::prop_kind prop);
+
+  void compile_pool_forward(TensorId id, dnnl::prop_kind prop);
+
+  dnnl::normalization_flags bn_flags(const NetNode& nd) const;
+
+  void compile_bn_forward(TensorId id, dnnl::prop_kind prop);
+
+  void compile_output();
+
+  // ---- backward (onednn_net_layers.cpp) ------------------------------------------------
+  void compile_backward(TensorId id);
+
+  /// dy ⊙= [y > 0] in place (ReLU fused into the forward primitive).
+  void relu_backward_in_place(TensorId id);
+
+  void compile_dense_backward(TensorId id);
+
+  void compile_conv_backward(TensorId id);
+
+  void compile_pool_backward(TensorId id);
+
+  void compile_bn_backward(TensorId id);
+
+  /// One scratchpad buffer for every primitive (they never run concurrently).
+  void bind_scratchpad();
+
+  OnednnKernels& k_;
+  const dnnl::engine& eng_;
+  NetGraph g_;
+  NetOptions o_;
+  std::int64_t n_;
+  bool bf16_;
+  std::vector<Tensor> t_;
+  std::vector<NodeState> st_;
+  std::vector<bool> runs_backward_, wants_grad_;
+  std::vector<AlignedBuffer> buffers_;  // every buffer the net allocates (moving keeps addresses)
+  std::map<float*, std::int64_t> owner_;               ///< evaluation: activation buffers in use (floats)
+  std::vector<std::pair<std::int64_t, float*>> free_;  ///< evaluation: recyclable activation buffers
+  std::vector<std::unique_ptr<Prim>> prims_;
+  std::vector<Step> fwd_, bwd_;
+  AlignedBuffer scratch_;
+  MatrixView out_, out_grad_;
+  struct PendingImpl {
+    TensorId node;
+    const char* what;
+    const Prim* prim;
+  };
+  std::vector<PendingImpl> pending_impl_;
+  std::vector<std::pair<TensorId, std::string>> impls_;
+};
+
+}  // namespace dlsweep::trainer::kernels::onednn_net
