@@ -11,7 +11,8 @@
 // same work per sample; checkpoints are off.
 //
 // usage: bench_trainer_scaling [--models mlp,cnn] [--batch-mlp 256] [--batch-cnn 64]
-//                              [--epochs 1] [--train 20000] [--repeat 3] [--bucket-mb 4]
+//                              [--epochs 1] [--train-mlp 20000] [--train-cnn 4000] [--repeat 3]
+//                              [--bucket-mb 4]
 //                              [--train-bin PATH] [--mpirun PATH]
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,7 +43,7 @@ struct Options {
   std::vector<std::string> models = {"mlp", "cnn"};
   std::map<std::string, int> batch = {{"mlp", 256}, {"cnn", 64}};
   double epochs = 1;
-  int train = 20000;
+  std::map<std::string, int> train = {{"mlp", 20000}, {"cnn", 4000}};
   int repeat = 3;
   double bucket_mb = 4;
   std::string train_bin = DLSWEEP_TRAIN_BIN;
@@ -74,7 +75,7 @@ Figures run_once(const Options& o, const std::string& model, int ranks, const fs
   fs::create_directories(dir);
   const nlohmann::json params = {{"model", model},
                                  {"dataset", "synthetic"},
-                                 {"train_subset", o.train},
+                                 {"train_subset", o.train.at(model)},
                                  {"test_subset", 1000},
                                  {"epochs", o.epochs},
                                  {"eval_every", o.epochs},
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
     else if (k == "--batch-mlp") o.batch["mlp"] = std::atoi(v.c_str());
     else if (k == "--batch-cnn") o.batch["cnn"] = std::atoi(v.c_str());
     else if (k == "--epochs") o.epochs = std::atof(v.c_str());
-    else if (k == "--train") o.train = std::atoi(v.c_str());
+    else if (k == "--train-mlp") o.train["mlp"] = std::atoi(v.c_str());
+    else if (k == "--train-cnn") o.train["cnn"] = std::atoi(v.c_str());
     else if (k == "--repeat") o.repeat = std::max(1, std::atoi(v.c_str()));
     else if (k == "--bucket-mb") o.bucket_mb = std::atof(v.c_str());
     else if (k == "--train-bin") o.train_bin = v;
@@ -134,8 +136,8 @@ int main(int argc, char** argv) {
               "data_s", "exposed_s", "exposed%", "E(P)");
   int failures = 0;
   for (const auto& model : o.models) {
-    if (!o.batch.count(model)) {
-      std::fprintf(stderr, "bench_trainer_scaling: no batch size for model %s\n", model.c_str());
+    if (!o.batch.count(model) || !o.train.count(model)) {
+      std::fprintf(stderr, "bench_trainer_scaling: no batch/train size for model %s (mlp or cnn)\n", model.c_str());
       return 2;
     }
     double base = 0;

@@ -178,11 +178,13 @@ std::vector<std::string> parse_words(const std::string& s) {
   return v;
 }
 
-/// Runs the PyTorch baseline for one model; returns samples/s per batch (empty + a note on failure).
+/// Runs the PyTorch baseline for one model and batch list; returns samples/s per batch.
+/// `note` receives what to print about the baseline (version, or why it was skipped) once.
 std::map<std::int64_t, double> pytorch_baseline(const std::string& script, const std::string& model,
                                                 const std::string& batches, int threads, double seconds,
                                                 std::string& note) {
   std::map<std::int64_t, double> out;
+  std::string msg;
   std::error_code ec;
   if (!std::filesystem::exists(script, ec)) {
     note = "PyTorch baseline skipped: " + script + " not found";
@@ -193,27 +195,27 @@ std::map<std::int64_t, double> pytorch_baseline(const std::string& script, const
   const std::string blas = "/usr/lib/x86_64-linux-gnu/openblas-openmp";
   std::string cmd;
   if (std::filesystem::exists(blas, ec)) cmd += "LD_LIBRARY_PATH=" + blas + " ";
-  else note = "note: libopenblas0-openmp not installed, PyTorch uses the default BLAS; ";
+  else msg = "libopenblas0-openmp is not installed: PyTorch uses the default BLAS; ";
   cmd += "OMP_NUM_THREADS=" + std::to_string(threads) + " /usr/bin/python3 '" + script + "' --models " + model +
          " --batches " + batches + " --threads " + std::to_string(threads) + " --seconds " + std::to_string(seconds) +
          " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) {
-    note += "PyTorch baseline skipped: cannot run /usr/bin/python3";
-    return out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof line, p)) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) continue;
+      if (j.contains("error")) msg += "PyTorch baseline skipped: " + j["error"].get<std::string>();
+      if (j.contains("info"))
+        msg += "torch " + j["info"]["torch"].get<std::string>() + ", " +
+               std::to_string(j["info"]["threads"].get<int>()) + " thread(s)";
+      if (j.contains("samples_per_s")) out[j["batch"].get<std::int64_t>()] = j["samples_per_s"].get<double>();
+    }
+    if (::pclose(p) != 0 && out.empty() && msg.empty())
+      msg = "PyTorch baseline failed (install python3-torch libopenblas0-openmp)";
+  } else {
+    msg = "PyTorch baseline skipped: cannot run /usr/bin/python3";
   }
-  char line[4096];
-  while (std::fgets(line, sizeof line, p)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;
-    if (j.contains("error")) note += "PyTorch baseline skipped: " + j["error"].get<std::string>();
-    if (j.contains("info") && note.find("torch ") == std::string::npos)
-      note += "torch " + j["info"]["torch"].get<std::string>() + ", " + std::to_string(j["info"]["threads"].get<int>()) +
-              " thread(s)";
-    if (j.contains("samples_per_s")) out[j["batch"].get<std::int64_t>()] = j["samples_per_s"].get<double>();
-  }
-  const int rc = ::pclose(p);
-  if (rc != 0 && out.empty()) note += " (PyTorch baseline failed; install python3-torch libopenblas0-openmp)";
+  if (note.empty()) note = msg;
   return out;
 }
 
@@ -222,7 +224,6 @@ std::map<std::int64_t, double> pytorch_baseline(const std::string& script, const
 int main(int argc, char** argv) {
   int threads = 2;
   std::vector<std::int64_t> batches = {64, 256, 1024, 4096};
-  std::string batches_text = "64,256,1024,4096";
   std::vector<std::string> models = {"mlp", "cnn"};
   double seconds = 2.0;
   bool verbose = false, bf16 = false;
@@ -230,7 +231,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (a == "--batches" && i + 1 < argc) batches = parse_ints(batches_text = argv[++i]);
+    else if (a == "--batches" && i + 1 < argc) batches = parse_ints(argv[++i]);
     else if (a == "--models" && i + 1 < argc) models = parse_words(argv[++i]);
     else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
     else if (a == "--pytorch" && i + 1 < argc) script = argv[++i];
@@ -262,14 +263,19 @@ int main(int argc, char** argv) {
                 static_cast<long long>(in.h), static_cast<long long>(in.w));
     std::vector<Row> rows;
     double flops = 0;
+    std::string note;
+    std::map<std::int64_t, double> torch;
+    // Ours and PyTorch alternate batch by batch, so that a change in the machine's load (it is
+    // shared) hits both sides of each ratio alike.
     for (std::int64_t b : batches) {
       Row r{b, measure(backend, model, tk::Precision::fp32, b, seconds, verbose, &flops), {}};
       if (bf16) r.bf16 = measure(backend, model, tk::Precision::bf16, b, seconds, false, nullptr);
       rows.push_back(r);
+      const bool torch_missing = note.find("skipped") != std::string::npos || note.find("failed") != std::string::npos;
+      if (script != "none" && !torch_missing)
+        for (const auto& [batch, rate] : pytorch_baseline(script, model, std::to_string(b), threads, seconds, note))
+          torch[batch] = rate;
     }
-    std::string note;
-    std::map<std::int64_t, double> torch;
-    if (script != "none") torch = pytorch_baseline(script, model, batches_text, threads, seconds, note);
     std::printf("%6s %11s %9s %8s %8s %8s %8s %11s %9s\n", "batch", "samples/s", "step_ms", "GFLOP/s", "%mm2048",
                 "onednn%", "data_ms", "torch_s/s", "ours/pt");
     for (const auto& r : rows) {

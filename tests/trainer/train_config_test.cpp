@@ -59,7 +59,16 @@ TEST_CASE("a bad value is an error naming the key and the accepted values", "[co
                                                      {json{{"momentum", 1.0}}, "momentum"},
                                                      {json{{"base_lr", 0}}, "base_lr"},
                                                      {json{{"hidden", json::array()}}, "hidden"},
-                                                     {json{{"nesterov", "yes"}}, "nesterov"}}) {
+                                                     {json{{"nesterov", "yes"}}, "nesterov"},
+                                                     {json{{"decay", "exp"}}, "decay"},
+                                                     {json{{"decay_milestones", {1, "x"}}}, "decay_milestones"},
+                                                     {json{{"batch_ramp", "1:256"}}, "batch_ramp"},
+                                                     {json{{"batch_ramp", 256}}, "batch_ramp"},
+                                                     {json{{"optimizer", "adagrad"}}, "optimizer"},
+                                                     {json{{"beta2", 1.0}}, "beta2"},
+                                                     {json{{"larc_mode", "both"}}, "larc_mode"},
+                                                     {json{{"comm", "nccl"}}, "comm"},
+                                                     {json{{"warmup_epochs", 1}, {"warmup_steps", 10}}, "warmup_steps"}}) {
     auto c = parse_train_config(params, "p.json");
     INFO(params.dump());
     REQUIRE_FALSE(c);
@@ -83,4 +92,34 @@ TEST_CASE("params files: missing, invalid JSON, not an object", "[config]") {
   auto ok = load_train_config(tmp / "ok.json");
   REQUIRE(ok);
   CHECK(ok->epochs == 3);
+}
+
+TEST_CASE("schedule, optimizer and runtime parameters are parsed", "[config]") {
+  auto c = parse_train_config(json{{"decay", "poly"},
+                                   {"decay_milestones", {2.5, 4}},
+                                   {"decay_power", 1.5},
+                                   {"lr_floor", 0.01},
+                                   {"batch_ramp", "0:128,2:512"},
+                                   {"optimizer", "larc"},
+                                   {"larc_mode", "scale"},
+                                   {"momentum_correction", false},
+                                   {"warmup_steps", 100},
+                                   {"comm", "local"},
+                                   {"checkpoint_every_s", 0}},
+                              "params.json");
+  REQUIRE(c);
+  CHECK(c->decay == schedule::Decay::poly);
+  CHECK(c->decay_milestones == std::vector<double>{2.5, 4});
+  CHECK(effective_milestones(*c) == std::vector<double>{2.5, 4});
+  CHECK(c->decay_power == 1.5);
+  CHECK(c->lr_floor == 0.01);
+  CHECK(c->batch_ramp == "0:128,2:512");
+  CHECK(c->optimizer == "larc");
+  CHECK(c->larc_mode == "scale");
+  CHECK_FALSE(c->momentum_correction);
+  CHECK(c->warmup_steps == 100);
+  CHECK(c->checkpoint_every_s == 0);
+  auto d = parse_train_config(json{{"epochs", 8}}, "params.json");
+  REQUIRE(d);
+  CHECK(effective_milestones(*d) == std::vector<double>{4, 6});  // default: 50% and 75%
 }

@@ -42,6 +42,7 @@ Result<BatchPlan> BatchPlan::build(const PlanSpec& spec) {
                     "batch_ramp", fmt::format("set batch_size to {} or start the ramp at \"0:{}\"",
                                               spec.ramp.stages.front().batch, spec.batch_size));
       for (const auto& st : spec.ramp.stages) {
+        if (st.epoch >= spec.epochs) break;  // never reached: a shortened run need not fit it
         if (auto s = check_batch(st.batch, "batch_ramp"); !s) return std::unexpected(s.error());
         want.push_back({st.epoch, st.batch, st.batch, 1});
       }
