@@ -125,7 +125,6 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   ls.smith = ramp->kind == schedule::BatchRamp::Kind::smith;
   t->lr_ = schedule::make_lr_schedule(ls, t->plan_);
   const auto& first = t->plan_.stages().front();
-  t->local_batch_ = first.batch / ranks;
   t->steps_per_epoch_ = first.steps_per_epoch;
   t->total_steps_ = t->plan_.total_steps();
   t->eval_interval_ = std::max<std::int64_t>(1, schedule::epochs_to_steps(config.eval_every, t->steps_per_epoch_));

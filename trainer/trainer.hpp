@@ -19,7 +19,8 @@
 //    mean over ranks of the local gradient's squared norm, one extra scalar allreduce),
 //    b_big = B; on one rank the measured step runs forward/backward on the two halves of the
 //    batch (the same gradient, summed; costs the two half-size passes' lower efficiency,
-//    one arena copy and add, and three norm passes);
+//    one arena copy and add, and three norm passes; batch norm then normalises each half by
+//    its own statistics, as two ranks would);
 //  - a non-finite training loss stops the run before that step's update (status diverged);
 //  - on one rank each layer is updated as soon as backward has its gradients (cache-hot);
 //    with more ranks gradients are averaged in buckets that overlap backward (grad_sync.hpp),
@@ -154,7 +155,7 @@ class Trainer {
   std::int64_t order_epoch_ = -1;
   std::vector<std::int32_t> labels_;
   kernels::AlignedBuffer grad_acc_;         ///< one rank: the first half's gradient of a measured step
-  std::int64_t local_batch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, eval_interval_ = 0;
+  std::int64_t steps_per_epoch_ = 0, total_steps_ = 0, eval_interval_ = 0;  ///< per epoch/eval: first stage
 };
 
 }  // namespace dlsweep::trainer

@@ -1,5 +1,5 @@
 // Runs every study in examples/ through `dlsweep submit`, shortened so the whole suite
-// stays quick: embedded-trainer studies get 1 epoch on a 3000-image subset and at most 4
+// stays quick: embedded-trainer studies get 1 epoch on a 12000-image subset and at most 4
 // trials; command studies run as written.
 #include <catch2/catch.hpp>
 
@@ -24,7 +24,7 @@ TEST_CASE("every example study runs through dlsweep submit") {
       YAML::Node study = YAML::LoadFile(entry.path().string());
       if (study["trial"]["trainer"]) {
         study["trial"]["trainer"]["epochs"] = 1;
-        study["trial"]["trainer"]["train_subset"] = 3000;
+        study["trial"]["trainer"]["train_subset"] = 12000;  // >= the largest example batch
         study["trial"]["trainer"]["test_subset"] = 1000;
         if (!study["search"]) study["search"] = YAML::Node(YAML::NodeType::Map);
         study["search"]["trials"] = 4;

@@ -209,3 +209,85 @@ space: {{x: [1, 2, 3]}}
   auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
   CHECK(states.out == "state,COUNT(*)\nCOMPLETE,3\n");
 }
+
+TEST_CASE("slurm: requeued trials (scontrol requeue, time-limit warning) resume from checkpoints and finish like uninterrupted ones") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-requeue");
+  // Trial 0: Slurm's time-limit warning (USR2 50 s before a 1-minute limit) arrives ~10 s
+  // into every run: dlsweep-train checkpoints, exits 75, the batch script requeues it.
+  // Trial 1: also gets `scontrol requeue` from this test while it runs.
+  auto study = [&](const std::string& name, const std::string& backend) {
+    return fmt::format(R"(
+name: {}
+backend: {}
+trial:
+  trainer: {{model: mlp, hidden: [512, 512], epochs: 8, test_subset: 2000, threads: 1,
+             checkpoint_every_s: 2}}
+objective: {{metric: val_acc, mode: max}}
+space: {{batch_size: [128, 256]}}
+fixed: {{base_batch: 128, base_lr: 0.05, seed: 5}}
+runs_dir: {}
+)", name, backend, (dir / "runs").string());
+  };
+  std::ofstream(dir / "slurm.yaml") << study(
+      "e2e-requeue", fmt::format("{{kind: slurm, max_concurrent: 2, slurm_conf: '{}', time: 1, signal_lead_s: 50, "
+                                 "poll_min_s: 0.3, poll_max_s: 1}}", cluster.conf));
+  std::ofstream(dir / "local.yaml") << study("e2e-requeue-local", "{kind: local, max_concurrent: 2}");
+  auto db = dir / "sweep.db";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::chdir(dir.c_str());
+    std::freopen((dir / "submit.err").c_str(), "w", stderr);
+    ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "slurm.yaml", (char*)nullptr);
+    ::_exit(127);
+  }
+  // Requeue trial 1 by hand once it has run for a few seconds.
+  std::string native;
+  for (int i = 0; i < 600 && native.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto q = run_dlsweep(db, {"query", "SELECT j.job_id FROM jobs j JOIN trials t ON t.id = j.trial_id "
+                                       "WHERE t.number = 1 AND t.state = 'RUNNING' AND j.state = 'RUNNING'", "--format", "csv"}, dir);
+    auto nl = q.out.find('\n');
+    if (q.exit_code == 0 && nl != std::string::npos && nl + 1 < q.out.size()) native = q.out.substr(nl + 1, q.out.find('\n', nl + 1) - nl - 1);
+  }
+  REQUIRE_FALSE(native.empty());
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  auto rq = cluster.run({"scontrol", "requeue", native});
+  CHECK(rq.exit_code == 0);
+
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  INFO(read_file(dir / "submit.err"));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  auto states = run_dlsweep(db, {"query", "SELECT state, attempt, COUNT(*) FROM trials GROUP BY state, attempt", "--format", "csv"}, dir);
+  CHECK(states.out == "state,attempt,COUNT(*)\nCOMPLETE,0,2\n");
+  // Trial 1 was requeued (by hand, and maybe by the warning), recorded as events, and
+  // resumed from checkpoints. Trial 0 may finish before slurmctld's periodic time-limit
+  // check sends the warning (it runs every ~30 s); the backend's own [slow] test covers
+  // the warning path end to end.
+  auto requeues = run_dlsweep(db, {"query", "SELECT t.number, COUNT(*) FROM events e JOIN trials t ON t.id = e.trial_id "
+                                            "WHERE e.reason LIKE 'requeued%' GROUP BY t.number ORDER BY t.number", "--format", "csv"}, dir);
+  INFO(requeues.out);
+  CHECK(requeues.out.find("\n1,") != std::string::npos);
+  auto ckpts = run_dlsweep(db, {"query", "SELECT COUNT(*) > 0 FROM records WHERE kind = 'checkpoint'", "--format", "csv"}, dir);
+  CHECK(ckpts.out == "COUNT(*) > 0\n1\n");
+
+  REQUIRE(run_dlsweep(db, {"submit", "local.yaml"}, dir).exit_code == 0);
+  auto final_of = [&](const std::string& study) {
+    auto q = run_dlsweep(db, {"query", fmt::format("SELECT t.number, m.value FROM metrics m JOIN trials t ON t.id = m.trial_id "
+                                                   "JOIN studies s ON s.id = t.study_id WHERE s.name = '{}' AND m.kind = 'final' "
+                                                   "AND m.name = 'val_loss' ORDER BY t.number", study), "--format", "json"}, dir);
+    return json::parse(q.out);
+  };
+  auto interrupted = final_of("e2e-requeue");
+  auto straight = final_of("e2e-requeue-local");
+  REQUIRE(interrupted.size() == 2);
+  REQUIRE(straight.size() == 2);
+  for (int i = 0; i < 2; ++i) CHECK(interrupted[i]["value"].get<double>() == Approx(straight[i]["value"].get<double>()).epsilon(1e-6));
+}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "trainer/kernels/max_pool_blocked.hpp"
 #include "trainer/kernels/onednn_net.hpp"
 #include "trainer/kernels/reference_layers.hpp"
 
@@ -150,6 +151,23 @@ void OnednnNet::compile_pool_forward(TensorId id, dnnl::prop_kind prop) {
   const Tensor& x = t_[static_cast<std::size_t>(nd.inputs[0])];
   const PoolSpec& ps = nd.pool;
   const bool global = ps.kind == PoolSpec::Kind::global_avg;
+  if (!global && ps.kernel == 2 && ps.stride == 2 && ps.pad == 0 &&
+      x.md == memory::desc(dims4(n_, x.shape), dt::f32, tag::nChw8c)) {
+    s.custom_pool = true;
+    set_output(id, memory::desc(dims4(n_, nd.shape), dt::f32, tag::nChw8c));
+    const std::int64_t cb = (x.shape.c + 7) / 8, bytes = n_ * cb * nd.shape.h * nd.shape.w * 8;
+    buffers_.emplace_back((bytes + 3) / 4);
+    s.pool_ws = reinterpret_cast<std::uint8_t*>(buffers_.back().data());
+    fwd_.push_back({nullptr,
+                    [xm = x.mem, ym = t_[static_cast<std::size_t>(id)].mem, n = n_, cb, h = x.shape.h, w = x.shape.w,
+                     ws = s.pool_ws] {
+                      max_pool2x2_nchw8c_forward(static_cast<const float*>(xm.get_data_handle()), n, cb, h, w,
+                                                 static_cast<float*>(ym.get_data_handle()), ws);
+                    },
+                    -1});
+    impls_.push_back({id, "fwd=custom:nChw8c_2x2"});
+    return;
+  }
   const memory::dims kernel = global ? memory::dims{x.shape.h, x.shape.w} : memory::dims{ps.kernel, ps.kernel};
   const memory::dims stride = global ? kernel : memory::dims{ps.stride, ps.stride};
   const memory::dims pad_l = global ? memory::dims{0, 0} : memory::dims{ps.pad, ps.pad};
@@ -392,6 +410,19 @@ void OnednnNet::compile_pool_backward(TensorId id) {
   Tensor& y = t_[static_cast<std::size_t>(id)];
   const TensorId xi = nd.inputs[0];
   const Tensor& x = t_[static_cast<std::size_t>(xi)];
+  if (s.custom_pool) {
+    Target to = write_target(xi, x.md);
+    const std::int64_t cb = (x.shape.c + 7) / 8;
+    bwd_.push_back({nullptr,
+                    [dy = y.dmem, dx = to.mem, n = n_, cb, h = x.shape.h, w = x.shape.w, ws = s.pool_ws] {
+                      max_pool2x2_nchw8c_backward(static_cast<const float*>(dy.get_data_handle()), ws, n, cb, h, w,
+                                                  static_cast<float*>(dx.get_data_handle()));
+                    },
+                    -1});
+    impls_.push_back({id, "bwd=custom:nChw8c_2x2"});
+    if (to.then_contribute) contribute(xi, to.mem);
+    return;
+  }
   dnnl::pooling_backward::primitive_desc pd(
       dnnl::pooling_backward::desc(s.pool_alg, x.md, y.md, s.pool_stride, s.pool_kernel, s.pool_pad_l, s.pool_pad_r),
       scratch_attr(), eng_, *s.pool_pd);

@@ -59,9 +59,12 @@ void conv_backward(Mat<T> x, Shape in, Mat<T> w, Mat<T> y, const ConvSpec& s, Sh
   const std::int64_t k = s.kernel, n_rows = x.rows;
   if (s.act == Activation::relu) relu_mask(y, dy);
   // Loops over every (sample, output position, input tap) once; each gradient accumulates in
-  // a double array and is rounded at the end.
-  std::vector<double> gw(static_cast<std::size_t>(out.c * in.c * k * k), 0.0), gb(static_cast<std::size_t>(out.c), 0.0);
-  std::vector<double> gx(dx.empty() ? 0 : static_cast<std::size_t>(in.size()), 0.0);
+  // a double array and is rounded at the end. The arrays are reused between calls (a training
+  // step allocates nothing once they have grown to the largest layer).
+  static thread_local std::vector<double> gw, gb, gx;
+  gw.assign(static_cast<std::size_t>(out.c * in.c * k * k), 0.0);
+  gb.assign(static_cast<std::size_t>(out.c), 0.0);
+  gx.assign(dx.empty() ? 0 : static_cast<std::size_t>(in.size()), 0.0);
   for (std::int64_t n = 0; n < n_rows; ++n) {
     std::fill(gx.begin(), gx.end(), 0.0);
     for (std::int64_t o = 0; o < out.c; ++o)
