@@ -2,6 +2,8 @@
 # install-deps.sh — installs every Debian package dlsweep needs to build, test and run.
 # Idempotent: packages already present are left alone; safe to run twice. Needs root (or
 # sudo). Set DLSWEEP_SKIP_APT=1 to skip (e.g. on a machine managed by someone else).
+# --bench also installs the peer baseline the benchmarks compare against (Debian's
+# python3-torch with OpenBLAS's OpenMP build; see TOOLCHAIN notes in bench/).
 set -euo pipefail
 
 PACKAGES=(
@@ -22,6 +24,10 @@ PACKAGES=(
   # tests
   python3
 )
+
+if [[ "${1:-}" == --bench ]]; then
+  PACKAGES+=(python3-torch libopenblas0-openmp)
+fi
 
 if [[ "${DLSWEEP_SKIP_APT:-0}" == 1 ]]; then
   echo "install-deps: DLSWEEP_SKIP_APT=1, skipping apt" >&2
