@@ -393,9 +393,13 @@ TEST_CASE("max pooling of blocked convolution outputs agrees between backends, o
       dxs.push_back(snapshot(o.net->input_grad()));
       dws.push_back(snapshot(dw.v));
       if (k == dnn_k->get()) {
-        bool custom = false;
-        for (const auto& line : o.net->describe()) custom = custom || line.find("custom:nChw8c_2x2") != std::string::npos;
-        CHECK(custom);  // the layer under test is the backend's own 2x2 pooling
+        bool custom = false, fused_relu = false;
+        for (const auto& line : o.net->describe()) {
+          custom = custom || line.find("custom:nChw8c_2x2") != std::string::npos;
+          fused_relu = fused_relu || line.find("nChw8c_2x2+relu_bwd") != std::string::npos;
+        }
+        CHECK(custom);      // the layer under test is the backend's own 2x2 pooling
+        CHECK(fused_relu);  // whose backward also applies the convolution's ReLU derivative
       }
     }
     CHECK(worst_relative(outs[1], outs[0]) < 1e-5);

@@ -46,8 +46,8 @@ __attribute__((target_clones("avx2", "default"))) void max_pool2x2_nchw8c_forwar
 }
 
 __attribute__((target_clones("avx2", "default"))) void max_pool2x2_nchw8c_backward(
-    const float* dy, const std::uint8_t* ws, std::int64_t n, std::int64_t cblocks, std::int64_t h, std::int64_t w,
-    float* dx) {
+    const float* dy, const std::uint8_t* ws, const float* relu_of, std::int64_t n, std::int64_t cblocks,
+    std::int64_t h, std::int64_t w, float* dx) {
   const std::int64_t oh = h / 2, ow = w / 2, planes = n * cblocks;
 #pragma omp parallel for collapse(2) schedule(static)
   for (std::int64_t b = 0; b < planes; ++b)
@@ -55,10 +55,11 @@ __attribute__((target_clones("avx2", "default"))) void max_pool2x2_nchw8c_backwa
       float* top = dx + (b * h + 2 * r) * w * kLanes;
       float* bottom = top + w * kLanes;
       const float* g = dy + (b * oh + r) * ow * kLanes;
+      const float* yv = relu_of ? relu_of + (b * oh + r) * ow * kLanes : nullptr;
       const std::uint8_t* pos = ws + (b * oh + r) * ow * kLanes;
       for (std::int64_t c = 0; c < ow; ++c)
         for (std::int64_t l = 0; l < kLanes; ++l) {
-          const float v = g[c * kLanes + l];
+          const float v = (!yv || yv[c * kLanes + l] > 0) ? g[c * kLanes + l] : 0.0f;
           const std::uint8_t k = pos[c * kLanes + l];
           top[2 * c * kLanes + l] = k == 0 ? v : 0.0f;
           top[(2 * c + 1) * kLanes + l] = k == 1 ? v : 0.0f;

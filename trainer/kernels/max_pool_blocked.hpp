@@ -18,8 +18,10 @@ namespace dlsweep::trainer::kernels {
 void max_pool2x2_nchw8c_forward(const float* x, std::int64_t n, std::int64_t cblocks, std::int64_t h, std::int64_t w,
                                 float* y, std::uint8_t* ws);
 
-/// dx (OVERWRITTEN, [n][cblocks][h][w][8]) from dy ([n][cblocks][h/2][w/2][8]) and ws.
-void max_pool2x2_nchw8c_backward(const float* dy, const std::uint8_t* ws, std::int64_t n, std::int64_t cblocks,
-                                 std::int64_t h, std::int64_t w, float* dx);
+/// dx (OVERWRITTEN, [n][cblocks][h][w][8]) from dy ([n][cblocks][h/2][w/2][8]) and ws. When
+/// `relu_of` (the pooled output y) is given, the pooled input was a ReLU's output and its
+/// derivative is applied too: an output's gradient passes only where y > 0.
+void max_pool2x2_nchw8c_backward(const float* dy, const std::uint8_t* ws, const float* relu_of, std::int64_t n,
+                                 std::int64_t cblocks, std::int64_t h, std::int64_t w, float* dx);
 
 }  // namespace dlsweep::trainer::kernels

@@ -239,6 +239,11 @@ class OnednnNet final : public Net {
   void compile_conv_backward(TensorId id);
 
   void compile_pool_backward(TensorId id);
+  /// True when `conv` has a fused ReLU and its only reader is a 2x2 max pooling run by
+  /// max_pool_blocked.hpp: the pooling's backward then applies the ReLU derivative — for the
+  /// one input that receives gradient, the window's maximum, relu'(y) = [pooled value > 0] —
+  /// which saves the full-size ReLU-backward pass over the convolution's output.
+  bool pool_masks_relu(TensorId conv) const;
 
   void compile_bn_backward(TensorId id);
 

@@ -330,7 +330,9 @@ void OnednnNet::compile_conv_backward(TensorId id) {
   const TensorId xi = nd.inputs[0];
   const Tensor& x = t_[static_cast<std::size_t>(xi)];
   const ConvSpec& c = nd.conv;
-  if (c.act == Activation::relu) relu_backward_in_place(id);
+  // A ReLU whose only reader is the backend's 2x2 max pooling is undone there (see
+  // pool_masks_relu); otherwise here.
+  if (c.act == Activation::relu && !pool_masks_relu(id)) relu_backward_in_place(id);
   auto any = [&](memory::dims d) { return memory::desc(d, dt::f32, tag::any); };
   const memory::dims wdims{c.out_channels, x.shape.c, c.kernel, c.kernel};
   const memory::dims stride{c.stride, c.stride}, pad{c.pad, c.pad};
@@ -413,13 +415,14 @@ void OnednnNet::compile_pool_backward(TensorId id) {
   if (s.custom_pool) {
     Target to = write_target(xi, x.md);
     const std::int64_t cb = (x.shape.c + 7) / 8;
+    const float* mask = pool_masks_relu(xi) ? static_cast<const float*>(y.mem.get_data_handle()) : nullptr;
     bwd_.push_back({nullptr,
-                    [dy = y.dmem, dx = to.mem, n = n_, cb, h = x.shape.h, w = x.shape.w, ws = s.pool_ws] {
-                      max_pool2x2_nchw8c_backward(static_cast<const float*>(dy.get_data_handle()), ws, n, cb, h, w,
-                                                  static_cast<float*>(dx.get_data_handle()));
+                    [dy = y.dmem, dx = to.mem, n = n_, cb, h = x.shape.h, w = x.shape.w, ws = s.pool_ws, mask] {
+                      max_pool2x2_nchw8c_backward(static_cast<const float*>(dy.get_data_handle()), ws, mask, n, cb, h,
+                                                  w, static_cast<float*>(dx.get_data_handle()));
                     },
                     -1});
-    impls_.push_back({id, "bwd=custom:nChw8c_2x2"});
+    impls_.push_back({id, mask ? "bwd=custom:nChw8c_2x2+relu_bwd" : "bwd=custom:nChw8c_2x2"});
     if (to.then_contribute) contribute(xi, to.mem);
     return;
   }
@@ -465,6 +468,14 @@ void OnednnNet::compile_bn_backward(TensorId id) {
   p->arg(DNNL_ARG_DIFF_SHIFT, memory(c_md, eng_, bp.dshift));
   bwd_.push_back({p, {}, -1});
   if (to.then_contribute) contribute(xi, to.mem);
+}
+
+bool OnednnNet::pool_masks_relu(TensorId conv) const {
+  const NetNode& nd = g_.node(conv);
+  if (nd.op != Op::conv || nd.conv.act != Activation::relu || g_.consumers(conv) != 1) return false;
+  for (TensorId j = conv + 1; j < static_cast<TensorId>(t_.size()); ++j)
+    if (g_.node(j).inputs[0] == conv) return g_.node(j).op == Op::pool && st_[static_cast<std::size_t>(j)].custom_pool;
+  return false;
 }
 
 }  // namespace dlsweep::trainer::kernels::onednn_net
