@@ -3,9 +3,13 @@
 //
 // Steps: take the database lock; rebuild the study from the database (the study file may
 // have changed or be gone: the stored, validated spec is what the trials were sampled
-// from); re-ingest every trial's metrics files; stop any process still running for a
-// trial the dead orchestrator had launched; then let the engine requeue those trials,
-// retry failed ones with retries left, launch WAITING ones, and keep sampling.
+// from); re-ingest every trial's metrics files; then hand over to the engine
+// (Engine::restore). Local backend: stop any process still running for a trial the dead
+// orchestrator had launched, and the engine requeues those trials. Slurm: the jobs ran on
+// without it, so the engine follows them again (found on the controller, or by the job id
+// recorded in the database; accounting tells how those that ended meanwhile ended) and
+// cancels the study's jobs that belong to no live trial. Either way it retries failed
+// trials with retries left, launches WAITING ones, and keeps sampling.
 #include <fmt/format.h>
 
 #include "orchestrator/commands.hpp"
@@ -47,10 +51,6 @@ int cmd_resume(const ResumeArgs& a) {
     for (const auto& e : spec.error()) fmt::print(stderr, "error: stored study: {}\n", e.message());
     return exit_code::runtime;
   }
-  if (spec->backend.kind != "local") {
-    fmt::print(stderr, "error: resume of '{}' backend studies is not available in this build\n", spec->backend.kind);
-    return exit_code::usage;
-  }
   EngineOptions opts;
   if (spec->trial.embedded) {
     opts.train_binary = locate_train_binary();
@@ -66,25 +66,41 @@ int cmd_resume(const ResumeArgs& a) {
     fmt::print(stderr, "error: {}\n", trials.error().message());
     return exit_code::runtime;
   }
+  // Local trials are this machine's processes, children of the dead orchestrator; a batch
+  // scheduler's jobs are not ours to kill (they may be on other nodes, or on this one).
+  const bool own_processes = spec->backend.kind == "local";
   std::size_t records = 0, stopped = 0;
   for (const auto& t : *trials) {
     if (auto n = reingest_trial(**storage, t); n) records += *n;
     else fmt::print(stderr, "warning: trial {}: {}\n", t.number, n.error().message());
-    if (is_active(t.state)) stopped += stop_processes(find_trial_processes(t.trial_dir), 10.0);
+    if (own_processes && is_active(t.state)) stopped += stop_processes(find_trial_processes(t.trial_dir), 10.0);
+  }
+  auto jobs = (*storage)->list_jobs((*row)->id);
+  if (!jobs) {
+    fmt::print(stderr, "error: {}\n", jobs.error().message());
+    return exit_code::runtime;
   }
   auto summaries = (*storage)->summaries((*row)->id);
   if (!summaries) {
     fmt::print(stderr, "error: {}\n", summaries.error().message());
     return exit_code::runtime;
   }
-  fmt::print(stderr, "resuming study {}: {} trials known, {} new metric records read, {} orphaned process(es) stopped\n",
-             a.study, trials->size(), records, stopped);
+  fmt::print(stderr, "resuming study {}: {} trials known, {} new metric records read{}\n", a.study, trials->size(),
+             records, own_processes ? fmt::format(", {} orphaned process(es) stopped", stopped) : std::string());
   if (auto st = (*storage)->set_study_state((*row)->id, "RUNNING", "resumed"); !st) {
     fmt::print(stderr, "error: {}\n", st.error().message());
     return exit_code::runtime;
   }
   return run_sweep(**storage, *spec, (*row)->id, opts, a.db,
-                   [&](Engine& e) { return e.restore(*trials, *summaries); });
+                   [&](Engine& e) {
+                     auto st = e.restore(*trials, *summaries, *jobs);
+                     if (st) {
+                       const auto& c = e.restore_counts();
+                       fmt::print(stderr, "live trials: {} followed on {}, {} requeued; {} failed trial(s) retried; {} stray job(s) cancelled\n",
+                                  c.adopted, spec->backend.kind, c.requeued, c.retried, c.strays_cancelled);
+                     }
+                     return st;
+                   });
 }
 
 }  // namespace dlsweep::orch

@@ -18,19 +18,6 @@ using sched::JobEventKind;
 
 namespace {
 
-std::int64_t& count_of(SweepSnapshot& s, TrialState st) {
-  switch (st) {
-    case TrialState::waiting: return s.waiting;
-    case TrialState::queued: return s.queued;
-    case TrialState::running: return s.running;
-    case TrialState::complete: return s.complete;
-    case TrialState::pruned: return s.pruned;
-    case TrialState::failed: return s.failed;
-    case TrialState::cancelled: return s.cancelled;
-  }
-  return s.waiting;
-}
-
 // Last non-empty lines of a log file, for failure messages.
 std::string tail_of(const fs::path& file, std::size_t max_lines) {
   std::ifstream in(file);
@@ -60,7 +47,8 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       progress_(progress),
       sampler_(search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed)),
       timer_(io),
-      signals_(io) {
+      signals_(io),
+      start_(std::chrono::steady_clock::now()) {
   auto size = sampler_->size();
   if (spec_.search.trials > 0) total_ = size ? std::min(*size, spec_.search.trials) : spec_.search.trials;
   else if (size) total_ = *size;
@@ -138,6 +126,19 @@ void Engine::interrupt(const std::string& why) {
   check_done();
 }
 
+std::int64_t& Engine::count_of(SweepSnapshot& s, TrialState st) {
+  switch (st) {
+    case TrialState::waiting: return s.waiting;
+    case TrialState::queued: return s.queued;
+    case TrialState::running: return s.running;
+    case TrialState::complete: return s.complete;
+    case TrialState::pruned: return s.pruned;
+    case TrialState::failed: return s.failed;
+    case TrialState::cancelled: return s.cancelled;
+  }
+  return s.waiting;
+}
+
 bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code) {
   auto next = next_state(row.state, row.attempt, ev, spec_.trial.max_retries);
   if (!next) {
@@ -158,53 +159,6 @@ bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, 
   if (exit_code) row.exit_code = exit_code;
   row.message = reason;
   return true;
-}
-
-Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vector<db::TrialSummary>& summaries) {
-  std::map<std::int64_t, const db::TrialSummary*> by_id;
-  for (const auto& s : summaries) by_id[s.trial_id] = &s;
-  for (const auto& t : trials) {
-    next_number_ = std::max(next_number_, t.number + 1);
-    count_of(counts_, t.state)++;
-    std::optional<double> value;
-    if (auto it = by_id.find(t.id); it != by_id.end()) value = it->second->best_value;
-    history_index_[t.id] = history_.size();
-    history_.push_back(search::TrialRecord{t.number, t.params, is_final(t.state) || t.state == TrialState::failed, value});
-    if (value) {
-      bool better = !counts_.best_value || (spec_.objective.mode == "max" ? *value > *counts_.best_value
-                                                                          : *value < *counts_.best_value);
-      if (better) {
-        counts_.best_value = value;
-        counts_.best_trial = t.number;
-      }
-    }
-    db::TrialRow row = t;
-    switch (t.state) {
-      case TrialState::waiting:
-        waiting_.push_back(row);
-        break;
-      case TrialState::queued:
-      case TrialState::running:
-        // Its job died with the previous orchestrator (the caller stopped any survivor):
-        // requeue the same attempt; the program resumes from its checkpoint.
-        if (!apply(row, TrialEvent::requeued, "requeued: the orchestrator restarted while it was live"))
-          return fail("cannot requeue trial " + std::to_string(t.number), "resume");
-        waiting_.push_back(row);
-        break;
-      case TrialState::failed:
-        if (row.attempt < spec_.trial.max_retries) {
-          if (auto st = rotate_metrics(row.trial_dir, row.attempt); !st) return st;
-          if (apply(row, TrialEvent::retry, fmt::format("retry {} of {} (on resume)", row.attempt + 1,
-                                                         spec_.trial.max_retries)))
-            waiting_.push_back(row);
-        }
-        break;
-      default:
-        break;
-    }
-  }
-  if (fatal_) return std::unexpected(*fatal_);
-  return {};
 }
 
 void Engine::fill() {
@@ -333,6 +287,13 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   ingest(live);  // the last records, written just before exit
   std::int64_t id = live.row.id;
   record_job(ev, std::string(sched::to_string(ev.kind)));
+  if (live.adopted && ev.kind == JobEventKind::lost && live.stop_reason.empty() && !interrupted_) {
+    // A job left by the previous orchestrator whose end the scheduler cannot tell (e.g. an
+    // array task that finished while nobody watched, on a cluster whose accounting knows
+    // only plain job ids): run the same attempt again; it resumes from its checkpoint.
+    requeue_adopted(live, ev.message);
+    return;
+  }
   if (live.row.state == TrialState::queued && ev.kind == JobEventKind::exited)
     apply(live.row, TrialEvent::started, "started");
 

@@ -59,10 +59,21 @@ class Engine {
   Result<SweepOutcome> run();
 
   /// Picks up a study whose orchestrator stopped or died (`dlsweep resume`); call before
-  /// run(). WAITING trials are launched, QUEUED/RUNNING ones (whose jobs the caller has
-  /// made sure are gone) are requeued for the same attempt, FAILED ones with retries left
-  /// are retried; new trials continue after the highest trial number.
-  Status restore(const std::vector<db::TrialRow>& trials, const std::vector<db::TrialSummary>& summaries);
+  /// run(). WAITING trials are launched; FAILED ones with retries left are retried; new
+  /// trials continue after the highest trial number. QUEUED/RUNNING trials: on a backend
+  /// whose jobs outlive the orchestrator (Slurm) the job is followed again — found on the
+  /// scheduler by its token, else by the native id in `jobs` — and jobs of the study that
+  /// belong to no live trial are cancelled; otherwise (or if no job is known) the trial is
+  /// requeued for the same attempt (the caller has made sure its old process is gone) and
+  /// resumes from its checkpoint.
+  Status restore(const std::vector<db::TrialRow>& trials, const std::vector<db::TrialSummary>& summaries,
+                 const std::vector<db::JobRow>& jobs);
+
+  /// What restore() did with the live trials, for the resume message.
+  struct RestoreCounts {
+    std::size_t adopted = 0, requeued = 0, retried = 0, strays_cancelled = 0;
+  };
+  const RestoreCounts& restore_counts() const { return restored_; }
 
   /// Stop creating trials and cancel the live ones (what Ctrl-C does).
   void interrupt(const std::string& why);
@@ -74,6 +85,7 @@ class Engine {
     std::unique_ptr<JsonlTail> tail;
     std::string stop_reason;         ///< set when the engine asked the trial to stop
     bool deterministic_failure = false;  ///< retrying cannot help (bad params, divergence)
+    bool adopted = false;            ///< its job was submitted by a previous orchestrator
     std::optional<double> last_value, best_value;
   };
 
@@ -90,6 +102,13 @@ class Engine {
   /// Applies one state-machine event to a live (or waiting) trial and records it.
   bool apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code = {});
   void finish_trial(std::int64_t trial_id);
+  /// The snapshot counter of trials in state `st`.
+  static std::int64_t& count_of(SweepSnapshot& s, TrialState st);
+  /// restore(): follow `native_id` as the job of `row` (live, same attempt). False if the
+  /// backend refused it (the caller requeues instead).
+  bool adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word);
+  /// An adopted job was lost: the trial goes back to WAITING's queue for the same attempt.
+  void requeue_adopted(Live& live, const std::string& why);
   void check_done();
   void fatal(const Error& e);
   SweepSnapshot snapshot() const;
@@ -119,6 +138,7 @@ class Engine {
   bool done_ = false;
   std::optional<Error> fatal_;
   SweepSnapshot counts_;
+  RestoreCounts restored_;
 };
 
 }  // namespace dlsweep::orch

@@ -67,6 +67,14 @@ struct JobEvent {
 
 using EventHandler = std::function<void(const JobEvent&)>;
 
+/// A job of a study still known to the scheduler after the orchestrator that submitted it
+/// died (resume): batch-scheduler jobs outlive their submitter.
+struct SurvivingJob {
+  std::string token;      ///< "study/trial/attempt", "" if it could not be read back
+  std::string native_id;  ///< the scheduler's id ("1234_5"), what adopt() takes
+  std::string state;      ///< the scheduler's word for it ("PENDING", "RUNNING", ...)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -82,6 +90,27 @@ class Backend {
   /// hold jobs back themselves (Slurm: array throttle) allow more than max_concurrent, so
   /// that a whole batch can go out as one array.
   virtual std::size_t submit_window() const { return max_concurrent(); }
+
+  // --- resume. Local and fake jobs are the orchestrator's children: they die, or are
+  // stopped, with it. A batch scheduler's jobs run on; resume follows them instead of
+  // starting the trials again.
+
+  /// Whether jobs keep running when the orchestrator dies.
+  virtual bool jobs_outlive_orchestrator() const { return false; }
+  /// The study's jobs the scheduler still holds (pending or running). Blocks; call before
+  /// the event loop runs.
+  virtual Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& /*study*/) {
+    return std::vector<SurvivingJob>{};
+  }
+  /// Follows a job submitted by an earlier orchestrator (`native_id`: found by
+  /// surviving_jobs() or recorded in the database) as if submit() had made it: returns a
+  /// new backend id and emits `queued`, then the usual events — the terminal one from
+  /// accounting if the job already ended, `lost` if the scheduler knows nothing of it.
+  /// `spec` gives study, trial and attempt; nothing is submitted.
+  virtual Result<std::string> adopt(const JobSpec& spec, const std::string& native_id) {
+    return fail("this backend cannot follow jobs of another orchestrator", "adopting " + native_id + " for " + spec.token(),
+                "requeue the trial instead");
+  }
 };
 
 }  // namespace dlsweep::sched

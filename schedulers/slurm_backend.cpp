@@ -588,4 +588,13 @@ Result<std::vector<SlurmFoundJob>> SlurmBackend::find_jobs(const std::string& st
   return out;
 }
 
+Result<std::vector<SurvivingJob>> SlurmBackend::surviving_jobs(const std::string& study) {
+  auto found = find_jobs(study);
+  if (!found) return std::unexpected(found.error());
+  std::vector<SurvivingJob> out;
+  out.reserve(found->size());
+  for (auto& f : *found) out.push_back(SurvivingJob{std::move(f.token), std::move(f.native_id), std::move(f.state)});
+  return out;
+}
+
 }  // namespace dlsweep::sched

@@ -92,7 +92,11 @@ class SlurmBackend final : public Backend {
   /// if this backend had submitted it: returns a new backend id, emits `queued` (with the
   /// native id), then the usual events. `spec` supplies trial id, attempt and study; it is
   /// not submitted. Fails on a malformed native id ("1234" or "1234_5").
-  Result<std::string> adopt(const JobSpec& spec, const std::string& native_id);
+  Result<std::string> adopt(const JobSpec& spec, const std::string& native_id) override;
+
+  bool jobs_outlive_orchestrator() const override { return true; }
+  /// find_jobs() in the Backend's terms.
+  Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& study) override;
 
   /// The Slurm id of a job once accepted ("1234_5"), else "".
   std::string native_id(const std::string& job_id) const;

@@ -1,0 +1,180 @@
+// engine_restore.cpp — Engine::restore and its helpers: how `dlsweep resume` picks a study
+// back up from the database (and, for batch schedulers, from the jobs still on the
+// controller). The live event loop is in engine.cpp.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <map>
+
+#include "orchestrator/engine.hpp"
+#include "orchestrator/job_builder.hpp"
+#include "orchestrator/trial_files.hpp"
+
+namespace dlsweep::orch {
+
+namespace {
+
+/// "study/trial/attempt" -> (trial id, attempt) when `token` names `study`.
+std::optional<std::pair<std::int64_t, int>> parse_token(const std::string& token, const std::string& study) {
+  if (token.size() <= study.size() + 1 || token.compare(0, study.size(), study) != 0 || token[study.size()] != '/')
+    return std::nullopt;
+  std::string_view rest = std::string_view(token).substr(study.size() + 1);
+  auto slash = rest.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::int64_t trial = 0;
+  int attempt = 0;
+  auto a = std::from_chars(rest.data(), rest.data() + slash, trial);
+  auto b = std::from_chars(rest.data() + slash + 1, rest.data() + rest.size(), attempt);
+  if (a.ec != std::errc() || a.ptr != rest.data() + slash || b.ec != std::errc() || b.ptr != rest.data() + rest.size())
+    return std::nullopt;
+  return std::pair{trial, attempt};
+}
+
+}  // namespace
+
+Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vector<db::TrialSummary>& summaries,
+                       const std::vector<db::JobRow>& jobs) {
+  const bool follow = backend_.jobs_outlive_orchestrator();
+  // token -> (native id, scheduler state) of the study's jobs still on the scheduler.
+  std::map<std::string, std::pair<std::string, std::string>> surviving;
+  std::size_t unreadable = 0;
+  if (follow) {
+    auto found = backend_.surviving_jobs(spec_.name);
+    if (!found)
+      return fail(fmt::format("cannot list the study's jobs on {}: {}", backend_.name(), found.error().message()),
+                  "resume", "make sure the controller answers (squeue), then run `dlsweep resume` again");
+    for (auto& j : *found) {
+      if (j.token.empty()) { ++unreadable; continue; }
+      surviving.emplace(j.token, std::pair{j.native_id, j.state});
+    }
+  }
+  // The last job recorded for each (trial, attempt) on this backend.
+  std::map<std::pair<std::int64_t, int>, std::string> recorded;
+  for (const auto& j : jobs)
+    if (j.backend == backend_.name()) recorded[{j.trial_id, j.attempt}] = j.job_id;
+
+  std::map<std::int64_t, const db::TrialSummary*> by_id;
+  for (const auto& s : summaries) by_id[s.trial_id] = &s;
+  for (const auto& t : trials) {
+    next_number_ = std::max(next_number_, t.number + 1);
+    count_of(counts_, t.state)++;
+    std::optional<double> value;
+    if (auto it = by_id.find(t.id); it != by_id.end()) value = it->second->best_value;
+    history_index_[t.id] = history_.size();
+    history_.push_back(search::TrialRecord{t.number, t.params, is_final(t.state) || t.state == TrialState::failed, value});
+    if (value) {
+      bool better = !counts_.best_value || (spec_.objective.mode == "max" ? *value > *counts_.best_value
+                                                                          : *value < *counts_.best_value);
+      if (better) {
+        counts_.best_value = value;
+        counts_.best_trial = t.number;
+      }
+    }
+    db::TrialRow row = t;
+    switch (t.state) {
+      case TrialState::waiting:
+        waiting_.push_back(row);
+        break;
+      case TrialState::queued:
+      case TrialState::running: {
+        if (follow) {
+          const std::string token = fmt::format("{}/{}/{}", spec_.name, t.id, t.attempt);
+          std::string native, state_word = "not on the controller any more";
+          if (auto s = surviving.find(token); s != surviving.end()) {
+            native = s->second.first;
+            state_word = s->second.second;
+            surviving.erase(s);
+          } else if (auto r = recorded.find({t.id, t.attempt}); r != recorded.end()) {
+            native = r->second;
+          }
+          if (!native.empty() && adopt(row, native, state_word)) {
+            ++restored_.adopted;
+            break;
+          }
+        }
+        // Its job died with the previous orchestrator (the caller stopped any survivor),
+        // or none is known: requeue the same attempt; the program resumes from its checkpoint.
+        if (!apply(row, TrialEvent::requeued, "requeued: the orchestrator restarted while it was live"))
+          return fail("cannot requeue trial " + std::to_string(t.number), "resume");
+        waiting_.push_back(row);
+        ++restored_.requeued;
+        break;
+      }
+      case TrialState::failed:
+        if (row.attempt < spec_.trial.max_retries) {
+          if (auto st = rotate_metrics(row.trial_dir, row.attempt); !st) return st;
+          if (apply(row, TrialEvent::retry, fmt::format("retry {} of {} (on resume)", row.attempt + 1,
+                                                         spec_.trial.max_retries))) {
+            waiting_.push_back(row);
+            ++restored_.retried;
+          }
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  // Jobs of the study that no live trial owns (its trial ended, was cancelled, or moved on
+  // to a newer attempt while the job lingered): nothing will read them, so they go.
+  for (const auto& [token, job] : surviving) {
+    auto owner = parse_token(token, spec_.name);
+    if (!owner) { ++unreadable; continue; }
+    sched::JobSpec spec;
+    spec.study = spec_.name;
+    spec.trial_id = owner->first;
+    spec.attempt = owner->second;
+    auto id = backend_.adopt(spec, job.first);
+    if (!id) {
+      progress_.event(fmt::format("warning: cannot cancel stray job {} ({}): {}", job.first, token, id.error().message()),
+                      snapshot());
+      continue;
+    }
+    backend_.cancel(*id);
+    ++restored_.strays_cancelled;
+    progress_.event(fmt::format("cancelling job {} ({}, {}): it belongs to no live trial", job.first, token, job.second),
+                    snapshot());
+  }
+  if (unreadable > 0)
+    progress_.event(fmt::format("warning: {} job(s) named for study {} whose trial could not be read back were left "
+                                "alone (their submit index is gone); cancel them by hand if they are not yours",
+                                unreadable, spec_.name),
+                    snapshot());
+  if (fatal_) return std::unexpected(*fatal_);
+  return {};
+}
+
+bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word) {
+  Live& live = live_[row.id];
+  live.row = row;
+  live.adopted = true;
+  // From the start of the file: ingestion is idempotent, and the trial's best value so far
+  // is rebuilt on the way.
+  live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
+  auto id = backend_.adopt(build_job(spec_, options_.train_binary, row.id, row.attempt, row.trial_dir), native_id);
+  if (!id) {
+    progress_.event(fmt::format("trial {}: cannot follow job {}: {}; requeuing it", row.number, native_id,
+                                id.error().message()),
+                    snapshot());
+    live_.erase(row.id);
+    return false;
+  }
+  live.job_id = *id;
+  progress_.event(fmt::format("trial {}: following {} job {} ({}) left by the previous orchestrator", row.number,
+                              backend_.name(), native_id, state_word),
+                  snapshot());
+  return true;
+}
+
+void Engine::requeue_adopted(Live& live, const std::string& why) {
+  db::TrialRow row = live.row;
+  live_.erase(row.id);
+  if (apply(row, TrialEvent::requeued, "requeued: the job left by the previous orchestrator cannot be followed (" +
+                                           why + ")")) {
+    waiting_.push_back(row);
+    progress_.event(fmt::format("trial {} requeued: its earlier job cannot be followed ({})", row.number, why),
+                    snapshot());
+  }
+  boost::asio::post(io_, [this] { fill(); check_done(); });
+}
+
+}  // namespace dlsweep::orch

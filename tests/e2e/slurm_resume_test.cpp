@@ -1,0 +1,167 @@
+// `dlsweep resume` of a Slurm study whose orchestrator was SIGKILLed, against a real
+// controller started by scripts/slurm-local.sh. Slurm jobs outlive the orchestrator, so
+// resume must follow them (no second submission of a running or pending trial), cancel the
+// study's jobs that belong to no live trial, and take the end of jobs that finished unseen
+// from the controller's record (the fallback for a job nobody can account for, requeue, is
+// tested in tests/orchestrator/engine_resume_test.cpp).
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "../slurm/slurm_test_support.hpp"
+#include "run_command.hpp"
+
+using namespace slurm_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Each trial appends one record per second for `seconds` s, continuing seq after what the
+// file already holds (the protocol's rule for a relaunch of the same attempt).
+std::string slow_study(const std::string& name, const std::string& conf, int seconds) {
+  return fmt::format(R"(
+name: {}
+backend: {{kind: slurm, max_concurrent: 2, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 1}}
+trial:
+  command:
+    - /bin/sh
+    - -c
+    - |
+      n=$(cat metrics.jsonl 2>/dev/null | wc -l)
+      for i in $(seq 1 {}); do
+        sleep 1
+        echo "{{\"seq\":$n,\"kind\":\"eval\",\"step\":$i,\"metrics\":{{\"loss\":$i}}}}" >> metrics.jsonl
+        n=$((n+1))
+      done
+objective: {{metric: loss, mode: min}}
+search: {{algorithm: grid}}
+space: {{x: [1, 2, 3, 4]}}
+)", name, conf, seconds);
+}
+
+std::string csv(const fs::path& db, const std::string& sql, const fs::path& dir) {
+  return run_dlsweep(db, {"query", sql, "--format", "csv"}, dir).out;
+}
+
+/// Starts `dlsweep submit study.yaml` in `dir`, waits until two trials run, kills it.
+bool submit_and_kill(const fs::path& dir, const fs::path& db) {
+  pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    ::chdir(dir.c_str());
+    std::freopen("/dev/null", "w", stderr);
+    ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "study.yaml", (char*)nullptr);
+    ::_exit(127);
+  }
+  bool running = false;
+  for (int i = 0; i < 300 && !running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    running = csv(db, "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", dir) == "COUNT(*)\n2\n";
+  }
+  ::kill(pid, SIGKILL);  // no goodbye: its jobs stay on the controller
+  ::waitpid(pid, nullptr, 0);
+  return running;
+}
+
+int study_jobs_on_controller(const LocalCluster& cluster, const std::string& study) {
+  auto sq = cluster.run({"squeue", "-h", "-r", "-n", "dlsweep:" + study, "-o", "%i"});
+  int n = 0;
+  for (char c : sq.out) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("slurm: resume follows the jobs a killed orchestrator left and cancels strays") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-resume-follow");
+  write_file(dir / "study.yaml", slow_study("e2e-slurm-resume", cluster.conf, 8));
+  auto db = dir / "sweep.db";
+  REQUIRE(submit_and_kill(dir, db));
+  // All four went out as one array: two running, two held by the throttle — all alive.
+  CHECK(study_jobs_on_controller(cluster, "e2e-slurm-resume") == 4);
+  {
+    // An orchestrator that died between recording a cancel and scancel leaves a job that
+    // no live trial owns: trial 3 here.
+    sqlite3* h = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, "UPDATE trials SET state = 'CANCELLED' WHERE number = 3", nullptr, nullptr, nullptr) ==
+          SQLITE_OK);
+    sqlite3_close(h);
+  }
+  auto r = run_dlsweep(db, {"resume", "e2e-slurm-resume"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("3 followed on slurm, 0 requeued") != std::string::npos);
+  CHECK(r.err.find("1 stray job(s) cancelled") != std::string::npos);
+  CHECK(csv(db, "SELECT number, state, attempt FROM trials ORDER BY number", dir) ==
+        "number,state,attempt\n0,COMPLETE,0\n1,COMPLETE,0\n2,COMPLETE,0\n3,CANCELLED,0\n");
+  // No trial was submitted twice: one Slurm job id per trial, all tasks of one array.
+  CHECK(csv(db, "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT job_id) AS n FROM jobs GROUP BY trial_id)", dir) ==
+        "MAX(n)\n1\n");
+  CHECK(csv(db, "SELECT COUNT(DISTINCT substr(job_id, 1, instr(job_id, '_'))) AS arrays FROM jobs", dir) ==
+        "arrays\n1\n");
+  // Every record of the followed trials is in, once: 8 per trial, seq 0..7.
+  CHECK(csv(db, "SELECT COUNT(*), MAX(seq) FROM records r JOIN trials t ON t.id = r.trial_id WHERE t.number < 3 "
+                "GROUP BY r.trial_id",
+            dir) == "COUNT(*),MAX(seq)\n8,7\n8,7\n8,7\n");
+  CHECK(csv(db, "SELECT COUNT(*) FROM events WHERE reason LIKE 'requeued%'", dir) == "COUNT(*)\n0\n");
+  CHECK(csv(db, "SELECT state FROM studies", dir) == "state\nFINISHED\n");
+  bool empty = false;
+  for (int i = 0; i < 100 && !empty; ++i) {
+    empty = study_jobs_on_controller(cluster, "e2e-slurm-resume") == 0;
+    if (!empty) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  CHECK(empty);
+}
+
+TEST_CASE("slurm: resume takes the end of jobs that finished while no orchestrator watched from the controller") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-resume-ended");
+  write_file(dir / "study.yaml", slow_study("e2e-slurm-ended", cluster.conf, 3));
+  auto db = dir / "sweep.db";
+  REQUIRE(submit_and_kill(dir, db));
+  // Trials 0 and 1 finish while nobody watches; the throttle then starts 2 and 3.
+  auto runs = dir / "dlsweep-runs" / "e2e-slurm-ended";
+  auto lines = [](const fs::path& f) {
+    std::ifstream in(f);
+    return static_cast<int>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  };
+  bool ended = false;
+  for (int i = 0; i < 300 && !ended; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ended = lines(runs / "trial-0000" / "metrics.jsonl") == 3 && lines(runs / "trial-0001" / "metrics.jsonl") == 3 &&
+            study_jobs_on_controller(cluster, "e2e-slurm-ended") == 2;
+  }
+  REQUIRE(ended);
+  auto r = run_dlsweep(db, {"resume", "e2e-slurm-ended"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("4 followed on slurm, 0 requeued") != std::string::npos);
+  CHECK(r.err.find("(COMPLETED)") != std::string::npos);
+  CHECK(csv(db, "SELECT state, COUNT(*) FROM trials GROUP BY state", dir) == "state,COUNT(*)\nCOMPLETE,4\n");
+  // Nothing ran twice: one job per trial, three records each.
+  CHECK(csv(db, "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT job_id) AS n FROM jobs GROUP BY trial_id)", dir) ==
+        "MAX(n)\n1\n");
+  CHECK(csv(db, "SELECT COUNT(*) AS n, MAX(seq) AS last FROM records GROUP BY trial_id", dir) ==
+        "n,last\n3,2\n3,2\n3,2\n3,2\n");
+}
