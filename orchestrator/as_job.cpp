@@ -43,13 +43,19 @@ int submit_as_job(const StudySpec& spec, const std::string& db, const std::strin
   std::string text = "#!/bin/bash\n";
   text += fmt::format("#SBATCH --job-name=dlsweep-orchestrator:{}\n", spec.name);
   text += fmt::format("#SBATCH --output={}\n", (fs::absolute(runs_dir) / (spec.name + ".orchestrator-%j.out")).string());
-  text += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
+  // --requeue: if Slurm requeues the orchestrator (preemption, node failure, scontrol
+  // requeue), it comes back and resumes; its SIGTERM detaches instead of cancelling trials.
+  text += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n#SBATCH --requeue\n";
   if (!o.partition.empty()) text += "#SBATCH --partition=" + o.partition + "\n";
   if (!o.account.empty()) text += "#SBATCH --account=" + o.account + "\n";
   if (!o.qos.empty()) text += "#SBATCH --qos=" + o.qos + "\n";
   text += fmt::format("cd {}\n", shell_quote(fs::current_path().string()));
-  text += "exec " + shell_join({self, "--db", fs::absolute(db).string(), "submit",
-                                fs::absolute(study_file).string()}) + "\n";
+  const std::string dlsweep = shell_join({self, "--db", fs::absolute(db).string()});
+  // The first run submits; a restarted one (the study is in the database) resumes.
+  text += fmt::format("if {} status {} >/dev/null 2>&1; then\n", dlsweep, shell_quote(spec.name));
+  text += fmt::format("  exec {} resume --detach-on-term {}\n", dlsweep, shell_quote(spec.name));
+  text += "fi\n";
+  text += fmt::format("exec {} submit --detach-on-term {}\n", dlsweep, shell_quote(fs::absolute(study_file).string()));
   if (auto st = write_file_atomic(script, text); !st) {
     fmt::print(stderr, "error: {}\n", st.error().message());
     return exit_code::runtime;

@@ -60,6 +60,7 @@ int cmd_resume(const ResumeArgs& a) {
     }
   }
   opts.runs_dir = fs::path((*row)->root_dir).parent_path();
+  opts.detach_on_sigterm = a.detach_on_term;
 
   auto trials = (*storage)->list_trials((*row)->id);
   if (!trials) {

@@ -95,6 +95,11 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
     return exit_code::runtime;
   }
   const auto& s = outcome->snapshot;
+  if (outcome->detached) {
+    fmt::print(stderr, "{} complete so far; the rest run on — `dlsweep --db {} resume {}` follows them\n", s.complete,
+               db, spec.name);
+    return exit_code::detached;
+  }
   fmt::print(stderr, "{} complete, {} failed, {} cancelled — results: dlsweep --db {} results {}\n", s.complete,
              s.failed, s.cancelled, db, spec.name);
   if (outcome->interrupted) return exit_code::interrupted;
@@ -118,6 +123,7 @@ int cmd_submit(const SubmitArgs& a) {
       return exit_code::runtime;
     }
   }
+  opts.detach_on_sigterm = a.detach_on_term;
   std::error_code ec;
   opts.runs_dir = fs::absolute(spec->runs_dir, ec);
   if (a.dry_run) return dry_run(*spec, opts.runs_dir, opts.train_binary);

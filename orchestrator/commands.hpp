@@ -13,6 +13,7 @@ inline constexpr int runtime = 1;      ///< database, disk or backend failure
 inline constexpr int usage = 2;        ///< bad arguments, invalid study, unknown study
 inline constexpr int trials_failed = 3;///< submit: the sweep ran, but no trial completed
 inline constexpr int internal = 70;    ///< a bug: please report it
+inline constexpr int detached = 75;    ///< --detach-on-term + SIGTERM: trials run on; `resume` follows them
 inline constexpr int interrupted = 130;///< Ctrl-C / SIGTERM: live trials cancelled and recorded
 }  // namespace exit_code
 
@@ -21,6 +22,7 @@ struct SubmitArgs {
   std::string study_file;
   bool dry_run = false;  ///< write what would be launched, submit nothing
   bool as_job = false;   ///< run the orchestrator itself as a Slurm job
+  bool detach_on_term = false;  ///< SIGTERM leaves Slurm jobs running (EngineOptions)
 };
 int cmd_submit(const SubmitArgs& a);
 
@@ -56,6 +58,7 @@ int cmd_best(const BestArgs& a);
 struct ResumeArgs {
   std::string db;
   std::string study;
+  bool detach_on_term = false;  ///< SIGTERM leaves Slurm jobs running (EngineOptions)
 };
 int cmd_resume(const ResumeArgs& a);
 

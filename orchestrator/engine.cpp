@@ -90,12 +90,20 @@ Result<SweepOutcome> Engine::run() {
   io_.run();
   io_.restart();
 
-  SweepOutcome out{interrupted_, snapshot()};
-  std::string state = fatal_ ? "FAILED" : interrupted_ ? "STOPPED" : "FINISHED";
-  if (auto st = storage_.set_study_state(study_id_, state, interrupted_ ? "interrupted" : "all trials done"); !st)
+  SweepOutcome out{interrupted_, detached_, snapshot()};
+  // A detached study is still RUNNING: its trials are.
+  std::string state = detached_ ? "RUNNING" : (fatal_ || interrupted_) ? "STOPPED" : "FINISHED";
+  std::string reason = fatal_       ? "stopped on an error: " + fatal_->message()
+                       : detached_  ? std::string("orchestrator detached (SIGTERM); `dlsweep resume` follows the trials")
+                       : interrupted_ ? std::string("interrupted")
+                                      : std::string("all trials done");
+  if (auto st = storage_.set_study_state(study_id_, state, reason); !st)
     if (!fatal_) fatal_ = st.error();
   progress_.finish(out.snapshot, fmt::format("study {} {}", spec_.name,
-                                             fatal_ ? "stopped on an error" : interrupted_ ? "interrupted" : "finished"));
+                                             fatal_      ? "stopped on an error"
+                                             : detached_ ? "detached: its trials run on"
+                                             : interrupted_ ? "interrupted"
+                                                            : "finished"));
   if (fatal_) return std::unexpected(*fatal_);
   return out;
 }
@@ -103,9 +111,27 @@ Result<SweepOutcome> Engine::run() {
 void Engine::wait_for_signal() {
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;  // cancelled: the sweep is over
+    if (sig == SIGTERM && options_.detach_on_sigterm && backend_.jobs_outlive_orchestrator()) {
+      detach();
+      return;
+    }
     interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
     wait_for_signal();  // a second Ctrl-C is handled the same way (cancel is idempotent)
   });
+}
+
+void Engine::detach() {
+  if (done_) return;
+  for (auto& [id, live] : live_) ingest(live);
+  progress_.event(fmt::format("SIGTERM: detaching; {} live trial(s) keep running on {} — `dlsweep resume {}` follows them",
+                              live_.size(), backend_.name(), spec_.name),
+                  snapshot());
+  detached_ = done_ = true;
+  timer_.cancel();
+  boost::system::error_code ec;
+  signals_.cancel(ec);
+  signals_.clear(ec);
+  io_.stop();  // the backend's poll timers would keep the loop alive
 }
 
 void Engine::interrupt(const std::string& why) {

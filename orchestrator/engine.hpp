@@ -42,10 +42,17 @@ struct EngineOptions {
   std::filesystem::path runs_dir;      ///< absolute: trial dirs are runs_dir/<study>/trial-NNNN
   double tick_s = 0.5;                 ///< metric ingestion / progress period
   bool handle_signals = true;          ///< SIGINT/SIGTERM interrupt the sweep
+  /// SIGTERM detaches instead of interrupting when the backend's jobs outlive the
+  /// orchestrator: live jobs keep running, trial states stay as they are, run() returns
+  /// with `detached`, and `dlsweep resume` follows the jobs later. For the orchestrator
+  /// running as a Slurm job, whose SIGTERM means preemption, requeue or its own time
+  /// limit — not that the user wants the sweep stopped (SIGINT still interrupts).
+  bool detach_on_sigterm = false;
 };
 
 struct SweepOutcome {
   bool interrupted = false;
+  bool detached = false;  ///< see EngineOptions::detach_on_sigterm
   SweepSnapshot snapshot;
 };
 
@@ -90,6 +97,8 @@ class Engine {
   };
 
   void wait_for_signal();
+  /// Ends the event loop at once, leaving live jobs running (detach_on_sigterm).
+  void detach();
   void fill();
   Status create_next(std::int64_t number, const search::Params& params);
   void launch(std::int64_t trial_id);
@@ -135,6 +144,7 @@ class Engine {
   std::int64_t total_ = -1;
   bool exhausted_ = false;
   bool interrupted_ = false;
+  bool detached_ = false;
   bool done_ = false;
   std::optional<Error> fatal_;
   SweepSnapshot counts_;

@@ -19,13 +19,18 @@ int main(int argc, char** argv) try {
   app.add_option("--db", db, "SQLite database (default: $DLSWEEP_DB or ./dlsweep.db)");
   app.footer(
       "Exit codes: 0 ok, 1 runtime failure (database/disk/backend), 2 bad arguments or study,\n"
-      "3 submit: no trial completed, 70 internal error, 130 interrupted (trials cancelled).");
+      "3 submit: no trial completed, 70 internal error, 75 detached (--detach-on-term; trials run on),\n"
+      "130 interrupted (trials cancelled).");
 
   SubmitArgs submit;
   auto* s = app.add_subcommand("submit", "validate a study file, record it, and drive the sweep to its end");
   s->add_option("study", submit.study_file, "study file (.yaml, .yml or .json)")->required();
   s->add_flag("--as-job", submit.as_job, "run the orchestrator itself as a Slurm job (login nodes kill long processes)");
   s->add_flag("--dry-run", submit.dry_run, "write the batch scripts / command lines and say where; submit nothing");
+  const char* detach_help =
+      "on SIGTERM, leave the Slurm jobs running and exit 75 (`dlsweep resume` follows them) instead of "
+      "cancelling them; what the orchestrator job of --as-job does";
+  s->add_flag("--detach-on-term", submit.detach_on_term, detach_help);
 
   StatusArgs status;
   auto* st = app.add_subcommand("status", "studies and their trial counts by state (read-only)");
@@ -51,6 +56,7 @@ int main(int argc, char** argv) try {
   ResumeArgs resume;
   auto* rs = app.add_subcommand("resume", "continue a sweep whose orchestrator stopped or died");
   rs->add_option("study", resume.study, "study name")->required();
+  rs->add_flag("--detach-on-term", resume.detach_on_term, detach_help);
 
   CancelArgs cancel;
   auto* c = app.add_subcommand("cancel", "cancel a study's unfinished trials (or some of them) and record it");

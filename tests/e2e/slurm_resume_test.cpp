@@ -52,14 +52,16 @@ std::string csv(const fs::path& db, const std::string& sql, const fs::path& dir)
   return run_dlsweep(db, {"query", sql, "--format", "csv"}, dir).out;
 }
 
-/// Starts `dlsweep submit study.yaml` in `dir`, waits until two trials run, kills it.
-bool submit_and_kill(const fs::path& dir, const fs::path& db) {
+/// Starts `dlsweep submit [extra] study.yaml` in `dir`, waits until two trials run, sends
+/// `sig`. Returns the wait status, or -1 if the trials never ran.
+int submit_and_signal(const fs::path& dir, const fs::path& db, int sig, const char* extra = nullptr) {
   pid_t pid = ::fork();
-  if (pid < 0) return false;
+  if (pid < 0) return -1;
   if (pid == 0) {
     ::chdir(dir.c_str());
-    std::freopen("/dev/null", "w", stderr);
-    ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "study.yaml", (char*)nullptr);
+    std::freopen((dir / "submit.err").c_str(), "w", stderr);
+    if (extra) ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", extra, "study.yaml", (char*)nullptr);
+    else ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "study.yaml", (char*)nullptr);
     ::_exit(127);
   }
   bool running = false;
@@ -67,10 +69,21 @@ bool submit_and_kill(const fs::path& dir, const fs::path& db) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     running = csv(db, "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", dir) == "COUNT(*)\n2\n";
   }
-  ::kill(pid, SIGKILL);  // no goodbye: its jobs stay on the controller
-  ::waitpid(pid, nullptr, 0);
-  return running;
+  ::kill(pid, sig);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return running ? status : -1;
 }
+
+/// A study of four `seconds`-long trials on `cluster`, submitted and then killed.
+struct KilledSweep {
+  fs::path dir, db;
+  KilledSweep(const LocalCluster& cluster, const std::string& study, int seconds)
+      : dir(fresh_dir(study)), db(dir / "sweep.db") {
+    write_file(dir / "study.yaml", slow_study(study, cluster.conf, seconds));
+    REQUIRE(submit_and_signal(dir, db, SIGKILL) != -1);  // no goodbye: its jobs stay on the controller
+  }
+};
 
 int study_jobs_on_controller(const LocalCluster& cluster, const std::string& study) {
   auto sq = cluster.run({"squeue", "-h", "-r", "-n", "dlsweep:" + study, "-o", "%i"});
@@ -88,10 +101,8 @@ TEST_CASE("slurm: resume follows the jobs a killed orchestrator left and cancels
   }
   LocalCluster cluster;
   REQUIRE(cluster.up);
-  auto dir = fresh_dir("slurm-resume-follow");
-  write_file(dir / "study.yaml", slow_study("e2e-slurm-resume", cluster.conf, 8));
-  auto db = dir / "sweep.db";
-  REQUIRE(submit_and_kill(dir, db));
+  KilledSweep k(cluster, "e2e-slurm-resume", 8);
+  const auto& [dir, db] = k;
   // All four went out as one array: two running, two held by the throttle — all alive.
   CHECK(study_jobs_on_controller(cluster, "e2e-slurm-resume") == 4);
   {
@@ -136,10 +147,8 @@ TEST_CASE("slurm: resume takes the end of jobs that finished while no orchestrat
   }
   LocalCluster cluster;
   REQUIRE(cluster.up);
-  auto dir = fresh_dir("slurm-resume-ended");
-  write_file(dir / "study.yaml", slow_study("e2e-slurm-ended", cluster.conf, 3));
-  auto db = dir / "sweep.db";
-  REQUIRE(submit_and_kill(dir, db));
+  KilledSweep k(cluster, "e2e-slurm-ended", 3);
+  const auto& [dir, db] = k;
   // Trials 0 and 1 finish while nobody watches; the throttle then starts 2 and 3.
   auto runs = dir / "dlsweep-runs" / "e2e-slurm-ended";
   auto lines = [](const fs::path& f) {
@@ -164,4 +173,70 @@ TEST_CASE("slurm: resume takes the end of jobs that finished while no orchestrat
         "MAX(n)\n1\n");
   CHECK(csv(db, "SELECT COUNT(*) AS n, MAX(seq) AS last FROM records GROUP BY trial_id", dir) ==
         "n,last\n3,2\n3,2\n3,2\n3,2\n");
+}
+
+TEST_CASE("slurm: submit --detach-on-term leaves the jobs running on SIGTERM; resume follows them") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("e2e-slurm-detach");
+  write_file(dir / "study.yaml", slow_study("e2e-slurm-detach", cluster.conf, 6));
+  auto db = dir / "sweep.db";
+  int status = submit_and_signal(dir, db, SIGTERM, "--detach-on-term");
+  INFO(read_file(dir / "submit.err"));
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 75);
+  CHECK(study_jobs_on_controller(cluster, "e2e-slurm-detach") == 4);
+  CHECK(csv(db, "SELECT COUNT(*) FROM trials WHERE state IN ('QUEUED', 'RUNNING')", dir) == "COUNT(*)\n4\n");
+  CHECK(csv(db, "SELECT state FROM studies", dir) == "state\nRUNNING\n");
+  auto r = run_dlsweep(db, {"resume", "e2e-slurm-detach"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("4 followed on slurm, 0 requeued") != std::string::npos);
+  CHECK(csv(db, "SELECT state, COUNT(*) FROM trials GROUP BY state", dir) == "state,COUNT(*)\nCOMPLETE,4\n");
+  CHECK(csv(db, "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT job_id) AS n FROM jobs GROUP BY trial_id)", dir) ==
+        "MAX(n)\n1\n");
+}
+
+TEST_CASE("slurm: the orchestrator job of --as-job survives its own requeue") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("e2e-slurm-orch-requeue");
+  write_file(dir / "study.yaml", slow_study("e2e-orch-requeue", cluster.conf, 6));
+  auto db = dir / "sweep.db";
+  auto sub = run_dlsweep(db, {"submit", "--as-job", "study.yaml"}, dir);
+  INFO(sub.err);
+  REQUIRE(sub.exit_code == 0);
+  const std::string orch_job = sub.out.substr(0, sub.out.find('\n'));
+  bool running = false;
+  for (int i = 0; i < 600 && !running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    running = fs::exists(db) && csv(db, "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", dir) == "COUNT(*)\n2\n";
+  }
+  REQUIRE(running);
+  // Preemption, a node failure or an admin: the orchestrator's job goes back to the queue.
+  auto rq = cluster.run({"scontrol", "requeue", orch_job});
+  INFO(rq.err);
+  REQUIRE(rq.exit_code == 0);
+  bool finished = false;
+  for (int i = 0; i < 1200 && !finished; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    finished = csv(db, "SELECT state FROM studies", dir) == "state\nFINISHED\n";
+  }
+  std::string log = read_file(dir / "dlsweep-runs" / ("e2e-orch-requeue.orchestrator-" + orch_job + ".out"));
+  INFO(log);
+  REQUIRE(finished);
+  CHECK(log.find("followed on slurm") != std::string::npos);  // the restarted orchestrator resumed
+  CHECK(csv(db, "SELECT state, COUNT(*) FROM trials GROUP BY state", dir) == "state,COUNT(*)\nCOMPLETE,4\n");
+  // The trials were followed across the restart, not run again.
+  CHECK(csv(db, "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT job_id) AS n FROM jobs GROUP BY trial_id)", dir) ==
+        "MAX(n)\n1\n");
 }
