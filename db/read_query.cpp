@@ -197,4 +197,25 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> Storage::state_counts(
   return found;
 }
 
+Result<std::map<std::int64_t, std::vector<std::pair<double, double>>>> Storage::metric_curves(
+    std::int64_t study_id, const std::string& metric, const std::string& state) const {
+  auto st = Statement::prepare(db_,
+      "SELECT m.trial_id, m.epoch, m.value FROM metrics m "
+      "JOIN trials t ON t.id = m.trial_id AND t.attempt = m.attempt "
+      "WHERE t.study_id = ?1 AND t.state = ?3 AND m.name = ?2 AND m.kind IN ('eval', 'final') "
+      "AND m.value IS NOT NULL ORDER BY m.trial_id, m.seq");
+  if (!st) return std::unexpected(st.error());
+  st->bind(1, study_id);
+  st->bind(2, metric);
+  st->bind(3, state);
+  std::map<std::int64_t, std::vector<std::pair<double, double>>> out;
+  for (;;) {
+    auto row = st->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    out[st->int64(0)].emplace_back(st->real(1), st->real(2));
+  }
+  return out;
+}
+
 }  // namespace dlsweep::db

@@ -100,8 +100,8 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
                db, spec.name);
     return exit_code::detached;
   }
-  fmt::print(stderr, "{} complete, {} failed, {} cancelled — results: dlsweep --db {} results {}\n", s.complete,
-             s.failed, s.cancelled, db, spec.name);
+  fmt::print(stderr, "{} complete, {} pruned, {} failed, {} cancelled — results: dlsweep --db {} results {}\n",
+             s.complete, s.pruned, s.failed, s.cancelled, db, spec.name);
   if (outcome->interrupted) return exit_code::interrupted;
   if (s.complete == 0 && s.created > 0) return exit_code::trials_failed;
   return exit_code::ok;

@@ -230,6 +230,8 @@ void Engine::launch(std::int64_t trial_id) {
   live.stop_reason.clear();
   live.deterministic_failure = false;
   live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
+  live.curve = {};
+  live.prune_note.clear();
   live.last_value.reset();
   live.best_value.reset();
 
@@ -310,7 +312,7 @@ std::string Engine::failure_message(const Live& live, const JobEvent& ev) const 
 }
 
 void Engine::on_terminal(Live& live, const JobEvent& ev) {
-  ingest(live);  // the last records, written just before exit
+  ingest(live, /*may_prune=*/false);  // the last records, written just before exit
   std::int64_t id = live.row.id;
   record_job(ev, std::string(sched::to_string(ev.kind)));
   if (live.adopted && ev.kind == JobEventKind::lost && live.stop_reason.empty() && !interrupted_) {
@@ -332,12 +334,14 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   if (ev.kind == JobEventKind::exited && ev.signal == 0) code = ev.exit_code;
 
   if (ok) {
+    completed_curves_.push_back(live.curve);
     apply(live.row, TrialEvent::completed, "finished", code);
     progress_.event(fmt::format("trial {} complete: {} = {}", live.row.number, spec_.objective.metric,
                                 live.last_value ? fmt::format("{:.4g}", *live.last_value) : "n/a"),
                     snapshot());
   } else if (stopped_on_request && live.stop_reason == "pruned") {
-    apply(live.row, TrialEvent::pruned, "pruned", code);
+    apply(live.row, TrialEvent::pruned, live.prune_note.empty() ? "pruned" : live.prune_note, code);
+    progress_.event(fmt::format("trial {} {}", live.row.number, live.prune_note), snapshot());
   } else if (stopped_on_request) {
     apply(live.row, TrialEvent::cancel, live.stop_reason, code);
   } else {
@@ -370,12 +374,13 @@ void Engine::finish_trial(std::int64_t trial_id) {
   boost::asio::post(io_, [this] { fill(); check_done(); });
 }
 
-void Engine::ingest(Live& live) {
+void Engine::ingest(Live& live, bool may_prune) {
   if (!live.tail) return;
   auto lines = live.tail->read_new_lines();
   if (!lines) { progress_.event("warning: " + lines.error().message(), snapshot()); return; }
   if (lines->empty()) return;
   std::vector<protocol::Record> records;
+  bool new_eval = false;
   records.reserve(lines->size());
   for (const auto& l : *lines) {
     auto r = protocol::parse_record(l);
@@ -387,6 +392,8 @@ void Engine::ingest(Live& live) {
     }
     if (r->kind == protocol::RecordKind::eval || r->kind == protocol::RecordKind::final) {
       if (auto m = r->metrics.find(spec_.objective.metric); m != r->metrics.end() && m->second == m->second) {
+        live.curve.points.emplace_back(r->epoch, m->second);
+        new_eval = new_eval || r->kind == protocol::RecordKind::eval;
         live.last_value = m->second;
         bool better = !live.best_value || (spec_.objective.mode == "max" ? m->second > *live.best_value
                                                                           : m->second < *live.best_value);
@@ -402,6 +409,27 @@ void Engine::ingest(Live& live) {
     records.push_back(std::move(*r));
   }
   if (auto n = storage_.ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
+  if (may_prune && new_eval) maybe_prune(live);
+}
+
+void Engine::maybe_prune(Live& live) {
+  if (spec_.pruner.kind != "median" || !live.stop_reason.empty() || interrupted_ || done_) return;
+  const search::MedianRule rule{spec_.pruner.startup_trials, spec_.pruner.warmup_epochs,
+                                spec_.objective.mode == "max"};
+  const auto v = search::median_rule(rule, live.curve, completed_curves_);
+  if (!v.prune) return;
+  live.stop_reason = "pruned";
+  live.prune_note = fmt::format("pruned at epoch {:g}: best {} {:.4g} is worse than the median {:.4g} of {} completed "
+                                "trial(s) by then",
+                                v.epoch, spec_.objective.metric, v.value, v.median, v.compared);
+  if (auto st = request_stop(live.row.trial_dir, "pruned"); !st) {
+    progress_.event(fmt::format("warning: trial {}: cannot ask it to stop: {}", live.row.number, st.error().message()),
+                    snapshot());
+    return;
+  }
+  progress_.event(fmt::format("trial {} falls behind (epoch {:g}: {:.4g}, median {:.4g}); asked to stop",
+                              live.row.number, v.epoch, v.value, v.median),
+                  snapshot());
 }
 
 void Engine::tick() {

@@ -29,6 +29,7 @@
 #include "orchestrator/state_machine.hpp"
 #include "orchestrator/study_spec.hpp"
 #include "schedulers/backend.hpp"
+#include "search/median_pruner.hpp"
 #include "search/sampler.hpp"
 
 namespace dlsweep::orch {
@@ -94,6 +95,8 @@ class Engine {
     bool deterministic_failure = false;  ///< retrying cannot help (bad params, divergence)
     bool adopted = false;            ///< its job was submitted by a previous orchestrator
     std::optional<double> last_value, best_value;
+    search::Curve curve;             ///< (epoch, objective) of this attempt, for the pruner
+    std::string prune_note;          ///< why the pruner stopped it
   };
 
   void wait_for_signal();
@@ -107,7 +110,10 @@ class Engine {
   void tick();
   void check_cancel_request();
   void record_job(const sched::JobEvent& ev, const std::string& state);
-  void ingest(Live& live);
+  /// Reads the trial's new records into the database; `may_prune`: then asks the pruner.
+  void ingest(Live& live, bool may_prune = true);
+  /// The study's pruner on a live trial's curve; asks the trial to stop if it falls behind.
+  void maybe_prune(Live& live);
   /// Applies one state-machine event to a live (or waiting) trial and records it.
   bool apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code = {});
   void finish_trial(std::int64_t trial_id);
@@ -149,6 +155,7 @@ class Engine {
   std::optional<Error> fatal_;
   SweepSnapshot counts_;
   RestoreCounts restored_;
+  std::vector<search::Curve> completed_curves_;  ///< of COMPLETE trials: the pruner's yardstick
 };
 
 }  // namespace dlsweep::orch

@@ -53,6 +53,11 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
   for (const auto& j : jobs)
     if (j.backend == backend_.name()) recorded[{j.trial_id, j.attempt}] = j.job_id;
 
+  if (spec_.pruner.kind != "none") {
+    auto curves = storage_.metric_curves(study_id_, spec_.objective.metric, "COMPLETE");
+    if (!curves) return std::unexpected(curves.error());
+    for (auto& [id, points] : *curves) completed_curves_.push_back(search::Curve{std::move(points)});
+  }
   std::map<std::int64_t, const db::TrialSummary*> by_id;
   for (const auto& s : summaries) by_id[s.trial_id] = &s;
   for (const auto& t : trials) {

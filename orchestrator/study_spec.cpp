@@ -35,8 +35,10 @@ std::string ValidationError::message() const {
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "trial", "objective",
-                                         "search", "space",      "fixed",   "runs_dir"};
+constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "trial",   "objective",
+                                         "search", "pruner",     "space",   "fixed",   "runs_dir"};
+constexpr std::string_view kPrunerKeys[] = {"kind", "startup_trials", "warmup_epochs"};
+constexpr std::string_view kPrunerKinds[] = {"none", "median"};
 constexpr std::string_view kBackendKeys[] = {
     "kind", "max_concurrent",
     // kind: slurm only
@@ -81,6 +83,7 @@ class StudyParser {
     read_trial();
     read_objective();
     read_search();
+    read_pruner();
     auto space = read_space(r_, StudyReader::field(trial_, "trainer"), StudyReader::field(root_, "fixed"),
                             StudyReader::field(root_, "space"), spec_.trial.embedded);
     spec_.space = std::move(space.space);
@@ -278,6 +281,18 @@ class StudyParser {
       if (auto v = r_.integer(s, 0, std::numeric_limits<std::int64_t>::max())) spec_.search.seed = std::uint64_t(*v);
   }
 
+  void read_pruner() {
+    Field p = StudyReader::field(root_, "pruner");
+    if (!p || !r_.map(p, kPrunerKeys)) return;
+    Field kind = StudyReader::field(p, "kind");
+    if (r_.require(kind, "add `kind: median` (or leave `pruner` out)"))
+      if (auto s = r_.word(kind, kPrunerKinds)) spec_.pruner.kind = *s;
+    if (Field n = StudyReader::field(p, "startup_trials"))
+      if (auto v = r_.integer(n, 1, kIntMax)) spec_.pruner.startup_trials = *v;
+    if (Field w = StudyReader::field(p, "warmup_epochs"))
+      if (auto v = r_.number(w, 0, false)) spec_.pruner.warmup_epochs = *v;
+  }
+
   void check_search_fits_space(const std::vector<std::string>& dim_paths) {
     if (!algorithm_ok_) return;
     if (spec_.search.algorithm == search::Algorithm::random && spec_.search.trials == 0 && trials_ok_) {
@@ -352,6 +367,8 @@ nlohmann::json StudySpec::to_json() const {
           {"trial", trial_j},
           {"objective", objective_j},
           {"search", search_j},
+          {"pruner", {{"kind", pruner.kind}, {"startup_trials", pruner.startup_trials},
+                      {"warmup_epochs", pruner.warmup_epochs}}},
           {"space", space_j},
           {"fixed", space.fixed},
           {"runs_dir", runs_dir}};

@@ -65,6 +65,13 @@ struct StudySpec {
     std::uint64_t seed = 0;
   } search;
 
+  /// `pruner`: stop trials that fall behind (search/median_pruner.hpp).
+  struct PrunerSpec {
+    std::string kind = "none";              ///< "none" | "median"
+    std::int64_t startup_trials = 5;        ///< completed trials needed before any pruning
+    double warmup_epochs = 1;               ///< no pruning before this epoch
+  } pruner;
+
   /// dims = `space`; fixed = `trial.trainer` settings merged with `fixed` (trainer studies).
   search::Space space;
 

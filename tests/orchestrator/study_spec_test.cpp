@@ -155,6 +155,7 @@ space:
   width: {int: [1, 64], log: true}
   dropout: {uniform: [0.0, 0.5]}
 search: {algorithm: random, trials: 3}
+pruner: {kind: median, startup_trials: 3, warmup_epochs: 1.5}
 fixed: {tag: baseline, layers: [1, 2]}
 )")}) {
     auto first = parse_study(text, StudyFormat::yaml, "s.yaml");
@@ -169,7 +170,23 @@ fixed: {tag: baseline, layers: [1, 2]}
     for (std::size_t i = 0; i < first->space.dims.size(); ++i) CHECK(second->space.dims[i].name == first->space.dims[i].name);
     CHECK(second->trial.embedded == first->trial.embedded);
     CHECK(second->trial.command == first->trial.command);
+    CHECK(second->pruner.kind == first->pruner.kind);
   }
+}
+
+TEST_CASE("pruner: median with its settings; none by default") {
+  auto r = parse_study("name: p\ntrial: {trainer: }\nobjective: {metric: val_acc, mode: max}\n"
+                       "pruner: {kind: median, startup_trials: 3, warmup_epochs: 1.5}\n",
+                       StudyFormat::yaml, "p.yaml");
+  INFO(all_messages(r));
+  REQUIRE(r.has_value());
+  CHECK(r->pruner.kind == "median");
+  CHECK(r->pruner.startup_trials == 3);
+  CHECK(r->pruner.warmup_epochs == 1.5);
+  auto d = parse_study("name: d\ntrial: {trainer: }\nobjective: {metric: val_acc, mode: max}\n", StudyFormat::yaml,
+                       "d.yaml");
+  REQUIRE(d.has_value());
+  CHECK(d->pruner.kind == "none");
 }
 
 TEST_CASE("defaults of a minimal study") {

@@ -1,0 +1,36 @@
+#include "search/median_pruner.hpp"
+
+#include <algorithm>
+
+namespace dlsweep::search {
+
+std::optional<double> best_by(const Curve& c, double epoch, bool maximize) {
+  std::optional<double> best;
+  for (const auto& [e, v] : c.points) {
+    if (e > epoch + 1e-9 || v != v) continue;  // later, or NaN
+    if (!best || (maximize ? v > *best : v < *best)) best = v;
+  }
+  return best;
+}
+
+PruneVerdict median_rule(const MedianRule& rule, const Curve& trial, const std::vector<Curve>& completed) {
+  PruneVerdict out;
+  if (trial.points.empty()) return out;
+  out.epoch = trial.points.back().first;
+  if (out.epoch + 1e-9 < rule.warmup_epochs) return out;
+  auto mine = best_by(trial, out.epoch, rule.maximize);
+  if (!mine) return out;
+  out.value = *mine;
+  std::vector<double> others;
+  for (const auto& c : completed)
+    if (auto v = best_by(c, out.epoch, rule.maximize)) others.push_back(*v);
+  out.compared = others.size();
+  if (others.empty() || static_cast<std::int64_t>(others.size()) < rule.startup_trials) return out;
+  std::sort(others.begin(), others.end());
+  const std::size_t n = others.size();
+  out.median = n % 2 ? others[n / 2] : 0.5 * (others[n / 2 - 1] + others[n / 2]);
+  out.prune = rule.maximize ? out.value < out.median : out.value > out.median;
+  return out;
+}
+
+}  // namespace dlsweep::search

@@ -1,0 +1,54 @@
+// `pruner: {kind: median}` end to end: trials whose objective falls behind the median of
+// the completed ones at the same epoch are asked to stop (control.json), stop with the
+// protocol's exit 75, and are recorded PRUNED with the reason; the good ones complete.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "run_command.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_CASE("the median pruner stops trials that fall behind and records them PRUNED") {
+  auto dir = fresh_dir("pruner");
+  // Each trial reports loss = x at epochs 0.5, 1.0, ..., 5.0 (0.2 s apart), and stops with
+  // exit 75 once dlsweep writes control.json, as the protocol asks.
+  std::ofstream(dir / "study.yaml") << R"(
+name: e2e-pruner
+backend: {kind: local, max_concurrent: 1}
+trial:
+  command:
+    - /bin/sh
+    - -c
+    - |
+      x=$(tr -d ' \n' < params.json | sed 's/.*"x":\([0-9.]*\).*/\1/')
+      for i in 1 2 3 4 5 6 7 8 9 10; do
+        [ -f control.json ] && exit 75
+        sleep 0.2
+        echo "{\"seq\":$((i-1)),\"kind\":\"eval\",\"step\":$i,\"epoch\":$((i / 2)).$((i % 2 * 5)),\"metrics\":{\"loss\":$x}}" >> metrics.jsonl
+      done
+objective: {metric: loss, mode: min}
+search: {algorithm: grid}
+pruner: {kind: median, startup_trials: 2, warmup_epochs: 1}
+space: {x: [1, 2, 3, 10, 1.2]}
+)";
+  auto db = dir / "sweep.db";
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto q = run_dlsweep(db, {"query", "SELECT number, state FROM trials ORDER BY number", "--format", "csv"}, dir);
+  // The median of the completed trials (x = 1, 2) is 1.5: x = 3 and x = 10 are pruned once
+  // past the warmup epoch; x = 1.2, better than the median, completes.
+  CHECK(q.out == "number,state\n0,COMPLETE\n1,COMPLETE\n2,PRUNED\n3,PRUNED\n4,COMPLETE\n");
+  auto why = run_dlsweep(db, {"query", "SELECT message, exit_code FROM trials WHERE number = 2", "--format", "csv"}, dir);
+  CHECK(why.out.find("pruned at epoch 1: best loss 3 is worse than the median 1.5 of 2 completed trial(s)") !=
+        std::string::npos);
+  CHECK(why.out.find(",75\n") != std::string::npos);
+  // Stopped early: far fewer than the 10 evaluations a full trial reports.
+  auto n = run_dlsweep(db, {"query",
+                            "SELECT MAX(r.epoch) <= 2.5 AS early FROM records r JOIN trials t ON t.id = r.trial_id "
+                            "WHERE t.state = 'PRUNED'",
+                            "--format", "csv"},
+                       dir);
+  CHECK(n.out == "early\n1\n");
+}
