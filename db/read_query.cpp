@@ -198,9 +198,9 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> Storage::state_counts(
 }
 
 Result<std::map<std::int64_t, std::vector<std::pair<double, double>>>> Storage::metric_curves(
-    std::int64_t study_id, const std::string& metric, const std::string& state) const {
-  auto st = Statement::prepare(db_,
-      "SELECT m.trial_id, m.epoch, m.value FROM metrics m "
+    std::int64_t study_id, const std::string& metric, const std::string& state, bool by_step) const {
+  auto st = Statement::prepare(db_, std::string("SELECT m.trial_id, ") + (by_step ? "m.step" : "m.epoch") +
+      ", m.value FROM metrics m "
       "JOIN trials t ON t.id = m.trial_id AND t.attempt = m.attempt "
       "WHERE t.study_id = ?1 AND t.state = ?3 AND m.name = ?2 AND m.kind IN ('eval', 'final') "
       "AND m.value IS NOT NULL ORDER BY m.trial_id, m.seq");

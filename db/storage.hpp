@@ -170,10 +170,11 @@ class Storage {
 
   // --- read side
   Result<std::vector<TrialSummary>> summaries(std::int64_t study_id) const;
-  /// (epoch, value) of `metric` in the eval/final records of the current attempt of each of
-  /// the study's trials in `state` ("COMPLETE"), in report order: what pruners compare with.
+  /// (x, value) of `metric` in the eval/final records of the current attempt of each of the
+  /// study's trials in `state` ("COMPLETE"), in report order, x = the record's epoch (or step
+  /// when `by_step`): what pruners compare with.
   Result<std::map<std::int64_t, std::vector<std::pair<double, double>>>> metric_curves(
-      std::int64_t study_id, const std::string& metric, const std::string& state) const;
+      std::int64_t study_id, const std::string& metric, const std::string& state, bool by_step = false) const;
   /// Counts by state for one study.
   Result<std::vector<std::pair<std::string, std::int64_t>>> state_counts(std::int64_t study_id) const;
   /// Runs one read-only statement; refuses anything that would write.

@@ -334,7 +334,7 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   if (ev.kind == JobEventKind::exited && ev.signal == 0) code = ev.exit_code;
 
   if (ok) {
-    completed_curves_.push_back(live.curve);
+    completed_curves_.push_back({prune_group(live.row.params), live.curve});
     apply(live.row, TrialEvent::completed, "finished", code);
     progress_.event(fmt::format("trial {} complete: {} = {}", live.row.number, spec_.objective.metric,
                                 live.last_value ? fmt::format("{:.4g}", *live.last_value) : "n/a"),
@@ -392,7 +392,7 @@ void Engine::ingest(Live& live, bool may_prune) {
     }
     if (r->kind == protocol::RecordKind::eval || r->kind == protocol::RecordKind::final) {
       if (auto m = r->metrics.find(spec_.objective.metric); m != r->metrics.end() && m->second == m->second) {
-        live.curve.points.emplace_back(r->epoch, m->second);
+        live.curve.points.emplace_back(spec_.pruner.by == "step" ? double(r->step) : r->epoch, m->second);
         new_eval = new_eval || r->kind == protocol::RecordKind::eval;
         live.last_value = m->second;
         bool better = !live.best_value || (spec_.objective.mode == "max" ? m->second > *live.best_value
@@ -412,23 +412,34 @@ void Engine::ingest(Live& live, bool may_prune) {
   if (may_prune && new_eval) maybe_prune(live);
 }
 
+nlohmann::json Engine::prune_group(const nlohmann::json& params) const {
+  nlohmann::json g = nlohmann::json::object();
+  for (const auto& k : spec_.pruner.group_by) g[k] = params.contains(k) ? params[k] : nlohmann::json();
+  return g;
+}
+
 void Engine::maybe_prune(Live& live) {
   if (spec_.pruner.kind != "median" || !live.stop_reason.empty() || interrupted_ || done_) return;
-  const search::MedianRule rule{spec_.pruner.startup_trials, spec_.pruner.warmup_epochs,
-                                spec_.objective.mode == "max"};
-  const auto v = search::median_rule(rule, live.curve, completed_curves_);
+  const search::MedianRule rule{spec_.pruner.startup_trials, spec_.pruner.warmup, spec_.objective.mode == "max"};
+  const nlohmann::json group = prune_group(live.row.params);
+  std::vector<search::Curve> peers;
+  for (const auto& c : completed_curves_)
+    if (c.group == group) peers.push_back(c.curve);
+  const auto v = search::median_rule(rule, live.curve, peers);
   if (!v.prune) return;
+  std::string among;
+  for (const auto& [k, val] : group.items()) among += fmt::format("{}{}={}", among.empty() ? " with " : ", ", k, val.dump());
   live.stop_reason = "pruned";
-  live.prune_note = fmt::format("pruned at epoch {:g}: best {} {:.4g} is worse than the median {:.4g} of {} completed "
-                                "trial(s) by then",
-                                v.epoch, spec_.objective.metric, v.value, v.median, v.compared);
+  live.prune_note = fmt::format("pruned at {} {:g}: best {} {:.4g} is worse than the median {:.4g} of {} completed "
+                                "trial(s){} by then",
+                                spec_.pruner.by, v.at, spec_.objective.metric, v.value, v.median, v.compared, among);
   if (auto st = request_stop(live.row.trial_dir, "pruned"); !st) {
     progress_.event(fmt::format("warning: trial {}: cannot ask it to stop: {}", live.row.number, st.error().message()),
                     snapshot());
     return;
   }
-  progress_.event(fmt::format("trial {} falls behind (epoch {:g}: {:.4g}, median {:.4g}); asked to stop",
-                              live.row.number, v.epoch, v.value, v.median),
+  progress_.event(fmt::format("trial {} falls behind ({} {:g}: {:.4g}, median {:.4g}); asked to stop", live.row.number,
+                              spec_.pruner.by, v.at, v.value, v.median),
                   snapshot());
 }
 

@@ -95,7 +95,7 @@ class Engine {
     bool deterministic_failure = false;  ///< retrying cannot help (bad params, divergence)
     bool adopted = false;            ///< its job was submitted by a previous orchestrator
     std::optional<double> last_value, best_value;
-    search::Curve curve;             ///< (epoch, objective) of this attempt, for the pruner
+    search::Curve curve;             ///< (epoch or step, objective) of this attempt, for the pruner
     std::string prune_note;          ///< why the pruner stopped it
   };
 
@@ -155,7 +155,14 @@ class Engine {
   std::optional<Error> fatal_;
   SweepSnapshot counts_;
   RestoreCounts restored_;
-  std::vector<search::Curve> completed_curves_;  ///< of COMPLETE trials: the pruner's yardstick
+  /// The pruner's yardstick: the curves of COMPLETE trials, each with its pruner group
+  /// (the values of pruner.group_by among its params).
+  struct CompletedCurve {
+    nlohmann::json group;
+    search::Curve curve;
+  };
+  std::vector<CompletedCurve> completed_curves_;
+  nlohmann::json prune_group(const nlohmann::json& params) const;
 };
 
 }  // namespace dlsweep::orch

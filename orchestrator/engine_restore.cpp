@@ -54,9 +54,11 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
     if (j.backend == backend_.name()) recorded[{j.trial_id, j.attempt}] = j.job_id;
 
   if (spec_.pruner.kind != "none") {
-    auto curves = storage_.metric_curves(study_id_, spec_.objective.metric, "COMPLETE");
+    auto curves = storage_.metric_curves(study_id_, spec_.objective.metric, "COMPLETE", spec_.pruner.by == "step");
     if (!curves) return std::unexpected(curves.error());
-    for (auto& [id, points] : *curves) completed_curves_.push_back(search::Curve{std::move(points)});
+    for (const auto& t : trials)
+      if (auto c = curves->find(t.id); c != curves->end())
+        completed_curves_.push_back({prune_group(t.params), search::Curve{std::move(c->second)}});
   }
   std::map<std::int64_t, const db::TrialSummary*> by_id;
   for (const auto& s : summaries) by_id[s.trial_id] = &s;

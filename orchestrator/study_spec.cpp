@@ -37,8 +37,9 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "trial",   "objective",
                                          "search", "pruner",     "space",   "fixed",   "runs_dir"};
-constexpr std::string_view kPrunerKeys[] = {"kind", "startup_trials", "warmup_epochs"};
+constexpr std::string_view kPrunerKeys[] = {"kind", "by", "group_by", "startup_trials", "warmup"};
 constexpr std::string_view kPrunerKinds[] = {"none", "median"};
+constexpr std::string_view kPrunerAxes[] = {"epoch", "step"};
 constexpr std::string_view kBackendKeys[] = {
     "kind", "max_concurrent",
     // kind: slurm only
@@ -88,6 +89,7 @@ class StudyParser {
                             StudyReader::field(root_, "space"), spec_.trial.embedded);
     spec_.space = std::move(space.space);
     check_search_fits_space(space.dim_paths);
+    check_group_by();
     spec_.runs_dir = "dlsweep-runs";
     if (Field d = StudyReader::field(root_, "runs_dir"))
       if (auto s = r_.string(d)) {
@@ -289,8 +291,35 @@ class StudyParser {
       if (auto s = r_.word(kind, kPrunerKinds)) spec_.pruner.kind = *s;
     if (Field n = StudyReader::field(p, "startup_trials"))
       if (auto v = r_.integer(n, 1, kIntMax)) spec_.pruner.startup_trials = *v;
-    if (Field w = StudyReader::field(p, "warmup_epochs"))
-      if (auto v = r_.number(w, 0, false)) spec_.pruner.warmup_epochs = *v;
+    if (Field w = StudyReader::field(p, "warmup"))
+      if (auto v = r_.number(w, 0, false)) spec_.pruner.warmup = *v;
+    if (Field b = StudyReader::field(p, "by"))
+      if (auto s = r_.word(b, kPrunerAxes)) spec_.pruner.by = *s;
+    if (Field g = StudyReader::field(p, "group_by"); g && r_.list(g, "write group_by: [batch_size]")) {
+      for (std::size_t i = 0;; ++i) {
+        Field item = StudyReader::item(g, i);
+        if (!item) break;
+        if (auto s = r_.string(item)) {
+          if (s->empty()) r_.error(item.path, "empty parameter name", "name a parameter of the study, e.g. batch_size");
+          else {
+            spec_.pruner.group_by.push_back(*s);
+            group_by_paths_.push_back(item.path);
+          }
+        }
+      }
+    }
+  }
+
+  // A misspelt group_by name would silently put every trial in one group.
+  void check_group_by() {
+    for (std::size_t i = 0; i < spec_.pruner.group_by.size(); ++i) {
+      const std::string& name = spec_.pruner.group_by[i];
+      bool known = spec_.space.fixed.contains(name);
+      for (const auto& d : spec_.space.dims) known = known || d.name == name;
+      if (!known)
+        r_.error(group_by_paths_[i], fmt::format("'{}' is not a parameter of this study", name),
+                 "name a key of `space` (e.g. batch_size) or of `fixed`");
+    }
   }
 
   void check_search_fits_space(const std::vector<std::string>& dim_paths) {
@@ -312,6 +341,7 @@ class StudyParser {
   Field root_;
   Field trial_;
   Field search_;
+  std::vector<std::string> group_by_paths_;
   bool algorithm_ok_ = true;
   bool trials_ok_ = true;
   StudySpec spec_;
@@ -367,8 +397,8 @@ nlohmann::json StudySpec::to_json() const {
           {"trial", trial_j},
           {"objective", objective_j},
           {"search", search_j},
-          {"pruner", {{"kind", pruner.kind}, {"startup_trials", pruner.startup_trials},
-                      {"warmup_epochs", pruner.warmup_epochs}}},
+          {"pruner", {{"kind", pruner.kind}, {"by", pruner.by}, {"group_by", pruner.group_by},
+                      {"startup_trials", pruner.startup_trials}, {"warmup", pruner.warmup}}},
           {"space", space_j},
           {"fixed", space.fixed},
           {"runs_dir", runs_dir}};

@@ -68,8 +68,10 @@ struct StudySpec {
   /// `pruner`: stop trials that fall behind (search/median_pruner.hpp).
   struct PrunerSpec {
     std::string kind = "none";              ///< "none" | "median"
-    std::int64_t startup_trials = 5;        ///< completed trials needed before any pruning
-    double warmup_epochs = 1;               ///< no pruning before this epoch
+    std::string by = "epoch";               ///< "epoch" | "step": the axis trials are compared on
+    std::vector<std::string> group_by;      ///< param names: compare only with trials that share them
+    std::int64_t startup_trials = 5;        ///< completed trials (of the group) needed before any pruning
+    double warmup = 1;                      ///< no pruning before this many epochs (or steps)
   } pruner;
 
   /// dims = `space`; fixed = `trial.trainer` settings merged with `fixed` (trainer studies).

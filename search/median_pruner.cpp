@@ -4,10 +4,10 @@
 
 namespace dlsweep::search {
 
-std::optional<double> best_by(const Curve& c, double epoch, bool maximize) {
+std::optional<double> best_by(const Curve& c, double x, bool maximize) {
   std::optional<double> best;
-  for (const auto& [e, v] : c.points) {
-    if (e > epoch + 1e-9 || v != v) continue;  // later, or NaN
+  for (const auto& [at, v] : c.points) {
+    if (at > x + 1e-9 || v != v) continue;  // later, or NaN
     if (!best || (maximize ? v > *best : v < *best)) best = v;
   }
   return best;
@@ -16,14 +16,14 @@ std::optional<double> best_by(const Curve& c, double epoch, bool maximize) {
 PruneVerdict median_rule(const MedianRule& rule, const Curve& trial, const std::vector<Curve>& completed) {
   PruneVerdict out;
   if (trial.points.empty()) return out;
-  out.epoch = trial.points.back().first;
-  if (out.epoch + 1e-9 < rule.warmup_epochs) return out;
-  auto mine = best_by(trial, out.epoch, rule.maximize);
+  out.at = trial.points.back().first;
+  if (out.at + 1e-9 < rule.warmup) return out;
+  auto mine = best_by(trial, out.at, rule.maximize);
   if (!mine) return out;
   out.value = *mine;
   std::vector<double> others;
   for (const auto& c : completed)
-    if (auto v = best_by(c, out.epoch, rule.maximize)) others.push_back(*v);
+    if (auto v = best_by(c, out.at, rule.maximize)) others.push_back(*v);
   out.compared = others.size();
   if (others.empty() || static_cast<std::int64_t>(others.size()) < rule.startup_trials) return out;
   std::sort(others.begin(), others.end());

@@ -155,7 +155,7 @@ space:
   width: {int: [1, 64], log: true}
   dropout: {uniform: [0.0, 0.5]}
 search: {algorithm: random, trials: 3}
-pruner: {kind: median, startup_trials: 3, warmup_epochs: 1.5}
+pruner: {kind: median, by: step, group_by: [width], startup_trials: 3, warmup: 1.5}
 fixed: {tag: baseline, layers: [1, 2]}
 )")}) {
     auto first = parse_study(text, StudyFormat::yaml, "s.yaml");
@@ -171,18 +171,23 @@ fixed: {tag: baseline, layers: [1, 2]}
     CHECK(second->trial.embedded == first->trial.embedded);
     CHECK(second->trial.command == first->trial.command);
     CHECK(second->pruner.kind == first->pruner.kind);
+    CHECK(second->pruner.by == first->pruner.by);
+    CHECK(second->pruner.group_by == first->pruner.group_by);
   }
 }
 
 TEST_CASE("pruner: median with its settings; none by default") {
   auto r = parse_study("name: p\ntrial: {trainer: }\nobjective: {metric: val_acc, mode: max}\n"
-                       "pruner: {kind: median, startup_trials: 3, warmup_epochs: 1.5}\n",
+                       "space: {batch_size: [64, 128]}\n"
+                       "pruner: {kind: median, group_by: [batch_size], startup_trials: 3, warmup: 1.5}\n",
                        StudyFormat::yaml, "p.yaml");
   INFO(all_messages(r));
   REQUIRE(r.has_value());
   CHECK(r->pruner.kind == "median");
   CHECK(r->pruner.startup_trials == 3);
-  CHECK(r->pruner.warmup_epochs == 1.5);
+  CHECK(r->pruner.warmup == 1.5);
+  CHECK(r->pruner.by == "epoch");
+  CHECK(r->pruner.group_by == std::vector<std::string>{"batch_size"});
   auto d = parse_study("name: d\ntrial: {trainer: }\nobjective: {metric: val_acc, mode: max}\n", StudyFormat::yaml,
                        "d.yaml");
   REQUIRE(d.has_value());

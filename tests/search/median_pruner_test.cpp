@@ -28,7 +28,7 @@ TEST_CASE("median rule: a trial below the completed trials' median at the same e
                              curve({{1, 0.9}, {2, 0.88}, {3, 0.95}})};
   auto v = median_rule(rule, curve({{1, 0.5}, {2, 0.79}}), done);
   CHECK(v.prune);
-  CHECK(v.epoch == 2);
+  CHECK(v.at == 2);
   CHECK(v.value == 0.79);
   CHECK(v.median == 0.80);
   CHECK(v.compared == 3);
