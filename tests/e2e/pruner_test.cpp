@@ -9,37 +9,55 @@
 
 namespace fs = std::filesystem;
 
-TEST_CASE("the median pruner stops trials that fall behind and records them PRUNED") {
-  auto dir = fresh_dir("pruner");
-  // Each trial reports loss = x at epochs 0.5, 1.0, ..., 5.0 (0.2 s apart), and stops with
-  // exit 75 once dlsweep writes control.json, as the protocol asks.
-  std::ofstream(dir / "study.yaml") << R"(
-name: e2e-pruner
+namespace {
+
+/// Submits `study` (written to DIR/study.yaml) and returns the csv of (number, state).
+std::string run_study(const fs::path& dir, const std::string& study) {
+  std::ofstream(dir / "study.yaml") << study;
+  auto r = run_dlsweep(dir / "sweep.db", {"submit", "study.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return run_dlsweep(dir / "sweep.db", {"query", "SELECT number, state FROM trials ORDER BY number", "--format", "csv"},
+                     dir)
+      .out;
+}
+
+/// A study named `name` whose trials compute `loss` from params.json (shell, the g and x
+/// parameters) and report it at epochs 0.5, 1.0, ..., 5.0, 0.2 s apart, stopping with exit
+/// 75 once dlsweep writes control.json, as the protocol asks; one trial at a time.
+std::string reporting_study(const std::string& name, const std::string& pruner, const std::string& space) {
+  return R"(
+name: )" + name + R"(
 backend: {kind: local, max_concurrent: 1}
 trial:
   command:
     - /bin/sh
     - -c
     - |
-      x=$(tr -d ' \n' < params.json | sed 's/.*"x":\([0-9.]*\).*/\1/')
+      p=$(tr -d ' \n' < params.json)
+      loss=$(echo "$p" | awk -F'[{:,}]' '{g = 1; for (i = 1; i < NF; i++) { if ($i == "\"g\"") g = $(i+1); if ($i == "\"x\"") x = $(i+1) } print x + 10 * (g - 1)}')
       for i in 1 2 3 4 5 6 7 8 9 10; do
         [ -f control.json ] && exit 75
         sleep 0.2
-        echo "{\"seq\":$((i-1)),\"kind\":\"eval\",\"step\":$i,\"epoch\":$((i / 2)).$((i % 2 * 5)),\"metrics\":{\"loss\":$x}}" >> metrics.jsonl
+        echo "{\"seq\":$((i-1)),\"kind\":\"eval\",\"step\":$i,\"epoch\":$((i / 2)).$((i % 2 * 5)),\"metrics\":{\"loss\":$loss}}" >> metrics.jsonl
       done
 objective: {metric: loss, mode: min}
 search: {algorithm: grid}
-pruner: {kind: median, startup_trials: 2, warmup: 1}
-space: {x: [1, 2, 3, 10, 1.2]}
-)";
+pruner: )" + pruner + R"(
+space: )" + space + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("the median pruner stops trials that fall behind and records them PRUNED") {
+  auto dir = fresh_dir("pruner");
+  // loss = x (no g: g = 1).
+  const std::string states = run_study(
+      dir, reporting_study("e2e-pruner", "{kind: median, startup_trials: 2, warmup: 1}", "{x: [1, 2, 3, 10, 1.2]}"));
   auto db = dir / "sweep.db";
-  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  auto q = run_dlsweep(db, {"query", "SELECT number, state FROM trials ORDER BY number", "--format", "csv"}, dir);
   // The median of the completed trials (x = 1, 2) is 1.5: x = 3 and x = 10 are pruned once
   // past the warmup epoch; x = 1.2, better than the median, completes.
-  CHECK(q.out == "number,state\n0,COMPLETE\n1,COMPLETE\n2,PRUNED\n3,PRUNED\n4,COMPLETE\n");
+  CHECK(states == "number,state\n0,COMPLETE\n1,COMPLETE\n2,PRUNED\n3,PRUNED\n4,COMPLETE\n");
   auto why = run_dlsweep(db, {"query", "SELECT message, exit_code FROM trials WHERE number = 2", "--format", "csv"}, dir);
   // Pruned at the first evaluation the orchestrator reads past warmup (epoch 1 on an idle
   // machine, a little later under load).
@@ -59,33 +77,12 @@ TEST_CASE("pruner group_by: a trial is judged only against completed trials of i
   auto dir = fresh_dir("pruner-group");
   // loss = x + 10 (g - 1): group g = 2 is far worse than g = 1 as a whole (think: a larger
   // batch at the same epoch), yet within it x = 1 and 2 are its best schedules.
-  std::ofstream(dir / "study.yaml") << R"(
-name: e2e-pruner-group
-backend: {kind: local, max_concurrent: 1}
-trial:
-  command:
-    - /bin/sh
-    - -c
-    - |
-      p=$(tr -d ' \n' < params.json)
-      loss=$(echo "$p" | awk -F'[{:,}]' '{for (i = 1; i < NF; i++) { if ($i == "\"g\"") g = $(i+1); if ($i == "\"x\"") x = $(i+1) } print x + 10 * (g - 1)}')
-      for i in 1 2 3 4 5 6 7 8 9 10; do
-        [ -f control.json ] && exit 75
-        sleep 0.2
-        echo "{\"seq\":$((i-1)),\"kind\":\"eval\",\"step\":$i,\"epoch\":$((i / 2)).$((i % 2 * 5)),\"metrics\":{\"loss\":$loss}}" >> metrics.jsonl
-      done
-objective: {metric: loss, mode: min}
-search: {algorithm: grid}
-pruner: {kind: median, group_by: [g], startup_trials: 2, warmup: 1}
-space: {g: [1, 2], x: [1, 2, 3]}
-)";
+  const std::string states =
+      run_study(dir, reporting_study("e2e-pruner-group", "{kind: median, group_by: [g], startup_trials: 2, warmup: 1}",
+                                     "{g: [1, 2], x: [1, 2, 3]}"));
   auto db = dir / "sweep.db";
-  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  auto q = run_dlsweep(db, {"query", "SELECT number, state FROM trials ORDER BY number", "--format", "csv"}, dir);
   // Ungrouped, trials 3-5 (loss 11-13) would all be pruned against the median 1.5 of group 1.
-  CHECK(q.out == "number,state\n0,COMPLETE\n1,COMPLETE\n2,PRUNED\n3,COMPLETE\n4,COMPLETE\n5,PRUNED\n");
+  CHECK(states == "number,state\n0,COMPLETE\n1,COMPLETE\n2,PRUNED\n3,COMPLETE\n4,COMPLETE\n5,PRUNED\n");
   auto why = run_dlsweep(db, {"query", "SELECT message FROM trials WHERE number = 5", "--format", "csv"}, dir);
   CHECK(why.out.find("worse than the median 11.5 of 2 completed trial(s) with g=2 by then") != std::string::npos);
 }
