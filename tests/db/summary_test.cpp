@@ -151,3 +151,38 @@ TEST_CASE("summaries for a min objective, and with no target") {
   CHECK(must(s->summaries(low.id)).size() == 2);
   CHECK(must(s->summaries(free.id + 10)).empty());
 }
+
+TEST_CASE("metric_curves: (epoch or step, value) of eval/final records of the current attempt, per state") {
+  TempDir dir;
+  auto s = must(Storage::open_readwrite(dir / "sweep.db"));
+  Study st{*s, must(s->create_study(study_named("curves", "max", 0.9, "val_acc")))};
+  auto done = st.trial();
+  must(s->ingest(done, 0, {eval_record(0, 100, 1.0, {{"val_acc", 0.5}}),
+                           eval_record(1, 150, 1.5, {{"val_acc", 0.9}}, RecordKind::checkpoint),  // not counted
+                           eval_record(2, 200, 2.0, {{"train_loss", 0.3}}),                         // other metric
+                           eval_record(3, 300, 3.0, {{"val_acc", 0.7}}, RecordKind::final)}));
+  auto retried = st.trial();
+  must(s->ingest(retried, 0, {eval_record(0, 100, 1.0, {{"val_acc", 0.99}})}));  // an earlier attempt
+  must(s->ingest(retried, 1, {eval_record(0, 100, 1.0, {{"val_acc", 0.4}})}));
+  auto running = st.trial();
+  must(s->ingest(running, 0, {eval_record(0, 100, 1.0, {{"val_acc", 0.6}})}));
+  using TS = TrialState;
+  for (auto id : {done, retried, running}) {
+    must(s->transition({id, TS::waiting, TS::queued, 0, "test", ""}));
+    must(s->transition({id, TS::queued, TS::running, 0, "test", ""}));
+  }
+  must(s->transition({done, TS::running, TS::complete, 0, "test", ""}));
+  must(s->transition({retried, TS::running, TS::failed, 0, "test", ""}));
+  must(s->transition({retried, TS::failed, TS::waiting, 1, "test", "retry"}));
+  must(s->transition({retried, TS::waiting, TS::queued, 1, "test", ""}));
+  must(s->transition({retried, TS::queued, TS::running, 1, "test", ""}));
+  must(s->transition({retried, TS::running, TS::complete, 1, "test", ""}));
+
+  auto by_epoch = must(s->metric_curves(st.id, "val_acc", "COMPLETE"));
+  REQUIRE(by_epoch.size() == 2);
+  CHECK(by_epoch.at(done) == std::vector<std::pair<double, double>>{{1.0, 0.5}, {3.0, 0.7}});
+  CHECK(by_epoch.at(retried) == std::vector<std::pair<double, double>>{{1.0, 0.4}});
+  auto by_step = must(s->metric_curves(st.id, "val_acc", "COMPLETE", /*by_step=*/true));
+  CHECK(by_step.at(done) == std::vector<std::pair<double, double>>{{100.0, 0.5}, {300.0, 0.7}});
+  CHECK(must(s->metric_curves(st.id, "val_acc", "RUNNING")).at(running).size() == 1);
+}
