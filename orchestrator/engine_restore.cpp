@@ -4,7 +4,12 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <fstream>
 #include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "common/protocol.hpp"
 
 #include "orchestrator/engine.hpp"
 #include "orchestrator/job_builder.hpp"
@@ -166,6 +171,14 @@ bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const 
     return false;
   }
   live.job_id = *id;
+  // The previous orchestrator may have asked it to stop (pruned, cancelled) just before it
+  // died: the stop it comes back with is that one, not a failure.
+  std::ifstream control(std::filesystem::path(row.trial_dir) / protocol::kControlFile);
+  auto asked = nlohmann::json::parse(control, nullptr, /*allow_exceptions=*/false);
+  if (asked.is_object() && asked.value("action", "") == "stop") {
+    live.stop_reason = asked.value("reason", "cancelled");
+    if (live.stop_reason == "pruned") live.prune_note = "pruned (asked by the previous orchestrator)";
+  }
   progress_.event(fmt::format("trial {}: following {} job {} ({}) left by the previous orchestrator", row.number,
                               backend_.name(), native_id, state_word),
                   snapshot());

@@ -22,6 +22,7 @@ class SurvivorBackend final : public sched::Backend {
 
   std::vector<sched::SurvivingJob> surviving;
   std::map<std::string, int> ended;
+  std::map<std::string, int> running_exit;  ///< exit code of a RUNNING survivor when it ends (default 0)
   std::set<std::string> cancelled;  ///< native ids of adopted jobs we were asked to cancel
   std::vector<std::string> adopted;
 
@@ -53,11 +54,12 @@ class SurvivorBackend final : public sched::Backend {
     bool running = false;
     for (const auto& s : surviving) running = running || (s.native_id == native && s.state == "RUNNING");
     if (running) {
-      // Still running: ends with exit 0 a little later (after a cancel, if one comes).
-      boost::asio::post(io_, [this, id] {
+      // Still running: ends a little later (after a cancel, if one comes).
+      const int code = running_exit.count(native) ? running_exit.at(native) : 0;
+      boost::asio::post(io_, [this, id, code] {
         if (auto it = mine_.find(id); it != mine_.end()) {
           post(it->second, sched::JobEventKind::started, 0);
-          post(it->second, sched::JobEventKind::exited, 0);
+          post(it->second, sched::JobEventKind::exited, code);
           mine_.erase(it);
         }
       });
@@ -126,6 +128,9 @@ TEST_CASE("engine: restore follows surviving jobs, requeues lost ones, cancels s
   auto token = [&](int n) { return fmt::format("survive/{}/0", ids[n]); };
   backend.surviving = {{token(0), "100_0", "RUNNING"}, {token(3), "100_3", "RUNNING"}};
   backend.ended = {{"100_1", 0}};  // trial 1's job ended while nobody watched; accounting knows
+  // The dead orchestrator had just pruned trial 0: its job stops with the protocol's exit 75.
+  REQUIRE(orch::request_stop(orch::trial_dir_for(f.dir / "runs", "survive", 0), "pruned"));
+  backend.running_exit = {{"100_0", 75}};
 
   auto trials = f.storage->list_trials(f.study_id);
   auto sums = f.storage->summaries(f.study_id);
@@ -154,14 +159,16 @@ TEST_CASE("engine: restore follows surviving jobs, requeues lost ones, cancels s
   auto all = f.storage->list_trials(f.study_id);
   REQUIRE(all);
   for (const auto& t : *all) {
-    CHECK(t.state == TS::complete);
+    CHECK(t.state == (t.number == 0 ? TS::pruned : TS::complete));
     CHECK(t.attempt == 0);
   }
+  CHECK((*all)[0].message == "pruned (asked by the previous orchestrator)");
   auto events = f.storage->events(f.study_id);
   REQUIRE(events);
   int requeued_lost = 0;
   for (const auto& e : *events)
     requeued_lost += e.reason.rfind("requeued: the job left by the previous orchestrator", 0) == 0;
   CHECK(requeued_lost == 1);
-  CHECK(out->snapshot.complete == 5);
+  CHECK(out->snapshot.complete == 4);
+  CHECK(out->snapshot.pruned == 1);
 }
