@@ -26,12 +26,7 @@ int cmd_resume(const ResumeArgs& a) {
     fmt::print(stderr, "error: {}: no such database (fix: pass the --db of the sweep to resume)\n", a.db);
     return exit_code::usage;
   }
-  auto lock = lock_database(a.db);
-  if (!lock) {
-    fmt::print(stderr, "error: {}\n", lock.error().message());
-    return exit_code::runtime;
-  }
-  auto storage = db::Storage::open_readwrite(a.db);
+  auto storage = open_as_orchestrator(a.db);
   if (!storage) {
     fmt::print(stderr, "error: {}\n", storage.error().message());
     return exit_code::runtime;
@@ -52,13 +47,12 @@ int cmd_resume(const ResumeArgs& a) {
     return exit_code::runtime;
   }
   EngineOptions opts;
-  if (spec->trial.embedded) {
-    opts.train_binary = locate_train_binary();
-    if (opts.train_binary.empty()) {
-      fmt::print(stderr, "error: cannot find dlsweep-train (fix: put it on PATH or set DLSWEEP_TRAIN)\n");
-      return exit_code::runtime;
-    }
+  auto train = train_binary_for(*spec);
+  if (!train) {
+    fmt::print(stderr, "error: {}\n", train.error().message());
+    return exit_code::runtime;
   }
+  opts.train_binary = *train;
   opts.runs_dir = fs::path((*row)->root_dir).parent_path();
   opts.detach_on_sigterm = a.detach_on_term;
 

@@ -73,6 +73,20 @@ Result<int> lock_database(const std::string& db) {
   return fd;
 }
 
+Result<std::unique_ptr<db::Storage>> open_as_orchestrator(const std::string& db) {
+  if (auto lock = lock_database(db); !lock) return std::unexpected(lock.error());
+  return db::Storage::open_readwrite(db);
+}
+
+Result<std::string> train_binary_for(const StudySpec& spec) {
+  if (!spec.trial.embedded) return std::string();
+  std::string bin = locate_train_binary();
+  if (bin.empty())
+    return fail("cannot find dlsweep-train", "trial.trainer",
+                "install it beside dlsweep, put it on PATH, or set DLSWEEP_TRAIN");
+  return bin;
+}
+
 int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id, const EngineOptions& opts,
               const std::string& db, const std::function<Status(Engine&)>& before_run) {
   boost::asio::io_context io;
@@ -116,13 +130,12 @@ int cmd_submit(const SubmitArgs& a) {
     return exit_code::usage;
   }
   EngineOptions opts;
-  if (spec->trial.embedded) {
-    opts.train_binary = locate_train_binary();
-    if (opts.train_binary.empty()) {
-      fmt::print(stderr, "error: cannot find dlsweep-train (fix: install it beside dlsweep, put it on PATH, or set DLSWEEP_TRAIN)\n");
-      return exit_code::runtime;
-    }
+  auto train = train_binary_for(*spec);
+  if (!train) {
+    fmt::print(stderr, "error: {}\n", train.error().message());
+    return exit_code::runtime;
   }
+  opts.train_binary = *train;
   opts.detach_on_sigterm = a.detach_on_term;
   std::error_code ec;
   opts.runs_dir = fs::absolute(spec->runs_dir, ec);
@@ -137,12 +150,7 @@ int cmd_submit(const SubmitArgs& a) {
     return exit_code::usage;
   }
 
-  auto lock = lock_database(a.db);
-  if (!lock) {
-    fmt::print(stderr, "error: {}\n", lock.error().message());
-    return exit_code::runtime;
-  }
-  auto storage = db::Storage::open_readwrite(a.db);
+  auto storage = open_as_orchestrator(a.db);
   if (!storage) {
     fmt::print(stderr, "error: {}\n", storage.error().message());
     return exit_code::runtime;

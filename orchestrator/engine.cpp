@@ -340,8 +340,9 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
                                 live.last_value ? fmt::format("{:.4g}", *live.last_value) : "n/a"),
                     snapshot());
   } else if (stopped_on_request && live.stop_reason == "pruned") {
-    apply(live.row, TrialEvent::pruned, live.prune_note.empty() ? "pruned" : live.prune_note, code);
-    progress_.event(fmt::format("trial {} {}", live.row.number, live.prune_note), snapshot());
+    const std::string why = live.prune_note.empty() ? "pruned" : live.prune_note;
+    apply(live.row, TrialEvent::pruned, why, code);
+    progress_.event(fmt::format("trial {} {}", live.row.number, why), snapshot());
   } else if (stopped_on_request) {
     apply(live.row, TrialEvent::cancel, live.stop_reason, code);
   } else {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "common/result.hpp"
@@ -15,6 +16,14 @@ namespace dlsweep::orch {
 /// Takes the advisory lock DB.lock (held until the process exits); fails if another
 /// orchestrator holds it. Returns the lock's file descriptor.
 Result<int> lock_database(const std::string& db);
+
+/// lock_database, then the database opened read-write: what an orchestrator (submit,
+/// resume) starts with. The lock stays held until the process exits.
+Result<std::unique_ptr<db::Storage>> open_as_orchestrator(const std::string& db);
+
+/// Where dlsweep-train is for an embedded-trainer study ("" for command studies); an error
+/// with the fix when it cannot be found.
+Result<std::string> train_binary_for(const StudySpec& spec);
 
 /// Runs the engine to the end on the study's backend and returns dlsweep's exit code.
 /// `before_run` (may be empty) prepares the engine, e.g. Engine::restore for resume.
