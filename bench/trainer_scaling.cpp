@@ -1,7 +1,7 @@
 // trainer_scaling.cpp — weak scaling of dlsweep-train's data parallelism: P = 2 MPI ranks x 1
 // thread against 1 rank x 1 thread, the per-rank batch fixed (global batch 2b vs b), for the
 // MLP (784-512-512-10) and the CNN on synthetic data shaped like their inputs. Figures
-// (REFERENCES.md "Scaling metrics"):
+// (docs/math.md#scaling-metrics):
 //   E(2) = throughput(2) / (2 · throughput(1))          weak-scaling efficiency
 //   exposed allreduce share = time_allreduce_exposed_s / (compute + data + exposed) at P = 2
 // Throughput is dlsweep-train's own samples_per_s (training samples over training time,

@@ -31,6 +31,7 @@
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/synthetic.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
+#include "trainer/kernels/onednn_isa.hpp"
 #include "trainer/kernels/onednn_kernels.hpp"
 #include "trainer/models/model_registry.hpp"
 #include "trainer/models/net_model.hpp"
@@ -289,8 +290,7 @@ int main(int argc, char** argv) {
     }
     if (!note.empty()) std::printf("pytorch: %s\n", note.c_str());
     if (bf16) {
-      std::printf("-- %s bf16 (%s) vs fp32\n", model.c_str(),
-                  "emulated: fp32 kernels on bf16-rounded operands; no native bf16 path");
+      std::printf("-- %s bf16 (%s) vs fp32\n", model.c_str(), tk::bf16_path_description().c_str());
       std::printf("%6s %11s %11s %9s\n", "batch", "fp32 s/s", "bf16 s/s", "bf16/fp32");
       for (const auto& r : rows)
         std::printf("%6lld %11.0f %11.0f %8.2fx\n", static_cast<long long>(r.batch), r.batch / r.fp32.step_s,

@@ -13,11 +13,32 @@
 
 namespace dlsweep {
 
+/// What kind of failure an Error is, for callers that must act on it (retry, exit code)
+/// without matching message text. Set by the layer that knows; `general` when nobody needs
+/// to tell it apart.
+enum class ErrorKind {
+  general,      ///< nothing more specific is known
+  bad_input,    ///< the user's input (study file, params.json, CLI argument) is wrong
+  not_found,    ///< a named file, study, trial or job does not exist
+  timeout,      ///< no answer in time: the request may or may not have taken effect
+  unavailable,  ///< a service (controller, database lock) is down or busy; retrying may help
+  resources,    ///< the machine lacks what is asked (compute backend, ISA, memory)
+};
+
 /// An expected failure, written for the person who has to fix it.
 struct Error {
   std::string what;   ///< what went wrong ("expected a number, got 'abc'")
   std::string where;  ///< file and key path, or the object involved ("study.yaml: space.lr.min")
   std::string fix;    ///< what to do about it; may be empty
+  ErrorKind kind = ErrorKind::general;  ///< machine-readable class; never shown instead of `what`
+
+  /// The same error, classified.
+  Error with_kind(ErrorKind k) const& {
+    Error e = *this;
+    e.kind = k;
+    return e;
+  }
+  bool is(ErrorKind k) const { return kind == k; }
 
   /// "where: what (fix: ...)" — the single form every CLI prints.
   std::string message() const {
@@ -38,6 +59,11 @@ using Status = std::expected<void, Error>;
 /// Builds the error side of a Result: `return fail("no such file", path, "check --data-dir");`
 inline std::unexpected<Error> fail(std::string what, std::string where = {}, std::string fix = {}) {
   return std::unexpected<Error>(Error{std::move(what), std::move(where), std::move(fix)});
+}
+
+/// As fail(), with a kind: `return fail_as(ErrorKind::not_found, "no such study", name);`
+inline std::unexpected<Error> fail_as(ErrorKind kind, std::string what, std::string where = {}, std::string fix = {}) {
+  return std::unexpected<Error>(Error{std::move(what), std::move(where), std::move(fix), kind});
 }
 
 /// Prefixes the location of an error coming up from a lower layer.

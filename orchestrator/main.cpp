@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/commands.hpp"
+#include "orchestrator/db_path.hpp"
 
 using namespace dlsweep::orch;
 
@@ -70,6 +71,14 @@ int main(int argc, char** argv) try {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? exit_code::ok : exit_code::usage;
+  }
+  // One check of --db for every verb, before any of them opens or locks anything. A dry run
+  // never touches the database, so it is not held to it.
+  if (!(*s && submit.dry_run)) {
+    if (auto ok = check_db_path(db); !ok) {
+      fmt::print(stderr, "error: {}\n", ok.error().message());
+      return exit_code::usage;
+    }
   }
   submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = db;
   if (*s) return cmd_submit(submit);

@@ -13,7 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "orchestrator/study_did_you_mean.hpp"
-#include "trainer/train_params.hpp"
+#include "common/train_params.hpp"
 
 namespace dlsweep::orch {
 

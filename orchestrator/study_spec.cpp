@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/study_reader.hpp"
-#include "trainer/train_params.hpp"
+#include "common/train_params.hpp"
 #include "orchestrator/study_space.hpp"
 #include "orchestrator/study_tree.hpp"
 

@@ -32,9 +32,13 @@ DriverError api_error(const std::string& call, const std::string& where) {
   bool transient = is_transient_slurm_error(msg) || err == SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR ||
                    err == SLURM_COMMUNICATIONS_CONNECTION_ERROR || err == SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT ||
                    err == ESLURM_IN_STANDBY_MODE || err == EAGAIN;
+  // Sent but unanswered: the controller may have acted on it (a submission may exist).
+  const bool no_answer = err == SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT || err == SLURMCTLD_COMMUNICATIONS_RECEIVE_ERROR ||
+                         err == SLURM_COMMUNICATIONS_RECEIVE_ERROR;
   return DriverError{Error{fmt::format("{} failed: {} (error {})", call, msg, err), where,
-                           transient ? "check that slurmctld is up (`scontrol ping`); dlsweep retries" : ""},
-                     transient};
+                           transient ? "check that slurmctld is up (`scontrol ping`); dlsweep retries" : "",
+                           no_answer ? ErrorKind::timeout : transient ? ErrorKind::unavailable : ErrorKind::general},
+                     transient || no_answer};
 }
 
 /// The state word Slurm itself prints (job_state_string's order: flags before the base).

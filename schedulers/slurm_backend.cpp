@@ -345,7 +345,7 @@ void SlurmBackend::on_submitted(Batch& batch, DriverResult<std::uint32_t> r) {
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - batch.first_try).count();
     if (r.error().transient && waited < options_.submit_give_up_s) {
-      batch.ambiguous = batch.ambiguous || e.what.find("no answer within") != std::string::npos;
+      batch.ambiguous = batch.ambiguous || e.is(ErrorKind::timeout);  // it may have been queued
       const double delay = std::min(options_.poll_max_s, options_.poll_min_s * (1 << std::min(batch.attempts, 10)));
       log(fmt::format("submitting {} ({} job(s)) failed, retrying in {:g} s: {}", batch.request.tag, batch.ids.size(),
                       delay, e.message()));

@@ -60,7 +60,8 @@ DriverResult<CommandOutput> CliDriver::run(const std::vector<std::string>& argv,
   if (r->interrupted) return std::unexpected(transient(Error{"interrupted (the backend is shutting down)", what, ""}));
   if (r->timed_out) {
     return std::unexpected(transient(Error{fmt::format("no answer within {:g} s", timeout_s_), what,
-                                           "the controller may be overloaded or down; dlsweep retries"}));
+                                           "the controller may be overloaded or down; dlsweep retries",
+                                           ErrorKind::timeout}));
   }
   if (r->exit_code != 0 && !accept_nonzero) {
     std::string msg = first_line(r->err.empty() ? r->out : r->err);

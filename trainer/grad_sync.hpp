@@ -1,5 +1,5 @@
 // grad_sync.hpp — data-parallel gradient averaging with fused buckets that overlap backward
-// (the Horovod/PyTorch-DDP scheme; REFERENCES.md "Allreduce practice").
+// (the Horovod/PyTorch-DDP scheme; docs/math.md#gradient-allreduce).
 //
 // The gradient arena is cut into buckets of about `bucket_mb` MiB of consecutive tensors,
 // grouped from the last tensor backward (backward produces the last layer's gradients first).

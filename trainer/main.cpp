@@ -38,7 +38,7 @@
 #include "trainer/reporter.hpp"
 #include "trainer/stop_monitor.hpp"
 #include "trainer/train_config.hpp"
-#include "trainer/train_params.hpp"
+#include "common/train_params.hpp"
 #include "trainer/trainer.hpp"
 
 namespace {
@@ -185,7 +185,8 @@ int run(int argc, char** argv) {
     // Errors about a parameter name it bare ("batch_size"): say which file it came from.
     const bool about_param = e.where.find(':') == std::string::npos && dt::find_param(e.where);
     if (about_param) e.where = params_file.string() + ": " + e.where;
-    const bool bad_input = about_param || e.where.find("kernels") == std::string::npos;
+    // What the machine lacks (a compute backend that cannot start) is a failure, not bad input.
+    const bool bad_input = about_param || !e.is(dlsweep::ErrorKind::resources);
     return report_error(e, bad_input ? kExitBadInput : kExitFailure, rep, start);
   }
   auto result = (*trainer)->run();

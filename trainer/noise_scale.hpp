@@ -1,5 +1,5 @@
 // noise_scale.hpp — the gradient noise scale B_simple = tr(Σ)/|G|² (McCandlish et al. 2018,
-// Appendix A; REFERENCES.md "Gradient noise scale"), estimated from squared gradient norms
+// Appendix A; docs/math.md#gradient-noise-scale), estimated from squared gradient norms
 // measured at two batch sizes. A pure estimator: the trainer feeds it measurements; it keeps
 // no clock and does no I/O.
 //

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "trainer/train_params.hpp"
+#include "common/train_params.hpp"
 
 namespace dlsweep::trainer {
 

@@ -9,6 +9,7 @@
 
 #include "trainer/data/epoch_order.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
+#include "trainer/kernels/onednn_isa.hpp"
 #include "trainer/models/model_registry.hpp"
 #include "trainer/optim/optimizer.hpp"
 #include "trainer/optim/tensor_math.hpp"
@@ -161,7 +162,10 @@ Status Trainer::log_start() {
                             (config_.model == "mlp" ? layer_sizes(train.features, config_.hidden, train.classes)
                                                     : fmt::format("{}x{}x{}->{}", train.channels, train.height,
                                                                   train.width, train.classes)) +
-                                (config_.precision == "fp32" ? "" : " " + config_.precision),
+                                (config_.precision == "fp32" ? ""
+                                 : config_.precision == "bf16" && ctx_.kernels == "onednn"
+                                     ? " " + kernels::bf16_path_description()
+                                     : " " + config_.precision),
                             model_->parameters().count(), config_.dataset, train.size, data_.test.size,
                             config_.batch_size, ctx_.comm->size(), ctx_.comm->name(), steps_per_epoch_, total_steps_,
                             lr_.target_lr, schedule::to_string(config_.lr_rule), config_.base_lr, config_.base_batch,
@@ -209,6 +213,8 @@ Status Trainer::evaluate_and_report(std::int64_t step, double lr, std::int64_t b
   if (auto g = noise_.grad_norm_sq()) m["grad_norm_sq"] = *g;
   if (auto t = noise_.trace_sigma()) m["grad_trace_sigma"] = *t;
   if (auto b = noise_.noise_scale()) m["grad_noise_scale"] = *b;
+  // Which bf16 path ran (1 native bf16 kernels, 0 emulated by rounding); absent in fp32.
+  if (config_.precision == "bf16") m["bf16_native"] = 0.0;
   last_metrics_ = m;
   iv_ = Interval{};
   if (auto s = report(protocol::RecordKind::eval, step, m); !s) return s;

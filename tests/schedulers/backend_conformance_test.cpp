@@ -105,7 +105,9 @@ TEMPLATE_TEST_CASE("backend: cancelling a running job ends it with `cancelled`",
   const auto t0 = std::chrono::steady_clock::now();
   b->cancel(*id);
   REQUIRE(run_until(io, [&] { return rec.terminal(*id) != nullptr; }));
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  // Ended by the cancel, not by running its 30 s out (a bound about meaning, not speed: it
+  // holds on a loaded 2-core machine).
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(25));
   CHECK(rec.kinds(*id) == std::vector<K>{K::queued, K::started, K::cancelled});
   CHECK(b->active() == 0);
   if constexpr (std::is_same_v<TestType, LocalKind>) {
@@ -200,8 +202,8 @@ TEMPLATE_TEST_CASE("backend: io_context::run() returns once every job has ended"
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i) ids.push_back(b->submit(job(dir.path, i, 0.1, 0)).value());
   const auto t0 = std::chrono::steady_clock::now();
-  io.run_for(std::chrono::seconds(10));  // returns early only if the backend holds no work
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  io.run_for(std::chrono::seconds(30));  // returns early only if the backend holds no work
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(25));
   for (auto& id : ids) CHECK(rec.terminal_count(id) == 1);
   CHECK(b->active() == 0);
 }

@@ -91,7 +91,7 @@ class FakeDriver final : public Driver {
     }
     if (c_->accept_then_timeout) {
       c_->accept_then_timeout = false;
-      return std::unexpected(DriverError{dlsweep::Error{"no answer within 60 s", "sbatch", ""}, true});
+      return std::unexpected(DriverError{dlsweep::Error{"no answer within 60 s", "sbatch", "", dlsweep::ErrorKind::timeout}, true});
     }
     return id;
   }

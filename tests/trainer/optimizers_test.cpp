@@ -1,4 +1,4 @@
-// Every optimizer against a double-precision reference written here from REFERENCES.md's
+// Every optimizer against a double-precision reference written here from docs/math.md's
 // formulas, over a few steps with changing gradients and LRs, on tensors that include the
 // corner cases: a bias (no weight decay, LARS exclusion), a tensor with zero weights and one
 // with a zero gradient (trust ratios of 1; LARC's skip-weight-decay quirk). Also: the PyTorch
@@ -42,7 +42,7 @@ struct Hyper {
 double wd_of(const RefT& t, const Hyper& h) { return t.bias && !h.decay_bias ? 0.0 : h.wd; }
 
 // SGD in Goyal's form u = m·u + lr·d, w -= u, with the momentum correction u *= lr/prev_lr
-// applied explicitly when `correction`: REFERENCES.md says this equals the PyTorch form.
+// applied explicitly when `correction` (= the PyTorch form: docs/math.md#sgd-with-momentum).
 void ref_sgd(RefT& t, double lr, const Hyper& h, double g_scale = 1, double wd = -1) {
   if (wd < 0) wd = wd_of(t, h);
   if (h.correction && t.prev_lr > 0)

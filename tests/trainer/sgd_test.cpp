@@ -1,4 +1,4 @@
-// SGD against values computed by hand from REFERENCES.md's formulas:
+// SGD against values computed by hand from docs/math.md#sgd-with-momentum:
 //   d = g + wd·w (no wd on biases), v = m·v + d, w -= lr·v  |  Nesterov: w -= lr·(d + m·v).
 #include <catch2/catch.hpp>
 

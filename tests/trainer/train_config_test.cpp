@@ -4,7 +4,7 @@
 
 #include "test_util.hpp"
 #include "trainer/train_config.hpp"
-#include "trainer/train_params.hpp"
+#include "common/train_params.hpp"
 
 using namespace dlsweep::trainer;
 using nlohmann::json;

@@ -18,12 +18,12 @@ Result<std::unique_ptr<Kernels>> make_kernels(std::string_view name) {
     try {
       return std::unique_ptr<Kernels>(std::make_unique<OnednnKernels>());
     } catch (const dnnl::error& e) {
-      return fail(fmt::format("cannot create the oneDNN CPU engine: {}", e.what()), "kernels",
+      return fail_as(ErrorKind::resources, fmt::format("cannot create the oneDNN CPU engine: {}", e.what()), "kernels",
                   "check the oneDNN installation (libdnnl)");
     }
   }
   if (name == "reference") return std::unique_ptr<Kernels>(std::make_unique<ReferenceKernels>());
-  return fail(fmt::format("unknown compute backend '{}'", name), "kernels",
+  return fail_as(ErrorKind::bad_input, fmt::format("unknown compute backend '{}'", name), "kernels",
               fmt::format("use one of: {}", fmt::join(available_kernels(), ", ")));
 }
 

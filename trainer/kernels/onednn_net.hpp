@@ -8,7 +8,7 @@
 //    a consumer wants a different one (the user weights [out, in·k·k] are reordered into the
 //    chosen layout each forward, the weight gradient back after backward);
 //  - pooling, batch norm, ReLU and add work in the layout of their input (2x2/2 max pooling
-//    on nChw8c by max_pool_blocked.hpp, 3x faster than oneDNN 2.6's); dense layers
+//    on nChw8c/nChw16c by max_pool_blocked.hpp, 3x faster than oneDNN 2.6's); dense layers
 //    (OnednnDense matmuls) read row-major NCHW rows, so a blocked input is flattened by one
 //    reorder (and its gradient reordered back);
 //  - every backward primitive descriptor gets its forward one as the hint;
@@ -98,7 +98,7 @@ struct NodeState {
   memory conv_src, conv_wei;  ///< what the forward convolution read
   memory::desc user_w_md;
   std::optional<dnnl::pooling_forward::primitive_desc> pool_pd;
-  bool custom_pool = false;          ///< 2x2/2 max pooling by max_pool_blocked.hpp
+  std::int64_t custom_pool = 0;      ///< channel block (8, 16) of the 2x2/2 max pooling by max_pool_blocked.hpp; 0: oneDNN's
   std::uint8_t* pool_ws = nullptr;   ///< its workspace (argmax positions)
   dnnl::algorithm pool_alg = dnnl::algorithm::pooling_max;
   memory::dims pool_stride, pool_kernel, pool_pad_l, pool_pad_r;

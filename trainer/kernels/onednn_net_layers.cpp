@@ -1,6 +1,8 @@
 // onednn_net_layers.cpp — OnednnNet's per-layer compile steps: for each node kind the
 // forward primitive(s) (compile_*_forward) and the backward ones (compile_*_backward), with
 // the reorders, fusions and gradient targets described in onednn_net.hpp.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -9,6 +11,25 @@
 #include "trainer/kernels/reference_layers.hpp"
 
 namespace dlsweep::trainer::kernels::onednn_net {
+
+namespace {
+// The channel block of `md` when it is one of the plain blocked f32 layouts the custom 2x2
+// pooling handles (nChw8c from AVX2 convolutions, nChw16c from AVX-512/AMX ones); 0 for any
+// other layout, which then goes to oneDNN's pooling.
+std::int64_t blocked_lanes(const memory::desc& md, std::int64_t n, const Shape& shape) {
+  if (md == memory::desc(dims4(n, shape), dt::f32, tag::nChw8c)) return 8;
+  if (md == memory::desc(dims4(n, shape), dt::f32, tag::nChw16c)) return 16;
+  return 0;
+}
+
+// A name for the layouts a pooling input can arrive in, for describe(): which path ran and why.
+std::string layout_name(const memory::desc& md, std::int64_t n, const Shape& shape) {
+  for (auto [t, name] : {std::pair{tag::nchw, "nchw"}, {tag::nhwc, "nhwc"}, {tag::nChw4c, "nChw4c"},
+                         {tag::nChw8c, "nChw8c"}, {tag::nChw16c, "nChw16c"}})
+    if (md == memory::desc(dims4(n, shape), md.data_type(), t)) return name;
+  return "other";
+}
+}  // namespace
 
 void OnednnNet::compile_forward(TensorId id) {
   const NetNode& nd = g_.node(id);
@@ -151,21 +172,22 @@ void OnednnNet::compile_pool_forward(TensorId id, dnnl::prop_kind prop) {
   const Tensor& x = t_[static_cast<std::size_t>(nd.inputs[0])];
   const PoolSpec& ps = nd.pool;
   const bool global = ps.kind == PoolSpec::Kind::global_avg;
-  if (!global && ps.kernel == 2 && ps.stride == 2 && ps.pad == 0 &&
-      x.md == memory::desc(dims4(n_, x.shape), dt::f32, tag::nChw8c)) {
-    s.custom_pool = true;
-    set_output(id, memory::desc(dims4(n_, nd.shape), dt::f32, tag::nChw8c));
-    const std::int64_t cb = (x.shape.c + 7) / 8, bytes = n_ * cb * nd.shape.h * nd.shape.w * 8;
+  const std::int64_t lanes = global ? 0 : blocked_lanes(x.md, n_, x.shape);
+  if (!global && ps.kernel == 2 && ps.stride == 2 && ps.pad == 0 && lanes != 0) {
+    s.custom_pool = lanes;
+    const tag out_tag = lanes == 16 ? tag::nChw16c : tag::nChw8c;
+    set_output(id, memory::desc(dims4(n_, nd.shape), dt::f32, out_tag));
+    const std::int64_t cb = (x.shape.c + lanes - 1) / lanes, bytes = n_ * cb * nd.shape.h * nd.shape.w * lanes;
     buffers_.emplace_back((bytes + 3) / 4);
     s.pool_ws = reinterpret_cast<std::uint8_t*>(buffers_.back().data());
     fwd_.push_back({nullptr,
                     [xm = x.mem, ym = t_[static_cast<std::size_t>(id)].mem, n = n_, cb, h = x.shape.h, w = x.shape.w,
-                     ws = s.pool_ws] {
-                      max_pool2x2_nchw8c_forward(static_cast<const float*>(xm.get_data_handle()), n, cb, h, w,
-                                                 static_cast<float*>(ym.get_data_handle()), ws);
+                     ws = s.pool_ws, lanes] {
+                      max_pool2x2_blocked_forward(lanes, static_cast<const float*>(xm.get_data_handle()), n, cb, h, w,
+                                                  static_cast<float*>(ym.get_data_handle()), ws);
                     },
                     -1});
-    impls_.push_back({id, "fwd=custom:nChw8c_2x2"});
+    impls_.push_back({id, fmt::format("fwd=custom:nChw{}c_2x2", lanes)});
     return;
   }
   const memory::dims kernel = global ? memory::dims{x.shape.h, x.shape.w} : memory::dims{ps.kernel, ps.kernel};
@@ -190,6 +212,7 @@ void OnednnNet::compile_pool_forward(TensorId id, dnnl::prop_kind prop) {
   s.pool_pad_l = pad_l;
   s.pool_pad_r = pad_r;
   set_output(id, pd.dst_desc());
+  impls_.push_back({id, "pool_src=" + layout_name(x.md, n_, x.shape)});
   Prim* p = new_prim(id, "fwd");
   p->create<dnnl::pooling_forward>(pd);
   p->arg(DNNL_ARG_SRC, x.mem);
@@ -414,15 +437,15 @@ void OnednnNet::compile_pool_backward(TensorId id) {
   const Tensor& x = t_[static_cast<std::size_t>(xi)];
   if (s.custom_pool) {
     Target to = write_target(xi, x.md);
-    const std::int64_t cb = (x.shape.c + 7) / 8;
+    const std::int64_t lanes = s.custom_pool, cb = (x.shape.c + lanes - 1) / lanes;
     const float* mask = pool_masks_relu(xi) ? static_cast<const float*>(y.mem.get_data_handle()) : nullptr;
     bwd_.push_back({nullptr,
-                    [dy = y.dmem, dx = to.mem, n = n_, cb, h = x.shape.h, w = x.shape.w, ws = s.pool_ws, mask] {
-                      max_pool2x2_nchw8c_backward(static_cast<const float*>(dy.get_data_handle()), ws, mask, n, cb, h,
-                                                  w, static_cast<float*>(dx.get_data_handle()));
+                    [dy = y.dmem, dx = to.mem, n = n_, cb, h = x.shape.h, w = x.shape.w, ws = s.pool_ws, mask, lanes] {
+                      max_pool2x2_blocked_backward(lanes, static_cast<const float*>(dy.get_data_handle()), ws, mask, n,
+                                                   cb, h, w, static_cast<float*>(dx.get_data_handle()));
                     },
                     -1});
-    impls_.push_back({id, mask ? "bwd=custom:nChw8c_2x2+relu_bwd" : "bwd=custom:nChw8c_2x2"});
+    impls_.push_back({id, fmt::format("bwd=custom:nChw{}c_2x2{}", lanes, mask ? "+relu_bwd" : "")});
     if (to.then_contribute) contribute(xi, to.mem);
     return;
   }
@@ -474,7 +497,7 @@ bool OnednnNet::pool_masks_relu(TensorId conv) const {
   const NetNode& nd = g_.node(conv);
   if (nd.op != Op::conv || nd.conv.act != Activation::relu || g_.consumers(conv) != 1) return false;
   for (TensorId j = conv + 1; j < static_cast<TensorId>(t_.size()); ++j)
-    if (g_.node(j).inputs[0] == conv) return g_.node(j).op == Op::pool && st_[static_cast<std::size_t>(j)].custom_pool;
+    if (g_.node(j).inputs[0] == conv) return g_.node(j).op == Op::pool && st_[static_cast<std::size_t>(j)].custom_pool != 0;
   return false;
 }
 

@@ -1,5 +1,5 @@
 // adam.hpp — Adam (Kingma & Ba 2014) and AdamW (Loshchilov & Hutter 2017), PyTorch forms
-// (REFERENCES.md "Adam / AdamW"). Per tensor, update number t from 1:
+// (docs/math.md#adam-and-adamw). Per tensor, update number t from 1:
 //     Adam:   d = g + wd·w                       (L2 in the gradient)
 //     AdamW:  w = w·(1 − lr·wd);  d = g          (decoupled decay, applied first)
 //     m = β1·m + (1−β1)·d;  v = β2·v + (1−β2)·d²

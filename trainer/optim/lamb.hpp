@@ -1,4 +1,4 @@
-// lamb.hpp — LAMB (You et al. 2019, arXiv:1904.00962; REFERENCES.md "LAMB"). Per tensor,
+// lamb.hpp — LAMB (You et al. 2019, arXiv:1904.00962; docs/math.md#lamb). Per tensor,
 // update number t from 1, with its weight decay wd:
 //     m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;  m̂ = m/(1−β1^t),  v̂ = v/(1−β2^t)
 //     r = m̂/(√v̂ + eps) + wd·w

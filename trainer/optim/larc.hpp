@@ -1,4 +1,4 @@
-// larc.hpp — LARC as NVIDIA apex implements it (apex/parallel/LARC.py; REFERENCES.md "LARC"):
+// larc.hpp — LARC as NVIDIA apex implements it (apex/parallel/LARC.py; docs/math.md#larc):
 // a layer-wise rescaling of the gradient in front of SGD with momentum. Per tensor, with its
 // weight decay wd, when ‖w‖ ≠ 0 and ‖g‖ ≠ 0:
 //     a = tc·‖w‖ / (‖g‖ + wd·‖w‖ + eps)

@@ -1,5 +1,5 @@
 // lars.hpp — LARS, layer-wise adaptive rate scaling (You, Gitman, Ginsburg 2017; TF contrib
-// LARSOptimizer; REFERENCES.md "LARS"). Per tensor, with its weight decay wd:
+// LARSOptimizer; docs/math.md#lars). Per tensor, with its weight decay wd:
 //     local = η·‖w‖ / (‖g‖ + wd·‖w‖ + eps)      (= 1 if ‖w‖ = 0 or ‖g‖ = 0)
 //     v = m·v + lr·local·(g + wd·w);   w -= v    or, Nesterov: w -= m·v + lr·local·(g + wd·w)
 // η = lars_trust_coefficient (default 0.001), eps = lars_eps (default 0, the paper's form).

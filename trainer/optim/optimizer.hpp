@@ -1,5 +1,5 @@
 // optimizer.hpp — the interface every optimizer implements: SGD, Adam, AdamW, LARS, LARC,
-// LAMB (exact math in REFERENCES.md; one file each), and the base class with what they share.
+// LAMB (exact math in docs/math.md; one file each), and the base class with what they share.
 //
 // Contract:
 //  - an optimizer is bound to one ParameterSet at construction and owns its state (velocity,

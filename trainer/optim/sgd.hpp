@@ -1,4 +1,4 @@
-// sgd.hpp — SGD with momentum (REFERENCES.md "SGD with momentum").
+// sgd.hpp — SGD with momentum (docs/math.md#sgd-with-momentum, #momentum-correction).
 // With momentum_correction (default) it is the PyTorch form:
 //     d = g + wd·w            (wd = 0 on biases unless decay_biases)
 //     v = m·v + d             (v starts at 0, so the first v is d)

@@ -1,6 +1,6 @@
 // batch_plan.hpp — which global batch size each update uses, and where in the data it reads:
-// the batch-size ramp of a run (Smith, Kindermans & Le 2017; REFERENCES.md "Batch-size
-// ramps") laid out in steps. Pure: built from the parameters and the training-set size, no
+// the batch-size ramp of a run (Smith, Kindermans, Ying & Le 2017; docs/math.md#batch-size-ramps)
+// laid out in steps. Pure: built from the parameters and the training-set size, no
 // state, so a resumed run recomputes the position of any step without replaying earlier ones.
 //
 // A plan is a list of stages. Stage s starts at epoch e_s (the first at 0) with global batch
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "trainer/schedule/batch_ramp.hpp"
+#include "common/batch_ramp.hpp"
 
 namespace dlsweep::trainer::schedule {
 

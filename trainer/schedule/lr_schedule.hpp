@@ -1,5 +1,5 @@
 // lr_schedule.hpp — the learning rate of every update: scaling rule, warmup and decay
-// (REFERENCES.md "LR scaling rules", "Decay schedules after warmup"). Pure functions of
+// (docs/math.md#lr-scaling-rules, #warmup, #decay-schedules). Pure functions of
 // their arguments: no state, no clock, so they are tested point by point and a resumed run
 // recomputes exactly the same LR for any step.
 //

@@ -1,4 +1,4 @@
-#include "trainer/schedule/batch_ramp.hpp"
+#include "common/batch_ramp.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "trainer/train_params.hpp"
+#include "common/train_params.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "trainer/schedule/batch_ramp.hpp"
+#include "common/batch_ramp.hpp"
 
 namespace dlsweep::trainer {
 
@@ -61,7 +61,7 @@ const std::vector<ParamInfo>& table() {
       {"max_batch_size", T::integer, 0, {}, 0, 1 << 24, false,
        "largest batch a smith ramp may reach; LR decay takes over beyond it (0 = training set size)"},
       {"optimizer", T::string, "sgd", {"sgd", "adam", "adamw", "lars", "larc", "lamb"}, 0, 0, false,
-       "optimizer (REFERENCES.md gives each one's exact update)"},
+       "optimizer (docs/math.md gives each one's exact update)"},
       {"momentum", T::number, 0.9, {}, 0, 1, false, "momentum coefficient (< 1) of sgd, lars, larc"},
       {"nesterov", T::boolean, false, {}, 0, 0, false, "Nesterov momentum (sgd, lars, larc)"},
       {"momentum_correction", T::boolean, true, {}, 0, 0, false,

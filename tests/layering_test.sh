@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# layering_test.sh — the folder dependencies of DESIGN.md's layout, checked on the sources:
+# common/ includes nobody's headers but its own; db/, search/, schedulers/ and trainer/ include
+# only common/ (and themselves); orchestrator/ uses all of those but not trainer/ (the
+# trainer is a standalone program; what both need, like the params.json table, is in common/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bad=0
+check() {  # check FOLDER ALLOWED...
+  local dir=$1; shift
+  local allowed="$dir $*"
+  while IFS= read -r line; do
+    inc=$(sed -E 's/^#include "([a-z_]+)\/.*/\1/' <<<"${line#*:}")
+    if [[ " $allowed " != *" $inc "* ]]; then
+      echo "layering: ${line%%:*} includes $inc/ (allowed from $dir/: $allowed)" >&2
+      bad=1
+    fi
+  done < <(grep -rHE '^#include "[a-z_]+/' "$dir" --include='*.cpp' --include='*.hpp' | cut -d: -f1,2-)
+}
+check common
+check db common
+check search common
+check schedulers common
+check trainer common
+check orchestrator common db search schedulers
+exit $bad

@@ -1,0 +1,24 @@
+// onednn_isa.hpp — what oneDNN can do on this CPU, asked of oneDNN itself (never parsed from
+// /proc/cpuinfo): the instruction set it dispatches to (respecting DNNL_MAX_CPU_ISA) and
+// whether it has native bf16 kernels here (AVX512-BF16 or AMX). The trainer's first log line
+// and the throughput bench report it with the precision path that ran.
+#pragma once
+
+#include <string>
+
+namespace dlsweep::trainer::kernels {
+
+/// oneDNN's effective ISA, lower case as in its verbose output ("avx2", "avx512_core_amx").
+std::string onednn_isa_name();
+
+/// True when oneDNN runs bf16 matmul with hardware bf16 instructions on this CPU: the
+/// effective ISA is avx512_core_bf16 or above AND a bf16 matmul primitive gets a non-reference
+/// implementation. False on AVX2 machines, and under DNNL_MAX_CPU_ISA caps below AVX512_CORE_BF16.
+bool onednn_has_native_bf16();
+
+/// How `precision: bf16` runs in this build on this CPU, in one phrase for logs and benches:
+/// e.g. "bf16 emulated (fp32 kernels on bf16-rounded operands; oneDNN isa avx2, native bf16
+/// kernels: no)".
+std::string bf16_path_description();
+
+}  // namespace dlsweep::trainer::kernels
