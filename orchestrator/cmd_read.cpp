@@ -149,13 +149,23 @@ int cmd_best(const BestArgs& a) {
   if (!st) return report(st.error(), exit_code::usage);
   auto trials = o->storage->summaries(st->id);
   if (!trials) return report(trials.error(), exit_code::runtime);
-  auto best = choose_best(*trials, st->objective_metric, st->objective_mode, st->objective_target, *by);
-  if (!best) {
-    fmt::print(stderr, "study {}: no trial has a value for {} yet{}\n", st->name, st->objective_metric,
-               *by == BestBy::time || *by == BestBy::steps ? " or none reached the target" : "");
+  auto outcome = choose_best(*trials, st->objective_metric, st->objective_mode, st->objective_target, *by);
+  const std::string left_out = outcome.left_out_text();
+  if (!outcome.choice) {
+    std::string why;
+    if (outcome.eligible == 0 && trials->empty()) why = "it has no trial yet";
+    else if (outcome.eligible == 0)
+      why = st->state == "RUNNING" ? "no trial has completed yet" : "no trial completed";
+    else if ((*by == BestBy::time || *by == BestBy::steps) && st->objective_target)
+      why = fmt::format("no complete trial reached the target {:g} (`--by value` ranks them by {})",
+                        *st->objective_target, st->objective_metric);
+    else
+      why = fmt::format("no complete trial has a value for {}", st->objective_metric);
+    fmt::print(stderr, "study {}: nothing to recommend: {}{}\n", st->name, why,
+               left_out.empty() ? "" : "; " + left_out);
     return exit_code::trials_failed;
   }
-  const auto& t = (*trials)[best->index];
+  const BestChoice* best = &*outcome.choice;
   static const char* crit[] = {"auto", "time-to-target", "steps-to-target", "best value"};
   if (o->format == OutputFormat::json) {
     json j{{"study", st->name},
@@ -166,11 +176,18 @@ int cmd_best(const BestArgs& a) {
            {"best_value", opt(t.best_value)},
            {"steps_to_target", opt(t.steps_to_target)},
            {"time_to_target_s", opt(t.time_to_target_s)},
-           {"explanation", best->explanation}};
+           {"explanation", best->explanation},
+           {"eligible", outcome.eligible},
+           {"left_out", [&] {
+              json j = json::object();
+              for (const auto& [state, n] : outcome.left_out) j[state] = n;
+              return j;
+            }()}};
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("best schedule of {} by {}: trial {}\n", st->name, crit[static_cast<int>(best->criterion)], t.number);
     for (const auto& line : best->explanation) fmt::print("  - {}\n", line);
+    if (!left_out.empty()) fmt::print("  - {}\n", left_out);
     fmt::print("  params: {}\n", t.params.dump());
   }
   return exit_code::ok;

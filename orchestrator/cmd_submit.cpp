@@ -116,8 +116,18 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
   }
   fmt::print(stderr, "{} complete, {} pruned, {} failed, {} cancelled — results: dlsweep --db {} results {}\n",
              s.complete, s.pruned, s.failed, s.cancelled, db, spec.name);
-  if (outcome->interrupted) return exit_code::interrupted;
-  if (s.complete == 0 && s.created > 0) return exit_code::trials_failed;
+  if (outcome->interrupted) {
+    if (s.cancelled > 0)
+      fmt::print(stderr, "{} trial(s) cancelled; `dlsweep --db {} resume {} --rerun cancelled` runs them again\n",
+                 s.cancelled, db, spec.name);
+    return exit_code::interrupted;
+  }
+  if (s.complete == 0 && s.created > 0) {
+    std::string why;
+    for (const auto& [reason, n] : outcome->failure_reasons) why += fmt::format("\n  {} trial(s): {}", n, reason);
+    fmt::print(stderr, "no trial completed{}\n", why.empty() ? "" : ":" + why);
+    return exit_code::trials_failed;
+  }
   return exit_code::ok;
 }
 

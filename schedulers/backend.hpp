@@ -63,6 +63,8 @@ struct JobEvent {
   int signal = 0;          ///< for exited: the terminating signal, 0 if none
   std::string message;     ///< human-readable detail
   std::string native_id;   ///< the scheduler's own id ("1234_5" for a Slurm array task); may be empty
+  bool cannot_start = false;  ///< for lost: the program could not be started at all (not found,
+                              ///< not executable): retrying cannot help
 };
 
 using EventHandler = std::function<void(const JobEvent&)>;
