@@ -1,6 +1,10 @@
 // cmd_read.cpp — the read-only verbs: status, results, query, best. Each opens the
 // database read-only (the orchestrator may be writing it at the same time, in WAL mode).
+#include <unistd.h>
+
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "db/storage.hpp"
 #include "orchestrator/best_schedule.hpp"
@@ -83,7 +87,7 @@ int cmd_status(const StatusArgs& a) {
     for (const auto& t : *trials)
       rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.wall_s), t.message});
   }
-  fmt::print("{}", render(rows, o->format));
+  fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;
 }
 
@@ -113,10 +117,15 @@ int cmd_results(const ResultsArgs& a) {
           if (!t.params.contains(k) || t.params[k] != v) varies = true;
         if (varies) names.push_back(k);
       }
+    // A parameter named like a fixed column ("state", "value") is shown as params.NAME.
+    const std::vector<std::string> fixed_after = {"value", "best", "steps_to_target", "time_to_target_s",
+                                                  "samples_per_s", "message"};
+    auto is_fixed = [&](const std::string& n) {
+      return n == "trial" || n == "state" || std::find(fixed_after.begin(), fixed_after.end(), n) != fixed_after.end();
+    };
     rows.columns = {"trial", "state"};
-    rows.columns.insert(rows.columns.end(), names.begin(), names.end());
-    for (const char* c : {"value", "best", "steps_to_target", "time_to_target_s", "samples_per_s", "message"})
-      rows.columns.push_back(c);
+    for (const auto& n : names) rows.columns.push_back(is_fixed(n) ? "params." + n : n);
+    rows.columns.insert(rows.columns.end(), fixed_after.begin(), fixed_after.end());
     for (const auto& t : *trials) {
       std::vector<json> row = {t.number, t.state};
       for (const auto& n : names) row.push_back(t.params.contains(n) ? t.params[n] : json(nullptr));
@@ -127,7 +136,7 @@ int cmd_results(const ResultsArgs& a) {
       rows.rows.push_back(std::move(row));
     }
   }
-  fmt::print("{}", render(rows, o->format));
+  fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;
 }
 
@@ -136,7 +145,7 @@ int cmd_query(const QueryArgs& a) {
   if (!o) return report(o.error(), exit_code::usage);
   auto r = o->storage->query(a.sql);
   if (!r) return report(r.error(), exit_code::usage);
-  fmt::print("{}", render(Rows{r->columns, r->rows}, o->format));
+  fmt::print("{}", render(Rows{r->columns, r->rows}, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;
 }
 
