@@ -99,6 +99,13 @@ class Backend {
 
   /// Whether jobs keep running when the orchestrator dies.
   virtual bool jobs_outlive_orchestrator() const { return false; }
+  /// Before anything is queued: would the scheduler accept a job like `sample` at all?
+  /// (Slurm: `sbatch --test-only` of the rendered script.) An Error names the study key
+  /// to fix (`backend.partition`). Synchronous; call before the event loop runs.
+  virtual Status preflight(const JobSpec& sample) {
+    (void)sample;
+    return {};
+  }
   /// The study's jobs the scheduler still holds (pending or running). Blocks; call before
   /// the event loop runs.
   virtual Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& /*study*/) {
