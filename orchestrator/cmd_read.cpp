@@ -118,8 +118,12 @@ int cmd_results(const ResultsArgs& a) {
         if (varies) names.push_back(k);
       }
     // A parameter named like a fixed column ("state", "value") is shown as params.NAME.
-    const std::vector<std::string> fixed_after = {"value", "best", "steps_to_target", "time_to_target_s",
-                                                  "samples_per_s", "message"};
+    // Tables use shorter names for the figures, so that a line fits a terminal.
+    const bool table = o->format == OutputFormat::table;
+    const std::vector<std::string> fixed_after =
+        table ? std::vector<std::string>{"value", "best", "steps_to_tgt", "time_to_tgt_s", "samples/s", "message"}
+              : std::vector<std::string>{"value", "best", "steps_to_target", "time_to_target_s", "samples_per_s",
+                                         "message"};
     auto is_fixed = [&](const std::string& n) {
       return n == "trial" || n == "state" || std::find(fixed_after.begin(), fixed_after.end(), n) != fixed_after.end();
     };

@@ -246,6 +246,9 @@ void Engine::launch(std::int64_t trial_id) {
       !apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed"))
     return;
   if (!id) {
+    // The backend refused the job itself (a bad value, an unwritable directory): the same
+    // job would be refused again, so it is not retried.
+    live.deterministic_failure = true;
     apply(live.row, TrialEvent::lost, id.error().message());
     progress_.event(fmt::format("trial {} could not be submitted: {}", live.row.number, id.error().message()),
                     snapshot());

@@ -10,7 +10,7 @@ namespace trial_exit = exit_codes::trial;
 
 FailureVerdict classify_failure(sched::JobEventKind kind, int exit_code, int signal, bool cannot_start) {
   using K = sched::JobEventKind;
-  if (cannot_start) return {false, "the program could not be started"};
+  if (cannot_start) return {false, "the program could not be started (missing or not executable)"};
   if (kind == K::lost) return {true, "lost"};
   if (kind == K::cancelled) return {true, "cancelled by the backend"};
   if (signal != 0) return {true, fmt::format("killed by signal {}", signal)};
