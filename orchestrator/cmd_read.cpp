@@ -179,6 +179,9 @@ int cmd_best(const BestArgs& a) {
     return exit_code::trials_failed;
   }
   const BestChoice* best = &*outcome.choice;
+  const auto& t = (*trials)[best->index];
+  json left = json::object();
+  for (const auto& [state, n] : outcome.left_out) left[state] = n;
   static const char* crit[] = {"auto", "time-to-target", "steps-to-target", "best value"};
   if (o->format == OutputFormat::json) {
     json j{{"study", st->name},
@@ -191,11 +194,7 @@ int cmd_best(const BestArgs& a) {
            {"time_to_target_s", opt(t.time_to_target_s)},
            {"explanation", best->explanation},
            {"eligible", outcome.eligible},
-           {"left_out", [&] {
-              json j = json::object();
-              for (const auto& [state, n] : outcome.left_out) j[state] = n;
-              return j;
-            }()}};
+           {"left_out", left}};
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("best schedule of {} by {}: trial {}\n", st->name, crit[static_cast<int>(best->criterion)], t.number);

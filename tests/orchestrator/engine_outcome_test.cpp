@@ -28,8 +28,11 @@ TEST_CASE("engine: exit 0 without the objective metric ends FAILED, is not retri
   REQUIRE(out->failure_reasons.size() == 1);
   CHECK(out->failure_reasons[0].first == "objective acc was never reported (it reported: loss)");
   CHECK(out->failure_reasons[0].second == 5);
-  for (const auto& t : *f.storage->list_trials(f.study_id)) {
+  auto rows = f.storage->list_trials(f.study_id);
+  REQUIRE(rows.has_value());
+  for (const auto& t : *rows) {
     CHECK(t.state == TrialState::failed);
+    INFO(t.message);
     CHECK(t.message.find("objective acc was never reported (it reported: loss)") != std::string::npos);
   }
 }
@@ -94,13 +97,17 @@ TEST_CASE("engine: resume with rerun cancelled runs the holes Ctrl-C left, as ne
   f.rerun = {TrialState::cancelled};
   std::size_t rerun = 0;
   auto out = f.run(backend, io, [&](orch::Engine& e) {
-    REQUIRE(e.restore(*trials, *sums, *jobs).has_value());
+    auto st = e.restore(*trials, *sums, *jobs);
+    INFO((st ? std::string() : st.error().message()));
+    REQUIRE(st.has_value());
     rerun = e.restore_counts().rerun;
   });
   REQUIRE(out.has_value());
   CHECK(rerun == 2);
   CHECK(out->snapshot.complete == 5);
-  for (const auto& t : *f.storage->list_trials(f.study_id)) {
+  auto rows = f.storage->list_trials(f.study_id);
+  REQUIRE(rows.has_value());
+  for (const auto& t : *rows) {
     CHECK(t.state == TrialState::complete);
     CHECK(t.attempt == (t.number < 2 ? 1 : 0));
   }
