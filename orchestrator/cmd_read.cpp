@@ -121,7 +121,7 @@ int cmd_results(const ResultsArgs& a) {
     // Tables use shorter names for the figures, so that a line fits a terminal.
     const bool table = o->format == OutputFormat::table;
     const std::vector<std::string> fixed_after =
-        table ? std::vector<std::string>{"value", "best", "steps_to_tgt", "time_to_tgt_s", "samples/s", "message"}
+        table ? std::vector<std::string>{"value", "best", "tgt_steps", "tgt_time_s", "samples/s", "message"}
               : std::vector<std::string>{"value", "best", "steps_to_target", "time_to_target_s", "samples_per_s",
                                          "message"};
     auto is_fixed = [&](const std::string& n) {

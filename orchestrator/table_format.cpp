@@ -79,9 +79,11 @@ std::string shorten(const std::string& s, std::size_t width) {
   return s.substr(0, cut) + "...";
 }
 
-// Narrows columns until the line (columns + 2 spaces between) fits `max_width`: first a
-// `message` column, then the widest one, never below 8 characters (or its header).
-void fit_widths(const std::vector<std::string>& columns, std::vector<std::size_t>& width, std::size_t max_width) {
+// Narrows text columns until the line (columns + 2 spaces between) fits `max_width`: first
+// a `message` column, then the widest other text column, never below 8 characters. Numbers
+// are never cut (a cut number is a wrong number): such a table stays wider.
+void fit_widths(const std::vector<std::string>& columns, const std::vector<bool>& text, std::vector<std::size_t>& width,
+                std::size_t max_width) {
   constexpr std::size_t kMin = 8;
   auto total = [&] {
     std::size_t t = 0;
@@ -94,7 +96,7 @@ void fit_widths(const std::vector<std::string>& columns, std::vector<std::size_t
       if (columns[i] == "message" && width[i] > kMin) pick = i;
     if (pick == width.size())
       for (std::size_t i = 0; i < width.size(); ++i)
-        if (width[i] > kMin && (pick == width.size() || width[i] > width[pick])) pick = i;
+        if (text[i] && width[i] > kMin && (pick == width.size() || width[i] > width[pick])) pick = i;
     if (pick == width.size()) return;  // nothing left to narrow: the line stays long
     width[pick] -= std::min(excess, width[pick] - kMin);
   }
@@ -129,16 +131,18 @@ std::string render(const Rows& rows, OutputFormat format, std::size_t max_width)
     case OutputFormat::table: {
       std::vector<std::size_t> width(rows.columns.size());
       std::vector<std::vector<std::string>> cells;
+      std::vector<bool> text(rows.columns.size(), false);
       for (std::size_t i = 0; i < rows.columns.size(); ++i) width[i] = rows.columns[i].size();
       for (const auto& r : rows.rows) {
         auto& line = cells.emplace_back();
         for (std::size_t i = 0; i < rows.columns.size(); ++i) {
           line.push_back(i < r.size() ? cell_text(r[i], false, rows.columns[i]) : "");
+          if (i < r.size() && r[i].is_string()) text[i] = true;
           std::replace(line.back().begin(), line.back().end(), '\n', ' ');  // one row, one line
           width[i] = std::max(width[i], line.back().size());
         }
       }
-      if (max_width > 0) fit_widths(rows.columns, width, max_width);
+      if (max_width > 0) fit_widths(rows.columns, text, width, max_width);
       for (auto& line : cells)
         for (std::size_t i = 0; i < line.size(); ++i)
           if (line[i].size() > width[i]) line[i] = shorten(line[i], width[i]);
