@@ -15,7 +15,7 @@ FailureVerdict classify_failure(sched::JobEventKind kind, int exit_code, int sig
   if (kind == K::cancelled) return {true, "cancelled by the backend"};
   if (signal != 0) return {true, fmt::format("killed by signal {}", signal)};
   switch (exit_code) {
-    case trial_exit::bad_input: return {false, "rejected its parameters (exit 2)"};
+    case trial_exit::bad_input: return {false, "exit 2: rejected its parameters, input or command line (a missing script, too)"};
     case trial_exit::diverged: return {false, "diverged (exit 3: loss became NaN/inf)"};
     case trial_exit::not_executable: return {false, "program or script not executable (exit 126)"};
     case trial_exit::not_found: return {false, "program or script not found (exit 127)"};

@@ -183,7 +183,8 @@ space: {x: [1]}
   auto q = run_dlsweep(db, {"query", "SELECT number, state, attempt FROM trials ORDER BY id", "--format", "csv"}, dir);
   CHECK(q.out == "number,state,attempt\n0,FAILED,0\n0,FAILED,0\n");
   auto msgs = run_dlsweep(db, {"query", "SELECT message FROM trials ORDER BY id", "--format", "csv"}, dir);
-  CHECK(msgs.out.find("not found") != std::string::npos);
+  CHECK(msgs.out.find("cannot start '/nonexistent/train'") != std::string::npos);  // spawn failed
+  CHECK(msgs.out.find("a missing script") != std::string::npos);  // sh: can't open missing.sh (exit 2)
   CHECK(msgs.out.find("not retried") != std::string::npos);
 }
 
