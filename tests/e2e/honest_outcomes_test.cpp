@@ -225,6 +225,15 @@ space: {x: [1, 2, 3]}
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   REQUIRE(fs::exists(runs / "trial-0001" / "pid"));
+  // While the orchestrator runs: trial 2 is not sampled yet (2 at a time), trial 7 never
+  // will be. Neither can be cancelled, and nothing is asked of the orchestrator.
+  for (const char* n : {"2", "7"}) {
+    auto c = run_dlsweep(db, {"cancel", "h-rerun", "--trial", n}, dir);
+    CHECK(c.exit_code == 2);
+    CHECK(c.err.find(std::string("no trial ") + n + " in study h-rerun") != std::string::npos);
+    CHECK(c.err.find("not sampled yet") != std::string::npos);
+    CHECK_FALSE(fs::exists(runs / "cancel-request"));
+  }
   ::kill(pid, SIGINT);
   int status = 0;
   ::waitpid(pid, &status, 0);
