@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/exit_codes.hpp"
 #include "common/result.hpp"
 
 namespace dlsweep::protocol {
@@ -39,10 +40,10 @@ inline constexpr const char* kStdoutFile = "stdout.log";
 inline constexpr const char* kStderrFile = "stderr.log";
 
 /// Exit status of a trial that finished its work.
-inline constexpr int kExitDone = 0;
+inline constexpr int kExitDone = exit_codes::trial::done;
 /// Exit status of a trial that stopped on request (control.json) or on SIGTERM/SIGUSR2
 /// after writing a checkpoint; it can be resumed. (75 is EX_TEMPFAIL in sysexits.h.)
-inline constexpr int kExitStopped = 75;
+inline constexpr int kExitStopped = exit_codes::trial::stopped;
 
 enum class RecordKind { eval, checkpoint, final, log };
 std::string_view to_string(RecordKind k);

@@ -159,7 +159,10 @@ Result<std::vector<TrialRow>> Storage::list_trials(std::int64_t study_id) const 
 Status Storage::transition(const TransitionRequest& t) {
   const std::string where = file_.string() + ": trial id " + std::to_string(t.trial_id);
   const std::string arrow = std::string(to_string(t.from)) + " -> " + std::string(to_string(t.to));
-  if (is_final(t.from))
+  // Finished trials never change — except that the user may run a CANCELLED one again
+  // (`dlsweep resume --rerun cancelled`: CANCELLED -> WAITING, a new attempt).
+  const bool rerun = t.from == TrialState::cancelled && t.to == TrialState::waiting;
+  if (is_final(t.from) && !rerun)
     return fail("refusing transition " + arrow + ": " + std::string(to_string(t.from)) + " is a finished state",
                 where, "finished trials never change; this is a bug in the caller");
   auto tx = Transaction::begin(db_);

@@ -35,15 +35,42 @@ nlohmann::json varying_params(const std::vector<db::TrialSummary>& trials) {
   return varying;
 }
 
+std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std::vector<std::size_t> reached,
+                               std::vector<std::size_t> valued, std::size_t eligible, const std::string& metric,
+                               const std::string& mode, std::optional<double> target, BestBy by);
+
 }  // namespace
 
-std::optional<BestChoice> choose_best(const std::vector<db::TrialSummary>& trials, const std::string& metric,
-                                      const std::string& mode, std::optional<double> target, BestBy by) {
+std::string BestOutcome::left_out_text() const {
+  std::string parts;
+  for (const auto& [state, n] : left_out) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, state);
+  return parts.empty() ? parts : "left out: " + parts + " (only COMPLETE trials can win)";
+}
+
+BestOutcome choose_best(const std::vector<db::TrialSummary>& trials, const std::string& metric,
+                        const std::string& mode, std::optional<double> target, BestBy by) {
+  BestOutcome out;
+  for (const char* state : {"FAILED", "PRUNED", "CANCELLED", "RUNNING", "QUEUED", "WAITING"}) {
+    std::size_t n = 0;
+    for (const auto& t : trials) n += t.state == state;
+    if (n) out.left_out.emplace_back(state, n);
+  }
   std::vector<std::size_t> reached, valued;
   for (std::size_t i = 0; i < trials.size(); ++i) {
+    if (trials[i].state != "COMPLETE") continue;
+    ++out.eligible;
     if (trials[i].time_to_target_s && trials[i].steps_to_target) reached.push_back(i);
     if (trials[i].best_value) valued.push_back(i);
   }
+  out.choice = pick(trials, reached, valued, out.eligible, metric, mode, target, by);
+  return out;
+}
+
+namespace {
+
+std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std::vector<std::size_t> reached,
+                               std::vector<std::size_t> valued, std::size_t eligible, const std::string& metric,
+                               const std::string& mode, std::optional<double> target, BestBy by) {
   if (by == BestBy::automatic) by = (target && !reached.empty()) ? BestBy::time : BestBy::value;
   if ((by == BestBy::time || by == BestBy::steps) && !target) by = BestBy::value;
 
@@ -63,7 +90,7 @@ std::optional<BestChoice> choose_best(const std::vector<db::TrialSummary>& trial
     c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.3g} s and {} steps",
                                         w.number, params_text(w.params, varying), metric, maximize ? ">=" : "<=",
                                         *target, *w.time_to_target_s, *w.steps_to_target));
-    c.explanation.push_back(fmt::format("{} of {} trials reached the target", reached.size(), trials.size()));
+    c.explanation.push_back(fmt::format("{} of {} complete trials reached the target", reached.size(), eligible));
     if (reached.size() > 1) {
       const auto& r = trials[reached[1]];
       c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s and {} steps", r.number,
@@ -80,7 +107,10 @@ std::optional<BestChoice> choose_best(const std::vector<db::TrialSummary>& trial
   c.explanation.push_back(fmt::format("trial {} ({}) has the {} {}: {:.4g}", w.number,
                                       params_text(w.params, varying), maximize ? "highest" : "lowest", metric,
                                       *w.best_value));
-  if (target) c.explanation.push_back(fmt::format("no trial reached the target {:g}", *target));
+  if (target && reached.empty()) c.explanation.push_back(fmt::format("no complete trial reached the target {:g}", *target));
+  else if (target)
+    c.explanation.push_back(fmt::format("{} of {} complete trials reached the target {:g} (`--by time` ranks them by "
+                                        "time-to-target)", reached.size(), eligible, *target));
   if (valued.size() > 1) {
     const auto& r = trials[valued[1]];
     c.explanation.push_back(fmt::format("runner-up: trial {} ({}) with {:.4g}", r.number,
@@ -88,5 +118,7 @@ std::optional<BestChoice> choose_best(const std::vector<db::TrialSummary>& trial
   }
   return c;
 }
+
+}  // namespace
 
 }  // namespace dlsweep::orch

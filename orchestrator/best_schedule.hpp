@@ -6,6 +6,8 @@
 //   steps  — fewest optimizer steps to the target (the Shallue et al. steps-to-result view)
 //   value  — best objective value reached (max or min by the study's mode)
 // `auto` uses time when a target is set and at least one trial reached it, else value.
+// Only COMPLETE trials can win: a trial that reached the target and then diverged, crashed
+// or was pruned is no schedule to recommend. The others are counted by state ("left out").
 // Pure: works on the trial summaries only.
 #pragma once
 
@@ -27,8 +29,16 @@ struct BestChoice {
   std::vector<std::string> explanation;  ///< human sentences, most important first
 };
 
-/// nullopt when no trial has a usable value (e.g. all failed).
-std::optional<BestChoice> choose_best(const std::vector<db::TrialSummary>& trials, const std::string& metric,
-                                      const std::string& mode, std::optional<double> target, BestBy by);
+struct BestOutcome {
+  std::optional<BestChoice> choice;  ///< nullopt: no COMPLETE trial has a usable value
+  std::size_t eligible = 0;          ///< COMPLETE trials
+  /// Trials that could not win, by state ("FAILED" -> 3), in state order.
+  std::vector<std::pair<std::string, std::size_t>> left_out;
+  /// "left out: 3 FAILED, 2 PRUNED (only COMPLETE trials can win)"; empty when none was.
+  std::string left_out_text() const;
+};
+
+BestOutcome choose_best(const std::vector<db::TrialSummary>& trials, const std::string& metric,
+                        const std::string& mode, std::optional<double> target, BestBy by);
 
 }  // namespace dlsweep::orch

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/cancel_targets.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/engine.hpp"
 #include "orchestrator/recovery.hpp"
@@ -29,8 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool targeted(const db::TrialRow& t, const std::vector<long long>& numbers) {
-  if (numbers.empty()) return true;
+bool targeted(const db::TrialRow& t, const std::vector<std::int64_t>& numbers) {
   for (auto n : numbers)
     if (n == t.number) return true;
   return false;
@@ -44,14 +44,15 @@ int report(const Error& e, int code) {
 }
 
 // Cancels through the running orchestrator; waits until the database shows it.
-int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study) {
+int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study, const CancelPlan& plan) {
   std::string words;
   if (a.trials.empty()) words = "all\n";
-  for (auto n : a.trials) words += fmt::format("{}\n", n);
+  else
+    for (auto n : plan.numbers) words += fmt::format("{}\n", n);
   if (auto st = write_file_atomic(fs::path(study.root_dir) / kCancelRequestFile, words); !st)
     return report(st.error(), exit_code::runtime);
   fmt::print(stderr, "asked the running orchestrator to cancel {}\n",
-             a.trials.empty() ? "the study" : fmt::format("{} trial(s)", a.trials.size()));
+             a.trials.empty() ? "the study" : fmt::format("{} trial(s)", plan.numbers.size()));
   for (int i = 0; i < 1200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     auto storage = db::Storage::open_readonly(a.db);
@@ -59,9 +60,9 @@ int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study) {
     auto trials = (*storage)->list_trials(study.id);
     if (!trials) continue;
     bool pending = false;
-    for (const auto& t : *trials) pending = pending || (targeted(t, a.trials) && unfinished(t.state));
+    for (const auto& t : *trials) pending = pending || (targeted(t, plan.numbers) && unfinished(t.state));
     if (!pending) {
-      fmt::print(stderr, "cancelled\n");
+      fmt::print(stderr, "cancelled {} trial(s) of {}\n", plan.numbers.size(), a.study);
       return exit_code::ok;
     }
   }
@@ -77,10 +78,20 @@ int cmd_cancel(const CancelArgs& a) {
   auto study = (*ro)->find_study(a.study);
   if (!study) return report(study.error(), exit_code::runtime);
   if (!*study) return report(Error{"no study named '" + a.study + "'", a.db, "`dlsweep status` lists them"}, exit_code::usage);
+  // Validate the numbers before anything is asked or written: an unknown one is an error.
+  auto known = (*ro)->list_trials((*study)->id);
+  if (!known) return report(known.error(), exit_code::runtime);
+  auto plan = plan_cancel(*known, a.trials, a.study);
+  if (!plan) return report(plan.error(), exit_code::usage);
+  for (const auto& note : plan->notes) fmt::print(stderr, "{}\n", note);
   ro->reset();
+  if (plan->numbers.empty() && !a.trials.empty()) {
+    fmt::print(stderr, "cancelled 0 trial(s) of {}: none of them is unfinished\n", a.study);
+    return exit_code::ok;
+  }
 
   auto lock = lock_database(a.db);
-  if (!lock) return cancel_via_orchestrator(a, **study);
+  if (!lock) return cancel_via_orchestrator(a, **study, *plan);
 
   auto storage = db::Storage::open_readwrite(a.db);
   if (!storage) return report(storage.error(), exit_code::runtime);
@@ -92,7 +103,7 @@ int cmd_cancel(const CancelArgs& a) {
   std::vector<std::string> slurm_ids;
   std::size_t cancelled = 0;
   for (auto t : *trials) {
-    if (!targeted(t, a.trials) || !unfinished(t.state)) continue;
+    if (!targeted(t, plan->numbers) || !unfinished(t.state)) continue;
     if (is_active(t.state)) {
       stop_processes(find_trial_processes(t.trial_dir), 10.0);
       for (const auto& j : *jobs)

@@ -1,6 +1,10 @@
 // cmd_read.cpp — the read-only verbs: status, results, query, best. Each opens the
 // database read-only (the orchestrator may be writing it at the same time, in WAL mode).
+#include <unistd.h>
+
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "db/storage.hpp"
 #include "orchestrator/best_schedule.hpp"
@@ -83,7 +87,7 @@ int cmd_status(const StatusArgs& a) {
     for (const auto& t : *trials)
       rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.wall_s), t.message});
   }
-  fmt::print("{}", render(rows, o->format));
+  fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;
 }
 
@@ -113,10 +117,19 @@ int cmd_results(const ResultsArgs& a) {
           if (!t.params.contains(k) || t.params[k] != v) varies = true;
         if (varies) names.push_back(k);
       }
+    // A parameter named like a fixed column ("state", "value") is shown as params.NAME.
+    // Tables use shorter names for the figures, so that a line fits a terminal.
+    const bool table = o->format == OutputFormat::table;
+    const std::vector<std::string> fixed_after =
+        table ? std::vector<std::string>{"value", "best", "tgt_steps", "tgt_time_s", "samples/s", "message"}
+              : std::vector<std::string>{"value", "best", "steps_to_target", "time_to_target_s", "samples_per_s",
+                                         "message"};
+    auto is_fixed = [&](const std::string& n) {
+      return n == "trial" || n == "state" || std::find(fixed_after.begin(), fixed_after.end(), n) != fixed_after.end();
+    };
     rows.columns = {"trial", "state"};
-    rows.columns.insert(rows.columns.end(), names.begin(), names.end());
-    for (const char* c : {"value", "best", "steps_to_target", "time_to_target_s", "samples_per_s", "message"})
-      rows.columns.push_back(c);
+    for (const auto& n : names) rows.columns.push_back(is_fixed(n) ? "params." + n : n);
+    rows.columns.insert(rows.columns.end(), fixed_after.begin(), fixed_after.end());
     for (const auto& t : *trials) {
       std::vector<json> row = {t.number, t.state};
       for (const auto& n : names) row.push_back(t.params.contains(n) ? t.params[n] : json(nullptr));
@@ -127,7 +140,7 @@ int cmd_results(const ResultsArgs& a) {
       rows.rows.push_back(std::move(row));
     }
   }
-  fmt::print("{}", render(rows, o->format));
+  fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;
 }
 
@@ -136,7 +149,7 @@ int cmd_query(const QueryArgs& a) {
   if (!o) return report(o.error(), exit_code::usage);
   auto r = o->storage->query(a.sql);
   if (!r) return report(r.error(), exit_code::usage);
-  fmt::print("{}", render(Rows{r->columns, r->rows}, o->format));
+  fmt::print("{}", render(Rows{r->columns, r->rows}, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;
 }
 
@@ -149,13 +162,26 @@ int cmd_best(const BestArgs& a) {
   if (!st) return report(st.error(), exit_code::usage);
   auto trials = o->storage->summaries(st->id);
   if (!trials) return report(trials.error(), exit_code::runtime);
-  auto best = choose_best(*trials, st->objective_metric, st->objective_mode, st->objective_target, *by);
-  if (!best) {
-    fmt::print(stderr, "study {}: no trial has a value for {} yet{}\n", st->name, st->objective_metric,
-               *by == BestBy::time || *by == BestBy::steps ? " or none reached the target" : "");
+  auto outcome = choose_best(*trials, st->objective_metric, st->objective_mode, st->objective_target, *by);
+  const std::string left_out = outcome.left_out_text();
+  if (!outcome.choice) {
+    std::string why;
+    if (outcome.eligible == 0 && trials->empty()) why = "it has no trial yet";
+    else if (outcome.eligible == 0)
+      why = st->state == "RUNNING" ? "no trial has completed yet" : "no trial completed";
+    else if ((*by == BestBy::time || *by == BestBy::steps) && st->objective_target)
+      why = fmt::format("no complete trial reached the target {:g} (`--by value` ranks them by {})",
+                        *st->objective_target, st->objective_metric);
+    else
+      why = fmt::format("no complete trial has a value for {}", st->objective_metric);
+    fmt::print(stderr, "study {}: nothing to recommend: {}{}\n", st->name, why,
+               left_out.empty() ? "" : "; " + left_out);
     return exit_code::trials_failed;
   }
+  const BestChoice* best = &*outcome.choice;
   const auto& t = (*trials)[best->index];
+  json left = json::object();
+  for (const auto& [state, n] : outcome.left_out) left[state] = n;
   static const char* crit[] = {"auto", "time-to-target", "steps-to-target", "best value"};
   if (o->format == OutputFormat::json) {
     json j{{"study", st->name},
@@ -166,11 +192,14 @@ int cmd_best(const BestArgs& a) {
            {"best_value", opt(t.best_value)},
            {"steps_to_target", opt(t.steps_to_target)},
            {"time_to_target_s", opt(t.time_to_target_s)},
-           {"explanation", best->explanation}};
+           {"explanation", best->explanation},
+           {"eligible", outcome.eligible},
+           {"left_out", left}};
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("best schedule of {} by {}: trial {}\n", st->name, crit[static_cast<int>(best->criterion)], t.number);
     for (const auto& line : best->explanation) fmt::print("  - {}\n", line);
+    if (!left_out.empty()) fmt::print("  - {}\n", left_out);
     fmt::print("  params: {}\n", t.params.dump());
   }
   return exit_code::ok;

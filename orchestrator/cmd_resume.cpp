@@ -26,6 +26,19 @@ int cmd_resume(const ResumeArgs& a) {
     fmt::print(stderr, "error: {}: no such database (fix: pass the --db of the sweep to resume)\n", a.db);
     return exit_code::usage;
   }
+  EngineOptions opts;
+  for (std::size_t start = 0; start < a.rerun.size();) {
+    auto end = a.rerun.find(',', start);
+    std::string word = a.rerun.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (word == "cancelled") opts.rerun.insert(TrialState::cancelled);
+    else if (word == "failed") opts.rerun.insert(TrialState::failed);
+    else {
+      fmt::print(stderr, "error: --rerun: unknown state '{}' (fix: use cancelled, failed or cancelled,failed)\n", word);
+      return exit_code::usage;
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
   auto storage = open_as_orchestrator(a.db);
   if (!storage) {
     fmt::print(stderr, "error: {}\n", storage.error().message());
@@ -46,7 +59,6 @@ int cmd_resume(const ResumeArgs& a) {
     for (const auto& e : spec.error()) fmt::print(stderr, "error: stored study: {}\n", e.message());
     return exit_code::runtime;
   }
-  EngineOptions opts;
   auto train = train_binary_for(*spec);
   if (!train) {
     fmt::print(stderr, "error: {}\n", train.error().message());
@@ -93,6 +105,7 @@ int cmd_resume(const ResumeArgs& a) {
                        const auto& c = e.restore_counts();
                        fmt::print(stderr, "live trials: {} followed on {}, {} requeued; {} failed trial(s) retried; {} stray job(s) cancelled\n",
                                   c.adopted, spec->backend.kind, c.requeued, c.retried, c.strays_cancelled);
+                       if (!opts.rerun.empty()) fmt::print(stderr, "{} trial(s) re-run (--rerun {})\n", c.rerun, a.rerun);
                      }
                      return st;
                    });

@@ -20,6 +20,8 @@
 #include "orchestrator/as_job.hpp"
 #include "orchestrator/dry_run.hpp"
 #include "orchestrator/engine.hpp"
+#include "orchestrator/job_builder.hpp"
+#include "orchestrator/trial_files.hpp"
 #include "orchestrator/sweep_runner.hpp"
 #include "orchestrator/study_spec.hpp"
 #include "orchestrator/backend_factory.hpp"
@@ -116,9 +118,39 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
   }
   fmt::print(stderr, "{} complete, {} pruned, {} failed, {} cancelled — results: dlsweep --db {} results {}\n",
              s.complete, s.pruned, s.failed, s.cancelled, db, spec.name);
-  if (outcome->interrupted) return exit_code::interrupted;
-  if (s.complete == 0 && s.created > 0) return exit_code::trials_failed;
+  if (outcome->interrupted) {
+    if (s.cancelled > 0)
+      fmt::print(stderr, "{} trial(s) cancelled; `dlsweep --db {} resume {} --rerun cancelled` runs them again\n",
+                 s.cancelled, db, spec.name);
+    return exit_code::interrupted;
+  }
+  if (s.complete == 0 && s.created > 0) {
+    std::string why;
+    for (const auto& [reason, n] : outcome->failure_reasons) why += fmt::format("\n  {} trial(s): {}", n, reason);
+    fmt::print(stderr, "no trial completed{}\n", why.empty() ? "" : ":" + why);
+    return exit_code::trials_failed;
+  }
   return exit_code::ok;
+}
+
+// Before the study is recorded or anything queued: would the scheduler accept its jobs at
+// all? A Slurm refusal (unknown partition, no slurm.conf) is a study error, reported with
+// the key it comes from; it never becomes a round of failed trials burning their retries.
+// Leaves no trace when it fails (the study's directory did not exist before).
+Status preflight(const StudySpec& spec, const EngineOptions& opts) {
+  if (spec.backend.kind == "local") return {};
+  const fs::path study_root = opts.runs_dir / spec.name;
+  Status st = [&]() -> Status {
+    boost::asio::io_context io;
+    auto backend = make_backend(io, spec, study_root);
+    if (!backend) return std::unexpected(backend.error());
+    return (*backend)->preflight(build_job(spec, opts.train_binary, 0, 0, 0, trial_dir_for(opts.runs_dir, spec.name, 0)));
+  }();
+  if (!st) {
+    std::error_code ec;
+    fs::remove_all(study_root, ec);
+  }
+  return st;
 }
 
 int cmd_submit(const SubmitArgs& a) {
@@ -147,6 +179,11 @@ int cmd_submit(const SubmitArgs& a) {
                "error: {}: runs_dir: {} already holds trial directories of an earlier study named '{}' "
                "(fix: remove that directory, or set runs_dir in the study)\n",
                a.study_file, study_root.string(), spec->name);
+    return exit_code::usage;
+  }
+
+  if (auto st = preflight(*spec, opts); !st) {
+    fmt::print(stderr, "error: {}: {}\nnothing was recorded or queued.\n", a.study_file, st.error().message());
     return exit_code::usage;
   }
 

@@ -4,18 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_codes.hpp"
+
 namespace dlsweep::orch {
 
-/// Documented exit codes of `dlsweep` (README, "Exit codes").
-namespace exit_code {
-inline constexpr int ok = 0;           ///< success
-inline constexpr int runtime = 1;      ///< database, disk or backend failure
-inline constexpr int usage = 2;        ///< bad arguments, invalid study, unknown study
-inline constexpr int trials_failed = 3;///< submit: the sweep ran, but no trial completed
-inline constexpr int internal = 70;    ///< a bug: please report it
-inline constexpr int detached = 75;    ///< --detach-on-term + SIGTERM: trials run on; `resume` follows them
-inline constexpr int interrupted = 130;///< Ctrl-C / SIGTERM: live trials cancelled and recorded
-}  // namespace exit_code
+/// Documented exit codes of `dlsweep` (README, "Exit codes"): common/exit_codes.hpp.
+namespace exit_code = ::dlsweep::exit_codes::cli;
 
 struct SubmitArgs {
   std::string db;
@@ -59,6 +53,7 @@ struct ResumeArgs {
   std::string db;
   std::string study;
   bool detach_on_term = false;  ///< SIGTERM leaves Slurm jobs running (EngineOptions)
+  std::string rerun;            ///< "cancelled,failed": re-run the trials in these states (new attempt)
 };
 int cmd_resume(const ResumeArgs& a);
 

@@ -31,7 +31,7 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
     auto params = sampler->next(n, {});
     if (!params) break;
     params_lines += params->dump() + "\n";
-    jobs.push_back(build_job(spec, train_binary, n, 0, trial_dir_for(runs_dir, spec.name, n)));
+    jobs.push_back(build_job(spec, train_binary, n, n, 0, trial_dir_for(runs_dir, spec.name, n)));
   }
   if (auto st = write_file_atomic(out / "params.jsonl", params_lines); !st) {
     fmt::print(stderr, "error: {}\n", st.error().message());

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/protocol.hpp"
+#include "orchestrator/failure_policy.hpp"
 #include "orchestrator/job_builder.hpp"
 #include "orchestrator/state_machine.hpp"
 #include "orchestrator/trial_files.hpp"
@@ -90,7 +91,7 @@ Result<SweepOutcome> Engine::run() {
   io_.run();
   io_.restart();
 
-  SweepOutcome out{interrupted_, detached_, snapshot()};
+  SweepOutcome out{interrupted_, detached_, snapshot(), failure_reasons_};
   // A detached study is still RUNNING: its trials are.
   std::string state = detached_ ? "RUNNING" : (fatal_ || interrupted_) ? "STOPPED" : "FINISHED";
   std::string reason = fatal_       ? "stopped on an error: " + fatal_->message()
@@ -234,8 +235,9 @@ void Engine::launch(std::int64_t trial_id) {
   live.prune_note.clear();
   live.last_value.reset();
   live.best_value.reset();
+  live.reported.clear();
 
-  sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.attempt, dir);
+  sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.number, live.row.attempt, dir);
 
   auto id = backend_.submit(job);
   // A requeued trial (QUEUED after its job died with a previous orchestrator) gets a new
@@ -244,6 +246,9 @@ void Engine::launch(std::int64_t trial_id) {
       !apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed"))
     return;
   if (!id) {
+    // The backend refused the job itself (a bad value, an unwritable directory): the same
+    // job would be refused again, so it is not retried.
+    live.deterministic_failure = true;
     apply(live.row, TrialEvent::lost, id.error().message());
     progress_.event(fmt::format("trial {} could not be submitted: {}", live.row.number, id.error().message()),
                     snapshot());
@@ -294,15 +299,11 @@ void Engine::record_job(const JobEvent& ev, const std::string& state) {
     fatal(st.error());
 }
 
-std::string Engine::failure_message(const Live& live, const JobEvent& ev) const {
+std::string Engine::failure_message(const Live& live, const JobEvent& ev, const std::string& verdict) const {
   std::string what;
   if (ev.kind == JobEventKind::lost) what = "lost: " + ev.message;
-  else if (ev.kind == JobEventKind::cancelled) what = ev.message.empty() ? "cancelled by the backend" : ev.message;
-  else if (ev.signal != 0) what = fmt::format("killed by signal {}", ev.signal);
-  else if (spec_.trial.embedded && ev.exit_code == 3) what = "diverged (loss became NaN/inf)";
-  else if (spec_.trial.embedded && ev.exit_code == 2) what = "rejected its parameters (exit 2)";
-  else if (ev.exit_code == protocol::kExitStopped) what = "stopped unasked (exit 75)";
-  else what = fmt::format("exit code {}", ev.exit_code);
+  else if (ev.kind == JobEventKind::cancelled) what = ev.message.empty() ? verdict : ev.message;
+  else what = verdict;
   // The backend's own words ("out of memory (OUT_OF_MEMORY)", "node failure") say more.
   if (ev.kind == JobEventKind::exited && !ev.message.empty() && ev.message.find("exit") == std::string::npos)
     what += " (" + ev.message + ")";
@@ -333,12 +334,33 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   std::optional<int> code;
   if (ev.kind == JobEventKind::exited && ev.signal == 0) code = ev.exit_code;
 
-  if (ok) {
+  // A clean exit without the objective is no result: the study cannot rank it.
+  std::optional<std::string> no_objective;
+  if (ok) no_objective = missing_objective(spec_.objective.metric, live.reported);
+  if (ok && !no_objective) {
     completed_curves_.push_back({prune_group(live.row.params), live.curve});
     apply(live.row, TrialEvent::completed, "finished", code);
+    // Only COMPLETE trials can be the best: one that reached a high value and then
+    // diverged or crashed is no schedule to recommend.
+    if (live.best_value) {
+      bool better = !counts_.best_value || (spec_.objective.mode == "max" ? *live.best_value > *counts_.best_value
+                                                                          : *live.best_value < *counts_.best_value);
+      if (better) {
+        counts_.best_value = live.best_value;
+        counts_.best_trial = live.row.number;
+      }
+    }
     progress_.event(fmt::format("trial {} complete: {} = {}", live.row.number, spec_.objective.metric,
                                 live.last_value ? fmt::format("{:.4g}", *live.last_value) : "n/a"),
                     snapshot());
+  } else if (no_objective) {
+    // Deterministic: the same program with the same params reports the same metrics.
+    live.deterministic_failure = true;
+    const std::string why =
+        *no_objective + (spec_.trial.max_retries > live.row.attempt ? std::string(" — ") + kNotRetried : "");
+    apply(live.row, TrialEvent::failed, why, code);
+    note_failure(*no_objective);
+    progress_.event(fmt::format("trial {} failed: {}", live.row.number, *no_objective), snapshot());
   } else if (stopped_on_request && live.stop_reason == "pruned") {
     const std::string why = live.prune_note.empty() ? "pruned" : live.prune_note;
     apply(live.row, TrialEvent::pruned, why, code);
@@ -346,16 +368,24 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   } else if (stopped_on_request) {
     apply(live.row, TrialEvent::cancel, live.stop_reason, code);
   } else {
-    std::string why = failure_message(live, ev);
-    // dlsweep-train's exit 2 (bad parameters/data) and 3 (diverged) repeat on every retry
-    // with the same params and seed: retrying only burns machine time.
-    live.deterministic_failure = spec_.trial.embedded && ev.kind == JobEventKind::exited && ev.signal == 0 &&
-                                 (ev.exit_code == 2 || ev.exit_code == 3);
+    // Exit 2 (bad parameters), 3 (diverged), a missing program repeat on every retry with
+    // the same params and seed: retrying only burns machine time (failure_policy.hpp).
+    const FailureVerdict verdict = classify_failure(ev.kind, ev.exit_code, ev.signal, ev.cannot_start);
+    std::string why = failure_message(live, ev, verdict.why);
+    live.deterministic_failure = !verdict.retry;
+    if (!verdict.retry && spec_.trial.max_retries > live.row.attempt) why += std::string(" — ") + kNotRetried;
     apply(live.row, ev.kind == JobEventKind::lost ? TrialEvent::lost : TrialEvent::failed, why, code);
+    note_failure(verdict.why);
     progress_.event(fmt::format("trial {} failed (attempt {}): {}", live.row.number, live.row.attempt, why),
                     snapshot());
   }
   finish_trial(id);
+}
+
+void Engine::note_failure(const std::string& why) {
+  for (auto& [reason, n] : failure_reasons_)
+    if (reason == why) { ++n; return; }
+  failure_reasons_.emplace_back(why, 1);
 }
 
 void Engine::finish_trial(std::int64_t trial_id) {
@@ -392,6 +422,7 @@ void Engine::ingest(Live& live, bool may_prune) {
       continue;
     }
     if (r->kind == protocol::RecordKind::eval || r->kind == protocol::RecordKind::final) {
+      for (const auto& [name, value] : r->metrics) live.reported.insert(name);
       if (auto m = r->metrics.find(spec_.objective.metric); m != r->metrics.end() && m->second == m->second) {
         live.curve.points.emplace_back(spec_.pruner.by == "step" ? double(r->step) : r->epoch, m->second);
         new_eval = new_eval || r->kind == protocol::RecordKind::eval;
@@ -399,12 +430,6 @@ void Engine::ingest(Live& live, bool may_prune) {
         bool better = !live.best_value || (spec_.objective.mode == "max" ? m->second > *live.best_value
                                                                           : m->second < *live.best_value);
         if (better) live.best_value = m->second;
-        bool best_overall = !counts_.best_value || (spec_.objective.mode == "max" ? m->second > *counts_.best_value
-                                                                                  : m->second < *counts_.best_value);
-        if (best_overall) {
-          counts_.best_value = m->second;
-          counts_.best_trial = live.row.number;
-        }
       }
     }
     records.push_back(std::move(*r));

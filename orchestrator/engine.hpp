@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,12 +50,18 @@ struct EngineOptions {
   /// running as a Slurm job, whose SIGTERM means preemption, requeue or its own time
   /// limit — not that the user wants the sweep stopped (SIGINT still interrupts).
   bool detach_on_sigterm = false;
+  /// `resume --rerun cancelled,failed`: restore() runs the trials in these states again
+  /// with their same params, as a new attempt (a `rerun` transition each).
+  std::set<TrialState> rerun;
 };
 
 struct SweepOutcome {
   bool interrupted = false;
   bool detached = false;  ///< see EngineOptions::detach_on_sigterm
   SweepSnapshot snapshot;
+  /// Why trials failed (the short phrase, e.g. "diverged (exit 3: ...)") and how often,
+  /// in the order first seen: the summary says so when nothing completed.
+  std::vector<std::pair<std::string, int>> failure_reasons;
 };
 
 class Engine {
@@ -79,7 +86,7 @@ class Engine {
 
   /// What restore() did with the live trials, for the resume message.
   struct RestoreCounts {
-    std::size_t adopted = 0, requeued = 0, retried = 0, strays_cancelled = 0;
+    std::size_t adopted = 0, requeued = 0, retried = 0, strays_cancelled = 0, rerun = 0;
   };
   const RestoreCounts& restore_counts() const { return restored_; }
 
@@ -97,6 +104,7 @@ class Engine {
     std::optional<double> last_value, best_value;
     search::Curve curve;             ///< (epoch or step, objective) of this attempt, for the pruner
     std::string prune_note;          ///< why the pruner stopped it
+    std::set<std::string> reported;  ///< metric names of this attempt's eval/final records
   };
 
   void wait_for_signal();
@@ -128,7 +136,8 @@ class Engine {
   void fatal(const Error& e);
   SweepSnapshot snapshot() const;
   double elapsed_s() const;
-  std::string failure_message(const Live& live, const sched::JobEvent& ev) const;
+  std::string failure_message(const Live& live, const sched::JobEvent& ev, const std::string& verdict) const;
+  void note_failure(const std::string& why);
 
   boost::asio::io_context& io_;
   db::Storage& storage_;
@@ -155,6 +164,7 @@ class Engine {
   std::optional<Error> fatal_;
   SweepSnapshot counts_;
   RestoreCounts restored_;
+  std::vector<std::pair<std::string, int>> failure_reasons_;
   /// The pruner's yardstick: the curves of COMPLETE trials, each with its pruner group
   /// (the values of pruner.group_by among its params).
   struct CompletedCurve {

@@ -12,6 +12,7 @@
 #include "common/protocol.hpp"
 
 #include "orchestrator/engine.hpp"
+#include "orchestrator/failure_policy.hpp"
 #include "orchestrator/job_builder.hpp"
 #include "orchestrator/trial_files.hpp"
 
@@ -74,7 +75,7 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
     if (auto it = by_id.find(t.id); it != by_id.end()) value = it->second->best_value;
     history_index_[t.id] = history_.size();
     history_.push_back(search::TrialRecord{t.number, t.params, is_final(t.state) || t.state == TrialState::failed, value});
-    if (value) {
+    if (value && t.state == TrialState::complete) {  // only COMPLETE trials can be the best
       bool better = !counts_.best_value || (spec_.objective.mode == "max" ? *value > *counts_.best_value
                                                                           : *value < *counts_.best_value);
       if (better) {
@@ -83,6 +84,17 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
       }
     }
     db::TrialRow row = t;
+    if (options_.rerun.contains(t.state)) {
+      // The user asked for it: same params, a new attempt, whatever the retry budget says.
+      if (auto st = rotate_metrics(row.trial_dir, row.attempt); !st) return st;
+      if (!apply(row, TrialEvent::rerun,
+                 fmt::format("re-run on request (`dlsweep resume --rerun {}`)", t.state == TrialState::failed ? "failed" : "cancelled")))
+        return fail("cannot re-run trial " + std::to_string(t.number), "resume");
+      history_.back().finished = false;
+      waiting_.push_back(row);
+      ++restored_.rerun;
+      continue;
+    }
     switch (t.state) {
       case TrialState::waiting:
         waiting_.push_back(row);
@@ -113,7 +125,8 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
         break;
       }
       case TrialState::failed:
-        if (row.attempt < spec_.trial.max_retries) {
+        // A deterministic failure (failure_policy.hpp) would fail the same way again.
+        if (row.attempt < spec_.trial.max_retries && row.message.find(kNotRetried) == std::string::npos) {
           if (auto st = rotate_metrics(row.trial_dir, row.attempt); !st) return st;
           if (apply(row, TrialEvent::retry, fmt::format("retry {} of {} (on resume)", row.attempt + 1,
                                                          spec_.trial.max_retries))) {
@@ -162,7 +175,7 @@ bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const 
   // From the start of the file: ingestion is idempotent, and the trial's best value so far
   // is rebuilt on the way.
   live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
-  auto id = backend_.adopt(build_job(spec_, options_.train_binary, row.id, row.attempt, row.trial_dir), native_id);
+  auto id = backend_.adopt(build_job(spec_, options_.train_binary, row.id, row.number, row.attempt, row.trial_dir), native_id);
   if (!id) {
     progress_.event(fmt::format("trial {}: cannot follow job {}: {}; requeuing it", row.number, native_id,
                                 id.error().message()),

@@ -26,8 +26,8 @@ std::vector<std::string> expand_placeholders(const std::vector<std::string>& arg
 
 }  // namespace
 
-sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, std::int64_t trial_id, int attempt,
-                         const fs::path& trial_dir) {
+sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, std::int64_t trial_id,
+                         std::int64_t number, int attempt, const fs::path& trial_dir) {
   std::error_code ec;
   std::string study_dir = fs::absolute(fs::path(spec.source), ec).parent_path().string();
   std::string dir = fs::absolute(trial_dir, ec).string();
@@ -40,7 +40,7 @@ sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, st
   job.workdir = dir;
   job.env = spec.trial.env;
   job.env[protocol::kEnvTrialDir] = dir;
-  job.env[protocol::kEnvTrialId] = std::to_string(trial_id);
+  job.env[protocol::kEnvTrialId] = std::to_string(number);
   job.env[protocol::kEnvAttempt] = std::to_string(attempt);
   job.env[protocol::kEnvStudy] = spec.name;
   job.ranks = spec.trial.ranks;

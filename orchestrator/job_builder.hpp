@@ -11,7 +11,9 @@
 
 namespace dlsweep::orch {
 
+/// `trial_id` is the database id (what the backend's events carry back); `number` is the
+/// trial number the user sees, exported as DLSWEEP_TRIAL_ID on every backend.
 sched::JobSpec build_job(const StudySpec& spec, const std::filesystem::path& train_binary, std::int64_t trial_id,
-                         int attempt, const std::filesystem::path& trial_dir);
+                         std::int64_t number, int attempt, const std::filesystem::path& trial_dir);
 
 }  // namespace dlsweep::orch

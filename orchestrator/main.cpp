@@ -20,7 +20,7 @@ int main(int argc, char** argv) try {
   app.add_option("--db", db, "SQLite database (default: $DLSWEEP_DB or ./dlsweep.db)");
   app.footer(
       "Exit codes: 0 ok, 1 runtime failure (database/disk/backend), 2 bad arguments or study,\n"
-      "3 submit: no trial completed, 70 internal error, 75 detached (--detach-on-term; trials run on),\n"
+      "3 submit/resume: no trial completed, best: no COMPLETE trial to pick, 70 internal error, 75 detached (--detach-on-term; trials run on),\n"
       "130 interrupted (trials cancelled).");
 
   SubmitArgs submit;
@@ -58,6 +58,9 @@ int main(int argc, char** argv) try {
   auto* rs = app.add_subcommand("resume", "continue a sweep whose orchestrator stopped or died");
   rs->add_option("study", resume.study, "study name")->required();
   rs->add_flag("--detach-on-term", resume.detach_on_term, detach_help);
+  rs->add_option("--rerun", resume.rerun,
+                 "cancelled, failed or cancelled,failed: run those trials again with their same params (a new "
+                 "attempt each; e.g. the holes Ctrl-C left in a grid)");
 
   CancelArgs cancel;
   auto* c = app.add_subcommand("cancel", "cancel a study's unfinished trials (or some of them) and record it");

@@ -15,6 +15,7 @@ std::string_view to_string(TrialEvent e) {
     case TrialEvent::requeued: return "requeued";
     case TrialEvent::retry: return "retry";
     case TrialEvent::cancel: return "cancel";
+    case TrialEvent::rerun: return "rerun";
   }
   return "?";
 }
@@ -27,6 +28,11 @@ Result<Transition> next_state(TrialState from, int attempt, TrialEvent event, in
                             why.empty() ? "" : " (" + why + ")"),
                 "trial state machine");
   };
+  // The user may run a cancelled or failed trial again; nothing else reopens a final state.
+  if (event == E::rerun) {
+    if (from == S::cancelled || from == S::failed) return Transition{S::waiting, attempt + 1};
+    return reject("only CANCELLED or FAILED trials can be re-run");
+  }
   if (is_final(from)) return reject("finished states are final");
   switch (event) {
     case E::launch:
@@ -56,6 +62,7 @@ Result<Transition> next_state(TrialState from, int attempt, TrialEvent event, in
     case E::cancel:
       if (from == S::waiting || is_active(from)) return Transition{S::cancelled, attempt};
       return reject();
+    case E::rerun: break;  // handled above
   }
   return reject();
 }

@@ -5,7 +5,9 @@
 //   QUEUED|RUNNING --failed/lost--> FAILED --retry (retries left)--> WAITING (attempt+1)
 //   QUEUED|RUNNING --requeued--> QUEUED (same attempt, resumes from its checkpoint)
 //   WAITING|QUEUED|RUNNING --cancel--> CANCELLED
-//   COMPLETE, PRUNED, CANCELLED are final: every event on them is rejected.
+//   CANCELLED|FAILED --rerun--> WAITING (attempt+1): only on the user's request
+//                               (`dlsweep resume --rerun cancelled,failed`), same params
+//   COMPLETE, PRUNED are final; CANCELLED accepts nothing but rerun.
 //
 // A pure function of (state, attempt, event, max_retries): no I/O, no clock. The engine
 // applies its result through Storage::transition, which records the event in the same
@@ -19,7 +21,7 @@
 
 namespace dlsweep::orch {
 
-enum class TrialEvent { launch, started, completed, pruned, failed, lost, requeued, retry, cancel };
+enum class TrialEvent { launch, started, completed, pruned, failed, lost, requeued, retry, cancel, rerun };
 
 std::string_view to_string(TrialEvent e);
 

@@ -21,9 +21,19 @@ struct Rows {
   std::vector<std::vector<nlohmann::json>> rows;
 };
 
-std::string render(const Rows& rows, OutputFormat fmt);
-/// A scalar as it appears in a table or CSV cell (numbers with up to 6 significant digits
-/// in tables, full precision in CSV; null as empty).
-std::string cell_text(const nlohmann::json& v, bool full_precision);
+/// `max_width` (tables only; 0: no limit): the widest text column (a message, preferably)
+/// is shortened with "..." until every line fits. CSV and JSON are never shortened.
+std::string render(const Rows& rows, OutputFormat fmt, std::size_t max_width = 0);
+/// A scalar as it appears in a table or CSV cell: in tables, numbers with 4 significant
+/// digits and timestamps (`column` named `at` or `*_at`) as ISO 8601 UTC text; in CSV full
+/// precision and the stored number. null is empty.
+std::string cell_text(const nlohmann::json& v, bool full_precision, const std::string& column = {});
+
+/// Unix seconds as "2026-11-21T14:03:07Z".
+std::string iso_utc(double unix_s);
+
+/// The width tables should fit: on a terminal its width (TIOCGWINSZ), else $COLUMNS when
+/// set, else 0 (no limit: a pipe or file gets whole lines).
+std::size_t output_width(int fd);
 
 }  // namespace dlsweep::orch

@@ -63,6 +63,8 @@ struct JobEvent {
   int signal = 0;          ///< for exited: the terminating signal, 0 if none
   std::string message;     ///< human-readable detail
   std::string native_id;   ///< the scheduler's own id ("1234_5" for a Slurm array task); may be empty
+  bool cannot_start = false;  ///< for lost: the program could not be started at all (not found,
+                              ///< not executable): retrying cannot help
 };
 
 using EventHandler = std::function<void(const JobEvent&)>;
@@ -97,6 +99,13 @@ class Backend {
 
   /// Whether jobs keep running when the orchestrator dies.
   virtual bool jobs_outlive_orchestrator() const { return false; }
+  /// Before anything is queued: would the scheduler accept a job like `sample` at all?
+  /// (Slurm: `sbatch --test-only` of the rendered script.) An Error names the study key
+  /// to fix (`backend.partition`). Synchronous; call before the event loop runs.
+  virtual Status preflight(const JobSpec& sample) {
+    (void)sample;
+    return {};
+  }
   /// The study's jobs the scheduler still holds (pending or running). Blocks; call before
   /// the event loop runs.
   virtual Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& /*study*/) {

@@ -120,7 +120,9 @@ void LocalBackend::pump() {
 void LocalBackend::launch(std::unique_ptr<Job> job) {
   auto pid = spawn_process(launch_argv(job->spec), job->spec.workdir, job->spec.env);
   if (!pid) {
-    emit(event_for(*job, JobEventKind::lost, pid.error().message()));
+    auto ev = event_for(*job, JobEventKind::lost, pid.error().message());
+    ev.cannot_start = true;
+    emit(ev);
     return;
   }
   job->pid = *pid;

@@ -30,6 +30,9 @@ class ApiDriver final : public Driver {
 
   std::string_view name() const override { return "api"; }
   DriverResult<std::uint32_t> submit(const SubmitRequest& req) override;
+  /// Through the CLI (`sbatch --test-only` of the same script): slurm_job_will_run's
+  /// answer depends on the Slurm release, the CLI's does not.
+  DriverResult<void> test_only(const SubmitRequest& req) override { return sacct_.test_only(req); }
   DriverResult<std::vector<JobRecord>> query(const std::vector<std::uint32_t>& job_ids) override;
   DriverResult<std::vector<JobRecord>> list_jobs() override;
   DriverResult<std::vector<JobRecord>> accounting(const std::vector<std::string>& native_ids) override;

@@ -20,6 +20,8 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/slurm_refusal.hpp"
+
 #include "schedulers/slurm_quote.hpp"
 
 namespace dlsweep::sched {
@@ -66,6 +68,35 @@ Status write_file_atomically(const fs::path& path, const std::string& text) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- preflight
+
+Status SlurmBackend::preflight(const JobSpec& sample) {
+  // sbatch retries a missing SLURM_CONF file for a minute before it says so.
+  std::error_code ec;
+  if (!options_.slurm_conf.empty() && !fs::is_regular_file(options_.slurm_conf, ec))
+    return fail(fmt::format("no Slurm configuration file at {}", options_.slurm_conf), "backend.slurm_conf",
+                "give the path of the cluster's slurm.conf (`scontrol show config | grep SLURM_CONF` on a node "
+                "where Slurm works), or remove the key to use $SLURM_CONF");
+  BatchRequest req;
+  req.study = sample.study;
+  req.tag = "preflight";
+  req.script_dir = options_.script_dir;
+  req.ranks = sample.ranks;
+  req.time_limit_min = time_limit_minutes(sample.timeout_s);
+  req.throttle = options_.max_concurrent;
+  req.tasks.push_back(BatchTask{sample.token(), sample.workdir, sample.argv, sample.env});
+  auto prepared = prepare_batch(template_text_, options_, req);
+  if (!prepared) return std::unexpected(prepared.error());
+  if (auto st = write_file_atomically(req.index_path(), prepared->index_text); !st) return st;
+  if (auto st = write_file_atomically(req.script_path(), prepared->request.script); !st) return st;
+  auto r = driver_->test_only(prepared->request);
+  if (!r && r.error().transient)
+    return fail("the Slurm controller did not answer `sbatch --test-only`: " + r.error().error.message(), "backend",
+                "check that slurmctld is up (`scontrol ping`), then submit again");
+  if (!r) return std::unexpected(explain_refusal(r.error().error.what, options_));
+  return {};
+}
 
 // ---------------------------------------------------------------- construction
 
@@ -131,7 +162,7 @@ void SlurmBackend::run_on_worker(F work, Done done) {
 }
 
 void SlurmBackend::emit(const Job& job, JobEventKind kind, std::string message, std::string native_id, int exit_code,
-                        int signal) {
+                        int signal, bool cannot_start) {
   JobEvent ev;
   ev.job_id = job.id;
   ev.trial_id = job.spec.trial_id;
@@ -141,6 +172,7 @@ void SlurmBackend::emit(const Job& job, JobEventKind kind, std::string message, 
   ev.native_id = std::move(native_id);
   ev.exit_code = exit_code;
   ev.signal = signal;
+  ev.cannot_start = cannot_start;
   boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_), ev = std::move(ev)] {
     if (alive.expired()) return;
     if (handler_) handler_(ev);
@@ -357,14 +389,16 @@ void SlurmBackend::on_submitted(Batch& batch, DriverResult<std::uint32_t> r) {
       });
       return;
     }
+    // A refusal is the same for every retry: it fails the trials without using their retries.
     std::string why = r.error().transient
                           ? fmt::format("could not be submitted for {:.0f} s: {}", waited, e.message())
-                          : "sbatch refused the job: " + e.message();
+                          : "Slurm refused the job: " + explain_refusal(e.what, options_).message();
     for (const auto& id : batch.ids) {
       auto it = jobs_.find(id);
       if (it == jobs_.end()) continue;
       emit(*it->second, it->second->cancel_requested ? JobEventKind::cancelled : JobEventKind::lost,
-           it->second->cancel_requested ? "cancelled before it was submitted" : why);
+           it->second->cancel_requested ? "cancelled before it was submitted" : why, {}, 0, 0,
+           /*cannot_start=*/!r.error().transient);
       jobs_.erase(it);
     }
     drop_front();

@@ -94,6 +94,7 @@ class SlurmBackend final : public Backend {
   /// not submitted. Fails on a malformed native id ("1234" or "1234_5").
   Result<std::string> adopt(const JobSpec& spec, const std::string& native_id) override;
 
+  Status preflight(const JobSpec& sample) override;
   bool jobs_outlive_orchestrator() const override { return true; }
   /// find_jobs() in the Backend's terms.
   Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& study) override;
@@ -123,7 +124,7 @@ class SlurmBackend final : public Backend {
   template <class F, class Done>
   void run_on_worker(F work, Done done);
   void emit(const Job& job, JobEventKind kind, std::string message, std::string native_id = {}, int exit_code = 0,
-            int signal = 0);
+            int signal = 0, bool cannot_start = false);
   void log(const std::string& msg);
 
   void schedule_flush();

@@ -73,6 +73,18 @@ DriverResult<CommandOutput> CliDriver::run(const std::vector<std::string>& argv,
   return std::move(*r);
 }
 
+DriverResult<void> CliDriver::test_only(const SubmitRequest& req) {
+  // All of stderr is kept: the line that names the problem is not always the first.
+  auto r = run({"sbatch", "--test-only", req.script_path.string()}, /*accept_nonzero=*/true);
+  if (!r) return std::unexpected(r.error());
+  if (r->exit_code == 0) return {};
+  const std::string text = r->err.empty() ? r->out : r->err;
+  const bool t = is_transient_slurm_error(text);
+  Error e{text.empty() ? fmt::format("exit status {} (no message)", r->exit_code) : text,
+          describe_command({"sbatch", "--test-only", req.script_path.string()}), ""};
+  return std::unexpected(t ? transient(std::move(e)) : permanent(std::move(e)));
+}
+
 DriverResult<std::uint32_t> CliDriver::submit(const SubmitRequest& req) {
   auto r = run({"sbatch", "--parsable", req.script_path.string()});
   if (!r) return std::unexpected(r.error());

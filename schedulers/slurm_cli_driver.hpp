@@ -28,6 +28,7 @@ class CliDriver final : public Driver {
 
   std::string_view name() const override { return "cli"; }
   DriverResult<std::uint32_t> submit(const SubmitRequest& req) override;
+  DriverResult<void> test_only(const SubmitRequest& req) override;
   DriverResult<std::vector<JobRecord>> query(const std::vector<std::uint32_t>& job_ids) override;
   DriverResult<std::vector<JobRecord>> list_jobs() override;
   DriverResult<std::vector<JobRecord>> accounting(const std::vector<std::string>& native_ids) override;

@@ -63,6 +63,13 @@ class Driver {
   virtual ~Driver() = default;
   virtual std::string_view name() const = 0;
   virtual DriverResult<std::uint32_t> submit(const SubmitRequest& req) = 0;
+  /// Asks the controller whether it would accept `req` (sbatch --test-only), queueing
+  /// nothing. The error's text is the controller's own refusal (explain_refusal() maps it
+  /// to a study key). A driver that cannot ask accepts (the default).
+  virtual DriverResult<void> test_only(const SubmitRequest& req) {
+    (void)req;
+    return {};
+  }
   virtual DriverResult<std::vector<JobRecord>> query(const std::vector<std::uint32_t>& job_ids) = 0;
   virtual DriverResult<std::vector<JobRecord>> list_jobs() = 0;
   virtual DriverResult<std::vector<JobRecord>> accounting(const std::vector<std::string>& native_ids) = 0;

@@ -46,10 +46,11 @@ namespace {
 namespace dt = dlsweep::trainer;
 namespace fs = std::filesystem;
 
-constexpr int kExitFailure = 1;
-constexpr int kExitBadInput = 2;
-constexpr int kExitDiverged = 3;
-constexpr int kExitInternal = 70;
+// common/exit_codes.hpp lists them all (and what the orchestrator makes of each).
+constexpr int kExitFailure = dlsweep::exit_codes::trial::failure;
+constexpr int kExitBadInput = dlsweep::exit_codes::trial::bad_input;
+constexpr int kExitDiverged = dlsweep::exit_codes::trial::diverged;
+constexpr int kExitInternal = dlsweep::exit_codes::trial::internal;
 
 struct Args {
   std::optional<fs::path> params;

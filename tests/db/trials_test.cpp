@@ -218,6 +218,20 @@ TEST_CASE("state_counts reports each present state in state-machine order") {
   CHECK(must(s->state_counts(study + 1)).empty());
 }
 
+TEST_CASE("a CANCELLED trial may go back to WAITING (the user's rerun), and nowhere else") {
+  TempDir dir;
+  auto s = must(Storage::open_readwrite(dir / "sweep.db"));
+  auto study = must(s->create_study(study_named("x")));
+  auto id = must(s->create_trial(study, 0, nlohmann::json::object(), "d"));
+  must(s->transition(move(id, TrialState::waiting, TrialState::cancelled, 0, "user")));
+  auto elsewhere = s->transition(move(id, TrialState::cancelled, TrialState::running, 0, "x"));
+  REQUIRE_FALSE(elsewhere.has_value());
+  CHECK_THAT(elsewhere.error().message(), Catch::Contains("finished state"));
+  must(s->transition(move(id, TrialState::cancelled, TrialState::waiting, 1, "re-run on request")));
+  CHECK(must(s->get_trial(id)).state == TrialState::waiting);
+  CHECK(must(s->get_trial(id)).attempt == 1);
+}
+
 TEST_CASE("record_job upserts the job state and note_event appends free events") {
   TempDir dir;
   auto s = must(Storage::open_readwrite(dir / "sweep.db"));

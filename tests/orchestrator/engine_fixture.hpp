@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,7 @@ struct Fixture {
   std::unique_ptr<db::Storage> storage;
   orch::StudySpec spec;
   std::int64_t study_id = 0;
+  std::set<TrialState> rerun;  ///< EngineOptions::rerun of the next run()
 
   explicit Fixture(const std::string& name, const std::string& extra_yaml) {
     dir = fs::temp_directory_path() / fmt::format("dlsweep-engine-{}-{}", ::getpid(), name);
@@ -60,6 +62,7 @@ runs_dir: {}
     opts.runs_dir = dir / "runs";
     opts.tick_s = 0.01;
     opts.handle_signals = false;
+    opts.rerun = rerun;
     std::FILE* sink = std::fopen("/dev/null", "w");
     orch::Progress progress(sink, false);
     orch::Engine engine(io, *storage, backend, spec, study_id, opts, progress);

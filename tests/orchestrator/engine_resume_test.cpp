@@ -4,6 +4,7 @@
 // is requeued; jobs no live trial owns are cancelled. New submissions go to a fake backend.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -124,6 +125,8 @@ TEST_CASE("engine: restore follows surviving jobs, requeues lost ones, cancels s
       at = to;
     }
     if (n != 4) REQUIRE(f.storage->record_job({*id, 0, "survivor", fmt::format("100_{}", n), "RUNNING"}));
+    // Trial 1's job ran to its end unwatched: it reported its objective before exiting 0.
+    if (n == 1) std::ofstream(dir / "metrics.jsonl") << eval_line(0, 10, 0.7, true) << "\n";
   }
   auto token = [&](int n) { return fmt::format("survive/{}/0", ids[n]); };
   backend.surviving = {{token(0), "100_0", "RUNNING"}, {token(3), "100_3", "RUNNING"}};

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -33,11 +34,15 @@ TEST_CASE("engine: every grid point runs once, metrics reach the database, concu
   CHECK(out->snapshot.complete == 5);
   CHECK(backend.submitted().size() == 5);
   CHECK(max_running <= 2);
+  std::set<std::string> trial_ids;
   for (const auto& job : backend.submitted()) {
+    trial_ids.insert(job.env.at("DLSWEEP_TRIAL_ID"));
     CHECK(job.env.at("DLSWEEP_STUDY") == "ok");
     CHECK(job.env.at("DLSWEEP_ATTEMPT") == "0");
     CHECK(fs::path(job.env.at("DLSWEEP_TRIAL_DIR")).is_absolute());
   }
+  // DLSWEEP_TRIAL_ID is the trial number (0..4), not the database id (1..5).
+  CHECK(trial_ids == std::set<std::string>{"0", "1", "2", "3", "4"});
   auto sums = f.storage->summaries(f.study_id);
   REQUIRE(sums.has_value());
   REQUIRE(sums->size() == 5);
@@ -59,7 +64,7 @@ TEST_CASE("engine: failed trials are retried with a new attempt, then stay FAILE
     sched::FakeOutcome o;
     o.run_s = 0.01;
     // Trial x=1 fails on every attempt; the others fail once then succeed.
-    bool always = job.env.at("DLSWEEP_TRIAL_ID") == "1";
+    bool always = job.env.at("DLSWEEP_TRIAL_ID") == "0";
     o.exit_code = (always || job.attempt == 0) ? 9 : 0;
     o.metrics_lines = {eval_line(0, 1, job.attempt == 0 ? 0.1 : 0.7)};
     return o;

@@ -21,10 +21,11 @@ static const std::map<std::pair<S, E>, S> kAllowed = {
     {{S::queued, E::requeued}, S::queued},    {{S::running, E::requeued}, S::queued},
     {{S::failed, E::retry}, S::waiting},      {{S::waiting, E::cancel}, S::cancelled},
     {{S::queued, E::cancel}, S::cancelled},   {{S::running, E::cancel}, S::cancelled},
+    {{S::cancelled, E::rerun}, S::waiting},   {{S::failed, E::rerun}, S::waiting},
 };
 
 static const E kEvents[] = {E::launch, E::started, E::completed, E::pruned, E::failed,
-                            E::lost,   E::requeued, E::retry,    E::cancel};
+                            E::lost,   E::requeued, E::retry,    E::cancel, E::rerun};
 
 TEST_CASE("every (state, event) pair follows the transition table") {
   for (S s : dlsweep::kAllTrialStates) {
@@ -38,15 +39,27 @@ TEST_CASE("every (state, event) pair follows the transition table") {
       } else {
         REQUIRE(r.has_value());
         CHECK(r->to == it->second);
-        CHECK(r->attempt == (e == E::retry ? 1 : 0));
+        CHECK(r->attempt == (e == E::retry || e == E::rerun ? 1 : 0));
       }
     }
   }
 }
 
-TEST_CASE("finished states are final") {
+TEST_CASE("finished states are final; only a user's rerun reopens CANCELLED") {
   for (S s : {S::complete, S::pruned, S::cancelled})
-    for (E e : kEvents) CHECK_FALSE(next_state(s, 0, e, 5).has_value());
+    for (E e : kEvents)
+      if (!(s == S::cancelled && e == E::rerun)) CHECK_FALSE(next_state(s, 0, e, 5).has_value());
+}
+
+TEST_CASE("rerun starts a new attempt, even with no retries configured") {
+  for (S s : {S::cancelled, S::failed}) {
+    auto r = next_state(s, 2, E::rerun, /*max_retries=*/0);
+    REQUIRE(r.has_value());
+    CHECK(r->to == S::waiting);
+    CHECK(r->attempt == 3);
+  }
+  CHECK_FALSE(next_state(S::complete, 0, E::rerun, 0).has_value());
+  CHECK_FALSE(next_state(S::pruned, 0, E::rerun, 0).has_value());
 }
 
 TEST_CASE("retry is bounded by max_retries and counts attempts") {

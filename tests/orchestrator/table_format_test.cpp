@@ -23,6 +23,7 @@ static dlsweep::db::TrialSummary trial(int n, json params, std::optional<double>
                                        std::optional<double> tt, std::optional<std::int64_t> steps) {
   dlsweep::db::TrialSummary t;
   t.number = n;
+  t.state = "COMPLETE";
   t.params = std::move(params);
   t.best_value = best;
   t.value = best;
@@ -37,30 +38,59 @@ TEST_CASE("best picks time-to-target when a target was reached, else the best va
       trial(1, {{"batch_size", 1024}}, 0.89, 12.0, 300),
       trial(2, {{"batch_size", 4096}}, 0.85, std::nullopt, std::nullopt),
   };
-  auto by_time = choose_best(ts, "val_acc", "max", 0.88, BestBy::automatic);
+  auto by_time = choose_best(ts, "val_acc", "max", 0.88, BestBy::automatic).choice;
   REQUIRE(by_time);
   CHECK(by_time->index == 1);
   CHECK(by_time->criterion == BestBy::time);
   CHECK(by_time->explanation[0].find("batch_size=1024") != std::string::npos);
-  CHECK(by_time->explanation[1] == "2 of 3 trials reached the target");
+  CHECK(by_time->explanation[1] == "2 of 3 complete trials reached the target");
 
-  auto by_value = choose_best(ts, "val_acc", "max", 0.88, BestBy::value);
+  auto by_value = choose_best(ts, "val_acc", "max", 0.88, BestBy::value).choice;
   REQUIRE(by_value);
   CHECK(by_value->index == 0);
 
-  auto by_steps = choose_best(ts, "val_acc", "max", 0.88, BestBy::steps);
+  auto by_steps = choose_best(ts, "val_acc", "max", 0.88, BestBy::steps).choice;
   REQUIRE(by_steps);
   CHECK(by_steps->index == 1);
 
-  auto no_target = choose_best(ts, "val_acc", "max", std::nullopt, BestBy::automatic);
+  auto no_target = choose_best(ts, "val_acc", "max", std::nullopt, BestBy::automatic).choice;
   REQUIRE(no_target);
   CHECK(no_target->criterion == BestBy::value);
   CHECK(no_target->index == 0);
 
-  auto min_mode = choose_best(ts, "val_loss", "min", std::nullopt, BestBy::value);
+  auto min_mode = choose_best(ts, "val_loss", "min", std::nullopt, BestBy::value).choice;
   REQUIRE(min_mode);
   CHECK(min_mode->index == 2);
 
   std::vector<dlsweep::db::TrialSummary> none = {trial(0, {}, std::nullopt, std::nullopt, std::nullopt)};
-  CHECK_FALSE(choose_best(none, "val_acc", "max", 0.9, BestBy::automatic).has_value());
+  CHECK_FALSE(choose_best(none, "val_acc", "max", 0.9, BestBy::automatic).choice.has_value());
+}
+
+TEST_CASE("tables fit the width: the message column is shortened, CSV keeps it whole") {
+  std::string msg(300, 'x');
+  Rows r{{"trial", "state", "value", "message"}, {{0, "FAILED", 0.123456789, msg}, {1, "COMPLETE", 12345.678, "ok"}}};
+  auto table = render(r, OutputFormat::table, 100);
+  std::size_t start = 0;
+  while (start < table.size()) {
+    auto end = table.find('\n', start);
+    CHECK(end - start <= 100);
+    start = end + 1;
+  }
+  CHECK(table.find("xxx...") != std::string::npos);
+  CHECK(table.find("0.1235") != std::string::npos);  // 4 significant digits
+  CHECK(table.find("1.235e+04") != std::string::npos);
+  auto csv = render(r, OutputFormat::csv, 100);
+  CHECK(csv.find(msg) != std::string::npos);
+  CHECK(csv.find("0.123456789") != std::string::npos);
+  CHECK(render(r, OutputFormat::table).find(msg) != std::string::npos);  // 0: no limit
+}
+
+TEST_CASE("timestamps are ISO text in tables and unix seconds in CSV") {
+  Rows r{{"at", "created_at", "wall_s"}, {{1795000000.25, 1795000000.25, 1795000000.25}}};
+  auto table = render(r, OutputFormat::table);
+  CHECK(table.find("2026-11-18T") != std::string::npos);
+  CHECK(table.find("1.795e+09") != std::string::npos);  // wall_s is no timestamp
+  auto csv = render(r, OutputFormat::csv);
+  CHECK(csv.find("1795000000.25,1795000000.25") != std::string::npos);
+  CHECK(iso_utc(0) == "1970-01-01T00:00:00Z");
 }

@@ -1,0 +1,41 @@
+// failure_policy.hpp — what a trial's end means: whether a failure may go away on a retry,
+// and whether a clean exit really delivered what the study asked for.
+//
+// Retry table (README, "Failures and retries"); the exit codes are common/exit_codes.hpp:
+//   killed by a signal, lost job, node failure, time limit, cancelled by the scheduler,
+//   exit 75 unasked, exit 1 or any other code not listed below     -> transient: retried
+//   exit 2 (bad parameters), 3 (diverged), 126/127 (program or script missing or not
+//   executable), a program the backend cannot start at all          -> deterministic: not retried
+// Retrying a deterministic failure re-runs the same params with the same seed: it fails
+// the same way and only burns machine time.
+//
+// Pure: no I/O, no clock.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "schedulers/backend.hpp"
+
+namespace dlsweep::orch {
+
+/// Appended to the message of a failed trial that had retries left but was not retried
+/// (resume reads it back and does not retry it either).
+inline constexpr const char* kNotRetried = "not retried: it would fail the same way";
+
+struct FailureVerdict {
+  bool retry = true;   ///< may be transient: retry while retries are left
+  std::string why;     ///< the short phrase for the message ("diverged (exit 3)")
+};
+
+/// Classifies an unsuccessful end of a job (not a clean exit 0, not a requested stop).
+/// `cannot_start`: the backend reported that the program could not be started at all.
+FailureVerdict classify_failure(sched::JobEventKind kind, int exit_code, int signal, bool cannot_start);
+
+/// A trial that exited 0 but never reported its objective in an eval/final record failed:
+/// returns "objective val_acc was never reported (it reported: acc, loss)", or nullopt
+/// when `reported` (metric names of its eval/final records) holds the objective.
+std::optional<std::string> missing_objective(const std::string& metric, const std::set<std::string>& reported);
+
+}  // namespace dlsweep::orch

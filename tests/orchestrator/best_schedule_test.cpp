@@ -1,0 +1,59 @@
+// choose_best: only COMPLETE trials can win, the rest are counted, explanations tell the truth.
+#include <catch2/catch.hpp>
+
+#include "orchestrator/best_schedule.hpp"
+
+using dlsweep::db::TrialSummary;
+using dlsweep::orch::BestBy;
+using dlsweep::orch::choose_best;
+
+static TrialSummary trial(std::int64_t n, const char* state, std::optional<double> best, std::optional<double> ttt = {},
+                          std::optional<std::int64_t> steps = {}) {
+  TrialSummary t;
+  t.trial_id = n + 1;
+  t.number = n;
+  t.state = state;
+  t.params = {{"batch_size", 64 << n}};
+  t.best_value = best;
+  t.value = best;
+  t.time_to_target_s = ttt;
+  t.steps_to_target = steps;
+  return t;
+}
+
+TEST_CASE("best: a trial that reached the target and then diverged cannot win") {
+  std::vector<TrialSummary> ts = {trial(0, "FAILED", 0.95, 1.0, 10), trial(1, "COMPLETE", 0.90, 5.0, 50),
+                                  trial(2, "COMPLETE", 0.89, 7.0, 70), trial(3, "PRUNED", 0.5)};
+  for (BestBy by : {BestBy::automatic, BestBy::time, BestBy::steps, BestBy::value}) {
+    auto out = choose_best(ts, "val_acc", "max", 0.88, by);
+    REQUIRE(out.choice);
+    CHECK(ts[out.choice->index].number == 1);
+    CHECK(out.eligible == 2);
+    CHECK(out.left_out_text() == "left out: 1 FAILED, 1 PRUNED (only COMPLETE trials can win)");
+  }
+}
+
+TEST_CASE("best: with every trial crashed there is nothing to recommend") {
+  std::vector<TrialSummary> ts = {trial(0, "FAILED", 0.95, 1.0, 10), trial(1, "FAILED", 0.7)};
+  auto out = choose_best(ts, "val_acc", "max", 0.88, BestBy::automatic);
+  CHECK_FALSE(out.choice);
+  CHECK(out.eligible == 0);
+  CHECK(out.left_out_text().find("2 FAILED") != std::string::npos);
+}
+
+TEST_CASE("best --by value says how many trials reached the target, not that none did") {
+  std::vector<TrialSummary> ts = {trial(0, "COMPLETE", 0.95, 9.0, 90), trial(1, "COMPLETE", 0.90, 5.0, 50),
+                                  trial(2, "COMPLETE", 0.80)};
+  auto out = choose_best(ts, "val_acc", "max", 0.88, BestBy::value);
+  REQUIRE(out.choice);
+  CHECK(ts[out.choice->index].number == 0);
+  std::string all;
+  for (const auto& l : out.choice->explanation) all += l + "\n";
+  CHECK(all.find("no complete trial reached") == std::string::npos);
+  CHECK(all.find("2 of 3 complete trials reached the target 0.88") != std::string::npos);
+
+  std::vector<TrialSummary> none = {trial(0, "COMPLETE", 0.8), trial(1, "COMPLETE", 0.7)};
+  auto n = choose_best(none, "val_acc", "max", 0.88, BestBy::value);
+  REQUIRE(n.choice);
+  CHECK(n.choice->explanation.at(1) == "no complete trial reached the target 0.88");
+}

@@ -1,0 +1,117 @@
+// Honest outcomes of the engine (fake backend, real SQLite): a clean exit without the
+// objective is a failure; deterministic failures are not retried; only COMPLETE trials
+// are the progress line's best; `resume --rerun` runs cancelled trials again.
+#include <catch2/catch.hpp>
+
+#include "engine_fixture.hpp"
+#include "schedulers/fake_backend.hpp"
+
+static std::string loss_line(int seq, int step, double loss, bool final = false) {
+  return fmt::format(R"({{"seq":{},"kind":"{}","step":{},"epoch":{},"samples":{},"wall_s":{},"metrics":{{"loss":{}}}}})",
+                     seq, final ? "final" : "eval", step, step / 10.0, step * 32, step * 0.1, loss);
+}
+
+TEST_CASE("engine: exit 0 without the objective metric ends FAILED, is not retried, and is said why") {
+  Fixture f("noobj", "  max_retries: 2");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    o.metrics_lines = {loss_line(0, 10, 0.5), loss_line(1, 20, 0.4, true)};
+    return o;
+  });
+  auto out = f.run(backend, io);
+  REQUIRE(out.has_value());
+  CHECK(out->snapshot.complete == 0);
+  CHECK(out->snapshot.failed == 5);
+  CHECK(backend.submitted().size() == 5);  // no retries: it would report the same metrics again
+  REQUIRE(out->failure_reasons.size() == 1);
+  CHECK(out->failure_reasons[0].first == "objective acc was never reported (it reported: loss)");
+  CHECK(out->failure_reasons[0].second == 5);
+  auto rows = f.storage->list_trials(f.study_id);
+  REQUIRE(rows.has_value());
+  for (const auto& t : *rows) {
+    CHECK(t.state == TrialState::failed);
+    INFO(t.message);
+    CHECK(t.message.find("objective acc was never reported (it reported: loss)") != std::string::npos);
+  }
+}
+
+TEST_CASE("engine: a trial that reached the target then diverged is not the best, and is not retried") {
+  Fixture f("diverged", "  max_retries: 2");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    if (job.env.at("DLSWEEP_TRIAL_ID") == "0") {
+      o.metrics_lines = {eval_line(0, 10, 0.99)};
+      o.exit_code = 3;  // diverged after its best evaluation
+    } else {
+      o.metrics_lines = {eval_line(0, 10, 0.6), eval_line(1, 20, 0.7, true)};
+    }
+    return o;
+  });
+  auto out = f.run(backend, io);
+  REQUIRE(out.has_value());
+  CHECK(out->snapshot.complete == 4);
+  CHECK(out->snapshot.failed == 1);
+  CHECK(backend.submitted().size() == 5);
+  REQUIRE(out->snapshot.best_value);
+  CHECK(*out->snapshot.best_value == Approx(0.7));
+  CHECK(out->snapshot.best_trial != 0);
+  auto t = f.storage->get_trial(1);
+  REQUIRE(t.has_value());
+  CHECK(t->number == 0);
+  CHECK(t->attempt == 0);
+  CHECK(t->message.find("diverged") != std::string::npos);
+  CHECK(t->message.find("not retried") != std::string::npos);
+}
+
+TEST_CASE("engine: resume with rerun cancelled runs the holes Ctrl-C left, as new attempts") {
+  Fixture f("rerun", "");
+  {
+    boost::asio::io_context io;
+    sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+      sched::FakeOutcome o;
+      o.run_s = 30;  // interrupted long before
+      return o;
+    });
+    // Posted twice: the interrupt runs right after run()'s first fill() launched two trials.
+    auto out = f.run(backend, io, [&](orch::Engine& e) {
+      boost::asio::post(io, [&] { boost::asio::post(io, [&] { e.interrupt("test"); }); });
+    });
+    REQUIRE(out.has_value());
+    REQUIRE(out->snapshot.cancelled == 2);
+  }
+  auto trials = f.storage->list_trials(f.study_id);
+  auto sums = f.storage->summaries(f.study_id);
+  auto jobs = f.storage->list_jobs(f.study_id);
+  REQUIRE(trials.has_value());
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    o.metrics_lines = {eval_line(0, 10, 0.6, true)};
+    return o;
+  });
+  f.rerun = {TrialState::cancelled};
+  std::size_t rerun = 0;
+  auto out = f.run(backend, io, [&](orch::Engine& e) {
+    auto st = e.restore(*trials, *sums, *jobs);
+    INFO((st ? std::string() : st.error().message()));
+    REQUIRE(st.has_value());
+    rerun = e.restore_counts().rerun;
+  });
+  REQUIRE(out.has_value());
+  CHECK(rerun == 2);
+  CHECK(out->snapshot.complete == 5);
+  auto rows = f.storage->list_trials(f.study_id);
+  REQUIRE(rows.has_value());
+  for (const auto& t : *rows) {
+    CHECK(t.state == TrialState::complete);
+    CHECK(t.attempt == (t.number < 2 ? 1 : 0));
+  }
+  auto ev = f.storage->query("SELECT COUNT(*) FROM events WHERE from_state='CANCELLED' AND to_state='WAITING'");
+  REQUIRE(ev.has_value());
+  CHECK(ev->rows[0][0].get<int>() == 2);
+}
