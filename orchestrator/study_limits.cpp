@@ -45,6 +45,43 @@ std::optional<ValidationError> check_study_size(std::size_t bytes, const std::st
                          "keep data in the trial's own files"};
 }
 
+std::size_t invalid_utf8_at(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    // Sequence length and the allowed range of the second byte (no overlongs, no
+    // surrogates, nothing above U+10FFFF), as in RFC 3629's table.
+    std::size_t n = 1;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c < 0x80) n = 1;
+    else if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c == 0xE0) n = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) n = 3;
+    else if (c == 0xED) n = 3, hi = 0x9F;
+    else if (c == 0xF0) n = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 4;
+    else if (c == 0xF4) n = 4, hi = 0x8F;
+    else n = 0;
+    bool ok = n > 0 && i + n <= text.size();
+    for (std::size_t k = 1; ok && k < n; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (!ok) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::optional<ValidationError> check_study_utf8(std::string_view text, const std::string& file) {
+  const std::size_t at = invalid_utf8_at(text);
+  if (at == std::string_view::npos) return std::nullopt;
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  return ValidationError{file, "",
+                         fmt::format("the file is not valid UTF-8 (byte 0x{:02X} at offset {})",
+                                     static_cast<unsigned char>(text[at]), at),
+                         "save the study file as UTF-8 text", line};
+}
+
 void JsonLimitCounter::on_event(int depth, bool opens) {
   if (opens && depth + 1 > kMaxStudyDepth) throw StudyLimitExceeded{too_deep_error(file_, 0, false)};
   if (++nodes_ > kMaxStudyNodes) throw StudyLimitExceeded{too_many_nodes_error(file_, 0, false)};

@@ -5,6 +5,7 @@
 //   size   at most kMaxStudyBytes (1 MiB) of text;
 //   depth  maps/lists nested at most kMaxStudyDepth (64) deep, counted after YAML aliases
 //          are expanded (the tree converter and validation recurse once per level);
+//   text   valid UTF-8;
 //   nodes  at most kMaxStudyNodes (100,000) keys and values in all, counted after YAML
 //          aliases are expanded (a "billion laughs" file of 1 KiB expands to 10^9 nodes).
 // Both checks run on the parser's event stream, before any tree is built and before any
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "orchestrator/study_spec.hpp"
 
@@ -27,6 +29,13 @@ inline constexpr std::size_t kMaxStudyNodes = 100'000;
 
 /// Refuses a file over kMaxStudyBytes (`bytes` is its size).
 std::optional<ValidationError> check_study_size(std::size_t bytes, const std::string& file);
+
+/// Refuses text that is not valid UTF-8 (yaml-cpp passes such bytes through, and every
+/// later json dump of the value — messages, the spec stored in the database — would throw).
+std::optional<ValidationError> check_study_utf8(std::string_view text, const std::string& file);
+/// Offset of the first byte that breaks UTF-8 in `text`, or npos. The YAML converter also
+/// checks each scalar with it: yaml-cpp guesses UTF-16/32 from NUL bytes and transcodes.
+std::size_t invalid_utf8_at(std::string_view text);
 
 /// Walks the YAML event stream of `text` (every document; no node graph is built) and
 /// returns the first limit exceeded: depth or node count after alias expansion, or an alias

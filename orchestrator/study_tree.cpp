@@ -123,6 +123,14 @@ struct YamlConverter {
   std::map<std::string, std::string>& raw_text;
   bool too_deep = false;  // reported once
 
+  // Every json dump of a string (messages, the stored spec) throws on invalid UTF-8.
+  bool utf8(const YAML::Node& scalar, const std::string& path) {
+    if (invalid_utf8_at(scalar.Scalar()) == std::string_view::npos) return true;
+    errors.push_back({file, path, "text that is not valid UTF-8 (the file's encoding was misread)",
+                      "save the study file as UTF-8 text", scalar.Mark().line + 1});
+    return false;
+  }
+
   // check_yaml_limits() has bounded depth and size before this runs; the depth guard
   // stays as a second line of defence, since this recursion is the one that would overflow.
   Tree convert(const YAML::Node& node, const std::string& path, int depth = 0) {
@@ -135,6 +143,7 @@ struct YamlConverter {
       case YAML::NodeType::Null:
       case YAML::NodeType::Undefined: return nullptr;
       case YAML::NodeType::Scalar: {
+        if (!utf8(node, path)) return nullptr;
         const std::string& tag = node.Tag();
         if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
         Tree v = resolve_plain_scalar(node.Scalar());
@@ -162,6 +171,7 @@ struct YamlConverter {
             errors.push_back({file, path, "a key must be a plain word", "write `name: value`", line});
             continue;
           }
+          if (!utf8(key, path)) continue;
           std::string p = child_path(path, key.Scalar());
           if (map.contains(key.Scalar())) {
             errors.push_back({file, p,
@@ -207,6 +217,7 @@ ValidationError empty_file(const std::string& file) {
 std::optional<StudyTree> parse_yaml_tree(const std::string& text, const std::string& file,
                                          std::vector<ValidationError>& errors) {
   auto limit = check_study_size(text.size(), file);
+  if (!limit) limit = check_study_utf8(text, file);
   if (!limit) limit = check_yaml_limits(text, file);
   if (limit) {
     errors.push_back(std::move(*limit));
@@ -242,8 +253,10 @@ std::optional<StudyTree> parse_yaml_tree(const std::string& text, const std::str
 
 std::optional<StudyTree> parse_json_tree(const std::string& text, const std::string& file,
                                          std::vector<ValidationError>& errors) {
-  if (auto too_big = check_study_size(text.size(), file)) {
-    errors.push_back(std::move(*too_big));
+  auto limit = check_study_size(text.size(), file);
+  if (!limit) limit = check_study_utf8(text, file);
+  if (limit) {
+    errors.push_back(std::move(*limit));
     return std::nullopt;
   }
   if (blank(text)) {

@@ -42,7 +42,12 @@ std::string billion_laughs(int levels, int width) {
   for (int i = 0; i < width; ++i) text += i ? ",x" : "x";
   text += "]\n";
   for (int l = 1; l < levels; ++l) {
-    text += "a" + std::to_string(l) + ": &a" + std::to_string(l) + " [";
+    const std::string n = std::to_string(l);
+    text += "a";
+    text += n;
+    text += ": &a";
+    text += n;
+    text += " [";
     for (int i = 0; i < width; ++i) {
       text += i ? ",*a" : "*a";
       text += std::to_string(l - 1);
@@ -156,4 +161,31 @@ TEST_CASE("a YAML number beyond a double's range stays text instead of throwing"
   REQUIRE(t.has_value());
   CHECK(t->root["a"] == "1e999");
   CHECK(t->root["b"].is_string());
+}
+
+// Found by fuzz/study_fuzz.cpp: yaml-cpp passes invalid UTF-8 through, and the first
+// json dump of such a value (a message, the spec stored in the database) threw
+// nlohmann's type_error 316 out of parse_study.
+TEST_CASE("a study file that is not valid UTF-8 is refused with the line") {
+  for (auto format : {StudyFormat::yaml, StudyFormat::json}) {
+    auto e = only_error(parse_study("name: t\nspace: {batch_size: [\xCB\x30" "96]}\n", format, "latin1.study"),
+                        "latin1.study");
+    CHECK(e.what.find("not valid UTF-8 (byte 0xCB") != std::string::npos);
+    CHECK(e.line == 2);
+  }
+  // Overlong forms, surrogates and a cut sequence are invalid; real UTF-8 is fine.
+  for (const char* bad : {"a: \xC0\xAF\n", "a: \xED\xA0\x80\n", "a: \xF4\x90\x80\x80\n", "a: \xE2\x82"}) {
+    INFO(bad);
+    CHECK(dlsweep::orch::check_study_utf8(bad, "f").has_value());
+  }
+  CHECK_FALSE(dlsweep::orch::check_study_utf8("description: \"ba\xC3\xB1o \xE2\x82\xAC \xF0\x9F\x98\x80\"\n", "f"));
+}
+
+// Found by fuzz/study_fuzz.cpp: "\\\0\0\0..." is valid UTF-8, but yaml-cpp takes the NUL
+// bytes for UTF-32 and transcodes, producing a scalar with bytes like 0x80 whose dump threw.
+TEST_CASE("text yaml-cpp decodes to invalid UTF-8 is an error, not an exception") {
+  const std::string text("\x5c\x00\x00\x00\x00\x00\x00\x04\x5c\x00\x04", 11);
+  auto r = parse_study(text, StudyFormat::yaml, "nul.yaml");
+  REQUIRE_FALSE(r.has_value());
+  for (const auto& e : r.error()) CHECK(e.file == "nul.yaml");
 }
