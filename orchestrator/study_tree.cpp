@@ -303,6 +303,12 @@ std::optional<StudyTree> parse_json_tree(const std::string& text, const std::str
     errors.push_back({file, "", "JSON syntax error " + what,
                       "check the commas, quotes and brackets there (JSON allows no trailing commas)"});
     return std::nullopt;
+  } catch (const Tree::out_of_range& e) {
+    // A number beyond a double: "[json.exception.out_of_range.406] number overflow parsing '1e999'".
+    std::string what = e.what();
+    if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    errors.push_back({file, "", "JSON " + what, "write numbers between -1.7e308 and 1.7e308"});
+    return std::nullopt;
   }
   if (!duplicates.empty()) {
     errors.insert(errors.end(), duplicates.begin(), duplicates.end());
