@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -28,11 +29,26 @@ std::optional<RecordKind> parse_record_kind(std::string_view s) {
 namespace {
 
 // Reads an optional numeric field; absent means `dflt`, present-but-not-a-number is an error.
+// An integer field also takes a float that a 64-bit integer can hold (Python writes 20.0),
+// truncated; anything beyond int64 (1e300, 2^64-1) is an error: converting it would be
+// undefined behaviour or a silent wrap to a negative count.
 template <class T>
 Result<T> number_field(const json& j, const char* key, T dflt) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return dflt;
   if (!it->is_number()) return fail(std::string("field '") + key + "' must be a number", "metrics record");
+  if constexpr (std::is_integral_v<T>) {
+    constexpr double kLimit = 9223372036854775808.0;  // 2^63
+    bool fits = it->is_number_integer() && !it->is_number_unsigned();
+    if (it->is_number_unsigned()) fits = it->get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<T>::max());
+    if (it->is_number_float()) {
+      const double v = it->get<double>();
+      fits = std::isfinite(v) && v > -kLimit && v < kLimit;
+    }
+    if (!fits)
+      return fail(std::string("field '") + key + "' is out of range (" + it->dump() + ")", "metrics record",
+                  "write a whole number below 2^63");
+  }
   return it->get<T>();
 }
 
@@ -46,6 +62,9 @@ Result<Record> parse_record(std::string_view line) {
   auto seq = j.find("seq");
   if (seq == j.end() || !seq->is_number_integer())
     return fail("field 'seq' (integer) is missing", "metrics record", "number records 0,1,2,... per attempt");
+  if (seq->is_number_unsigned() && seq->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
+    return fail("field 'seq' is out of range (" + seq->dump() + ")", "metrics record",
+                "number records 0,1,2,... per attempt");
   r.seq = seq->get<std::int64_t>();
   auto kind = j.find("kind");
   if (kind == j.end() || !kind->is_string())

@@ -2,6 +2,7 @@
 # orchestrator/. Included by orchestrator/CMakeLists.txt and tests/orchestrator/.
 set(DLSWEEP_STUDY_SOURCES
   study_did_you_mean.cpp
+  study_limits.cpp
   study_reader.cpp
   study_space.cpp
   study_spec.cpp

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -120,7 +121,16 @@ class SpaceReader {
   }
 
   void read_space(const Field& space, SpaceResult& out) {
-    if (!space || space->is_null()) return;
+    if (!space) return;  // no `space` at all: one trial of the fixed settings
+    if (space->is_null() || (space->is_object() && space->empty())) {
+      // Written but empty: usually entries lost to indentation. (The list form [] is what
+      // to_json() writes for a study without `space`, so it stays accepted.)
+      r_.error(space.path, fmt::format("space is empty ({}): a study varies at least one parameter",
+                                       space->is_null() ? "no value" : "{}"),
+               "list what varies, e.g. `space: {batch_size: [256, 1024]}`; to repeat one configuration, "
+               "vary `seed` (`space: {seed: [1, 2, 3]}`), or leave `space` out for a single trial");
+      return;
+    }
     if (space->is_array()) {
       // The ordered form written by to_json(): a list of one-key maps.
       for (std::size_t i = 0; i < space->size(); ++i) {
@@ -171,6 +181,7 @@ class SpaceReader {
       return false;
     }
     bool ok = true;
+    std::set<nlohmann::json> seen;  // json's < agrees with its == (1 and 1.0 are one value)
     for (std::size_t i = 0; i < f->size(); ++i) {
       Field item = StudyReader::item(f, i);
       if (info && info->type == PT::int_list && !item->is_array()) {
@@ -186,11 +197,11 @@ class SpaceReader {
         ok = false;
         continue;
       }
-      for (std::size_t j = 0; j < d.choices.size(); ++j)
-        if (d.choices[j] == *v) {
-          r_.error(item.path, fmt::format("{} is listed twice", v->dump()), "remove the repeated value");
-          ok = false;
-        }
+      // A set, not a scan of the earlier choices: a list of 100,000 values must not take n^2.
+      if (!seen.insert(*v).second) {
+        r_.error(item.path, fmt::format("{} is listed twice", v->dump()), "remove the repeated value");
+        ok = false;
+      }
       d.choices.push_back(std::move(*v));
     }
     return ok;

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/study_limits.hpp"
 #include "orchestrator/study_reader.hpp"
 #include "common/train_params.hpp"
 #include "orchestrator/study_space.hpp"
@@ -446,6 +447,9 @@ StudyResult load_study(const std::filesystem::path& file) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec))
     return fail_with("is a directory, not a study file", "give the path of a .yaml or .json file");
+  // Refuse a huge file before reading it into memory (parse_study checks the text too).
+  if (auto size = std::filesystem::file_size(file, ec); !ec)
+    if (auto too_big = check_study_size(size, name)) return StudyResult(std::unexpect, std::vector{*too_big});
   std::ifstream in(file, std::ios::binary);
   if (!in) return fail_with(fmt::format("cannot read the file: {}", std::strerror(errno)), "check the path");
   std::ostringstream text;

@@ -8,12 +8,16 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <set>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include "orchestrator/study_limits.hpp"
 
 namespace dlsweep::orch {
 
@@ -33,6 +37,16 @@ bool all_of(std::string_view s, int (*pred)(int)) {
   for (unsigned char c : s)
     if (!pred(c)) return false;
   return true;
+}
+
+// The number a decimal text stands for, or nullopt (the text stays a string) when it is
+// beyond a double's range ("1e999"): JSON cannot carry infinity and std::stod would throw.
+// strtod reads "+1.5", ".5" and "-.5" alike.
+std::optional<Tree> finite_number(std::string_view s) {
+  const std::string text(s);
+  const double v = std::strtod(text.c_str(), nullptr);
+  if (!std::isfinite(v)) return std::nullopt;
+  return Tree(v);
 }
 
 // YAML 1.2 core schema, integer: [-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+.
@@ -64,7 +78,7 @@ std::optional<Tree> resolve_int(std::string_view s) {
   }
   // Too large for 64 bits: a decimal becomes a float, as JSON parsers do; hex/octal a string.
   if (base != 10) return std::nullopt;
-  return Tree(std::stod(std::string(s)));
+  return finite_number(s);
 }
 
 // YAML 1.2 core schema, float: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
@@ -90,7 +104,7 @@ std::optional<Tree> resolve_float(std::string_view s) {
     if (digits() == 0) return std::nullopt;
   }
   if (i != s.size()) return std::nullopt;
-  return Tree(std::stod(std::string(s)));  // strtod reads "+1.5", ".5" and "-.5" alike
+  return finite_number(s);
 }
 
 Tree resolve_plain_scalar(const std::string& s) {
@@ -107,12 +121,29 @@ struct YamlConverter {
   std::vector<ValidationError>& errors;
   std::map<std::string, int>& lines;
   std::map<std::string, std::string>& raw_text;
+  bool too_deep = false;  // reported once
 
-  Tree convert(const YAML::Node& node, const std::string& path) {
+  // Every json dump of a string (messages, the stored spec) throws on invalid UTF-8.
+  bool utf8(const YAML::Node& scalar, const std::string& path) {
+    if (invalid_utf8_at(scalar.Scalar()) == std::string_view::npos) return true;
+    errors.push_back({file, path, "text that is not valid UTF-8 (the file's encoding was misread)",
+                      "save the study file as UTF-8 text", scalar.Mark().line + 1});
+    return false;
+  }
+
+  // check_yaml_limits() has bounded depth and size before this runs; the depth guard
+  // stays as a second line of defence, since this recursion is the one that would overflow.
+  Tree convert(const YAML::Node& node, const std::string& path, int depth = 0) {
+    if (depth > kMaxStudyDepth) {
+      if (!too_deep) errors.push_back(too_deep_error(file, node.Mark().line + 1, true));
+      too_deep = true;
+      return nullptr;
+    }
     switch (node.Type()) {
       case YAML::NodeType::Null:
       case YAML::NodeType::Undefined: return nullptr;
       case YAML::NodeType::Scalar: {
+        if (!utf8(node, path)) return nullptr;
         const std::string& tag = node.Tag();
         if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
         Tree v = resolve_plain_scalar(node.Scalar());
@@ -125,7 +156,7 @@ struct YamlConverter {
         for (const auto& item : node) {
           std::string p = item_path(path, i++);
           lines.emplace(p, item.Mark().line + 1);
-          list.push_back(convert(item, p));
+          list.push_back(convert(item, p, depth + 1));
         }
         return list;
       }
@@ -140,6 +171,7 @@ struct YamlConverter {
             errors.push_back({file, path, "a key must be a plain word", "write `name: value`", line});
             continue;
           }
+          if (!utf8(key, path)) continue;
           std::string p = child_path(path, key.Scalar());
           if (map.contains(key.Scalar())) {
             errors.push_back({file, p,
@@ -149,7 +181,7 @@ struct YamlConverter {
             continue;
           }
           lines.emplace(p, line);
-          map[key.Scalar()] = convert(value, p);
+          map[key.Scalar()] = convert(value, p, depth + 1);
         }
         return map;
       }
@@ -184,6 +216,13 @@ ValidationError empty_file(const std::string& file) {
 
 std::optional<StudyTree> parse_yaml_tree(const std::string& text, const std::string& file,
                                          std::vector<ValidationError>& errors) {
+  auto limit = check_study_size(text.size(), file);
+  if (!limit) limit = check_study_utf8(text, file);
+  if (!limit) limit = check_yaml_limits(text, file);
+  if (limit) {
+    errors.push_back(std::move(*limit));
+    return std::nullopt;
+  }
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);
@@ -214,17 +253,26 @@ std::optional<StudyTree> parse_yaml_tree(const std::string& text, const std::str
 
 std::optional<StudyTree> parse_json_tree(const std::string& text, const std::string& file,
                                          std::vector<ValidationError>& errors) {
+  auto limit = check_study_size(text.size(), file);
+  if (!limit) limit = check_study_utf8(text, file);
+  if (limit) {
+    errors.push_back(std::move(*limit));
+    return std::nullopt;
+  }
   if (blank(text)) {
     errors.push_back(empty_file(file));
     return std::nullopt;
   }
+  JsonLimitCounter limits(file);
   // nlohmann keeps the last of duplicate keys silently; the callback sees every key and
   // reports repeats instead. `keys` holds the keys seen per open object, `path` their names.
   std::vector<std::set<std::string>> keys;
   std::vector<std::string> path;
   std::vector<ValidationError> duplicates;
-  auto callback = [&](int, Tree::parse_event_t event, Tree& parsed) {
+  auto callback = [&](int depth, Tree::parse_event_t event, Tree& parsed) {
     using E = Tree::parse_event_t;
+    if (event != E::object_end && event != E::array_end)
+      limits.on_event(depth, event == E::object_start || event == E::array_start);
     if (event == E::object_start) {
       keys.emplace_back();
       path.emplace_back();
@@ -245,12 +293,21 @@ std::optional<StudyTree> parse_json_tree(const std::string& text, const std::str
   StudyTree tree;
   try {
     tree.root = Tree::parse(text, callback, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const StudyLimitExceeded& stop) {
+    errors.push_back(stop.error);
+    return std::nullopt;
   } catch (const Tree::parse_error& e) {
     // e.what(): "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     std::string what = e.what();
     if (auto at = what.find("at line"); at != std::string::npos) what = what.substr(at);
     errors.push_back({file, "", "JSON syntax error " + what,
                       "check the commas, quotes and brackets there (JSON allows no trailing commas)"});
+    return std::nullopt;
+  } catch (const Tree::out_of_range& e) {
+    // A number beyond a double: "[json.exception.out_of_range.406] number overflow parsing '1e999'".
+    std::string what = e.what();
+    if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    errors.push_back({file, "", "JSON " + what, "write numbers between -1.7e308 and 1.7e308"});
     return std::nullopt;
   }
   if (!duplicates.empty()) {

@@ -48,12 +48,15 @@ std::optional<T> to_number(std::string_view s) {
 
 /// A JSON integer that may be plain (v0.0.38) or wrapped as {"set":true,"number":N}
 /// (v0.0.39+); null and "not set" give nullopt.
+/// Anything else (a float, a "set" that is not a boolean) gives nullopt: get<int64_t> of
+/// 1e300 would be undefined behaviour and get<bool> of a string throws.
 std::optional<std::int64_t> json_int(const json& j) {
-  if (j.is_number_integer() || j.is_number_unsigned()) return j.get<std::int64_t>();
+  if (j.is_number_integer()) return j.get<std::int64_t>();
   if (j.is_object()) {
     auto set = j.find("set");
     auto num = j.find("number");
-    if (num != j.end() && num->is_number() && (set == j.end() || set->get<bool>())) return num->get<std::int64_t>();
+    bool is_set = set == j.end() || (set->is_boolean() && set->get<bool>());
+    if (num != j.end() && num->is_number_integer() && is_set) return num->get<std::int64_t>();
   }
   return std::nullopt;
 }

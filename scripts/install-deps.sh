@@ -21,8 +21,8 @@ PACKAGES=(
   slurmctld slurmd slurm-client munge libslurm-dev libpmix-dev
   # data
   dataset-fashion-mnist
-  # tests
-  python3
+  # tests (clang + libFuzzer: the fuzz targets in fuzz/, built by the ctest `fuzz_smoke`)
+  python3 clang libclang-rt-14-dev
 )
 
 if [[ "${1:-}" == --bench ]]; then

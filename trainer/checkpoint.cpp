@@ -51,7 +51,7 @@ Status write_all(int fd, const void* data, std::size_t size, const fs::path& fil
 }
 
 template <class T>
-bool take(const std::string& buf, std::size_t& pos, T& out) {
+bool take(std::string_view buf, std::size_t& pos, T& out) {
   if (buf.size() - pos < sizeof(T)) return false;
   std::memcpy(&out, buf.data() + pos, sizeof(T));
   pos += sizeof(T);
@@ -154,7 +154,11 @@ Result<fs::path> write_checkpoint(const fs::path& dir, std::int64_t step, const 
 Result<Checkpoint> read_checkpoint(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return fail("cannot open the checkpoint", file.string(), "check that it exists and is readable");
-  std::string buf((std::istreambuf_iterator<char>(in)), {});
+  const std::string buf((std::istreambuf_iterator<char>(in)), {});
+  return parse_checkpoint(buf, file);
+}
+
+Result<Checkpoint> parse_checkpoint(std::string_view buf, const fs::path& file) {
   if (buf.size() < kHeader) return std::unexpected(damaged(file, fmt::format("truncated ({} bytes)", buf.size())));
   if (std::memcmp(buf.data(), kMagic, 8) != 0) return std::unexpected(damaged(file, "not a dlsweep checkpoint (bad magic)"));
   std::uint32_t version = 0, crc = 0;
@@ -176,7 +180,7 @@ Result<Checkpoint> read_checkpoint(const fs::path& file) {
   std::size_t pos = kHeader;
   std::uint64_t meta_len = 0;
   if (!take(buf, pos, meta_len) || buf.size() - pos < meta_len) return std::unexpected(damaged(file, "bad metadata length"));
-  c.meta = nlohmann::json::parse(buf.substr(pos, meta_len), nullptr, false);
+  c.meta = nlohmann::json::parse(buf.substr(pos, meta_len), nullptr, /*allow_exceptions=*/false);
   if (c.meta.is_discarded() || !c.meta.is_object()) return std::unexpected(damaged(file, "metadata is not a JSON object"));
   pos += meta_len;
   std::uint32_t n = 0;
@@ -185,12 +189,13 @@ Result<Checkpoint> read_checkpoint(const fs::path& file) {
     std::uint32_t name_len = 0;
     std::uint64_t count = 0;
     if (!take(buf, pos, name_len) || buf.size() - pos < name_len) return std::unexpected(damaged(file, "bad arena name"));
-    std::string name = buf.substr(pos, name_len);
+    std::string name(buf.substr(pos, name_len));
     pos += name_len;
     if (!take(buf, pos, count) || (buf.size() - pos) / sizeof(float) < count)
       return std::unexpected(damaged(file, "bad arena size"));
     std::vector<float> data(count);
-    std::memcpy(data.data(), buf.data() + pos, count * sizeof(float));
+    // An empty arena has data() == nullptr, and memcpy(nullptr, ...) is undefined even for 0.
+    if (count > 0) std::memcpy(data.data(), buf.data() + pos, count * sizeof(float));
     pos += count * sizeof(float);
     c.arenas.emplace_back(std::move(name), std::move(data));
   }

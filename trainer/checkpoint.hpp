@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,9 @@ Result<std::filesystem::path> write_checkpoint(const std::filesystem::path& dir,
 
 /// Reads and verifies one checkpoint file.
 Result<Checkpoint> read_checkpoint(const std::filesystem::path& file);
+/// Verifies and decodes a checkpoint's bytes already in memory; `file` names it in errors.
+/// Any byte string gives a Checkpoint or an Error (fuzzed by fuzz/checkpoint_fuzz.cpp).
+Result<Checkpoint> parse_checkpoint(std::string_view bytes, const std::filesystem::path& file);
 
 /// The newest valid checkpoint in `dir` (by the step in the name), or nullopt if there is
 /// none. Each damaged file passed over is described in `skipped` ("FILE: reason").

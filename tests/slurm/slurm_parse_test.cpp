@@ -112,6 +112,26 @@ TEST_CASE("squeue --json: malformed input and later API layouts", "[slurm][parse
   CHECK(decode_wait_status((*recs)[1].wait_status).signal == 9);
 }
 
+// Found by fuzz/slurm_parse_fuzz.cpp review: a "set" that is not a boolean threw
+// json::type_error out of parse_squeue_json, and a float "number" (1e300) was converted to
+// int64 (undefined behaviour). Both now read as "not set".
+TEST_CASE("squeue --json: odd wrapped numbers are 'not set', never an exception", "[slurm][parse]") {
+  auto recs = parse_squeue_json(R"({"errors": [], "jobs": [
+      {"job_id": 12, "array_job_id": {"set": "yes", "number": 10}, "array_task_id": {"number": 1e300},
+       "exit_code": {"return_code": {"set": 1, "number": 3}, "signal": {"signal_id": 1e300}},
+       "restart_cnt": -1e300},
+      {"job_id": 1e300, "exit_code": 2.5}]})");
+  REQUIRE(recs.has_value());
+  REQUIRE(recs->size() == 2);
+  CHECK((*recs)[0].job_id == 12);
+  CHECK((*recs)[0].array_job_id == 0);
+  CHECK_FALSE((*recs)[0].array_task_id.has_value());
+  CHECK((*recs)[0].wait_status == 0);
+  CHECK((*recs)[0].restart_count == 0);
+  CHECK((*recs)[1].job_id == 0);
+  CHECK((*recs)[1].wait_status == 0);
+}
+
 TEST_CASE("sacct -c output (jobcomp, no slurmdbd) and sacct with array ids", "[slurm][parse]") {
   auto recs = parse_sacct(sample("sacct_jobcomp.txt"));
   REQUIRE(recs.has_value());
