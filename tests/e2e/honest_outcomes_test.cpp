@@ -204,7 +204,7 @@ trial:
         exit 0
       fi
       echo $$ > pid
-      exec sleep 60
+      exec sleep 600
     - "{study_dir}/fast"
 objective: {metric: loss, mode: min}
 search: {algorithm: grid}
@@ -220,7 +220,7 @@ space: {x: [1, 2, 3]}
     ::_exit(127);
   }
   auto runs = dir / "dlsweep-runs" / "h-rerun";
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 1200; ++i) {  // up to 2 min on a loaded machine; ends as soon as both run
     if (fs::exists(runs / "trial-0000" / "pid") && fs::exists(runs / "trial-0001" / "pid")) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
