@@ -6,13 +6,16 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -190,7 +193,8 @@ space: {x: [1]}
 
 TEST_CASE("e2e honest: Ctrl-C leaves cancelled holes; resume --rerun cancelled fills them") {
   auto dir = fresh_dir("rerun");
-  // Until the file `fast` exists, every trial blocks; then it reports and exits 0.
+  // Until the file `fast` exists, every trial announces itself on the FIFO `started` and
+  // blocks until it is cancelled; once `fast` exists, it reports and exits 0.
   write(dir / "study.yaml", R"(
 name: h-rerun
 backend: {kind: local, max_concurrent: 2}
@@ -203,14 +207,20 @@ trial:
         echo '{"seq":0,"kind":"final","step":1,"metrics":{"loss":1}}' >> metrics.jsonl
         exit 0
       fi
-      echo $$ > pid
-      exec sleep 600
+      echo "$$" > "$1"
+      exec tail -f /dev/null
     - "{study_dir}/fast"
+    - "{study_dir}/started"
 objective: {metric: loss, mode: min}
 search: {algorithm: grid}
 space: {x: [1, 2, 3]}
 )");
   auto db = dir / "sweep.db";
+  // Opened read-write, the FIFO never reports end-of-file between writers, and a writer's
+  // open never blocks: the test waits on the trials' own announcements, not on a clock.
+  REQUIRE(::mkfifo((dir / "started").c_str(), 0600) == 0);
+  const int started = ::open((dir / "started").c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(started >= 0);
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -220,11 +230,16 @@ space: {x: [1, 2, 3]}
     ::_exit(127);
   }
   auto runs = dir / "dlsweep-runs" / "h-rerun";
-  for (int i = 0; i < 1200; ++i) {  // up to 2 min on a loaded machine; ends as soon as both run
-    if (fs::exists(runs / "trial-0000" / "pid") && fs::exists(runs / "trial-0001" / "pid")) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  int lines = 0;
+  while (lines < 2) {  // both running trials have started (the ctest timeout bounds a hang)
+    pollfd pfd{started, POLLIN, 0};
+    REQUIRE(::poll(&pfd, 1, -1) == 1);
+    char buf[256];
+    const ssize_t n = ::read(started, buf, sizeof buf);
+    REQUIRE(n > 0);
+    lines += static_cast<int>(std::count(buf, buf + n, '\n'));
   }
-  REQUIRE(fs::exists(runs / "trial-0001" / "pid"));
+  ::close(started);
   // While the orchestrator runs: trial 2 is not sampled yet (2 at a time), trial 7 never
   // will be. Neither can be cancelled, and nothing is asked of the orchestrator.
   for (const char* n : {"2", "7"}) {
