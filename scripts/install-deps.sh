@@ -23,6 +23,8 @@ PACKAGES=(
   dataset-fashion-mnist
   # tests (clang + libFuzzer: the fuzz targets in fuzz/, built by the ctest `fuzz_smoke`)
   python3 clang libclang-rt-14-dev
+  # tests of the Python trial library (python/; ctest python_trial)
+  python3-pytest
 )
 
 if [[ "${1:-}" == --bench ]]; then

@@ -1,0 +1,433 @@
+"""dlsweep_trial: the trial protocol of dlsweep for Python training scripts.
+
+Standard library only, one file: ``pip install ./python`` from a dlsweep checkout, or copy
+this file next to your script. Three lines make a script a dlsweep trial::
+
+    import dlsweep_trial as dt
+    p = dt.params({"lr": 0.1, "batch_size": 256})     # params.json (defaults outside dlsweep)
+    dt.report(step=s, epoch=e, samples=n, val_acc=acc)  # after each evaluation
+
+and, for preemption and requeue on Slurm::
+
+    dt.on_preempt(lambda: torch.save(state, dt.checkpoint_dir() / "last.pt"))
+    if dt.resumed(): state = torch.load(dt.checkpoint_dir() / "last.pt")
+    ...
+    if dt.should_stop(): break          # pruned or cancelled by dlsweep (control.json)
+
+The contract (README, "The trial protocol"; common/protocol.hpp): dlsweep sets
+DLSWEEP_TRIAL_DIR, DLSWEEP_TRIAL_ID, DLSWEEP_ATTEMPT and DLSWEEP_STUDY; the trial reads
+params.json, appends one JSON object per line to metrics.jsonl ({"seq", "kind", "step",
+"epoch", "samples", "wall_s", "metrics"}), polls control.json, keeps its checkpoints in
+checkpoints/, and exits 0 when done or 75 when stopped with a checkpoint (resumable).
+
+Distributed runs (torch.distributed / DDP, torchrun, srun, mpirun): only the global rank 0
+writes metrics.jsonl; on every other rank report(), final() and log() do nothing, so the
+same script runs unchanged on one rank or many. The rank is taken from an initialised
+torch.distributed, else from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID.
+
+Outside dlsweep (no DLSWEEP_TRIAL_DIR) params() returns the defaults and the reporting
+calls do nothing but warn once on stderr, so the script still runs by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+import signal
+import sys
+import threading
+import time
+
+__all__ = [
+    "EXIT_DONE", "EXIT_FAILURE", "EXIT_BAD_INPUT", "EXIT_DIVERGED", "EXIT_RESUMABLE",
+    "params", "report", "final", "log", "checkpointed", "should_stop", "stop_reason",
+    "checkpoint_dir", "on_preempt", "resumed", "rank", "is_writer", "trial_dir",
+    "trial_id", "attempt", "study", "run_name", "ProtocolError",
+]
+
+__version__ = "0.1.0"
+
+# Exit statuses of a trial program (common/exit_codes.hpp, namespace trial).
+EXIT_DONE = 0         #: finished its work (after reporting the objective)
+EXIT_FAILURE = 1      #: runtime failure: may be transient, retried
+EXIT_BAD_INPUT = 2    #: rejected its parameters or data: never retried
+EXIT_DIVERGED = 3     #: loss became NaN/inf: never retried
+EXIT_RESUMABLE = 75   #: stopped on request or by signal after a checkpoint (EX_TEMPFAIL)
+
+ENV_TRIAL_DIR = "DLSWEEP_TRIAL_DIR"
+ENV_TRIAL_ID = "DLSWEEP_TRIAL_ID"
+ENV_ATTEMPT = "DLSWEEP_ATTEMPT"
+ENV_STUDY = "DLSWEEP_STUDY"
+PARAMS_FILE = "params.json"
+METRICS_FILE = "metrics.jsonl"
+CONTROL_FILE = "control.json"
+CHECKPOINT_DIR = "checkpoints"
+
+# Environment variables that carry the global rank, most specific launcher first: torchrun
+# (and users of torch.distributed) set RANK; mpirun sets OMPI_COMM_WORLD_RANK (Open MPI) or
+# PMI_RANK (MPICH, Intel MPI); srun --mpi=pmix sets PMIX_RANK; srun sets SLURM_PROCID. A
+# torchrun started by srun once per node sees SLURM_PROCID = node index, so RANK wins.
+RANK_VARIABLES = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
+
+_START = time.time()  # wall_s counts from the import of this module (about program start)
+
+
+class ProtocolError(RuntimeError):
+    """A file of the trial directory is unusable (params.json missing or not an object)."""
+
+
+def trial_dir() -> pathlib.Path | None:
+    """The trial directory ($DLSWEEP_TRIAL_DIR), or None outside dlsweep."""
+    d = os.environ.get(ENV_TRIAL_DIR)
+    return pathlib.Path(d) if d else None
+
+
+def _env_int(name: str, default: int | None) -> int | None:
+    v = os.environ.get(name, "").strip()
+    try:
+        return int(v) if v else default
+    except ValueError:
+        return default
+
+
+def trial_id() -> int | None:
+    """The trial's number (as `dlsweep status` shows it), or None outside dlsweep."""
+    return _env_int(ENV_TRIAL_ID, None)
+
+
+def attempt() -> int:
+    """0 for the first launch, +1 per retry (a requeue keeps the attempt)."""
+    return _env_int(ENV_ATTEMPT, 0)
+
+
+def study() -> str | None:
+    """The study's name, or None outside dlsweep."""
+    return os.environ.get(ENV_STUDY) or None
+
+
+def run_name() -> str | None:
+    """`<study>-<trial number>`, for W&B/TensorBoard run names ($DLSWEEP_RUN_NAME if set)."""
+    if os.environ.get("DLSWEEP_RUN_NAME"):
+        return os.environ["DLSWEEP_RUN_NAME"]
+    s, n = study(), trial_id()
+    return f"{s}-{n}" if s is not None and n is not None else None
+
+
+def rank() -> int:
+    """This process's global rank: 0 when not distributed."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None:
+        try:
+            if dist.is_available() and dist.is_initialized():
+                return int(dist.get_rank())
+        except Exception:  # an odd torch build: fall back to the environment
+            pass
+    for name in RANK_VARIABLES:
+        r = _env_int(name, None)
+        if r is not None:
+            return r
+    return 0
+
+
+def is_writer() -> bool:
+    """True on the one process that writes metrics.jsonl (global rank 0)."""
+    return rank() == 0
+
+
+# ---------------------------------------------------------------------------------------
+# params.json
+
+_params_cache: dict | None = None
+
+
+def params(defaults: dict | None = None) -> dict:
+    """The trial's hyperparameters: `defaults` updated with params.json.
+
+    Outside dlsweep (no DLSWEEP_TRIAL_DIR) returns a copy of `defaults` (or {}), so the
+    script runs by hand. Inside, a missing or malformed params.json raises ProtocolError.
+    """
+    global _params_cache
+    out = dict(defaults or {})
+    d = trial_dir()
+    if d is None:
+        return out
+    if _params_cache is None:
+        path = d / PARAMS_FILE
+        try:
+            with open(path, encoding="utf-8") as f:
+                loaded = json.load(f)
+        except FileNotFoundError:
+            raise ProtocolError(f"{path}: missing (dlsweep writes it before launch; "
+                                f"is {ENV_TRIAL_DIR} right?)") from None
+        except (OSError, ValueError) as e:
+            raise ProtocolError(f"{path}: cannot read it as JSON: {e}") from None
+        if not isinstance(loaded, dict):
+            raise ProtocolError(f"{path}: expected a JSON object, got {type(loaded).__name__}")
+        _params_cache = loaded
+    out.update(_params_cache)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# metrics.jsonl
+
+class _Writer:
+    """Appends whole lines to metrics.jsonl; numbering (seq) and wall_s continue a file
+    left by an earlier run of the same attempt (a requeue after preemption)."""
+
+    def __init__(self, path: pathlib.Path):
+        self.path = path
+        self.lock = threading.RLock()
+        self.next_seq, self.wall_offset, self.had_records = self._scan()
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+    def _scan(self) -> tuple[int, float, bool]:
+        """(next seq, wall_s to continue from, whether records exist); cuts a torn last line."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return 0, 0.0, False
+        complete = data.rfind(b"\n") + 1
+        if complete < len(data):  # a run killed mid-write: the torn line is no record
+            with open(self.path, "r+b") as f:
+                f.truncate(complete)
+        next_seq, wall, had = 0, 0.0, False
+        for line in data[:complete].splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("seq"), int):
+                continue
+            had = True
+            next_seq = max(next_seq, rec["seq"] + 1)
+            w = rec.get("wall_s")
+            if isinstance(w, (int, float)) and math.isfinite(w):
+                wall = max(wall, float(w))
+        return next_seq, wall, had
+
+    def write(self, kind: str, step, epoch, samples, wall_s, metrics: dict, text: str | None):
+        with self.lock:
+            seq = self.next_seq  # taken first: a signal handler reporting meanwhile gets seq+1
+            self.next_seq += 1
+            rec = {"seq": seq, "kind": kind, "step": step, "epoch": epoch, "samples": samples,
+                   "wall_s": wall_s if wall_s is not None else self.wall_offset + time.time() - _START,
+                   "metrics": metrics}
+            if text is not None:
+                rec["text"] = text
+            line = (json.dumps(rec, allow_nan=False) + "\n").encode("utf-8")
+            view = memoryview(line)
+            while view:  # one write() normally; a short write is continued, never left torn
+                n = os.write(self.fd, view)
+                view = view[n:]
+
+
+_writer: _Writer | None = None
+_warned_outside = False
+
+
+def _get_writer() -> _Writer | None:
+    global _writer, _warned_outside
+    if not is_writer():
+        return None
+    d = trial_dir()
+    if d is None:
+        if not _warned_outside:
+            _warned_outside = True
+            print(f"dlsweep_trial: {ENV_TRIAL_DIR} is not set: metrics are not recorded "
+                  "(running outside dlsweep)", file=sys.stderr, flush=True)
+        return None
+    if _writer is None or _writer.path != d / METRICS_FILE:
+        _writer = _Writer(d / METRICS_FILE)
+    return _writer
+
+
+def _number(name: str, v) -> float | int | None:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"dlsweep_trial: metric names must be non-empty strings, got {name!r}")
+    if isinstance(v, bool):
+        return 1 if v else 0
+    if isinstance(v, int):
+        return v
+    try:
+        f = float(v)  # numpy scalars, 0-dim torch tensors (call .item() on GPU tensors first)
+    except (TypeError, ValueError):
+        raise TypeError(f"dlsweep_trial: metric {name!r} must be a number, got "
+                        f"{type(v).__name__} {v!r}") from None
+    return f if math.isfinite(f) else None  # NaN/inf are stored as SQL NULL
+
+
+def _int(name: str, v) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"dlsweep_trial: {name} must be a whole number, got {v!r}") from None
+
+
+def _float(name: str, v) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"dlsweep_trial: {name} must be a number, got {v!r}") from None
+    if not math.isfinite(f):
+        raise ValueError(f"dlsweep_trial: {name} must be finite, got {v!r}")
+    return f
+
+
+def _record(kind: str, step, epoch, samples, wall_s, metrics: dict, text=None) -> None:
+    w = _get_writer()
+    if w is None:
+        return
+    m = {k: _number(k, v) for k, v in metrics.items()}
+    w.write(kind, _int("step", step), _float("epoch", epoch), _int("samples", samples),
+            None if wall_s is None else _float("wall_s", wall_s), m, text)
+
+
+def report(*, step: int, epoch: float = 0.0, samples: int = 0, wall_s: float | None = None,
+           **metrics) -> None:
+    """Records one evaluation: `report(step=940, epoch=4.0, samples=240640, val_acc=0.87)`.
+
+    step: optimizer steps so far; epoch: passes over the data (fractional); samples:
+    training samples seen so far (time- and samples-to-target use them). wall_s defaults to
+    seconds since this module was imported, continued across a requeue. Metric values are
+    numbers (NaN/inf are recorded as null). Only global rank 0 writes.
+    """
+    _record("eval", step, epoch, samples, wall_s, metrics)
+
+
+def final(*, step: int = 0, epoch: float = 0.0, samples: int = 0, wall_s: float | None = None,
+          **metrics) -> None:
+    """Records the final result (kind "final"); exit 0 afterwards."""
+    _record("final", step, epoch, samples, wall_s, metrics)
+
+
+def log(text: str, *, step: int = 0, epoch: float = 0.0, samples: int = 0) -> None:
+    """A free-text note in the trial's record (kind "log")."""
+    _record("log", step, epoch, samples, None, {}, str(text))
+
+
+def checkpointed(path=None, *, step: int = 0, epoch: float = 0.0, samples: int = 0) -> None:
+    """Notes that a checkpoint was written (kind "checkpoint", text = its path)."""
+    _record("checkpoint", step, epoch, samples, None, {}, str(path if path is not None else checkpoint_dir()))
+
+
+# ---------------------------------------------------------------------------------------
+# control.json, checkpoints, preemption
+
+_preempted = threading.Event()
+
+
+def _control() -> dict:
+    d = trial_dir()
+    if d is None:
+        return {}
+    try:
+        with open(d / CONTROL_FILE, encoding="utf-8") as f:
+            c = json.load(f)  # written atomically by dlsweep: never half a file
+    except (OSError, ValueError):
+        return {}
+    return c if isinstance(c, dict) else {}
+
+
+def should_stop() -> bool:
+    """True when dlsweep asked this trial to stop (pruned, cancelled: control.json), or a
+    preemption signal arrived under on_preempt(None). Cheap enough to call every step."""
+    return _preempted.is_set() or _control().get("action") == "stop"
+
+
+def stop_reason() -> str | None:
+    """Why should_stop() is true ("pruned", "cancelled", "preempted"), else None."""
+    c = _control()
+    if c.get("action") == "stop":
+        return str(c.get("reason") or "stop")
+    return "preempted" if _preempted.is_set() else None
+
+
+def checkpoint_dir() -> pathlib.Path:
+    """The trial's checkpoints/ directory (created if missing). It outlives requeues and
+    retries of the trial. Outside dlsweep: ./checkpoints."""
+    d = trial_dir()
+    p = (d if d is not None else pathlib.Path.cwd()) / CHECKPOINT_DIR
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def resumed() -> bool:
+    """True when an earlier run of this trial left something to resume from: a file in
+    checkpoint_dir(), records in this attempt's metrics.jsonl, or a Slurm requeue
+    (SLURM_RESTART_COUNT > 0). Call it before the first report()."""
+    d = trial_dir()
+    if d is None:
+        return False
+    if (_env_int("SLURM_RESTART_COUNT", 0) or 0) > 0:
+        return True
+    ck = d / CHECKPOINT_DIR
+    try:
+        if ck.is_dir() and any(ck.iterdir()):
+            return True
+    except OSError:
+        pass
+    if _writer is not None:
+        return _writer.had_records
+    try:
+        with open(d / METRICS_FILE, "rb") as f:
+            return any(line.strip() for line in f)
+    except OSError:
+        return False
+
+
+_handler_state = {"busy": False}
+
+
+def on_preempt(save=None, *, signals=(signal.SIGUSR2, signal.SIGTERM), all_ranks: bool = False):
+    """Handles the warning before a time limit or preemption (Slurm's --signal=USR2, the
+    SIGTERM of scancel/requeue, dlsweep's own SIGTERM on cancel).
+
+    With `save` (a callable): on the first of `signals`, call save() — on rank 0 only,
+    unless all_ranks=True (for sharded checkpoints every rank writes) — then exit 75
+    (EXIT_RESUMABLE): dlsweep requeues the trial, which finds its checkpoint (resumed()).
+    Further signals during save are ignored.
+
+    Without `save`: the signal only makes should_stop() true, and the training loop saves
+    and exits 75 itself at its next step boundary (use this when saving needs collectives
+    all ranks must reach together).
+
+    Must be called from the main thread (Python's rule for signal handlers).
+    """
+    if save is not None and not callable(save):
+        raise TypeError("dlsweep_trial.on_preempt: save must be callable (or None)")
+
+    def handler(signum, frame):
+        _preempted.set()
+        if save is None or _handler_state["busy"]:
+            return
+        _handler_state["busy"] = True
+        name = signal.Signals(signum).name
+        try:
+            if all_ranks or is_writer():
+                save()
+                log(f"{name}: checkpoint saved, exiting {EXIT_RESUMABLE} (resumable)")
+        except BaseException as e:  # a failed save: no checkpoint, so not resumable
+            print(f"dlsweep_trial: {name}: save failed: {e!r}", file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            os._exit(EXIT_FAILURE)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.exit(EXIT_RESUMABLE)
+
+    for s in signals:
+        signal.signal(s, handler)
+    return handler
+
+
+def _reset_for_tests() -> None:
+    """Forgets cached state (params, open metrics file, preemption flag). Tests only."""
+    global _params_cache, _writer, _warned_outside
+    if _writer is not None:
+        os.close(_writer.fd)
+    _params_cache, _writer, _warned_outside = None, None, False
+    _preempted.clear()
+    _handler_state["busy"] = False

@@ -1,0 +1,44 @@
+"""Shared fixtures: the library is imported from python/ (the file users copy), with a
+clean environment per test: no rank variables, no trial dir unless a test makes one."""
+import json
+import os
+import pathlib
+import sys
+
+import pytest
+
+LIB_DIR = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(LIB_DIR))
+
+import dlsweep_trial  # noqa: E402
+
+CLEARED = ("DLSWEEP_TRIAL_DIR", "DLSWEEP_TRIAL_ID", "DLSWEEP_ATTEMPT", "DLSWEEP_STUDY",
+           "DLSWEEP_RUN_NAME", "SLURM_RESTART_COUNT") + dlsweep_trial.RANK_VARIABLES
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    for name in CLEARED:
+        monkeypatch.delenv(name, raising=False)
+    dlsweep_trial._reset_for_tests()
+    yield
+    dlsweep_trial._reset_for_tests()
+
+
+@pytest.fixture
+def trial(tmp_path, monkeypatch):
+    """A trial directory as dlsweep prepares it: params.json and checkpoints/."""
+    d = tmp_path / "trial-3"
+    (d / "checkpoints").mkdir(parents=True)
+    (d / "params.json").write_text(json.dumps({"lr": 0.05, "batch_size": 512, "opt": "sgd"}))
+    monkeypatch.setenv("DLSWEEP_TRIAL_DIR", str(d))
+    monkeypatch.setenv("DLSWEEP_TRIAL_ID", "3")
+    monkeypatch.setenv("DLSWEEP_ATTEMPT", "0")
+    monkeypatch.setenv("DLSWEEP_STUDY", "demo")
+    return d
+
+
+def read_records(d):
+    text = (d / "metrics.jsonl").read_text()
+    assert text == "" or text.endswith("\n"), "every line must be whole"
+    return [json.loads(line) for line in text.splitlines()]

@@ -1,0 +1,180 @@
+"""dlsweep_trial in-process: params, records, numbering across requeues, ranks, control."""
+import ast
+import json
+import math
+import sys
+
+import pytest
+
+import dlsweep_trial as dt
+from conftest import LIB_DIR, read_records
+
+
+def test_params_outside_dlsweep_are_the_defaults(capsys):
+    assert dt.params({"lr": 0.1}) == {"lr": 0.1}
+    assert dt.params() == {}
+    dt.report(step=1, loss=1.0)  # no trial dir: nothing written, one warning
+    dt.report(step=2, loss=0.5)
+    assert capsys.readouterr().err.count("DLSWEEP_TRIAL_DIR is not set") == 1
+
+
+def test_params_file_overrides_defaults(trial):
+    assert dt.params({"lr": 0.1, "epochs": 3}) == {"lr": 0.05, "epochs": 3, "batch_size": 512, "opt": "sgd"}
+    assert (dt.trial_id(), dt.attempt(), dt.study(), dt.run_name()) == (3, 0, "demo", "demo-3")
+
+
+def test_params_missing_or_not_an_object_is_a_clear_error(trial):
+    (trial / "params.json").unlink()
+    with pytest.raises(dt.ProtocolError, match="params.json: missing"):
+        dt.params()
+    (trial / "params.json").write_text("[1, 2]")
+    with pytest.raises(dt.ProtocolError, match="expected a JSON object, got list"):
+        dt.params()
+    (trial / "params.json").write_text("{broken")
+    with pytest.raises(dt.ProtocolError, match="cannot read it as JSON"):
+        dt.params()
+
+
+def test_report_writes_whole_flushed_lines_in_protocol_form(trial):
+    dt.report(step=10, epoch=0.5, samples=5120, val_acc=0.75, val_loss=0.9)
+    # flushed: readable before anything is closed
+    recs = read_records(trial)
+    assert len(recs) == 1
+    r = recs[0]
+    assert set(r) == {"seq", "kind", "step", "epoch", "samples", "wall_s", "metrics"}
+    assert (r["seq"], r["kind"], r["step"], r["epoch"], r["samples"]) == (0, "eval", 10, 0.5, 5120)
+    assert r["metrics"] == {"val_acc": 0.75, "val_loss": 0.9}
+    assert r["wall_s"] >= 0
+    dt.final(step=20, epoch=1.0, samples=10240, val_acc=0.8)
+    dt.log("hello", step=20)
+    dt.checkpointed("/x/last.pt", step=20)
+    recs = read_records(trial)
+    assert [r["seq"] for r in recs] == [0, 1, 2, 3]
+    assert [r["kind"] for r in recs] == ["eval", "final", "log", "checkpoint"]
+    assert recs[2]["text"] == "hello" and recs[3]["text"] == "/x/last.pt"
+
+
+def test_metric_values_are_numbers_nan_becomes_null(trial):
+    class Scalar:  # stands in for numpy scalars and 0-dim tensors
+        def __float__(self):
+            return 0.25
+    dt.report(step=1, a=float("nan"), b=float("inf"), c=True, d=3, e=Scalar(), wall_s=1.5)
+    r = read_records(trial)[0]
+    assert r["metrics"] == {"a": None, "b": None, "c": 1, "d": 3, "e": 0.25}
+    assert r["wall_s"] == 1.5
+    with pytest.raises(TypeError, match="metric 'acc' must be a number"):
+        dt.report(step=2, acc="high")
+    with pytest.raises(TypeError, match="step must be a whole number"):
+        dt.report(step="x", acc=1.0)
+    with pytest.raises(ValueError, match="epoch must be finite"):
+        dt.report(step=2, epoch=math.nan, acc=1.0)
+    assert len(read_records(trial)) == 1  # a refused call writes nothing
+
+
+def test_seq_and_wall_continue_after_a_requeue_and_a_torn_line_is_cut(trial):
+    dt.report(step=1, loss=1.0, wall_s=100.0)
+    dt.report(step=2, loss=0.5, wall_s=200.0)
+    with open(trial / "metrics.jsonl", "a") as f:
+        f.write('{"seq": 2, "kind": "eval", "st')  # killed mid-write
+    dt._reset_for_tests()  # a new process: the requeued run of the same attempt
+    assert dt.resumed()
+    dt.report(step=3, loss=0.25)
+    recs = read_records(trial)  # also asserts the file ends with a whole line
+    assert [r["seq"] for r in recs] == [0, 1, 2]
+    assert recs[2]["wall_s"] >= 200.0  # the clock continues from the last record
+
+
+def test_seq_follows_the_highest_seq_not_the_line_count(trial):
+    (trial / "metrics.jsonl").write_text('{"seq": 7, "kind": "eval", "step": 1, "metrics": {}}\nnot json\n')
+    dt.report(step=2, loss=1.0)
+    assert read_records_raw(trial)[-1]["seq"] == 8
+
+
+def read_records_raw(d):
+    out = []
+    for line in (d / "metrics.jsonl").read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("env", [
+    {"RANK": "1"}, {"SLURM_PROCID": "3"}, {"OMPI_COMM_WORLD_RANK": "2"}, {"PMI_RANK": "5"},
+    {"PMIX_RANK": "1"}, {"RANK": "1", "SLURM_PROCID": "0"},
+])
+def test_only_global_rank_0_writes(trial, monkeypatch, env):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert not dt.is_writer()
+    dt.report(step=1, loss=1.0)
+    dt.final(step=1, loss=1.0)
+    dt.log("x")
+    assert not (trial / "metrics.jsonl").exists()
+    assert dt.params()["lr"] == 0.05  # every rank reads its params
+
+
+def test_torchrun_rank_0_under_srun_on_a_second_node_writes(trial, monkeypatch):
+    monkeypatch.setenv("RANK", "0")          # torchrun's global rank
+    monkeypatch.setenv("SLURM_PROCID", "1")  # the srun task that started torchrun on node 2
+    assert dt.rank() == 0
+    dt.report(step=1, loss=1.0)
+    assert len(read_records(trial)) == 1
+
+
+def test_initialised_torch_distributed_decides_the_rank(trial, monkeypatch):
+    class FakeDist:
+        def is_available(self): return True
+        def is_initialized(self): return True
+        def get_rank(self): return 1
+    monkeypatch.setitem(sys.modules, "torch.distributed", FakeDist())
+    monkeypatch.setenv("RANK", "0")
+    assert dt.rank() == 1 and not dt.is_writer()
+
+
+def test_should_stop_reads_control_json(trial):
+    assert not dt.should_stop() and dt.stop_reason() is None
+    (trial / "control.json").write_text('{"action": "stop", "reason": "pruned"}')
+    assert dt.should_stop() and dt.stop_reason() == "pruned"
+    (trial / "control.json").write_text('{"action": "continue"}')
+    assert not dt.should_stop()
+
+
+def test_checkpoint_dir_and_resumed(trial, tmp_path, monkeypatch):
+    assert dt.checkpoint_dir() == trial / "checkpoints"
+    assert not dt.resumed()
+    (dt.checkpoint_dir() / "last.pt").write_bytes(b"x")
+    assert dt.resumed()
+    (trial / "checkpoints" / "last.pt").unlink()
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
+    assert dt.resumed()
+    monkeypatch.delenv("DLSWEEP_TRIAL_DIR")
+    monkeypatch.chdir(tmp_path)
+    assert not dt.resumed()
+    assert dt.checkpoint_dir() == tmp_path / "checkpoints" and dt.checkpoint_dir().is_dir()
+
+
+def test_exit_codes_match_common_exit_codes_hpp():
+    hpp = (LIB_DIR.parent / "common" / "exit_codes.hpp").read_text()
+    for name, value in [("done", dt.EXIT_DONE), ("failure", dt.EXIT_FAILURE), ("bad_input", dt.EXIT_BAD_INPUT),
+                        ("diverged", dt.EXIT_DIVERGED), ("stopped", dt.EXIT_RESUMABLE)]:
+        assert f"inline constexpr int {name} = {value};" in hpp, name
+
+
+def test_protocol_names_match_common_protocol_hpp():
+    hpp = (LIB_DIR.parent / "common" / "protocol.hpp").read_text()
+    for const in (dt.ENV_TRIAL_DIR, dt.ENV_TRIAL_ID, dt.ENV_ATTEMPT, dt.ENV_STUDY, dt.PARAMS_FILE,
+                  dt.METRICS_FILE, dt.CONTROL_FILE, dt.CHECKPOINT_DIR):
+        assert f'"{const}"' in hpp, const
+
+
+def test_the_library_imports_only_the_standard_library():
+    tree = ast.parse((LIB_DIR / "dlsweep_trial.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    assert names and names <= set(sys.stdlib_module_names), names - set(sys.stdlib_module_names)
