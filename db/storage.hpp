@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -118,6 +119,26 @@ struct TrialSummary {
   std::string message;
 };
 
+/// When a trial first ran and when it reached the final state it is in (from `events`).
+struct TrialTimes {
+  std::optional<double> started_at;  ///< first transition to RUNNING (unix s); none if it never ran
+  std::optional<double> ended_at;    ///< last transition into its current final state; none while unfinished
+};
+
+/// One metric of one record (the `metrics` table), with the trial's number: a point of a curve.
+struct CurvePoint {
+  std::int64_t number = 0;  ///< trials.number
+  int attempt = 0;
+  std::int64_t seq = 0;
+  std::string kind;
+  std::int64_t step = 0;
+  double epoch = 0;
+  std::int64_t samples = 0;
+  double wall_s = 0;
+  std::string name;
+  std::optional<double> value;  ///< NULL: reported as null (NaN)
+};
+
 /// Result of an arbitrary read-only query: column names and rows of JSON scalars.
 struct QueryResult {
   std::vector<std::string> columns;
@@ -179,6 +200,11 @@ class Storage {
   Result<std::vector<std::pair<std::string, std::int64_t>>> state_counts(std::int64_t study_id) const;
   /// Runs one read-only statement; refuses anything that would write.
   Result<QueryResult> query(const std::string& sql) const;
+  /// Start and end of each of the study's trials, by trial id (export_read.cpp).
+  Result<std::map<std::int64_t, TrialTimes>> trial_times(std::int64_t study_id) const;
+  /// Every metric point of the study, all attempts, ordered by trial number, attempt, seq,
+  /// name; streamed to `visit` (a study can hold millions). Stops at visit's first error.
+  Status for_each_curve_point(std::int64_t study_id, const std::function<Status(const CurvePoint&)>& visit) const;
 
  private:
   Storage(sqlite3* db, bool read_only, std::filesystem::path file);

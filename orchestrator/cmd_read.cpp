@@ -9,6 +9,7 @@
 #include "db/storage.hpp"
 #include "orchestrator/best_schedule.hpp"
 #include "orchestrator/commands.hpp"
+#include "orchestrator/results_frame.hpp"
 #include "orchestrator/table_format.hpp"
 
 namespace dlsweep::orch {
@@ -100,30 +101,24 @@ int cmd_results(const ResultsArgs& a) {
   if (!trials) return report(trials.error(), exit_code::runtime);
 
   Rows rows;
-  if (o->format == OutputFormat::json) {
-    rows.columns = {"trial", "state", "attempt", "params", "value", "best_value", "steps_to_target",
-                    "samples_to_target", "time_to_target_s", "samples_per_s", "wall_s", "message"};
-    for (const auto& t : *trials)
-      rows.rows.push_back({t.number, t.state, t.attempt, t.params, opt(t.value), opt(t.best_value),
-                           opt(t.steps_to_target), opt(t.samples_to_target), opt(t.time_to_target_s),
-                           opt(t.samples_per_s), opt(t.wall_s), t.message});
+  if (o->format != OutputFormat::table) {
+    // CSV and JSON are data frames (results_frame.hpp): params_<name> columns, start/end.
+    auto times = o->storage->trial_times(st->id);
+    if (!times) return report(times.error(), exit_code::runtime);
+    rows = results_frame(*trials, *times, /*with_params_object=*/o->format == OutputFormat::json);
   } else {
-    // Tables name the parameters that vary (CSV: all of them), then the figures.
+    // Tables name the parameters that vary, then the figures.
     std::vector<std::string> names;
     if (!trials->empty())
       for (auto& [k, v] : trials->front().params.items()) {
-        bool varies = o->format == OutputFormat::csv;
+        bool varies = false;
         for (const auto& t : *trials)
           if (!t.params.contains(k) || t.params[k] != v) varies = true;
         if (varies) names.push_back(k);
       }
     // A parameter named like a fixed column ("state", "value") is shown as params.NAME.
     // Tables use shorter names for the figures, so that a line fits a terminal.
-    const bool table = o->format == OutputFormat::table;
-    const std::vector<std::string> fixed_after =
-        table ? std::vector<std::string>{"value", "best", "tgt_steps", "tgt_time_s", "samples/s", "message"}
-              : std::vector<std::string>{"value", "best", "steps_to_target", "time_to_target_s", "samples_per_s",
-                                         "message"};
+    const std::vector<std::string> fixed_after = {"value", "best", "tgt_steps", "tgt_time_s", "samples/s", "message"};
     auto is_fixed = [&](const std::string& n) {
       return n == "trial" || n == "state" || std::find(fixed_after.begin(), fixed_after.end(), n) != fixed_after.end();
     };

@@ -64,6 +64,15 @@ struct CancelArgs {
 };
 int cmd_cancel(const CancelArgs& a);
 
+struct ExportArgs {
+  std::string db;
+  std::string study;
+  std::string format = "csv";  ///< csv; parquet is refused with the reason (no Debian library)
+  bool curves = false;         ///< long-form curves instead of one row per trial
+  std::string output;          ///< file to write (atomically); empty or "-": stdout
+};
+int cmd_export(const ExportArgs& a);
+
 /// Where `dlsweep-train` is: $DLSWEEP_TRAIN, else beside this executable, else on PATH.
 std::string locate_train_binary();
 

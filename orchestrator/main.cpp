@@ -69,6 +69,14 @@ int main(int argc, char** argv) try {
 
   for (auto* sub : {s, st, r, q, b, rs, c}) sub->fallthrough();
 
+  ExportArgs exp;
+  auto* ex = app.add_subcommand("export", "a study as CSV for pandas/polars: one row per trial, or --curves (read-only)");
+  ex->add_option("study", exp.study, "study name")->required();
+  ex->add_option("--format", exp.format, "csv (parquet: not available, no Debian-packaged library; says why)");
+  ex->add_flag("--curves", exp.curves, "long-form curves: trial, attempt, seq, kind, step, epoch, samples, wall_s, metric, value");
+  ex->add_option("-o,--output", exp.output, "write to this file (default: stdout)");
+  ex->fallthrough();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -84,6 +92,7 @@ int main(int argc, char** argv) try {
     }
   }
   submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = db;
+  exp.db = db;
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
@@ -91,6 +100,7 @@ int main(int argc, char** argv) try {
   if (*b) return cmd_best(best);
   if (*rs) return cmd_resume(resume);
   if (*c) return cmd_cancel(cancel);
+  if (*ex) return cmd_export(exp);
   return exit_code::usage;
 } catch (const std::exception& e) {
   fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());

@@ -104,6 +104,16 @@ void fit_widths(const std::vector<std::string>& columns, const std::vector<bool>
 
 }  // namespace
 
+std::string csv_row(const std::vector<nlohmann::json>& cells) {
+  std::string out;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i) out += ',';
+    out += csv_escape(cell_text(cells[i], true));
+  }
+  out += '\n';
+  return out;
+}
+
 std::string render(const Rows& rows, OutputFormat format, std::size_t max_width) {
   std::string out;
   switch (format) {

@@ -29,6 +29,10 @@ std::string render(const Rows& rows, OutputFormat fmt, std::size_t max_width = 0
 /// precision and the stored number. null is empty.
 std::string cell_text(const nlohmann::json& v, bool full_precision, const std::string& column = {});
 
+/// One CSV line (RFC 4180 quoting, full precision, "\n" at the end), as render() writes
+/// each row: for writers that stream rows instead of building a Rows.
+std::string csv_row(const std::vector<nlohmann::json>& cells);
+
 /// Unix seconds as "2026-11-21T14:03:07Z".
 std::string iso_utc(double unix_s);
 

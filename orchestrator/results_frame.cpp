@@ -1,0 +1,57 @@
+#include "orchestrator/results_frame.hpp"
+
+#include <set>
+#include <string>
+
+namespace dlsweep::orch {
+
+namespace {
+
+using nlohmann::json;
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json opt(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+Rows results_frame(const std::vector<db::TrialSummary>& trials,
+                   const std::map<std::int64_t, db::TrialTimes>& times_by_trial_id, bool with_params_object) {
+  std::set<std::string> names;  // ordered: the columns do not depend on which trial came first
+  for (const auto& t : trials)
+    for (auto& [k, v] : t.params.items()) names.insert(k);
+
+  Rows rows;
+  rows.columns = {"trial", "state", "attempt"};
+  if (with_params_object) rows.columns.push_back("params");
+  rows.columns.insert(rows.columns.end(), {"value", "best_value"});
+  for (const auto& n : names) rows.columns.push_back("params_" + n);
+  rows.columns.insert(rows.columns.end(), {"steps_to_target", "samples_to_target", "time_to_target_s",
+                                           "samples_per_s", "wall_s", "started_at", "ended_at", "duration_s",
+                                           "message"});
+  for (const auto& t : trials) {
+    std::vector<json> row = {t.number, t.state, t.attempt};
+    if (with_params_object) row.push_back(t.params);
+    row.insert(row.end(), {opt(t.value), opt(t.best_value)});
+    for (const auto& n : names) row.push_back(t.params.contains(n) ? t.params[n] : json(nullptr));
+    db::TrialTimes times;
+    if (auto it = times_by_trial_id.find(t.trial_id); it != times_by_trial_id.end()) times = it->second;
+    std::optional<double> duration;
+    if (times.started_at && times.ended_at && *times.ended_at >= *times.started_at)
+      duration = *times.ended_at - *times.started_at;
+    row.insert(row.end(), {opt(t.steps_to_target), opt(t.samples_to_target), opt(t.time_to_target_s),
+                           opt(t.samples_per_s), opt(t.wall_s), opt(times.started_at), opt(times.ended_at),
+                           opt(duration), t.message});
+    rows.rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<std::string> curve_columns() {
+  return {"trial", "attempt", "seq", "kind", "step", "epoch", "samples", "wall_s", "metric", "value"};
+}
+
+std::vector<nlohmann::json> curve_cells(const db::CurvePoint& p) {
+  return {p.number, p.attempt, p.seq, p.kind, p.step, p.epoch, p.samples, p.wall_s, p.name, opt(p.value)};
+}
+
+}  // namespace dlsweep::orch

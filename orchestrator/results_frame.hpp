@@ -1,0 +1,31 @@
+// results_frame.hpp — the data-frame shape of a study's results, as `dlsweep results
+// --format csv|json` and `dlsweep export` write it for pandas/polars users: one row per
+// trial, flat columns, parameters prefixed `params_` (Optuna's trials_dataframe does the
+// same), start/end/duration from the events log; and the columns of the long-form curves.
+// Pure: no I/O.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "db/storage.hpp"
+#include "orchestrator/table_format.hpp"
+
+namespace dlsweep::orch {
+
+/// Columns: trial, state, attempt, value, best_value, params_<name>... (every parameter of
+/// any trial, by name; null where a trial lacks it), steps_to_target, samples_to_target,
+/// time_to_target_s, samples_per_s, wall_s, started_at, ended_at, duration_s (unix seconds
+/// and seconds; null when unknown), message. `with_params_object` adds `params` (the object)
+/// after attempt, which `results --format json` has always had.
+Rows results_frame(const std::vector<db::TrialSummary>& trials,
+                   const std::map<std::int64_t, db::TrialTimes>& times_by_trial_id, bool with_params_object);
+
+/// Header of the long-form curves: trial, attempt, seq, kind, step, epoch, samples, wall_s,
+/// metric, value.
+std::vector<std::string> curve_columns();
+/// One curve point in the order of curve_columns().
+std::vector<nlohmann::json> curve_cells(const db::CurvePoint& p);
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,77 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "orchestrator/results_frame.hpp"
+
+using namespace dlsweep::orch;
+using nlohmann::json;
+
+namespace {
+
+dlsweep::db::TrialSummary summary(std::int64_t id, std::int64_t number, std::string state, json params) {
+  dlsweep::db::TrialSummary t;
+  t.trial_id = id;
+  t.number = number;
+  t.state = std::move(state);
+  t.params = std::move(params);
+  return t;
+}
+
+std::size_t col(const Rows& r, const std::string& name) {
+  auto it = std::find(r.columns.begin(), r.columns.end(), name);
+  REQUIRE(it != r.columns.end());
+  return static_cast<std::size_t>(it - r.columns.begin());
+}
+
+}  // namespace
+
+TEST_CASE("results frame: params_ columns over every trial's params, start/end/duration") {
+  auto a = summary(11, 0, "COMPLETE", {{"lr", 0.1}, {"batch_size", 64}});
+  a.value = 0.9;
+  auto b = summary(12, 1, "RUNNING", {{"lr", 0.2}, {"state", "x"}});  // a param named like a column
+  std::map<std::int64_t, dlsweep::db::TrialTimes> times{{11, {100.0, 160.5}}, {12, {130.0, std::nullopt}}};
+  Rows r = results_frame({a, b}, times, false);
+  CHECK(r.columns == std::vector<std::string>{"trial", "state", "attempt", "value", "best_value", "params_batch_size",
+                                              "params_lr", "params_state", "steps_to_target", "samples_to_target",
+                                              "time_to_target_s", "samples_per_s", "wall_s", "started_at", "ended_at",
+                                              "duration_s", "message"});
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.rows[0][col(r, "params_batch_size")] == 64);
+  CHECK(r.rows[1][col(r, "params_batch_size")].is_null());  // b has no batch_size
+  CHECK(r.rows[1][col(r, "params_state")] == "x");
+  CHECK(r.rows[1][col(r, "state")] == "RUNNING");
+  CHECK(r.rows[0][col(r, "duration_s")] == 60.5);
+  CHECK(r.rows[1][col(r, "started_at")] == 130.0);
+  CHECK(r.rows[1][col(r, "duration_s")].is_null());  // unfinished
+  CHECK(r.rows[0][col(r, "value")] == 0.9);
+  CHECK(r.rows[1][col(r, "value")].is_null());
+  CHECK(render(r, OutputFormat::csv).starts_with("trial,state,attempt,value,best_value,params_batch_size,"));
+}
+
+TEST_CASE("results frame: a trial without events has no times; json keeps the params object") {
+  auto a = summary(5, 0, "WAITING", {{"lr", 0.1}});
+  Rows r = results_frame({a}, {}, true);
+  CHECK(r.columns[3] == "params");
+  CHECK(r.rows[0][3] == json{{"lr", 0.1}});
+  for (auto c : {"started_at", "ended_at", "duration_s"}) CHECK(r.rows[0][col(r, c)].is_null());
+  CHECK(results_frame({}, {}, false).rows.empty());
+}
+
+TEST_CASE("curve rows follow curve_columns; null values stay null") {
+  dlsweep::db::CurvePoint p;
+  p.number = 3;
+  p.attempt = 1;
+  p.seq = 7;
+  p.kind = "eval";
+  p.step = 940;
+  p.epoch = 4.0;
+  p.samples = 240640;
+  p.wall_s = 12.5;
+  p.name = "val,acc";
+  auto cells = curve_cells(p);
+  REQUIRE(cells.size() == curve_columns().size());
+  CHECK(csv_row(cells) == "3,1,7,eval,940,4,240640,12.5,\"val,acc\",\n");
+  p.value = 0.875;
+  CHECK(csv_row(curve_cells(p)).ends_with(",0.875\n"));
+}
