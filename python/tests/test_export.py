@@ -184,3 +184,5 @@ def test_export_errors_name_the_problem(sweep, tmp_path):
     assert r.returncode == 1 and "cannot create" in r.stderr
     r = dlsweep(db, "export", "py-export", "--format", "xlsx", check=False)
     assert r.returncode == 2 and "unknown format 'xlsx'" in r.stderr
+    r = dlsweep(tmp_path / "nowhere" / "d.db", "export", "py-export", check=False)  # the --db check of every verb
+    assert r.returncode == 2 and "does not exist" in r.stderr
