@@ -38,7 +38,7 @@ template <class T>
 class Dev {
  public:
   explicit Dev(std::size_t n) : n_(n) {
-    CUDA_OK(cudaMalloc(&p_, std::max<std::size_t>(n, 1) * sizeof(T)));
+    CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&p_), std::max<std::size_t>(n, 1) * sizeof(T)));
     CUDA_OK(cudaMemset(p_, 0, std::max<std::size_t>(n, 1) * sizeof(T)));
   }
   ~Dev() { cudaFree(p_); }
@@ -217,7 +217,7 @@ void optimizer_case(const optim::OptimizerSpec& spec, double rel_tol) {
     std::mt19937 grng(100 + count);
     randomise(cpu, grng, false);
     g.put(cpu.grads());
-    opt->step(lr);
+    (*opt)->step(lr);
     std::vector<kc::MtTensor> h(T);
     for (std::size_t i = 0; i < T; ++i) {
       const auto& t = tensors[i];

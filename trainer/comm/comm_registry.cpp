@@ -66,9 +66,7 @@ Result<std::unique_ptr<Communicator>> make_communicator(std::string_view kind) {
       return fail_as(ErrorKind::resources, "comm: nccl-hierarchical is not implemented yet", "comm",
                      "use comm: nccl (NCCL over all ranks) or comm: mpi");
 #if DLSWEEP_HAVE_CUDA && DLSWEEP_HAVE_MPI
-    auto c = NcclCommunicator::create();
-    if (!c) return std::unexpected(c.error());
-    return std::unique_ptr<Communicator>(std::move(*c));
+    return make_nccl_communicator();
 #else
     return fail_as(ErrorKind::resources, "comm: nccl needs MPI to start (ncclUniqueId over MPI), and this build has none",
                    "comm", "install Open MPI (libopenmpi-dev) and rebuild");

@@ -1,10 +1,14 @@
 #include "trainer/comm/nccl_communicator.hpp"
 
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
 #include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "trainer/comm/mpi_communicator.hpp"
 #include "trainer/comm/nccl_bootstrap.hpp"
 #include "trainer/gpu/device_select.hpp"
 
@@ -26,6 +30,38 @@ Status nccl_check(ncclResult_t r, std::string_view what) {
 constexpr std::size_t kAlign = 256;  // staging offsets, for NCCL's and the copies' alignment
 
 }  // namespace
+
+class NcclCommunicator final : public Communicator {
+ public:
+  static Result<std::unique_ptr<NcclCommunicator>> create();
+  ~NcclCommunicator() override;
+
+  std::string_view name() const override { return "nccl"; }
+  int rank() const override { return mpi_->rank(); }
+  int size() const override { return mpi_->size(); }
+  Status allreduce_sum(std::span<float> data) override;
+  Status allreduce_sum(std::span<double> data) override;
+  Status broadcast(std::span<float> data, int root) override;
+  Status broadcast(std::span<double> data, int root) override;
+  Status barrier() override;
+  Status start_allreduce_sum(std::span<float> data) override;
+  Status wait_all() override;
+  int device() const { return device_; }
+
+ private:
+  explicit NcclCommunicator(std::unique_ptr<MpiCommunicator> mpi) : mpi_(std::move(mpi)) {}
+  Status enqueue_sum(void* host, std::size_t bytes, std::size_t count, ncclDataType_t type);
+  Status ensure_capacity(std::size_t bytes);
+
+  std::unique_ptr<MpiCommunicator> mpi_;
+  int device_ = 0;
+  ncclComm_t nccl_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  void* staging_ = nullptr;
+  std::size_t capacity_ = 0, used_ = 0;  ///< bytes of staging_; bytes taken by started sums
+  bool pending_ = false;
+};
+
 
 Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create() {
   // The device first: without one, fail before MPI is initialised.
@@ -130,6 +166,12 @@ Status NcclCommunicator::wait_all() {
   ncclCommGetAsyncError(nccl_, &async);
   if (auto s = nccl_check(async, "NCCL (asynchronous error)"); !s) return s;
   return cuda_check(e, "NCCL stream");
+}
+
+Result<std::unique_ptr<Communicator>> make_nccl_communicator() {
+  auto c = NcclCommunicator::create();
+  if (!c) return std::unexpected(c.error());
+  return std::unique_ptr<Communicator>(std::move(*c));
 }
 
 }  // namespace dlsweep::trainer::comm

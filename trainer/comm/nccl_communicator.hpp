@@ -13,45 +13,15 @@
 // NOT YET RUN: written and compiled without a GPU (README "GPU").
 #pragma once
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include <memory>
 
+#include "common/result.hpp"
 #include "trainer/comm/communicator.hpp"
-#include "trainer/comm/mpi_communicator.hpp"
 
 namespace dlsweep::trainer::comm {
 
-class NcclCommunicator final : public Communicator {
- public:
-  static Result<std::unique_ptr<NcclCommunicator>> create();
-  ~NcclCommunicator() override;
-
-  std::string_view name() const override { return "nccl"; }
-  int rank() const override { return mpi_->rank(); }
-  int size() const override { return mpi_->size(); }
-  Status allreduce_sum(std::span<float> data) override;
-  Status allreduce_sum(std::span<double> data) override;
-  Status broadcast(std::span<float> data, int root) override;
-  Status broadcast(std::span<double> data, int root) override;
-  Status barrier() override;
-  Status start_allreduce_sum(std::span<float> data) override;
-  Status wait_all() override;
-  int device() const { return device_; }
-
- private:
-  explicit NcclCommunicator(std::unique_ptr<MpiCommunicator> mpi) : mpi_(std::move(mpi)) {}
-  Status enqueue_sum(void* host, std::size_t bytes, std::size_t count, ncclDataType_t type);
-  Status ensure_capacity(std::size_t bytes);
-
-  std::unique_ptr<MpiCommunicator> mpi_;
-  int device_ = 0;
-  ncclComm_t nccl_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  void* staging_ = nullptr;
-  std::size_t capacity_ = 0, used_ = 0;  ///< bytes of staging_; bytes taken by started sums
-  bool pending_ = false;
-};
+/// The NCCL communicator of this rank (see above). No CUDA header here: the registry that
+/// includes this compiles like the rest of the trainer.
+Result<std::unique_ptr<Communicator>> make_nccl_communicator();
 
 }  // namespace dlsweep::trainer::comm
