@@ -73,7 +73,11 @@ Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create() {
     (void)cudaGetLastError();
   }
   auto dev = gpu::select_device(local->rank, devices);
-  if (!dev) return std::unexpected(dev.error());
+  if (!dev) {
+    Error e = dev.error();
+    e.where = "comm";  // the params.json key that asked for a GPU
+    return std::unexpected(e);
+  }
   auto mpi = MpiCommunicator::create();
   if (!mpi) return std::unexpected(mpi.error());
   std::unique_ptr<NcclCommunicator> c(new NcclCommunicator(std::move(*mpi)));
