@@ -84,8 +84,9 @@ const std::vector<ParamInfo>& table() {
       {"larc_eps", T::number, 1e-8, {}, 0, 1, false, "added to the LARC trust-ratio denominator"},
       {"seed", T::integer, 0, {}, 0, 4294967295.0, false, "seed of init and data order"},
       {"threads", T::integer, 1, {}, 1, 1024, false, "compute threads per rank"},
-      {"comm", T::string, "auto", {"auto", "local", "mpi"}, 0, 0, false,
-       "collectives: mpi when started by mpirun/srun with more than one rank (auto), or forced"},
+      {"comm", T::string, "auto", {"auto", "local", "mpi", "nccl", "nccl-hierarchical"}, 0, 0, false,
+       "collectives: mpi when started by mpirun/srun with more than one rank (auto), or forced; nccl "
+       "(CUDA builds; README \"GPU\")"},
       {"bucket_mb", T::number, 4, {}, 0, 4096, true,
        "gradient allreduce bucket size in MiB (each bucket starts as soon as backward fills it)"},
       {"noise_scale_every", T::integer, 10, {}, 0, 1e9, false,

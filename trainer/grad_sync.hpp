@@ -1,8 +1,8 @@
 // grad_sync.hpp — data-parallel gradient averaging with fused buckets that overlap backward
 // (the Horovod/PyTorch-DDP scheme; docs/math.md#gradient-allreduce).
 //
-// The gradient arena is cut into buckets of about `bucket_mb` MiB of consecutive tensors,
-// grouped from the last tensor backward (backward produces the last layer's gradients first).
+// The gradient arena is cut into buckets of about `bucket_mb` MiB of consecutive tensors
+// (comm/bucket_plan.hpp, shared with the NCCL path), grouped from the last tensor backward (backward produces the last layer's gradients first).
 // Because tensors are laid out in index order, a bucket is one contiguous span of the arena:
 // one MPI_Iallreduce, no packing. During backward, Model::backward's on_ready reports tensors;
 // when every tensor of a bucket is final its allreduce is started at once, and every report
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "trainer/comm/bucket_plan.hpp"
 #include "trainer/comm/communicator.hpp"
 #include "trainer/models/parameter_set.hpp"
 
@@ -40,21 +41,17 @@ class GradSync {
   Result<double> finish();
   /// Σ g² of this rank's gradient before reduction (valid after finish() of a measured step).
   double local_norm_sq() const { return local_norm_sq_; }
-  std::size_t buckets() const { return buckets_.size(); }
+  std::size_t buckets() const { return plan_.buckets.size(); }
 
  private:
-  struct Bucket {
-    std::int64_t offset = 0, size = 0;  ///< floats of the arena
-    std::size_t tensors = 0;            ///< how many tensors it holds
-    std::size_t seen = 0;               ///< reported so far this step
-    bool started = false;
-  };
-  Status start(Bucket& b);
+  Status start(const comm::BucketSpan& b);
+  void start_launched();
 
   comm::Communicator& comm_;
   const models::ParameterSet& params_;
-  std::vector<Bucket> buckets_;
-  std::vector<std::size_t> bucket_of_;  ///< tensor index → bucket
+  comm::BucketPlan plan_;
+  comm::BucketTracker tracker_;
+  std::vector<std::size_t> launch_;     ///< buckets to start now (capacity reserved: no allocation per step)
   bool measure_ = false;
   double local_norm_sq_ = 0;
   std::optional<Error> error_;          ///< the first failure inside ready()

@@ -66,3 +66,33 @@ TEST_CASE("gradient buckets: contiguous spans from the last tensor, all reduced 
   CHECK(*waited >= 0);
   CHECK(sync.local_norm_sq() == Approx(0.25 * static_cast<double>(ps.arena_size())));
 }
+
+TEST_CASE("comm kinds: nccl and nccl-hierarchical parse; asking for them says what is missing", "[comm][nccl]") {
+  CHECK(comm::parse_comm_kind("auto").value() == comm::CommKind::automatic);
+  CHECK(comm::parse_comm_kind("local").value() == comm::CommKind::local);
+  CHECK(comm::parse_comm_kind("mpi").value() == comm::CommKind::mpi);
+  CHECK(comm::parse_comm_kind("nccl").value() == comm::CommKind::nccl);
+  CHECK(comm::parse_comm_kind("nccl-hierarchical").value() == comm::CommKind::nccl_hierarchical);
+  auto bad = comm::parse_comm_kind("gloo");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().fix.find("nccl-hierarchical") != std::string::npos);
+  CHECK_FALSE(comm::parse_comm_kind("NCCL"));
+  for (const char* kind : {"nccl", "nccl-hierarchical"}) {
+    if (comm::nccl_built() && std::string_view(kind) == "nccl" && comm::launched_with_ranks()) continue;
+    auto c = comm::make_communicator(kind);
+    if (c) {  // a GPU is present: the NCCL communicator of one rank
+      CHECK((*c)->size() >= 1);
+      continue;
+    }
+    INFO(c.error().what);
+    CHECK(c.error().is(dlsweep::ErrorKind::resources));
+    if (!comm::nccl_built()) {
+      CHECK(c.error().where == "comm");
+      CHECK(c.error().fix.find("-DDLSWEEP_CUDA=ON") != std::string::npos);
+    } else if (std::string_view(kind) == "nccl-hierarchical") {
+      CHECK(c.error().what.find("not implemented yet") != std::string::npos);
+    } else {  // nccl in a CUDA build without a GPU: refused before MPI starts
+      CHECK(c.error().what.find("CUDA device") != std::string::npos);
+    }
+  }
+}

@@ -67,7 +67,7 @@ TEST_CASE("a bad value is an error naming the key and the accepted values", "[co
                                                      {json{{"optimizer", "adagrad"}}, "optimizer"},
                                                      {json{{"beta2", 1.0}}, "beta2"},
                                                      {json{{"larc_mode", "both"}}, "larc_mode"},
-                                                     {json{{"comm", "nccl"}}, "comm"},
+                                                     {json{{"comm", "gloo"}}, "comm"},
                                                      {json{{"warmup_epochs", 1}, {"warmup_steps", 10}}, "warmup_steps"}}) {
     auto c = parse_train_config(params, "p.json");
     INFO(params.dump());

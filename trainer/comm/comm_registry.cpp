@@ -8,6 +8,9 @@
 #if DLSWEEP_HAVE_MPI
 #include "trainer/comm/mpi_communicator.hpp"
 #endif
+#if DLSWEEP_HAVE_CUDA && DLSWEEP_HAVE_MPI
+#include "trainer/comm/nccl_communicator.hpp"
+#endif
 
 namespace dlsweep::trainer::comm {
 
@@ -17,6 +20,24 @@ bool mpi_built() {
 #else
   return false;
 #endif
+}
+
+bool nccl_built() {
+#if DLSWEEP_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+Result<CommKind> parse_comm_kind(std::string_view kind) {
+  if (kind == "auto") return CommKind::automatic;
+  if (kind == "local") return CommKind::local;
+  if (kind == "mpi") return CommKind::mpi;
+  if (kind == "nccl") return CommKind::nccl;
+  if (kind == "nccl-hierarchical") return CommKind::nccl_hierarchical;
+  return fail_as(ErrorKind::bad_input, fmt::format("unknown comm '{}'", kind), "comm",
+                 "use auto, local, mpi, nccl or nccl-hierarchical");
 }
 
 bool launched_with_ranks() {
@@ -35,9 +56,23 @@ int launcher_rank() {
 }
 
 Result<std::unique_ptr<Communicator>> make_communicator(std::string_view kind) {
-  const bool want_mpi = kind == "mpi" || (kind == "auto" && launched_with_ranks());
-  if (kind != "mpi" && kind != "local" && kind != "auto")
-    return fail(fmt::format("unknown comm '{}'", kind), "comm", "use auto, local or mpi");
+  auto parsed = parse_comm_kind(kind);
+  if (!parsed) return std::unexpected(parsed.error());
+  if (*parsed == CommKind::nccl || *parsed == CommKind::nccl_hierarchical) {
+    if (!nccl_built())
+      return fail_as(ErrorKind::resources, fmt::format("this dlsweep-train was built without CUDA and NCCL (comm: {})", kind),
+                     "comm", "rebuild with -DDLSWEEP_CUDA=ON on a host with CUDA, cuDNN and NCCL, or use comm: mpi");
+    if (*parsed == CommKind::nccl_hierarchical)
+      return fail_as(ErrorKind::resources, "comm: nccl-hierarchical is not implemented yet", "comm",
+                     "use comm: nccl (NCCL over all ranks) or comm: mpi");
+#if DLSWEEP_HAVE_CUDA && DLSWEEP_HAVE_MPI
+    return make_nccl_communicator();
+#else
+    return fail_as(ErrorKind::resources, "comm: nccl needs MPI to start (ncclUniqueId over MPI), and this build has none",
+                   "comm", "install Open MPI (libopenmpi-dev) and rebuild");
+#endif
+  }
+  const bool want_mpi = *parsed == CommKind::mpi || (*parsed == CommKind::automatic && launched_with_ranks());
   if (!want_mpi) return std::unique_ptr<Communicator>(std::make_unique<LocalCommunicator>());
 #if DLSWEEP_HAVE_MPI
   auto c = MpiCommunicator::create();

@@ -12,6 +12,14 @@ namespace dlsweep::trainer::comm {
 
 /// True when this build includes the MPI communicator.
 bool mpi_built();
+/// True when this build includes CUDA and NCCL (-DDLSWEEP_CUDA=ON).
+bool nccl_built();
+
+/// params.json `comm`. nccl: NCCL over all ranks; nccl_hierarchical (DL@1EF): NCCL within a
+/// node, MPI across nodes.
+enum class CommKind { automatic, local, mpi, nccl, nccl_hierarchical };
+/// "auto", "local", "mpi", "nccl", "nccl-hierarchical"; anything else is an error listing them.
+Result<CommKind> parse_comm_kind(std::string_view kind);
 
 /// True when the process looks started by an MPI launcher with more than one rank
 /// (OMPI_COMM_WORLD_SIZE of Open MPI's mpirun, PMI_SIZE of MPICH/Slurm PMI, or
@@ -24,7 +32,9 @@ bool launched_with_ranks();
 int launcher_rank();
 
 /// "local": one rank; "mpi": MPI_COMM_WORLD (error if not built with MPI); "auto": mpi when
-/// launched_with_ranks(), else local.
+/// launched_with_ranks(), else local. "nccl": NcclCommunicator (CUDA + MPI builds; an
+/// error naming what is missing otherwise, e.g. no visible GPU). "nccl-hierarchical": parsed,
+/// not implemented yet (an error saying so).
 Result<std::unique_ptr<Communicator>> make_communicator(std::string_view kind);
 
 }  // namespace dlsweep::trainer::comm

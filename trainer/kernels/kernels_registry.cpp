@@ -8,6 +8,9 @@
 
 #include "trainer/kernels/onednn_kernels.hpp"
 #include "trainer/kernels/reference_kernels.hpp"
+#if DLSWEEP_HAVE_CUDA
+#include "trainer/kernels/cuda/cuda_info.hpp"
+#endif
 
 namespace dlsweep::trainer::kernels {
 
@@ -37,7 +40,12 @@ std::string backend_version() {
                    : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential"
                    : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB"
                                                         : "other";
-  return fmt::format("oneDNN {}.{}.{} (cpu runtime {})", v->major, v->minor, v->patch, rt);
+  std::string text = fmt::format("oneDNN {}.{}.{} (cpu runtime {})", v->major, v->minor, v->patch, rt);
+#if DLSWEEP_HAVE_CUDA
+  // The GPU kernels are built (trainer/kernels/cuda/) but not yet a backend of make_kernels.
+  text += fmt::format("; built with {}", cuda::build_versions());
+#endif
+  return text;
 }
 
 }  // namespace dlsweep::trainer::kernels

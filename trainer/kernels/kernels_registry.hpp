@@ -26,7 +26,8 @@ void set_compute_threads(int threads);
 /// The current setting.
 int compute_threads();
 
-/// oneDNN's version and CPU runtime, e.g. "oneDNN 2.6.3 (cpu runtime OpenMP)".
+/// oneDNN's version and CPU runtime, e.g. "oneDNN 2.6.3 (cpu runtime OpenMP)"; in a CUDA
+/// build followed by "; built with CUDA 13.0 (cuBLASLt ..., cuDNN ..., NCCL ...), archs ...".
 std::string backend_version();
 
 }  // namespace dlsweep::trainer::kernels
