@@ -1,5 +1,5 @@
 // batch_model.cpp — the least-squares fit of S(B) = S_min (1 + B_crit/B) in log space and its
-// bootstrap interval. See batch_model.hpp and docs/math.md#the-batch-size-model.
+// bootstrap interval. See batch_model.hpp and docs/math.md#batch-size-model.
 #include "analysis/batch_model.hpp"
 
 #include <algorithm>

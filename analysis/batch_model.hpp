@@ -1,5 +1,5 @@
 // batch_model.hpp — the batch-size model of McCandlish et al. 2018 / Shallue et al. 2018
-// (docs/math.md#the-batch-size-model):
+// (docs/math.md#batch-size-model):
 //     S(B) = S_min (1 + B_crit / B)      steps to target at batch B
 //     E(B) = E_min (1 + B / B_crit)      samples to target, E = B S, B_crit = E_min / S_min
 // fitted by least squares on log S (errors are multiplicative). E = B S makes the two fits

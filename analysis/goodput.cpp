@@ -1,5 +1,5 @@
 // goodput.cpp — step-time samples, the step-time model fit, predictions and the plan.
-// See goodput.hpp and docs/math.md#goodput-and-the-plan.
+// See goodput.hpp and docs/math.md#the-plan.
 #include "analysis/goodput.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // goodput.hpp — a step-time model fitted on measured trials, combined with the batch-size
 // model S(B) into a predicted time to target for batch B on N ranks, and the plan over N
-// (Pollux, Qiao et al. OSDI'21; docs/math.md#goodput-and-the-plan).
+// (Pollux, Qiao et al. OSDI'21; docs/math.md#the-plan).
 //
 //   T_comp(b)  = a_c + b_c b          per-step compute + data time at per-rank batch b = B/N,
 //                                     fitted by least squares on relative error (weights 1/y^2)

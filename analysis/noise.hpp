@@ -1,7 +1,7 @@
 // noise.hpp — the gradient noise scale B_simple = tr(Sigma)/|G|^2 the trainer reports
 // (metric grad_noise_scale, a ratio of moving averages; trainer/noise_scale.hpp), read back
 // per trial over training and at the point the trial reached the target, and compared with
-// the fitted B_crit (docs/math.md#noise-scale-at-target). McCandlish et al.: B_simple grows as
+// the fitted B_crit (docs/math.md#noise-scale-at-the-target). McCandlish et al.: B_simple grows as
 // the loss falls, so it is compared where the target is reached.
 #pragma once
 

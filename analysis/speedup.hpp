@@ -1,5 +1,5 @@
 // speedup.hpp — learning speedup, parallel speedup, scaling efficiency and their product,
-// the time-to-solution speedup (docs/math.md#speedups; DeepEx, Yoginath et al. 2019: parallel
+// the time-to-solution speedup (docs/math.md#scaling-metrics; DeepEx, Yoginath et al. 2019: parallel
 // speedup alone misleads when a bigger batch needs more samples).
 //
 // With S steps to target and t the time per step:

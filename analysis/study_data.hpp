@@ -15,7 +15,7 @@
 //   explain.hpp      explain_best                    (what `dlsweep best --explain` prints)
 //   to_json.hpp      to_json(...) for every result struct (--format json, the report)
 //   load.hpp         load_study(storage, name)       (the db/ read side)
-// The math is defined in docs/math.md#analysis (headings cited in each header).
+// The math is defined in docs/math.md (the section each header cites).
 #pragma once
 
 #include <cstdint>

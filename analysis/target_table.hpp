@@ -1,5 +1,5 @@
 // target_table.hpp — steps, samples and time to the target per batch size (Shallue et al.
-// 2018's steps-to-result; docs/math.md#steps-to-target-per-batch-size).
+// 2018's steps-to-result; docs/math.md#steps-to-result).
 //
 // Rule: only COMPLETE trials with a single batch size (no batch_ramp) enter the table; every
 // other trial is listed in `excluded` with the reason. Within a batch size the trials are
