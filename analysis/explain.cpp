@@ -154,7 +154,10 @@ namespace {
 
 std::string trials_text(const std::vector<std::int64_t>& ts) {
   std::string s = ts.size() == 1 ? "trial " : "trials ";
-  for (std::size_t i = 0; i < ts.size(); ++i) s += (i ? "," : "") + std::to_string(ts[i]);
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(ts[i]);
+  }
   return s;
 }
 

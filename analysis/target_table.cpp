@@ -1,6 +1,7 @@
 #include "analysis/target_table.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include <fmt/format.h>
@@ -22,7 +23,10 @@ std::string exclusion_reason(const TrialData& t) {
   else if (t.state == "PRUNED") why += ": stopped early by the pruner";
   else if (t.state == "CANCELLED") why += ": cancelled";
   else if (t.state == "FAILED") why += ": failed";
-  if (!t.message.empty()) why += " (" + t.message + ")";
+  // The recorded message, unless it only repeats the state ("cancelled").
+  std::string lower = t.state;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (!t.message.empty() && t.message != lower) why += " (" + t.message + ")";
   return why;
 }
 

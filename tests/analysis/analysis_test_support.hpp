@@ -29,13 +29,7 @@ inline TrialData trial(std::int64_t number, std::int64_t batch, double lr, int s
 }
 
 inline StudyData study_of(std::vector<TrialData> trials, std::optional<double> target = 0.88) {
-  StudyData s;
-  s.name = "s";
-  s.metric = "val_acc";
-  s.mode = "max";
-  s.target = target;
-  s.trials = std::move(trials);
-  return s;
+  return StudyData{std::string("s"), std::string("val_acc"), std::string("max"), target, std::move(trials)};
 }
 
 }  // namespace dlsweep::analysis::testing
