@@ -30,8 +30,8 @@ fixed: {base_batch: 128, lr_rule: sqrt, momentum: 0.9, nesterov: true, warmup_ep
 YAML
 }
 study plan-1rank 1 2 "[64, 128, 256, 512, 1024, 2048, 4096]" "[0.05, 0.1]" > one.yaml
-study plan-2rank 2 1 "[256, 1024, 4096]" "[0.1]" > two.yaml
-[[ -f sweep.db ]] || true
+study plan-2rank 2 1 "[128, 256, 512]" "[0.05]" > two.yaml
+# A study already in sweep.db is not run again (re-running the script only re-analyses).
 "$bin/dlsweep" --db sweep.db status plan-1rank >/dev/null 2>&1 || "$bin/dlsweep" --db sweep.db submit one.yaml
 "$bin/dlsweep" --db sweep.db status plan-2rank >/dev/null 2>&1 || "$bin/dlsweep" --db sweep.db submit two.yaml
 "$bin/dlsweep" --db sweep.db best plan-1rank --explain
