@@ -68,9 +68,12 @@ Result<StepTimeModel> fit_step_time(const std::vector<StepSample>& samples) {
   const double det = sw * sxx - sx * sx;
   m.b_c = (sw * sxy - sx * sy) / det;
   m.a_c = (sy - m.b_c * sx) / sw;
-  if (m.b_c < 0) {  // time cannot fall with a bigger batch: fall back to a per-sample cost only
+  if (m.b_c < 0) {  // time cannot fall with a bigger batch: a constant per-step cost only
     m.b_c = 0;
     m.a_c = sy / sw;
+  } else if (m.a_c < 0) {  // nor be negative at a small batch: a per-sample cost only, y = b x
+    m.a_c = 0;
+    m.b_c = sxy / sxx;
   }
   m.compute_points = samples.size();
   double rel = 0;

@@ -3,7 +3,8 @@
 // (Pollux, Qiao et al. OSDI'21; docs/math.md#the-plan).
 //
 //   T_comp(b)  = a_c + b_c b          per-step compute + data time at per-rank batch b = B/N,
-//                                     fitted by least squares on relative error (weights 1/y^2)
+//                                     fitted by least squares on relative error (weights 1/y^2);
+//                                     a negative slope gives a constant, a negative intercept y = b x
 //   T_net(N)   = 0 for N = 1; the measured mean exposed allreduce per step at N; between/beyond
 //                measured N: Pollux's a + b max(N - 2, 0) when >= 2 rank counts were measured,
 //                else the one measured value scaled by the ring-allreduce factor 2(N-1)/N

@@ -11,6 +11,7 @@
 // usage: bench_plan_validation --db DB --one STUDY --two STUDY
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -56,10 +57,17 @@ int main(int argc, char** argv) {
   std::vector<double> err_fit, err_traj, err_only;
   for (const auto& t : two->trials) {
     if (!t.complete() || !t.reached() || t.batch <= 0) continue;
-    // The 1-rank trial with the same parameters.
+    // The 1-rank trial with the same parameters. With a constant LR after warmup the
+    // trajectory up to the target does not depend on the run's length: epochs may differ.
+    auto key = [](const nlohmann::json& params) {
+      auto k = config_key(params);
+      if (k.value("decay", std::string("constant")) == "constant") k.erase("epochs");
+      return k;
+    };
     const TrialData* twin = nullptr;
     for (const auto& u : one->trials)
-      if (u.complete() && u.reached() && config_key(u.params) == config_key(t.params)) twin = &u;
+      if (u.complete() && u.reached() && key(u.params) == key(t.params)) twin = &u;
+    if (!twin && std::getenv("PLAN_VALIDATION_DEBUG")) fmt::print(stderr, "no 1-rank twin for {}\n", key(t.params).dump());
     // Leave-one-out multi-rank overheads.
     StepTimeModel m = *model1;
     std::vector<double> ar, ev, starts;

@@ -147,3 +147,18 @@ TEST_CASE("plan: the predicted best batch is where d/dB of S(B) T_step(B) vanish
   REQUIRE_FALSE(bad);
   CHECK(bad.error().where == "--ranks");
 }
+
+TEST_CASE("step-time model: a negative fitted intercept becomes a per-sample cost through 0") {
+  // Times growing faster than linearly: the straight line through them crosses 0 at b > 0.
+  std::vector<StepSample> s = {{.per_rank_batch = 32, .compute_s = 0.01},
+                               {.per_rank_batch = 64, .compute_s = 0.03},
+                               {.per_rank_batch = 128, .compute_s = 0.07}};
+  auto m = fit_step_time(s);
+  REQUIRE(m);
+  CHECK(m->a_c == 0);
+  // y = b x with weights 1/y^2: b = sum(x/y) / sum(x^2/y^2).
+  const double num = 32 / 0.01 + 64 / 0.03 + 128 / 0.07;
+  const double den = 32 * 32 / 1e-4 + 64 * 64 / 9e-4 + 128 * 128 / 49e-4;
+  CHECK(m->b_c == Approx(num / den));
+  CHECK(compute_time(*m, 1) > 0);
+}

@@ -20,7 +20,10 @@ namespace {
 std::string fmt_winner(const nlohmann::json& j) {
   const auto& ts = j["winner"]["trials"];
   std::string s = ts.size() == 1 ? "winner: trial " : "winner: trials ";
-  for (std::size_t i = 0; i < ts.size(); ++i) s += (i ? "," : "") + std::to_string(ts[i].get<long>());
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(ts[i].get<long>());
+  }
   return s + " ";
 }
 
