@@ -1,8 +1,13 @@
 #include "orchestrator/best_schedule.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 #include <fmt/format.h>
+
+#include "analysis/stats.hpp"
+#include "analysis/study_data.hpp"
 
 namespace dlsweep::orch {
 
@@ -33,6 +38,53 @@ nlohmann::json varying_params(const std::vector<db::TrialSummary>& trials) {
     for (const auto& t : trials)
       if (!t.params.contains(k) || t.params[k] != v) { varying[k] = true; break; }
   return varying;
+}
+
+// Seed groups: trials whose params differ only in `seed` are one configuration. Candidates are
+// ranked by their configuration's mean over its COMPLETE seeds (a lucky seed does not beat a
+// better mean); a configuration with a COMPLETE seed that is not a candidate (did not reach
+// the target) drops out. Returns the kept candidates, best first, and each one's group stats.
+struct Grouped {
+  std::vector<std::size_t> order;
+  std::map<std::size_t, analysis::Stat> stat;  ///< candidate index -> its group's stat
+};
+
+template <class Value>
+Grouped rank_by_seed_mean(const std::vector<db::TrialSummary>& trials, const std::vector<std::size_t>& cands,
+                          Value value, bool maximize) {
+  std::map<std::string, std::vector<std::size_t>> complete_of;  // config -> COMPLETE members
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].state == "COMPLETE") complete_of[analysis::config_key(trials[i].params).dump()].push_back(i);
+  Grouped g;
+  for (std::size_t i : cands) {
+    const auto& members = complete_of[analysis::config_key(trials[i].params).dump()];
+    std::vector<double> xs;
+    for (std::size_t m : members)
+      if (std::find(cands.begin(), cands.end(), m) != cands.end()) xs.push_back(value(m));
+    if (xs.size() != members.size()) continue;
+    g.stat[i] = analysis::summarize(xs);
+    g.order.push_back(i);
+  }
+  std::stable_sort(g.order.begin(), g.order.end(), [&](std::size_t a, std::size_t b) {
+    const double ma = g.stat[a].mean, mb = g.stat[b].mean;
+    if (ma != mb) return maximize ? ma > mb : ma < mb;
+    return maximize ? value(a) > value(b) : value(a) < value(b);
+  });
+  return g;
+}
+
+// The first candidate after the winner that belongs to another configuration.
+std::optional<std::size_t> runner_up(const std::vector<db::TrialSummary>& trials, const std::vector<std::size_t>& order) {
+  if (order.empty()) return std::nullopt;
+  const auto key = analysis::config_key(trials[order.front()].params);
+  for (std::size_t k = 1; k < order.size(); ++k)
+    if (analysis::config_key(trials[order[k]].params) != key) return order[k];
+  return std::nullopt;
+}
+
+std::string seed_note(const analysis::Stat& s, const std::string& unit) {
+  return s.n > 1 ? fmt::format(" (its configuration: mean {:.4g}{} over {} seeds, std {:.3g}{})", s.mean, unit, s.n, s.std, unit)
+                 : std::string();
 }
 
 std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std::vector<std::size_t> reached,
@@ -85,36 +137,39 @@ std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std:
                                 : std::pair<double, double>{double(*trials[i].steps_to_target), *trials[i].time_to_target_s};
     };
     std::sort(reached.begin(), reached.end(), [&](auto a, auto b) { return key(a) < key(b); });
-    c.index = reached.front();
+    auto g = rank_by_seed_mean(trials, reached, [&](std::size_t i) { return key(i).first; }, false);
+    if (g.order.empty()) return std::nullopt;
+    c.index = g.order.front();
     const auto& w = trials[c.index];
-    c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.3g} s and {} steps",
+    c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.3g} s and {} steps{}",
                                         w.number, params_text(w.params, varying), metric, maximize ? ">=" : "<=",
-                                        *target, *w.time_to_target_s, *w.steps_to_target));
+                                        *target, *w.time_to_target_s, *w.steps_to_target,
+                                        seed_note(g.stat[c.index], by == BestBy::time ? " s" : " steps")));
     c.explanation.push_back(fmt::format("{} of {} complete trials reached the target", reached.size(), eligible));
-    if (reached.size() > 1) {
-      const auto& r = trials[reached[1]];
-      c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s and {} steps", r.number,
-                                          params_text(r.params, varying), *r.time_to_target_s, *r.steps_to_target));
+    if (auto ru = runner_up(trials, g.order)) {
+      const auto& r = trials[*ru];
+      c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s and {} steps{}", r.number,
+                                          params_text(r.params, varying), *r.time_to_target_s, *r.steps_to_target,
+                                          seed_note(g.stat[*ru], by == BestBy::time ? " s" : " steps")));
     }
     return c;
   }
   if (valued.empty()) return std::nullopt;
-  std::sort(valued.begin(), valued.end(), [&](auto a, auto b) {
-    return maximize ? *trials[a].best_value > *trials[b].best_value : *trials[a].best_value < *trials[b].best_value;
-  });
-  c.index = valued.front();
+  auto g = rank_by_seed_mean(trials, valued, [&](std::size_t i) { return *trials[i].best_value; }, maximize);
+  if (g.order.empty()) return std::nullopt;
+  c.index = g.order.front();
   const auto& w = trials[c.index];
-  c.explanation.push_back(fmt::format("trial {} ({}) has the {} {}: {:.4g}", w.number,
+  c.explanation.push_back(fmt::format("trial {} ({}) has the {} {}: {:.4g}{}", w.number,
                                       params_text(w.params, varying), maximize ? "highest" : "lowest", metric,
-                                      *w.best_value));
+                                      *w.best_value, seed_note(g.stat[c.index], "")));
   if (target && reached.empty()) c.explanation.push_back(fmt::format("no complete trial reached the target {:g}", *target));
   else if (target)
     c.explanation.push_back(fmt::format("{} of {} complete trials reached the target {:g} (`--by time` ranks them by "
                                         "time-to-target)", reached.size(), eligible, *target));
-  if (valued.size() > 1) {
-    const auto& r = trials[valued[1]];
-    c.explanation.push_back(fmt::format("runner-up: trial {} ({}) with {:.4g}", r.number,
-                                        params_text(r.params, varying), *r.best_value));
+  if (auto ru = runner_up(trials, g.order)) {
+    const auto& r = trials[*ru];
+    c.explanation.push_back(fmt::format("runner-up: trial {} ({}) with {:.4g}{}", r.number,
+                                        params_text(r.params, varying), *r.best_value, seed_note(g.stat[*ru], "")));
   }
   return c;
 }

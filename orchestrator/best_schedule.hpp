@@ -8,6 +8,10 @@
 // `auto` uses time when a target is set and at least one trial reached it, else value.
 // Only COMPLETE trials can win: a trial that reached the target and then diverged, crashed
 // or was pruned is no schedule to recommend. The others are counted by state ("left out").
+// Seeds: trials whose params differ only in `seed` are ranked by their configuration's mean
+// over its COMPLETE seeds, so a lucky seed does not beat a better mean; the trial named is the
+// best seed of the best configuration. A configuration with a COMPLETE seed that did not
+// reach the target cannot win by time or steps (analysis/seed_groups.hpp).
 // Pure: works on the trial summaries only.
 #pragma once
 

@@ -149,6 +149,7 @@ int cmd_query(const QueryArgs& a) {
 }
 
 int cmd_best(const BestArgs& a) {
+  if (a.explain) return cmd_best_explain(a);
   auto o = open_for_reading(a.db, a.format == "json" ? "json" : "table");
   if (!o) return report(o.error(), exit_code::usage);
   auto by = parse_best_by(a.by);

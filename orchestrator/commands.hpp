@@ -46,8 +46,20 @@ struct BestArgs {
   std::string study;
   std::string by = "auto";
   std::string format = "table";  ///< table: sentences; json: an object
+  bool explain = false;          ///< the evidence: regime, B_crit, runner-ups, speedups, exclusions
 };
 int cmd_best(const BestArgs& a);
+/// `best --explain` (cmd_analysis.cpp).
+int cmd_best_explain(const BestArgs& a);
+
+struct PlanArgs {
+  std::string db;
+  std::string study;
+  std::vector<int> ranks{1, 2, 8, 64};
+  std::string format = "table";  ///< table | json
+};
+/// Predicted best batch and time to target per rank count (model prediction; cmd_analysis.cpp).
+int cmd_plan(const PlanArgs& a);
 
 struct ResumeArgs {
   std::string db;

@@ -53,6 +53,14 @@ int main(int argc, char** argv) try {
   b->add_option("study", best.study, "study name")->required();
   b->add_option("--by", best.by, "auto | time | steps | value")->check(CLI::IsMember({"auto", "time", "steps", "value"}));
   b->add_option("--format", best.format, "table | json")->check(CLI::IsMember({"table", "json"}));
+  b->add_flag("--explain", best.explain,
+              "the evidence: regime, B_crit with interval, runner-ups within seed noise, speedups, exclusions");
+
+  PlanArgs plan;
+  auto* pl = app.add_subcommand("plan", "predicted best batch and time to target per rank count (a model prediction)");
+  pl->add_option("study", plan.study, "study name")->required();
+  pl->add_option("--ranks", plan.ranks, "rank counts to plan for, e.g. 1,2,8,64")->delimiter(',')->check(CLI::PositiveNumber);
+  pl->add_option("--format", plan.format, "table | json")->check(CLI::IsMember({"table", "json"}));
 
   ResumeArgs resume;
   auto* rs = app.add_subcommand("resume", "continue a sweep whose orchestrator stopped or died");
@@ -67,7 +75,7 @@ int main(int argc, char** argv) try {
   c->add_option("study", cancel.study, "study name")->required();
   c->add_option("--trial", cancel.trials, "trial number (repeatable); default: every unfinished trial");
 
-  for (auto* sub : {s, st, r, q, b, rs, c}) sub->fallthrough();
+  for (auto* sub : {s, st, r, q, b, pl, rs, c}) sub->fallthrough();
 
   ExportArgs exp;
   auto* ex = app.add_subcommand("export", "a study as CSV for pandas/polars: one row per trial, or --curves (read-only)");
@@ -93,11 +101,13 @@ int main(int argc, char** argv) try {
   }
   submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = db;
   exp.db = db;
+  plan.db = db;
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
   if (*q) return cmd_query(query);
   if (*b) return cmd_best(best);
+  if (*pl) return cmd_plan(plan);
   if (*rs) return cmd_resume(resume);
   if (*c) return cmd_cancel(cancel);
   if (*ex) return cmd_export(exp);

@@ -3,6 +3,7 @@
 # common/ includes nobody's headers but its own; db/, search/, schedulers/ and trainer/ include
 # only common/ (and themselves); orchestrator/ uses all of those but not trainer/ (the
 # trainer is a standalone program; what both need, like the params.json table, is in common/).
+# analysis/ (the batch-size model, noise scale, speedups, plan) uses common/ and db/ only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
@@ -22,5 +23,11 @@ check db common
 check search common
 check schedulers common
 check trainer common
-check orchestrator common db search schedulers
+check analysis common db
+check orchestrator common db search schedulers analysis
+# analysis/ reads the database in one thin file (load.*); everything else in it is pure.
+while IFS= read -r f; do
+  echo "layering: $f includes db/ (in analysis/ only load.hpp/load.cpp may)" >&2
+  bad=1
+done < <(grep -rlE '^#include "db/' analysis --include='*.cpp' --include='*.hpp' | grep -vE '^analysis/load\.(hpp|cpp)$' || true)
 exit $bad

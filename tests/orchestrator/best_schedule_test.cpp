@@ -57,3 +57,27 @@ TEST_CASE("best --by value says how many trials reached the target, not that non
   REQUIRE(n.choice);
   CHECK(n.choice->explanation.at(1) == "no complete trial reached the target 0.88");
 }
+
+TEST_CASE("best: a lucky seed does not win over a configuration with a better mean") {
+  // base_lr 0.2: seeds at 15 s and 30 s (mean 22.5); base_lr 0.1: 20 s and 22 s (mean 21).
+  auto seeded = [](std::int64_t n, double lr, int seed, double ttt) {
+    TrialSummary t = trial(n, "COMPLETE", 0.9, ttt, 100);
+    t.params = {{"batch_size", 256}, {"base_lr", lr}, {"seed", seed}};
+    return t;
+  };
+  std::vector<TrialSummary> ts = {seeded(0, 0.2, 1, 15.0), seeded(1, 0.2, 2, 30.0), seeded(2, 0.1, 1, 22.0),
+                                  seeded(3, 0.1, 2, 20.0)};
+  auto out = choose_best(ts, "val_acc", "max", 0.88, BestBy::time);
+  REQUIRE(out.choice);
+  CHECK(ts[out.choice->index].number == 3);  // the better seed of the better configuration
+  std::string all;
+  for (const auto& l : out.choice->explanation) all += l + "\n";
+  CHECK(all.find("mean 21 s over 2 seeds") != std::string::npos);
+  CHECK(all.find("runner-up: trial 0") != std::string::npos);
+  // A configuration that missed the target on one of its seeds cannot win by time.
+  ts[3].time_to_target_s.reset();
+  ts[3].steps_to_target.reset();
+  auto out2 = choose_best(ts, "val_acc", "max", 0.88, BestBy::time);
+  REQUIRE(out2.choice);
+  CHECK(ts[out2.choice->index].number == 0);
+}

@@ -1,0 +1,89 @@
+// cmd_analysis.cpp — the verbs that answer the study's question from analysis/:
+// `best --explain` (the winner and its evidence) and `plan` (predicted best batch and time to
+// target per rank count). Both read the database read-only.
+#include <fmt/format.h>
+
+#include "analysis/explain.hpp"
+#include "analysis/goodput.hpp"
+#include "analysis/load.hpp"
+#include "analysis/target_table.hpp"
+#include "analysis/to_json.hpp"
+#include "db/storage.hpp"
+#include "orchestrator/best_schedule.hpp"
+#include "orchestrator/commands.hpp"
+
+namespace dlsweep::orch {
+namespace {
+
+int report(const Error& e, int code) {
+  fmt::print(stderr, "error: {}\n", e.message());
+  return code;
+}
+
+Result<analysis::StudyData> load(const std::string& db, const std::string& study) {
+  auto s = db::Storage::open_readonly(db);
+  if (!s) return std::unexpected(s.error());
+  return analysis::load_study(**s, study);
+}
+
+}  // namespace
+
+int cmd_best_explain(const BestArgs& a) {
+  auto by = parse_best_by(a.by);
+  if (!by) return report(by.error(), exit_code::usage);
+  auto study = load(a.db, a.study);
+  if (!study) return report(study.error(), study.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime);
+  const analysis::Criterion c = *by == BestBy::steps   ? analysis::Criterion::steps
+                                : *by == BestBy::value ? analysis::Criterion::value
+                                                       : analysis::Criterion::time;  // auto falls back to value
+  const auto e = analysis::explain_best(*study, c);
+  if (a.format == "json") {
+    fmt::print("{}\n", analysis::to_json(e).dump(2));
+  } else {
+    fmt::print("best schedule of {} by {}, explained:\n", e.study, analysis::criterion_name(e.criterion));
+    for (const auto& line : e.lines()) fmt::print("{}{}\n", line.starts_with("  ") ? "  " : "  - ", line);
+  }
+  return e.winner ? exit_code::ok : exit_code::trials_failed;
+}
+
+int cmd_plan(const PlanArgs& a) {
+  auto study = load(a.db, a.study);
+  if (!study) return report(study.error(), study.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime);
+  const auto table = analysis::target_table(*study);
+  std::vector<analysis::BatchPoint> pts;
+  for (const auto* r : table.reaching_rows()) pts.push_back({static_cast<double>(r->batch), r->steps->mean});
+  if (!study->target)
+    return report(Error{"the study has no objective target: there is no time to a target to predict", "study " + a.study,
+                        "give the study `objective.target` and run it"},
+                  exit_code::trials_failed);
+  auto fit = analysis::fit_batch_model(pts);
+  if (!fit) return report(fit.error(), exit_code::trials_failed);
+  auto model = analysis::fit_step_time(analysis::step_samples(*study));
+  if (!model) return report(model.error(), exit_code::trials_failed);
+  auto plan = analysis::make_plan(*fit, *model, a.ranks);
+  if (!plan) return report(plan.error(), exit_code::usage);
+  if (a.format == "json") {
+    auto j = analysis::to_json(*plan);
+    j["study"] = study->name;
+    j["batch_model"] = analysis::to_json(*fit);
+    j["step_time_model"] = analysis::to_json(*model);
+    fmt::print("{}\n", j.dump(2));
+    return exit_code::ok;
+  }
+  fmt::print("plan for {} (target {} {} {:g}) — a model prediction, not a measurement\n", study->name, study->metric,
+             study->mode == "max" ? ">=" : "<=", *study->target);
+  fmt::print("{:>6}  {:>10}  {:>9}  {:<24}  {:>8}  {:>10}  {:>10}  {:>14}\n", "ranks", "best batch", "per rank",
+             "regime", "steps", "compute/s", "allreduce/s", "time to target");
+  for (const auto& r : plan->rows) {
+    const auto& p = r.best;
+    fmt::print("{:>6}  {:>10.0f}  {:>9.0f}  {:<24}  {:>8.0f}  {:>10.4f}  {:>10.4f}  {:>12.1f} s\n", r.ranks, p.batch,
+               p.batch / r.ranks, analysis::regime_name(p.regime), p.steps, p.compute_s, p.allreduce_s, p.time_s);
+  }
+  fmt::print("inputs (measured):\n");
+  for (const auto& s : plan->inputs) fmt::print("  - {}\n", s);
+  fmt::print("assumptions:\n");
+  for (const auto& s : plan->assumptions) fmt::print("  - {}\n", s);
+  return exit_code::ok;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,95 @@
+// The batch-size model: exact recovery of S_min and B_crit, E = B S, the regimes' bands,
+// the refusal below 3 batch sizes, and a reproducible bootstrap interval around the estimate.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "analysis/batch_model.hpp"
+
+using namespace dlsweep::analysis;
+
+namespace {
+// S(B) = 100 (1 + 1000/B): B = 100 -> 1100, 1000 -> 200, 10000 -> 110 (by hand).
+std::vector<BatchPoint> exact() { return {{100, 1100}, {1000, 200}, {10000, 110}}; }
+}  // namespace
+
+TEST_CASE("batch model: noise-free points give back S_min = 100 and B_crit = 1000") {
+  auto f = fit_batch_model(exact());
+  REQUIRE(f);
+  CHECK(f->s_min == Approx(100).epsilon(1e-6));
+  CHECK(f->b_crit == Approx(1000).epsilon(1e-6));
+  CHECK(f->e_min == Approx(100000).epsilon(1e-6));  // E_min = S_min B_crit
+  CHECK(f->rmse_log == Approx(0).margin(1e-6));
+  CHECK_FALSE(f->at_edge);
+  CHECK(f->points == 3);
+  CHECK(f->batch_lo == 100);
+  CHECK(f->batch_hi == 10000);
+  // E(B) = E_min (1 + B/B_crit) is B S(B): at B = 1000, 2 x E_min and 2 x S_min (McCandlish).
+  CHECK(samples_at(*f, 1000) == Approx(200000).epsilon(1e-6));
+  CHECK(steps_at(*f, 1000) == Approx(200).epsilon(1e-6));
+  CHECK(samples_at(*f, 100) == Approx(100 * 1100).epsilon(1e-6));
+  // Exact data: every bootstrap resample (>= 2 distinct batches) fits the same curve.
+  CHECK(f->b_crit_lo == Approx(1000).epsilon(1e-4));
+  CHECK(f->b_crit_hi == Approx(1000).epsilon(1e-4));
+}
+
+TEST_CASE("batch model: scaling every S by c scales S_min by c and leaves B_crit") {
+  std::vector<BatchPoint> p = {{32, 900}, {128, 300}, {512, 140}, {2048, 95}, {8192, 90}};
+  auto a = fit_batch_model(p, {.bootstrap = 0});
+  for (auto& x : p) x.steps *= 3;
+  auto b = fit_batch_model(p, {.bootstrap = 0});
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(b->s_min == Approx(3 * a->s_min).epsilon(1e-6));
+  CHECK(b->b_crit == Approx(a->b_crit).epsilon(1e-6));
+}
+
+TEST_CASE("batch model: a noisy sweep gets a reproducible interval that holds the estimate") {
+  // 100 (1 + 500/B) times multiplicative noise of a few percent.
+  std::vector<BatchPoint> p;
+  const double noise[] = {1.05, 0.96, 1.02, 0.97, 1.04, 0.98, 1.01};
+  int i = 0;
+  for (double b : {32., 64., 128., 256., 512., 1024., 4096.}) p.push_back({b, 100 * (1 + 500 / b) * noise[i++]});
+  auto f = fit_batch_model(p, {.bootstrap = 500, .level = 0.9, .seed = 7});
+  auto g = fit_batch_model(p, {.bootstrap = 500, .level = 0.9, .seed = 7});
+  REQUIRE(f);
+  REQUIRE(g);
+  CHECK(f->b_crit == Approx(500).epsilon(0.25));
+  CHECK(f->b_crit_lo <= f->b_crit);
+  CHECK(f->b_crit_hi >= f->b_crit);
+  CHECK(f->b_crit_lo < f->b_crit_hi);
+  CHECK(f->resamples > 400);
+  CHECK(f->b_crit_lo == g->b_crit_lo);  // fixed seed: the same interval every time
+  CHECK(f->b_crit_hi == g->b_crit_hi);
+}
+
+TEST_CASE("batch model: refuses with fewer than 3 batch sizes, and says so") {
+  auto f = fit_batch_model({{100, 1100}, {1000, 200}});
+  REQUIRE_FALSE(f);
+  CHECK(f.error().what.find("2 batch sizes reached the target, at least 3 are needed") != std::string::npos);
+  // Two points at the same batch are one batch size.
+  auto g = fit_batch_model({{100, 1100}, {100, 1000}, {1000, 200}});
+  REQUIRE_FALSE(g);
+  CHECK(g.error().what.find("2 batch sizes") != std::string::npos);
+  auto h = fit_batch_model({{100, 0}, {200, 1}, {300, 1}});
+  REQUIRE_FALSE(h);
+  CHECK(h.error().what.find("must be positive") != std::string::npos);
+}
+
+TEST_CASE("batch model: data with no bend is flagged as a bound, not a measurement") {
+  // Perfect scaling everywhere: S = 1e6 / B. B_crit runs to the edge of the search.
+  auto f = fit_batch_model({{10, 1e5}, {100, 1e4}, {1000, 1e3}}, {.bootstrap = 0});
+  REQUIRE(f);
+  CHECK(f->at_edge);
+  CHECK(f->b_crit > 1000);
+}
+
+TEST_CASE("regimes: B <= B_crit/4 perfect scaling, B >= 4 B_crit maximal data parallelism") {
+  CHECK(classify(250, 1000) == Regime::perfect_scaling);
+  CHECK(classify(251, 1000) == Regime::diminishing_returns);
+  CHECK(classify(1000, 1000) == Regime::diminishing_returns);
+  CHECK(classify(3999, 1000) == Regime::diminishing_returns);
+  CHECK(classify(4000, 1000) == Regime::maximal_parallelism);
+  CHECK(regime_name(Regime::maximal_parallelism) == "maximal data parallelism");
+  CHECK(regime_id(Regime::perfect_scaling) == "perfect_scaling");
+}

@@ -1,0 +1,113 @@
+// best --explain's evidence: the winner by seed-group mean among COMPLETE trials, B_crit and
+// the regime, runner-ups within seed noise, speedups, exclusions, the refusal to fit, JSON.
+#include <catch2/catch.hpp>
+
+#include "analysis/explain.hpp"
+#include "analysis/to_json.hpp"
+#include "analysis_test_support.hpp"
+
+using namespace dlsweep::analysis;
+using dlsweep::analysis::testing::study_of;
+using dlsweep::analysis::testing::trial;
+
+namespace {
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+StudyData sweep() {
+  auto failed = trial(6, 1000, 0.4, 1, 150, 5.0, 0.9, "FAILED");
+  failed.message = "diverged";
+  return study_of({
+      trial(0, 100, 0.1, 1, 1100, 110.0),
+      trial(1, 1000, 0.1, 1, 200, 20.0), trial(2, 1000, 0.1, 2, 200, 22.0),  // mean 21 s
+      trial(3, 1000, 0.2, 1, 200, 15.0), trial(4, 1000, 0.2, 2, 200, 30.0),  // lucky 15 s, mean 22.5 s
+      trial(5, 10000, 0.1, 1, 110, 50.0),
+      failed,
+      trial(7, 20000, 0.1, 1, std::nullopt, {}, 0.85),
+  });
+}
+
+}  // namespace
+
+TEST_CASE("explain: the better mean wins over the lucky seed; the evidence is computed") {
+  auto e = explain_best(sweep(), Criterion::time);
+  REQUIRE(e.winner);
+  CHECK(e.criterion == Criterion::time);
+  CHECK(e.winner->trials == std::vector<std::int64_t>{1, 2});
+  CHECK(e.winner->mean == Approx(21));
+  CHECK(e.winner->n == 2);
+  CHECK(e.complete == 7);
+  CHECK(e.reached == 6);
+  // S = 100 (1 + 1000/B) exactly at 100, 1000 and 10000.
+  REQUIRE(e.fit);
+  CHECK(e.fit->b_crit == Approx(1000).epsilon(1e-5));
+  REQUIRE(e.regime);
+  CHECK(*e.regime == Regime::diminishing_returns);
+  // Seed noise: log(22/20) and log(30/15) within the two groups: the lucky config is within noise.
+  REQUIRE(e.seed_log_sd);
+  CHECK(*e.seed_log_sd == Approx(std::sqrt((std::pow(std::log(1.1), 2) + std::pow(std::log(2.0), 2)) / 4)));
+  CHECK(e.runner_ups_within_noise);
+  REQUIRE(e.runner_ups.size() == 1);
+  CHECK(e.runner_ups[0].trials == std::vector<std::int64_t>{3, 4});
+  CHECK(e.runner_ups[0].delta_rel == Approx(1.5 / 21));
+  REQUIRE(e.speedup);
+  CHECK(e.speedup->learning_speedup == Approx(5.5));
+  CHECK(*e.speedup->time_speedup == Approx(110.0 / 21));
+  REQUIRE(e.excluded.size() == 2);
+  CHECK(e.excluded[0].trial == 6);
+  CHECK(e.excluded[0].reason == "FAILED: failed (diverged)");
+  CHECK(e.excluded[1].trial == 7);
+  CHECK(e.excluded[1].reason == "COMPLETE but never reached the target (best val_acc 0.85)");
+  auto text = joined(e.lines());
+  CHECK(text.find("winner: trials 1,2 (base_lr=0.1, batch_size=1000)") != std::string::npos);
+  CHECK(text.find("B_crit = 1000") != std::string::npos);
+  CHECK(text.find("diminishing returns") != std::string::npos);
+  CHECK(text.find("within seed noise") != std::string::npos);
+  CHECK(text.find("learning 5.5x") != std::string::npos);
+  CHECK(text.find("trial 6: FAILED") != std::string::npos);
+}
+
+TEST_CASE("explain: JSON carries the same content") {
+  auto j = to_json(explain_best(sweep(), Criterion::time));
+  CHECK(j["criterion"] == "time-to-target");
+  CHECK(j["winner"]["trials"] == nlohmann::json{1, 2});
+  CHECK(j["batch_model"]["b_crit"].get<double>() == Approx(1000).epsilon(1e-5));
+  CHECK(j["regime"] == "diminishing_returns");
+  CHECK(j["runner_ups"].size() == 1);
+  CHECK(j["excluded"].size() == 2);
+  CHECK(j["steps_to_target"]["rows"].size() == 4);
+  CHECK(j["steps_to_target"]["rows"][3]["reached_target"] == false);
+  CHECK(j["lines"].size() > 5);
+}
+
+TEST_CASE("explain: fewer than 3 batch sizes reaching the target: no fit, and it says why") {
+  auto s = study_of({trial(0, 100, 0.1, 1, 1100, 110.0), trial(1, 1000, 0.1, 1, 200, 20.0),
+                     trial(2, 10000, 0.1, 1, std::nullopt)});
+  auto e = explain_best(s, Criterion::time);
+  CHECK_FALSE(e.fit);
+  CHECK_FALSE(e.regime);
+  CHECK(joined(e.lines()).find("no batch-size model: cannot fit the batch-size model: 2 batch sizes reached the target, "
+                               "at least 3 are needed") != std::string::npos);
+  CHECK(joined(e.lines()).find("seed noise unknown") != std::string::npos);
+}
+
+TEST_CASE("explain: without a target the criterion is the best value, and nothing is fitted") {
+  auto s = study_of({trial(0, 100, 0.1, 1, std::nullopt, {}, 0.8), trial(1, 1000, 0.1, 1, std::nullopt, {}, 0.9)},
+                    std::nullopt);
+  auto e = explain_best(s, Criterion::time);
+  CHECK(e.criterion == Criterion::value);
+  REQUIRE(e.winner);
+  CHECK(e.winner->trials == std::vector<std::int64_t>{1});
+  CHECK(e.fit_refusal.find("no objective target") != std::string::npos);
+}
+
+TEST_CASE("explain: no COMPLETE trial, nothing to recommend") {
+  auto s = study_of({trial(0, 100, 0.1, 1, 10, 1.0, 0.9, "FAILED")});
+  auto e = explain_best(s, Criterion::time);
+  CHECK_FALSE(e.winner);
+  CHECK(e.lines().front() == "no COMPLETE trial: nothing to recommend");
+}

@@ -1,0 +1,95 @@
+// load_study: the database's trials, outcomes and eval curves (current attempt) as StudyData.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <unistd.h>
+
+#include "analysis/load.hpp"
+#include "db/storage.hpp"
+
+using namespace dlsweep;
+
+namespace {
+
+struct Dir {
+  std::filesystem::path p = std::filesystem::temp_directory_path() /
+                            ("dlsweep-analysis-load-" + std::to_string(::getpid()) + "-" +
+                             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  Dir() { std::filesystem::create_directories(p); }
+  ~Dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(p, ec);
+  }
+};
+
+protocol::Record rec(std::int64_t seq, std::int64_t step, double wall, std::map<std::string, double> m,
+                     protocol::RecordKind kind = protocol::RecordKind::eval) {
+  protocol::Record r;
+  r.seq = seq;
+  r.kind = kind;
+  r.step = step;
+  r.epoch = step / 10.0;
+  r.samples = step * 64;
+  r.wall_s = wall;
+  r.metrics = std::move(m);
+  return r;
+}
+
+void complete(db::Storage& s, std::int64_t id) {
+  using dlsweep::TrialState;
+  REQUIRE(s.transition({id, TrialState::waiting, TrialState::queued, 0, "test", "", {}}));
+  REQUIRE(s.transition({id, TrialState::queued, TrialState::running, 0, "test", "", {}}));
+  REQUIRE(s.transition({id, TrialState::running, TrialState::complete, 0, "test", "", 0}));
+}
+
+}  // namespace
+
+TEST_CASE("load_study: params, ranks from the spec, outcome and the curve with its metrics") {
+  Dir dir;
+  auto st = db::Storage::open_readwrite(dir.p / "x.db");
+  REQUIRE(st);
+  db::NewStudy ns{"s", R"({"trial": {"ranks": 2}})", "s.yaml", "runs", "val_acc", "max", 0.8};
+  auto sid = (*st)->create_study(ns);
+  REQUIRE(sid);
+  auto t0 = (*st)->create_trial(*sid, 0, {{"batch_size", 64}, {"seed", 1}, {"threads", 2}}, "runs/0");
+  auto t1 = (*st)->create_trial(*sid, 1, {{"batch_size", 128}, {"batch_ramp", "smith"}}, "runs/1");
+  REQUIRE(t0);
+  REQUIRE(t1);
+  REQUIRE((*st)->ingest(*t0, 0, {rec(0, 10, 1.5, {{"val_acc", 0.7}, {"grad_noise_scale", 40}, {"time_eval_s", 0.1}}),
+                                 rec(1, 20, 2.5, {{"val_acc", 0.85}, {"time_allreduce_exposed_s", 0.2}, {"samples_per_s", 900}}),
+                                 rec(2, 20, 2.6, {{"val_acc", 0.85}}, protocol::RecordKind::final)}));
+  complete(**st, *t0);
+  auto ro = db::Storage::open_readonly(dir.p / "x.db");
+  REQUIRE(ro);
+  auto s = analysis::load_study(**ro, "s");
+  INFO((s ? "" : s.error().message()));
+  REQUIRE(s);
+  CHECK(s->metric == "val_acc");
+  CHECK(*s->target == 0.8);
+  REQUIRE(s->trials.size() == 2);
+  const auto& a = s->trials[0];
+  CHECK(a.state == "COMPLETE");
+  CHECK(a.batch == 64);
+  CHECK(a.ranks == 2);  // from the study's trial.ranks
+  CHECK(a.threads == 2);
+  CHECK_FALSE(a.batch_ramp);
+  CHECK(*a.steps_to_target == 20);
+  CHECK(*a.time_to_target_s == 2.5);
+  CHECK(*a.samples_to_target == 20 * 64);
+  REQUIRE(a.curve.size() == 3);
+  CHECK(*a.curve[0].value == 0.7);
+  CHECK(*a.curve[0].noise_scale == 40);
+  CHECK(*a.curve[0].t_eval_s == 0.1);
+  CHECK(*a.curve[1].t_allreduce_s == 0.2);
+  CHECK_FALSE(a.curve[1].noise_scale);
+  CHECK_FALSE(a.curve[1].final);
+  CHECK(a.curve[2].final);
+  CHECK(s->trials[1].batch_ramp);
+  CHECK(s->trials[1].state == "WAITING");
+  CHECK(s->trials[1].curve.empty());
+
+  auto none = analysis::load_study(**ro, "nope");
+  REQUIRE_FALSE(none);
+  CHECK(none.error().is(ErrorKind::not_found));
+}
