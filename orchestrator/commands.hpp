@@ -64,6 +64,13 @@ struct CancelArgs {
 };
 int cmd_cancel(const CancelArgs& a);
 
+struct ReportArgs {
+  std::string db;
+  std::string study;
+  std::string output;  ///< empty: STUDY-report.html; "-": stdout
+};
+int cmd_report(const ReportArgs& a);
+
 /// Where `dlsweep-train` is: $DLSWEEP_TRAIN, else beside this executable, else on PATH.
 std::string locate_train_binary();
 

@@ -2,7 +2,8 @@
 # layering_test.sh — the folder dependencies of DESIGN.md's layout, checked on the sources:
 # common/ includes nobody's headers but its own; db/, search/, schedulers/ and trainer/ include
 # only common/ (and themselves); orchestrator/ uses all of those but not trainer/ (the
-# trainer is a standalone program; what both need, like the params.json table, is in common/).
+# trainer is a standalone program; what both need, like the params.json table, is in common/);
+# report/ (the report model and page) reads db/ and the analysis/ library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
@@ -22,5 +23,6 @@ check db common
 check search common
 check schedulers common
 check trainer common
-check orchestrator common db search schedulers
+check report common db analysis
+check orchestrator common db search schedulers report analysis
 exit $bad
