@@ -25,6 +25,8 @@ PACKAGES=(
   dataset-fashion-mnist
   # tests (clang + libFuzzer: the fuzz targets in fuzz/, built by the ctest `fuzz_smoke`)
   python3 clang libclang-rt-14-dev
+  # tests: `dlsweep report` pages opened in headless Chromium, driven by a node script
+  chromium nodejs
 )
 
 if [[ "${1:-}" == --bench ]]; then
