@@ -188,6 +188,18 @@ async function main() {
   await sleep(300);
   const shot = await s('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true });
   fs.writeFileSync(shotPath, Buffer.from(shot.data, 'base64'));
+  // $DLSWEEP_SHOT_CARDS=DIR: also one PNG per chart card (to look at a chart at full size).
+  const cardDir = process.env.DLSWEEP_SHOT_CARDS;
+  if (cardDir) {
+    fs.mkdirSync(cardDir, { recursive: true });
+    const boxes = await s('Runtime.evaluate', { returnByValue: true, expression: `JSON.stringify([...document.querySelectorAll('section.card')].map((c) => {
+      const r = c.getBoundingClientRect(); return { id: c.id, x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height }; }))` });
+    for (const b of JSON.parse(boxes.result.value)) {
+      const part = await s('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true,
+        clip: { x: b.x, y: b.y, width: b.width, height: Math.min(b.height, 1400), scale: 1 } });
+      fs.writeFileSync(path.join(cardDir, b.id + '.png'), Buffer.from(part.data, 'base64'));
+    }
+  }
   result.errors = errors;
   result.requests = requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'));
   process.stdout.write(JSON.stringify(result) + '\n');

@@ -3,7 +3,8 @@
 // trainer on Fashion-MNIST. Each page: 0 console errors/exceptions/log errors, no network
 // request, no URL in the HTML, every chart with the expected number of datasets and points
 // (read through Chart.js's API), a re-render (what serve does) that keeps the same charts,
-// and a screenshot in build/tests/report/screenshots/ to look at.
+// and a screenshot in build/tests/report/screenshots/ to look at (with the page beside it;
+// DLSWEEP_SHOT_CARDS=DIR adds one PNG per chart card).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -41,6 +42,8 @@ json report_in_chromium(const fs::path& db, const std::string& study, const fs::
   const std::string page((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   CHECK(page.find("http://") == std::string::npos);
   CHECK(page.find("https://") == std::string::npos);
+  // The page is kept beside its screenshot (build dir), for a person to open.
+  fs::copy_file(html, shot_dir() / fs::path(shot).replace_extension(".html"), fs::copy_options::overwrite_existing);
   json probe = check_in_chromium(html, shot_dir() / shot);
   INFO("probe: " << probe.dump());
   CHECK(probe["errors"] == json::array());
