@@ -210,7 +210,10 @@
           hidden: isHidden(state, t), spanGaps: true,
         };
       });
-      const opts = baseOptions(label, obj);
+      // Steps span orders of magnitude across batch sizes: a log axis when they do.
+      const xs = datasets.flatMap((d) => d.data.map((p) => p.x));
+      const logX = key === 'step' && xs.length && Math.min(...xs) > 0 && Math.max(...xs) / Math.min(...xs) >= 50;
+      const opts = baseOptions(label + (logX ? ' (log)' : ''), obj, logX ? 'logarithmic' : 'linear');
       opts.plugins.dlsweepMarks = { hlines: finite(target) ? [{ y: target, label: 'target' }] : [] };
       opts.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${fmt(it.parsed.y)} at ${fmt(it.parsed.x)}` };
       opts.plugins.legend = { display: withCurve.length <= 12, position: 'bottom', labels: { boxWidth: 12 } };
