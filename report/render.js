@@ -31,6 +31,12 @@
   }
 
   const finite = (v) => typeof v === 'number' && isFinite(v);
+  // Math.min(...xs) overflows the call stack on 100k+ values (500 trials x 300 points).
+  function minMax(xs) {
+    let lo = Infinity, hi = -Infinity;
+    for (const x of xs) { if (x < lo) lo = x; if (x > hi) hi = x; }
+    return [lo, hi];
+  }
 
   function fmt(v, digits = 4) {
     if (v === null || v === undefined) return '';
@@ -47,7 +53,8 @@
   // blue -> green -> orange -> red ramp (perceptually ordered, readable on white).
   function batchColorFn(trials) {
     const bs = trials.map((t) => t.batch_size).filter((b) => finite(b) && b > 0);
-    const lo = Math.log2(Math.min(...bs, 1e300)), hi = Math.log2(Math.max(...bs, 1e-300));
+    const [blo, bhi] = minMax(bs);
+    const lo = Math.log2(blo), hi = Math.log2(bhi);
     return (b) => {
       if (!finite(b) || b <= 0 || !bs.length) return '#495057';
       const f = hi > lo ? (Math.log2(b) - lo) / (hi - lo) : 0.5;
@@ -211,8 +218,8 @@
         };
       });
       // Steps span orders of magnitude across batch sizes: a log axis when they do.
-      const xs = datasets.flatMap((d) => d.data.map((p) => p.x));
-      const logX = key === 'step' && xs.length && Math.min(...xs) > 0 && Math.max(...xs) / Math.min(...xs) >= 50;
+      const [xlo, xhi] = minMax(datasets.flatMap((d) => d.data.map((p) => p.x)));
+      const logX = key === 'step' && xlo > 0 && xhi / xlo >= 50;
       const opts = baseOptions(label + (logX ? ' (log)' : ''), obj, logX ? 'logarithmic' : 'linear');
       opts.plugins.dlsweepMarks = { hlines: finite(target) ? [{ y: target, label: 'target' }] : [] };
       opts.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${fmt(it.parsed.y)} at ${fmt(it.parsed.x)}` };
@@ -268,7 +275,10 @@
       `Per batch size, the best trial over the other parameters (filled) and every trial that reached ${m.study.objective_metric} ` +
       `${m.study.objective_mode === 'max' ? '>=' : '<='} ${fmt(target)} (small, coloured by batch size). Trials that never reached ` +
       'it are counted below the charts. ' + fitNote);
-    if (!finite(target)) return emptyNote(c, 'steps-to-target', 'the study has no objective target');
+    if (!finite(target)) {
+      emptyNote(c, 'steps-to-target', 'the study has no objective target');
+      return emptyNote(card(root, 'time-to-target', 'Time to target vs batch size'), 'time-to-target', 'the study has no objective target');
+    }
     const grid = el('div', { class: 'grid2' });
     c.append(grid);
     for (const [key, bestKey, label, fitKey] of [['steps_to_target', 'steps', 'steps to target', 'steps_fit'], ['samples_to_target', 'samples', 'samples to target', 'samples_fit']]) {
@@ -397,7 +407,7 @@
       const vals = rows.map(ax.key).filter((v) => v !== undefined && v !== null);
       const numeric = vals.length && vals.every(finite);
       if (numeric) {
-        const lo = Math.min(...vals), hi = Math.max(...vals);
+        const [lo, hi] = minMax(vals);
         const log = lo > 0 && hi / lo >= 10;
         const f = log ? Math.log : (v) => v;
         ax.pos = (v) => (finite(v) ? (hi > lo ? (f(v) - f(lo)) / (f(hi) - f(lo)) : 0.5) : null);
@@ -409,7 +419,7 @@
       }
     }
     const vs = rows.map((t) => t.value);
-    const vlo = Math.min(...vs), vhi = Math.max(...vs);
+    const [vlo, vhi] = minMax(vs);
     const goodness = (v) => { const f = vhi > vlo ? (v - vlo) / (vhi - vlo) : 1; return m.study.objective_mode === 'max' ? f : 1 - f; };
     // Better trials drawn last, on top.
     const ordered = rows.slice().sort((a, b) => goodness(a.value) - goodness(b.value) || a.number - b.number);

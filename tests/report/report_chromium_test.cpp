@@ -82,8 +82,8 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
   {
     auto s = db::Storage::open_readwrite(db);
     REQUIRE(s);
-    for (auto [name, n] : {std::pair<const char*, int>{"zero", 0}, {"one", 1}, {"five-hundred", 500}}) {
-      auto st = write_synthetic_study(**s, name, n);
+    for (auto [name, n] : {std::pair<const char*, int>{"zero", 0}, {"one", 1}, {"five-hundred", 500}, {"no-target", 40}}) {
+      auto st = write_synthetic_study(**s, name, n, std::string(name) != "no-target");
       INFO((st ? "" : st.error().message()));
       REQUIRE(st);
       studies[name] = *st;
@@ -97,6 +97,15 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     for (const char* id : {"convergence", "steps-to-target", "time-to-target", "noise-scale", "throughput-batch", "lr",
                            "parallel", "pareto", "history", "importance", "trials"})
       CHECK(p["empty"].contains(id));
+  }
+
+  SECTION("no objective target: the to-target charts say so, the others draw") {
+    json p = report_in_chromium(db, "no-target", dir, "synthetic-no-target.png");
+    for (const char* id : {"steps-to-target", "time-to-target", "pareto"}) CHECK(p["empty"].contains(id));
+    std::size_t with_curve = 0;
+    for (const auto& t : studies["no-target"].trials) with_curve += t.records > 0;
+    CHECK(sizes(p, "convergence-step").size() == with_curve);
+    CHECK(p["table_rows"] == 40);
   }
 
   SECTION("1 trial") {
