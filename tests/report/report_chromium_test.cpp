@@ -158,6 +158,18 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     CHECK(sizes(p, "parallel") == std::vector<std::size_t>(with_value, 6));
     CHECK_FALSE(sizes(p, "importance").empty());
     CHECK(p["table_rows"] == 500);
+    // Unticking COMPLETE hides exactly the COMPLETE trials' lines; ticking it shows them again.
+    std::size_t complete_curves = 0;
+    double lowest = 1;
+    for (const auto& t : syn.trials) {
+      complete_curves += t.state == TrialState::complete && t.records > 0;
+      if (t.records > 0) lowest = std::min(lowest, t.last_value);
+    }
+    CHECK(p["interaction"]["hidden_complete"] == complete_curves);
+    CHECK(p["interaction"]["hidden_after_restore"] == 0);
+    // Sorting by the objective puts the lowest value first (shown with 4 significant digits).
+    CHECK(std::stod(p["interaction"]["sorted_first_value"].get<std::string>()) == Approx(lowest).epsilon(1e-3));
+    CHECK(p["interaction"]["first_number_after_restore"] == "0");
     CHECK(p["table_dom_rows"] == 500);
   }
   fs::remove_all(dir);
