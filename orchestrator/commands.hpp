@@ -84,6 +84,12 @@ struct ExportArgs {
   std::string output;          ///< file to write (atomically); empty or "-": stdout
 };
 int cmd_export(const ExportArgs& a);
+struct ReportArgs {
+  std::string db;
+  std::string study;
+  std::string output;  ///< empty: STUDY-report.html; "-": stdout
+};
+int cmd_report(const ReportArgs& a);
 
 /// Where `dlsweep-train` is: $DLSWEEP_TRAIN, else beside this executable, else on PATH.
 std::string locate_train_binary();

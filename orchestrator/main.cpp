@@ -75,7 +75,12 @@ int main(int argc, char** argv) try {
   c->add_option("study", cancel.study, "study name")->required();
   c->add_option("--trial", cancel.trials, "trial number (repeatable); default: every unfinished trial");
 
-  for (auto* sub : {s, st, r, q, b, pl, rs, c}) sub->fallthrough();
+  ReportArgs report;
+  auto* rp = app.add_subcommand("report", "one self-contained HTML file with the study's charts (read-only; works offline)");
+  rp->add_option("study", report.study, "study name")->required();
+  rp->add_option("-o,--output", report.output, "where to write it (default STUDY-report.html; - for stdout)");
+
+  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp}) sub->fallthrough();
 
   ExportArgs exp;
   auto* ex = app.add_subcommand("export", "a study as CSV for pandas/polars: one row per trial, or --curves (read-only)");
@@ -102,6 +107,7 @@ int main(int argc, char** argv) try {
   submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = db;
   exp.db = db;
   plan.db = db;
+  report.db = db;
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
@@ -111,6 +117,7 @@ int main(int argc, char** argv) try {
   if (*rs) return cmd_resume(resume);
   if (*c) return cmd_cancel(cancel);
   if (*ex) return cmd_export(exp);
+  if (*rp) return cmd_report(report);
   return exit_code::usage;
 } catch (const std::exception& e) {
   fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());

@@ -4,6 +4,7 @@
 # only common/ (and themselves); orchestrator/ uses all of those but not trainer/ (the
 # trainer is a standalone program; what both need, like the params.json table, is in common/).
 # analysis/ (the batch-size model, noise scale, speedups, plan) uses common/ and db/ only.
+# report/ (the report model and page) reads db/ and the analysis/ library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
@@ -24,7 +25,8 @@ check search common
 check schedulers common
 check trainer common
 check analysis common db
-check orchestrator common db search schedulers analysis
+check report common db analysis
+check orchestrator common db search schedulers analysis report
 # analysis/ reads the database in one thin file (load.*); everything else in it is pure.
 while IFS= read -r f; do
   echo "layering: $f includes db/ (in analysis/ only load.hpp/load.cpp may)" >&2
