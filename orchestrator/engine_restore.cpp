@@ -64,7 +64,7 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
     if (!curves) return std::unexpected(curves.error());
     for (const auto& t : trials)
       if (auto c = curves->find(t.id); c != curves->end())
-        completed_curves_.push_back({prune_group(t.params), search::Curve{std::move(c->second)}});
+        completed_curves_.push_back({prune_group(spec_.pruner, t.params), search::Curve{std::move(c->second)}});
   }
   std::map<std::int64_t, const db::TrialSummary*> by_id;
   for (const auto& s : summaries) by_id[s.trial_id] = &s;
