@@ -26,15 +26,34 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       study_id_(study_id),
       options_(std::move(options)),
       progress_(progress),
-      sampler_(search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed)),
+
       timer_(io),
       signals_(io),
       start_(std::chrono::steady_clock::now()) {
+  // The study validator ran both factories on this spec; an error here is a bug, reported
+  // by run() (fatal_) rather than a crash.
+  auto sampler = search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed, spec.search.options);
+  auto pruner = search::make_pruner(spec.pruner.kind, spec.pruner.options);
+  if (!sampler || !pruner) {
+    const auto& e = !sampler ? sampler.error().front() : pruner.error().front();
+    fatal_ = Error{e.what, fmt::format("{}: {}.{}", spec.source, !sampler ? "search" : "pruner", e.key), e.fix};
+    sampler = search::make_sampler("random", spec.space, spec.search.seed);
+    pruner = search::make_pruner("none");
+    exhausted_ = true;
+  }
+  sampler_ = std::move(*sampler);
+  pruner_ = std::move(*pruner);
+  history_.maximize = spec.objective.mode == "max";
   auto size = sampler_->size();
   if (spec_.search.trials > 0) total_ = size ? std::min(*size, spec_.search.trials) : spec_.search.trials;
   else if (size) total_ = *size;
   counts_.metric = spec_.objective.metric;
   axis_ = CurveAxis{spec_.objective.metric, spec_.objective.mode == "max", spec_.pruner.by == "step"};
+}
+
+search::TrialRecord* Engine::history_of(std::int64_t trial_id) {
+  auto h = history_index_.find(trial_id);
+  return h == history_index_.end() ? nullptr : &history_.trials[h->second];
 }
 
 double Engine::elapsed_s() const {
@@ -162,8 +181,8 @@ Status Engine::create_next(std::int64_t number, const search::Params& params) {
   if (!id) return std::unexpected(id.error());
   ++next_number_;
   counts_.waiting++;
-  history_index_[*id] = history_.size();
-  history_.push_back(search::TrialRecord{number, params, false, std::nullopt});
+  history_index_[*id] = history_.trials.size();
+  history_.trials.push_back(search::TrialRecord{number, params, search::TrialStatus::running, std::nullopt, {}});
   Live& live = live_[*id];
   live.row = db::TrialRow{*id, study_id_, number, TrialState::waiting, 0, dir.string(), params, std::nullopt, ""};
   launch(*id);
@@ -179,6 +198,10 @@ void Engine::launch(std::int64_t trial_id) {
   live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
   live.curve = {};
   live.prune_note.clear();
+  if (auto* rec = history_of(trial_id)) {  // a new attempt starts a new curve
+    rec->status = search::TrialStatus::running;
+    rec->curve.clear();
+  }
 
   sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.number, live.row.attempt, dir);
 

@@ -126,9 +126,9 @@ class Engine {
   void record_job(const sched::JobEvent& ev, const std::string& state);
   /// Reads the trial's new records into the database; `may_prune`: then asks the pruner.
   void ingest(Live& live, bool may_prune = true);
-  /// The study's pruner on a live trial's curve (decide_prune); asks the trial to stop if
-  /// it falls behind.
-  void maybe_prune(Live& live);
+  /// The study's pruner on a live trial's curve (decide_prune) after its reports from
+  /// index `first_new` on; asks the trial to stop if it falls behind.
+  void maybe_prune(Live& live, std::size_t first_new);
   /// Applies one state-machine event to a live (or waiting) trial and records it.
   bool apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code = {});
   void finish_trial(std::int64_t trial_id);
@@ -159,8 +159,13 @@ class Engine {
 
   std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)
   std::deque<db::TrialRow> waiting_;             ///< WAITING (or requeued QUEUED) trials to launch
-  std::vector<search::TrialRecord> history_;     ///< every trial created, for the sampler
-  std::map<std::int64_t, std::size_t> history_index_;  ///< trial id -> index in history_
+  /// Every trial created, with its status, value and current attempt's curve: what the
+  /// sampler and the pruner see.
+  search::History history_;
+  std::map<std::int64_t, std::size_t> history_index_;  ///< trial id -> index in history_.trials
+  std::unique_ptr<search::Pruner> pruner_;        ///< the study's pruner (NonePruner for none)
+  /// The history record of a trial id, if any.
+  search::TrialRecord* history_of(std::int64_t trial_id);
   std::int64_t next_number_ = 0;
   std::int64_t total_ = -1;
   bool exhausted_ = false;
@@ -171,8 +176,6 @@ class Engine {
   SweepSnapshot counts_;
   RestoreCounts restored_;
   std::vector<std::pair<std::string, int>> failure_reasons_;
-  /// The pruner's yardstick: the curves of COMPLETE trials, each with its pruner group.
-  std::vector<CompletedCurve> completed_curves_;
   CurveAxis axis_;  ///< the objective and the pruning axis, for TrialCurve::add
 };
 

@@ -109,7 +109,6 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
 
   if (d.mark_started) apply(live.row, TrialEvent::started, "started");
   live.deterministic_failure = d.deterministic;
-  if (d.outcome == Outcome::complete) completed_curves_.push_back({prune_group(spec_.pruner, live.row.params), live.curve.curve});
   apply(live.row, d.event, d.why, d.exit_code);
   switch (d.outcome) {
     case Outcome::complete: {
@@ -153,16 +152,18 @@ void Engine::note_failure(const std::string& why) {
 void Engine::finish_trial(std::int64_t trial_id) {
   auto node = live_.extract(trial_id);
   Live& live = node.mapped();
-  if (auto h = history_index_.find(trial_id); h != history_index_.end()) {
-    auto& rec = history_[h->second];
-    rec.finished = is_final(live.row.state) || live.row.state == TrialState::failed;
-    rec.value = live.curve.best_value;
+  if (auto* rec = history_of(trial_id)) {
+    rec->status = history_status(live.row.state);
+    rec->value = live.curve.best_value;
+    rec->curve = live.curve.points;
   }
   if (live.row.state == TrialState::failed && !interrupted_ && !live.deterministic_failure &&
       live.row.attempt < spec_.trial.max_retries) {
     if (auto st = rotate_metrics(live.row.trial_dir, live.row.attempt); !st) { fatal(st.error()); return; }
-    if (apply(live.row, TrialEvent::retry, fmt::format("retry {} of {}", live.row.attempt + 1, spec_.trial.max_retries)))
+    if (apply(live.row, TrialEvent::retry, fmt::format("retry {} of {}", live.row.attempt + 1, spec_.trial.max_retries))) {
       waiting_.push_back(live.row);
+      if (auto* rec = history_of(trial_id)) rec->status = search::TrialStatus::running;
+    }
   }
   boost::asio::post(io_, [this] { fill(); check_done(); });
 }
@@ -174,6 +175,7 @@ void Engine::ingest(Live& live, bool may_prune) {
   if (lines->empty()) return;
   std::vector<protocol::Record> records;
   bool new_eval = false;
+  const std::size_t first_new = live.curve.points.size();
   records.reserve(lines->size());
   for (const auto& l : *lines) {
     auto r = protocol::parse_record(l);
@@ -187,12 +189,15 @@ void Engine::ingest(Live& live, bool may_prune) {
     records.push_back(std::move(*r));
   }
   if (auto n = storage_.ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
-  if (may_prune && new_eval) maybe_prune(live);
+  if (auto* rec = history_of(live.row.id)) rec->curve = live.curve.points;  // running trials count too (asha)
+  if (may_prune && new_eval) maybe_prune(live, first_new);
 }
 
-void Engine::maybe_prune(Live& live) {
+void Engine::maybe_prune(Live& live, std::size_t first_new) {
   if (!live.stop_reason.empty() || interrupted_ || done_) return;
-  auto stop = decide_prune(spec_, live.row.params, live.curve.curve, completed_curves_);
+  search::TrialRecord trial{live.row.number, live.row.params, search::TrialStatus::running, std::nullopt,
+                            live.curve.points};
+  auto stop = decide_prune(*pruner_, spec_.objective.metric, trial, first_new, history_);
   if (!stop) return;
   live.stop_reason = "pruned";
   live.prune_note = stop->note;

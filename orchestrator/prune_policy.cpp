@@ -1,33 +1,35 @@
+// prune_policy.cpp — the pruner asked report by report; how its verdict is worded.
 #include "orchestrator/prune_policy.hpp"
 
 #include <fmt/format.h>
 
 namespace dlsweep::orch {
 
-nlohmann::json prune_group(const StudySpec::PrunerSpec& pruner, const nlohmann::json& params) {
-  nlohmann::json g = nlohmann::json::object();
-  for (const auto& k : pruner.group_by) g[k] = params.contains(k) ? params[k] : nlohmann::json();
-  return g;
+std::optional<PruneStop> decide_prune(const search::Pruner& pruner, const std::string& metric,
+                                      const search::TrialRecord& trial, std::size_t first_new,
+                                      const search::History& history) {
+  search::TrialRecord upto = trial;
+  for (std::size_t n = std::max<std::size_t>(first_new + 1, 1); n <= trial.curve.size(); ++n) {
+    upto.curve.assign(trial.curve.begin(), trial.curve.begin() + static_cast<std::ptrdiff_t>(n));
+    const auto d = pruner.judge(upto, history);
+    if (!d.prune) continue;
+    const auto axis = search::axis_name(pruner.axis());
+    PruneStop stop;
+    stop.note = fmt::format("pruned at {} {:g} ({}, {} pruner): {}", axis, d.at, metric, pruner.name(), d.reason);
+    stop.line = fmt::format("falls behind at {} {:g}: {}", axis, d.at, d.reason);
+    return stop;
+  }
+  return std::nullopt;
 }
 
-std::optional<PruneStop> decide_prune(const StudySpec& spec, const nlohmann::json& params, const search::Curve& curve,
-                                      const std::vector<CompletedCurve>& completed) {
-  if (spec.pruner.kind != "median") return std::nullopt;
-  const search::MedianRule rule{spec.pruner.startup_trials, spec.pruner.warmup, spec.objective.mode == "max"};
-  const nlohmann::json group = prune_group(spec.pruner, params);
-  std::vector<search::Curve> peers;
-  for (const auto& c : completed)
-    if (c.group == group) peers.push_back(c.curve);
-  const auto v = search::median_rule(rule, curve, peers);
-  if (!v.prune) return std::nullopt;
-  std::string among;
-  for (const auto& [k, val] : group.items()) among += fmt::format("{}{}={}", among.empty() ? " with " : ", ", k, val.dump());
-  PruneStop stop;
-  stop.note = fmt::format("pruned at {} {:g}: best {} {:.4g} is worse than the median {:.4g} of {} completed "
-                          "trial(s){} by then",
-                          spec.pruner.by, v.at, spec.objective.metric, v.value, v.median, v.compared, among);
-  stop.line = fmt::format("falls behind ({} {:g}: {:.4g}, median {:.4g})", spec.pruner.by, v.at, v.value, v.median);
-  return stop;
+search::TrialStatus history_status(TrialState st) {
+  switch (st) {
+    case TrialState::complete: return search::TrialStatus::complete;
+    case TrialState::pruned: return search::TrialStatus::pruned;
+    case TrialState::failed:
+    case TrialState::cancelled: return search::TrialStatus::failed;
+    default: return search::TrialStatus::running;
+  }
 }
 
 }  // namespace dlsweep::orch

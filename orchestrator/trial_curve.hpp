@@ -8,8 +8,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/protocol.hpp"
+#include "search/history.hpp"
 #include "search/median_pruner.hpp"
 
 namespace dlsweep::orch {
@@ -26,6 +28,7 @@ inline bool better_value(double a, double b, bool maximize) { return maximize ? 
 
 struct TrialCurve {
   search::Curve curve;             ///< (x, objective) of eval/final records with a finite-or-inf value
+  std::vector<search::CurvePoint> points;  ///< the same reports on every axis, for search::History
   std::optional<double> last_value, best_value;
   std::set<std::string> reported;  ///< metric names of the attempt's eval/final records
 

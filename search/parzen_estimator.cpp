@@ -125,8 +125,12 @@ Kernels::Kernels(const InternalDim& dim, const std::vector<double>& obs, const K
     for (std::size_t i = 0; i <= n; ++i) idx[i] = i;
     std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return mu_[a] < mu_[b]; });
     for (std::size_t r = 0; r <= n; ++r) {
-      const double left = mu_[idx[r]] - (r == 0 ? dim.low : mu_[idx[r - 1]]);
-      const double right = (r == n ? dim.high : mu_[idx[r + 1]]) - mu_[idx[r]];
+      double left = mu_[idx[r]] - (r == 0 ? dim.low : mu_[idx[r - 1]]);
+      double right = (r == n ? dim.high : mu_[idx[r + 1]]) - mu_[idx[r]];
+      // Optuna's consider_endpoints=False: with two or more points, the outermost ones
+      // take only their inner gap (a point near a bound does not get a wide kernel).
+      if (n >= 1 && r == 0) left = 0;
+      if (n >= 1 && r == n) right = 0;
       sigma_[idx[r]] = std::max(left, right);
     }
     sigma_[n] = range;

@@ -122,27 +122,38 @@ TEST_CASE("terminal decision: complete, no objective, pruned, cancelled, failed"
   CHECK_THAT(d.why, Catch::StartsWith("lost: node failure"));
 }
 
-TEST_CASE("prune policy: median within the group, past warmup and startup") {
-  StudySpec spec;
-  spec.objective.metric = "acc";
-  spec.objective.mode = "max";
-  spec.pruner.kind = "median";
-  spec.pruner.startup_trials = 2;
-  spec.pruner.warmup = 1;
-  spec.pruner.group_by = {"batch_size"};
-  auto peer = [](double v) { return search::Curve{{{1, v}, {2, v}}}; };
-  std::vector<CompletedCurve> done = {{prune_group(spec.pruner, {{"batch_size", 64}}), peer(0.8)},
-                                      {prune_group(spec.pruner, {{"batch_size", 64}}), peer(0.6)},
-                                      {prune_group(spec.pruner, {{"batch_size", 4096}}), peer(0.1)}};
-  const nlohmann::json params = {{"batch_size", 64}, {"lr", 0.1}};
-  CHECK(prune_group(spec.pruner, params) == nlohmann::json{{"batch_size", 64}});
-  CHECK_FALSE(decide_prune(spec, params, search::Curve{{{0.5, 0.0}}}, done));  // before warmup
-  auto stop = decide_prune(spec, params, search::Curve{{{1, 0.5}}}, done);
+TEST_CASE("prune policy: the study's pruner, within the group, past warmup and startup") {
+  auto median = search::make_pruner("median", {{"startup_trials", 2}, {"warmup", 1}, {"group_by", {"batch_size"}}});
+  REQUIRE(median);
+  auto peer = [](std::int64_t n, std::int64_t bs, double v) {
+    search::TrialRecord t{n, {{"batch_size", bs}}, search::TrialStatus::complete, v, {}};
+    t.curve = {{100, 1, 6400, 10, v}, {200, 2, 12800, 20, v}};
+    return t;
+  };
+  search::History h;
+  h.trials = {peer(0, 64, 0.8), peer(1, 64, 0.6), peer(2, 4096, 0.1)};
+  auto trial = [](std::int64_t bs, std::vector<std::pair<double, double>> pts) {
+    search::TrialRecord t{9, {{"batch_size", bs}, {"lr", 0.1}}, search::TrialStatus::running, std::nullopt, {}};
+    for (auto [e, v] : pts) t.curve.push_back({e * 100, e, e * 6400, e * 10, v});
+    return t;
+  };
+  CHECK_FALSE(decide_prune(**median, "acc", trial(64, {{0.5, 0.0}}), 0, h));  // before warmup
+  auto stop = decide_prune(**median, "acc", trial(64, {{1, 0.5}}), 0, h);
   REQUIRE(stop);
-  CHECK_THAT(stop->note, Catch::Contains("median 0.7 of 2 completed trial(s) with batch_size=64"));
-  CHECK_FALSE(decide_prune(spec, params, search::Curve{{{1, 0.75}}}, done));
+  CHECK_THAT(stop->note, Catch::StartsWith("pruned at epoch 1 (acc, median pruner)"));
+  CHECK_THAT(stop->note, Catch::Contains("median 0.7 of 2 completed trial(s)"));
+  CHECK_THAT(stop->note, Catch::Contains("batch_size=64"));
+  CHECK_FALSE(decide_prune(**median, "acc", trial(64, {{1, 0.75}}), 0, h));
   // Only one peer in the 4096 group: fewer than startup_trials, no verdict.
-  CHECK_FALSE(decide_prune(spec, {{"batch_size", 4096}}, search::Curve{{{1, 0.0}}}, done));
-  spec.pruner.kind = "none";
-  CHECK_FALSE(decide_prune(spec, params, search::Curve{{{1, 0.0}}}, done));
+  CHECK_FALSE(decide_prune(**median, "acc", trial(4096, {{1, 0.0}}), 0, h));
+  auto none = search::make_pruner("none");
+  CHECK_FALSE(decide_prune(**none, "acc", trial(64, {{1, 0.0}}), 0, h));
+  // Several reports at once: each is judged as it stood (asha decides at the rung's report).
+  auto asha = search::make_pruner("asha", {{"min_resource", 1}, {"reduction_factor", 2}});
+  REQUIRE(asha);
+  auto late = trial(64, {{1, 0.0}, {1.5, 0.9}});  // behind at the rung (epoch 1), good after
+  CHECK(decide_prune(**asha, "acc", late, 0, h));
+  CHECK_FALSE(decide_prune(**asha, "acc", late, 1, h));  // epoch 1 was judged already
+  CHECK(history_status(TrialState::cancelled) == search::TrialStatus::failed);
+  CHECK(history_status(TrialState::queued) == search::TrialStatus::running);
 }
