@@ -60,7 +60,7 @@ const BadStudy kBad[] = {
      "pruner.kind", "use one of: none, median, percentile, threshold, asha, hyperband"},
     {"asha option of another pruner", Y,
      "name: t\ntrial: {trainer: {}}\nobjective: {metric: val_acc, mode: max}\npruner: {kind: median, reduction_factor: 3}\n",
-     "pruner.reduction_factor", "median takes"},
+     "pruner.reduction_factor", "allowed keys: kind, by, group_by, warmup, startup_trials"},
     {"asha reduction factor 1", Y,
      "name: t\ntrial: {trainer: {}}\nobjective: {metric: val_acc, mode: max}\npruner: {kind: asha, reduction_factor: 1}\n",
      "pruner.reduction_factor", "[2, "},
@@ -90,7 +90,7 @@ const BadStudy kBad[] = {
     {"when cycle", Y,
      "name: t\ntrial: {command: [x]}\nobjective: {metric: m, mode: max}\nsearch: {algorithm: random, trials: 2}\n"
      "space:\n  a: {choice: [1, 2], when: {b: [1]}}\n  b: {choice: [1, 2], when: {a: [1]}}\n",
-     "space.a.when", "remove one of the conditions"},
+     "space.b.when", "remove one of the conditions"},
     {"when not a map", Y,
      "name: t\ntrial: {command: [x]}\nobjective: {metric: m, mode: max}\nsearch: {algorithm: random, trials: 2}\n"
      "space:\n  opt: [sgd, lars]\n  trust: {log_uniform: [0.0001, 0.01], when: lars}\n",
