@@ -218,4 +218,24 @@ Result<std::map<std::int64_t, std::vector<std::pair<double, double>>>> Storage::
   return out;
 }
 
+Result<std::map<std::int64_t, std::vector<Storage::MetricPoint>>> Storage::metric_points(std::int64_t study_id,
+                                                                                       const std::string& metric) const {
+  auto st = Statement::prepare(db_,
+      "SELECT m.trial_id, m.step, m.epoch, m.samples, m.wall_s, m.value FROM metrics m "
+      "JOIN trials t ON t.id = m.trial_id AND t.attempt = m.attempt "
+      "WHERE t.study_id = ?1 AND m.name = ?2 AND m.kind IN ('eval', 'final') "
+      "AND m.value IS NOT NULL ORDER BY m.trial_id, m.seq");
+  if (!st) return std::unexpected(st.error());
+  st->bind(1, study_id);
+  st->bind(2, metric);
+  std::map<std::int64_t, std::vector<MetricPoint>> out;
+  for (;;) {
+    auto row = st->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    out[st->int64(0)].push_back({st->int64(1), st->real(2), st->int64(3), st->real(4), st->real(5)});
+  }
+  return out;
+}
+
 }  // namespace dlsweep::db

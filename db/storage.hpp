@@ -203,6 +203,18 @@ class Storage {
   /// (x, value) of `metric` in the eval/final records of the current attempt of each of the
   /// study's trials in `state` ("COMPLETE"), in report order, x = the record's epoch (or step
   /// when `by_step`): what pruners compare with.
+  /// One report of a metric on every axis.
+  struct MetricPoint {
+    std::int64_t step = 0;
+    double epoch = 0;
+    std::int64_t samples = 0;
+    double wall_s = 0;
+    double value = 0;
+  };
+  /// trial id -> the eval/final reports of `metric` of its current attempt, in order, for
+  /// every trial of the study (any state).
+  Result<std::map<std::int64_t, std::vector<MetricPoint>>> metric_points(std::int64_t study_id,
+                                                                        const std::string& metric) const;
   Result<std::map<std::int64_t, std::vector<std::pair<double, double>>>> metric_curves(
       std::int64_t study_id, const std::string& metric, const std::string& state, bool by_step = false) const;
   /// Every value of the metrics in `names` in the eval/final records of the current attempt

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/cancel_request.hpp"
 #include "orchestrator/cancel_targets.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/engine.hpp"
@@ -45,10 +46,7 @@ int report(const Error& e, int code) {
 
 // Cancels through the running orchestrator; waits until the database shows it.
 int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study, const CancelPlan& plan) {
-  std::string words;
-  if (a.trials.empty()) words = "all\n";
-  else
-    for (auto n : plan.numbers) words += fmt::format("{}\n", n);
+  const std::string words = format_cancel_request({a.trials.empty(), plan.numbers});
   if (auto st = write_file_atomic(fs::path(study.root_dir) / kCancelRequestFile, words); !st)
     return report(st.error(), exit_code::runtime);
   fmt::print(stderr, "asked the running orchestrator to cancel {}\n",

@@ -22,13 +22,20 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
     fmt::print(stderr, "error: cannot create {}: {}\n", out.string(), ec.message());
     return exit_code::runtime;
   }
-  auto sampler = search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed);
+  auto made = search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed, spec.search.options);
+  if (!made) {  // the study validator ran make_sampler already
+    fmt::print(stderr, "error: search.{}: {}\n", made.error().front().key, made.error().front().what);
+    return exit_code::usage;
+  }
+  auto& sampler = *made;
+  search::History history;
+  history.maximize = spec.objective.mode == "max";
   std::int64_t total = spec.search.trials > 0 ? spec.search.trials : sampler->size().value_or(0);
   if (auto size = sampler->size()) total = std::min(total, *size);
   std::vector<sched::JobSpec> jobs;
   std::string params_lines;
   for (std::int64_t n = 0; n < total; ++n) {
-    auto params = sampler->next(n, {});
+    auto params = sampler->next(n, history);
     if (!params) break;
     params_lines += params->dump() + "\n";
     jobs.push_back(build_job(spec, train_binary, n, n, 0, trial_dir_for(runs_dir, spec.name, n)));

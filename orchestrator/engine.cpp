@@ -1,12 +1,11 @@
+// engine.cpp — the engine's lifecycle: run, signals, fill/launch, interrupt, ticks, done.
+// Job events, transitions, ingestion and pruning are in engine_events.cpp.
 #include "orchestrator/engine.hpp"
 
 #include <csignal>
-#include <fstream>
 
 #include <fmt/format.h>
 
-#include "common/protocol.hpp"
-#include "orchestrator/failure_policy.hpp"
 #include "orchestrator/job_builder.hpp"
 #include "orchestrator/state_machine.hpp"
 #include "orchestrator/trial_files.hpp"
@@ -17,25 +16,6 @@ namespace fs = std::filesystem;
 using sched::JobEvent;
 using sched::JobEventKind;
 
-namespace {
-
-// Last non-empty lines of a log file, for failure messages.
-std::string tail_of(const fs::path& file, std::size_t max_lines) {
-  std::ifstream in(file);
-  std::deque<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    lines.push_back(line);
-    if (lines.size() > max_lines) lines.pop_front();
-  }
-  std::string out;
-  for (auto& l : lines) out += (out.empty() ? "" : " | ") + l;
-  if (out.size() > 400) out = "..." + out.substr(out.size() - 400);
-  return out;
-}
-
-}  // namespace
 
 Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend& backend, const StudySpec& spec,
                std::int64_t study_id, EngineOptions options, Progress& progress)
@@ -46,14 +26,34 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       study_id_(study_id),
       options_(std::move(options)),
       progress_(progress),
-      sampler_(search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed)),
+
       timer_(io),
       signals_(io),
       start_(std::chrono::steady_clock::now()) {
+  // The study validator ran both factories on this spec; an error here is a bug, reported
+  // by run() (fatal_) rather than a crash.
+  auto sampler = search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed, spec.search.options);
+  auto pruner = search::make_pruner(spec.pruner.kind, spec.pruner.options);
+  if (!sampler || !pruner) {
+    const auto& e = !sampler ? sampler.error().front() : pruner.error().front();
+    fatal_ = Error{e.what, fmt::format("{}: {}.{}", spec.source, !sampler ? "search" : "pruner", e.key), e.fix};
+    sampler = search::make_sampler("random", spec.space, spec.search.seed);
+    pruner = search::make_pruner("none");
+    exhausted_ = true;
+  }
+  sampler_ = std::move(*sampler);
+  pruner_ = std::move(*pruner);
+  history_.maximize = spec.objective.mode == "max";
   auto size = sampler_->size();
   if (spec_.search.trials > 0) total_ = size ? std::min(*size, spec_.search.trials) : spec_.search.trials;
   else if (size) total_ = *size;
   counts_.metric = spec_.objective.metric;
+  axis_ = CurveAxis{spec_.objective.metric, spec_.objective.mode == "max", spec_.pruner.by == "step"};
+}
+
+search::TrialRecord* Engine::history_of(std::int64_t trial_id) {
+  auto h = history_index_.find(trial_id);
+  return h == history_index_.end() ? nullptr : &history_.trials[h->second];
 }
 
 double Engine::elapsed_s() const {
@@ -153,46 +153,11 @@ void Engine::interrupt(const std::string& why) {
   check_done();
 }
 
-std::int64_t& Engine::count_of(SweepSnapshot& s, TrialState st) {
-  switch (st) {
-    case TrialState::waiting: return s.waiting;
-    case TrialState::queued: return s.queued;
-    case TrialState::running: return s.running;
-    case TrialState::complete: return s.complete;
-    case TrialState::pruned: return s.pruned;
-    case TrialState::failed: return s.failed;
-    case TrialState::cancelled: return s.cancelled;
-  }
-  return s.waiting;
-}
-
-bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code) {
-  auto next = next_state(row.state, row.attempt, ev, spec_.trial.max_retries);
-  if (!next) {
-    // A job event that does not fit the trial's state (e.g. a late duplicate) is logged
-    // and ignored: the state machine, not the backend, has the last word.
-    progress_.event(fmt::format("trial {}: ignored {}", row.number, next.error().what), snapshot());
-    return false;
-  }
-  db::TransitionRequest req{row.id, row.state, next->to, next->attempt, "orchestrator", reason, exit_code};
-  if (auto st = storage_.transition(req); !st) {
-    fatal(st.error());
-    return false;
-  }
-  count_of(counts_, row.state)--;
-  count_of(counts_, next->to)++;
-  row.state = next->to;
-  row.attempt = next->attempt;
-  if (exit_code) row.exit_code = exit_code;
-  row.message = reason;
-  return true;
-}
-
 void Engine::fill() {
   if (interrupted_ || done_) return;
   // The backend bounds concurrency itself; its submit window says how many jobs it wants
   // handed over at once (local: as many as run at once; Slurm: whole arrays).
-  while (backend_.active() < backend_.submit_window()) {
+  while (backend_.active() < backend_.submit_window() && !interrupted_) {
     if (!waiting_.empty()) {
       auto row = waiting_.front();
       waiting_.pop_front();
@@ -216,8 +181,8 @@ Status Engine::create_next(std::int64_t number, const search::Params& params) {
   if (!id) return std::unexpected(id.error());
   ++next_number_;
   counts_.waiting++;
-  history_index_[*id] = history_.size();
-  history_.push_back(search::TrialRecord{number, params, false, std::nullopt});
+  history_index_[*id] = history_.trials.size();
+  history_.trials.push_back(search::TrialRecord{number, params, search::TrialStatus::running, std::nullopt, {}});
   Live& live = live_[*id];
   live.row = db::TrialRow{*id, study_id_, number, TrialState::waiting, 0, dir.string(), params, std::nullopt, ""};
   launch(*id);
@@ -233,9 +198,10 @@ void Engine::launch(std::int64_t trial_id) {
   live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
   live.curve = {};
   live.prune_note.clear();
-  live.last_value.reset();
-  live.best_value.reset();
-  live.reported.clear();
+  if (auto* rec = history_of(trial_id)) {  // a new attempt starts a new curve
+    rec->status = search::TrialStatus::running;
+    rec->curve.clear();
+  }
 
   sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.number, live.row.attempt, dir);
 
@@ -243,8 +209,10 @@ void Engine::launch(std::int64_t trial_id) {
   // A requeued trial (QUEUED after its job died with a previous orchestrator) gets a new
   // job for the same attempt; a WAITING one is launched.
   if (live.row.state == TrialState::waiting &&
-      !apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed"))
+      !apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed")) {
+    abandon_launch(live, id);
     return;
+  }
   if (!id) {
     // The backend refused the job itself (a bad value, an unwritable directory): the same
     // job would be refused again, so it is not retried.
@@ -259,214 +227,43 @@ void Engine::launch(std::int64_t trial_id) {
   // The jobs row is written on the backend's `queued` event, under its native id.
 }
 
-void Engine::on_job_event(const JobEvent& ev) {
-  auto it = live_.find(ev.trial_id);
-  if (it == live_.end() || it->second.row.attempt != ev.attempt || it->second.job_id.empty()) return;
-  Live& live = it->second;
-  switch (ev.kind) {
-    case JobEventKind::queued:
-      record_job(ev, "QUEUED");
-      break;
-    case JobEventKind::requeued:
-      // Preempted or warned of its time limit: it checkpointed and went back to the queue;
-      // same attempt, it resumes from its checkpoint when it starts again.
-      record_job(ev, "REQUEUED");
-      if (is_active(live.row.state)) {
-        apply(live.row, TrialEvent::requeued, ev.message.empty() ? "requeued" : "requeued: " + ev.message);
-        progress_.event(fmt::format("trial {} requeued{}", live.row.number, ev.message.empty() ? "" : ": " + ev.message),
-                        snapshot());
-      }
-      break;
-    case JobEventKind::started:
-      record_job(ev, "RUNNING");
-      if (live.row.state == TrialState::queued) {
-        apply(live.row, TrialEvent::started, "started");
-        progress_.tick(snapshot());
-      }
-      break;
-    case JobEventKind::exited:
-    case JobEventKind::cancelled:
-    case JobEventKind::lost:
-      on_terminal(live, ev);
-      break;
-  }
-}
-
-void Engine::record_job(const JobEvent& ev, const std::string& state) {
-  // The backend's own id ("1234_5") when it has one: that is what a user greps sacct for.
-  const std::string& id = ev.native_id.empty() ? ev.job_id : ev.native_id;
-  if (auto st = storage_.record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), id, state}); !st)
-    fatal(st.error());
-}
-
-std::string Engine::failure_message(const Live& live, const JobEvent& ev, const std::string& verdict) const {
-  std::string what;
-  if (ev.kind == JobEventKind::lost) what = "lost: " + ev.message;
-  else if (ev.kind == JobEventKind::cancelled) what = ev.message.empty() ? verdict : ev.message;
-  else what = verdict;
-  // The backend's own words ("out of memory (OUT_OF_MEMORY)", "node failure") say more.
-  if (ev.kind == JobEventKind::exited && !ev.message.empty() && ev.message.find("exit") == std::string::npos)
-    what += " (" + ev.message + ")";
-  std::string err = tail_of(fs::path(live.row.trial_dir) / protocol::kStderrFile, 3);
-  if (!err.empty()) what += "; stderr: " + err;
-  return what;
-}
-
-void Engine::on_terminal(Live& live, const JobEvent& ev) {
-  ingest(live, /*may_prune=*/false);  // the last records, written just before exit
-  std::int64_t id = live.row.id;
-  record_job(ev, std::string(sched::to_string(ev.kind)));
-  if (live.adopted && ev.kind == JobEventKind::lost && live.stop_reason.empty() && !interrupted_) {
-    // A job left by the previous orchestrator whose end the scheduler cannot tell (e.g. an
-    // array task that finished while nobody watched, on a cluster whose accounting knows
-    // only plain job ids): run the same attempt again; it resumes from its checkpoint.
-    requeue_adopted(live, ev.message);
+void Engine::abandon_launch(Live& live, const Result<std::string>& submitted) {
+  if (submitted) {
+    // Its job exists: cancel it and wait for its end like any live job's, so that no
+    // process outlives the sweep; the trial stays WAITING in the database (`resume`
+    // launches it again).
+    live.job_id = *submitted;
+    live.stop_reason = "cancelled";
+    backend_.cancel(live.job_id);
     return;
   }
-  if (live.row.state == TrialState::queued && ev.kind == JobEventKind::exited)
-    apply(live.row, TrialEvent::started, "started");
-
-  bool ok = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
-  bool stopped_on_request =
-      !live.stop_reason.empty() &&
-      (ev.kind == JobEventKind::cancelled ||
-       (ev.kind == JobEventKind::exited && ev.exit_code == protocol::kExitStopped));
-  std::optional<int> code;
-  if (ev.kind == JobEventKind::exited && ev.signal == 0) code = ev.exit_code;
-
-  // A clean exit without the objective is no result: the study cannot rank it.
-  std::optional<std::string> no_objective;
-  if (ok) no_objective = missing_objective(spec_.objective.metric, live.reported);
-  if (ok && !no_objective) {
-    completed_curves_.push_back({prune_group(live.row.params), live.curve});
-    apply(live.row, TrialEvent::completed, "finished", code);
-    // Only COMPLETE trials can be the best: one that reached a high value and then
-    // diverged or crashed is no schedule to recommend.
-    if (live.best_value) {
-      bool better = !counts_.best_value || (spec_.objective.mode == "max" ? *live.best_value > *counts_.best_value
-                                                                          : *live.best_value < *counts_.best_value);
-      if (better) {
-        counts_.best_value = live.best_value;
-        counts_.best_trial = live.row.number;
-      }
-    }
-    progress_.event(fmt::format("trial {} complete: {} = {}", live.row.number, spec_.objective.metric,
-                                live.last_value ? fmt::format("{:.4g}", *live.last_value) : "n/a"),
-                    snapshot());
-  } else if (no_objective) {
-    // Deterministic: the same program with the same params reports the same metrics.
-    live.deterministic_failure = true;
-    const std::string why =
-        *no_objective + (spec_.trial.max_retries > live.row.attempt ? std::string(" — ") + kNotRetried : "");
-    apply(live.row, TrialEvent::failed, why, code);
-    note_failure(*no_objective);
-    progress_.event(fmt::format("trial {} failed: {}", live.row.number, *no_objective), snapshot());
-  } else if (stopped_on_request && live.stop_reason == "pruned") {
-    const std::string why = live.prune_note.empty() ? "pruned" : live.prune_note;
-    apply(live.row, TrialEvent::pruned, why, code);
-    progress_.event(fmt::format("trial {} {}", live.row.number, why), snapshot());
-  } else if (stopped_on_request) {
-    apply(live.row, TrialEvent::cancel, live.stop_reason, code);
-  } else {
-    // Exit 2 (bad parameters), 3 (diverged), a missing program repeat on every retry with
-    // the same params and seed: retrying only burns machine time (failure_policy.hpp).
-    const FailureVerdict verdict = classify_failure(ev.kind, ev.exit_code, ev.signal, ev.cannot_start);
-    std::string why = failure_message(live, ev, verdict.why);
-    live.deterministic_failure = !verdict.retry;
-    if (!verdict.retry && spec_.trial.max_retries > live.row.attempt) why += std::string(" — ") + kNotRetried;
-    apply(live.row, ev.kind == JobEventKind::lost ? TrialEvent::lost : TrialEvent::failed, why, code);
-    note_failure(verdict.why);
-    progress_.event(fmt::format("trial {} failed (attempt {}): {}", live.row.number, live.row.attempt, why),
-                    snapshot());
-  }
-  finish_trial(id);
-}
-
-void Engine::note_failure(const std::string& why) {
-  for (auto& [reason, n] : failure_reasons_)
-    if (reason == why) { ++n; return; }
-  failure_reasons_.emplace_back(why, 1);
-}
-
-void Engine::finish_trial(std::int64_t trial_id) {
-  auto node = live_.extract(trial_id);
-  Live& live = node.mapped();
-  if (auto h = history_index_.find(trial_id); h != history_index_.end()) {
-    auto& rec = history_[h->second];
-    rec.finished = is_final(live.row.state) || live.row.state == TrialState::failed;
-    rec.value = live.best_value;
-  }
-  if (live.row.state == TrialState::failed && !interrupted_ && !live.deterministic_failure &&
-      live.row.attempt < spec_.trial.max_retries) {
-    if (auto st = rotate_metrics(live.row.trial_dir, live.row.attempt); !st) { fatal(st.error()); return; }
-    if (apply(live.row, TrialEvent::retry, fmt::format("retry {} of {}", live.row.attempt + 1, spec_.trial.max_retries)))
-      waiting_.push_back(live.row);
-  }
+  live_.erase(live.row.id);
   boost::asio::post(io_, [this] { fill(); check_done(); });
 }
 
-void Engine::ingest(Live& live, bool may_prune) {
-  if (!live.tail) return;
-  auto lines = live.tail->read_new_lines();
-  if (!lines) { progress_.event("warning: " + lines.error().message(), snapshot()); return; }
-  if (lines->empty()) return;
-  std::vector<protocol::Record> records;
-  bool new_eval = false;
-  records.reserve(lines->size());
-  for (const auto& l : *lines) {
-    auto r = protocol::parse_record(l);
-    if (!r) {
-      progress_.event(fmt::format("trial {}: skipped a bad line in {}: {}", live.row.number,
-                                  live.tail->path().string(), r.error().message()),
-                      snapshot());
-      continue;
-    }
-    if (r->kind == protocol::RecordKind::eval || r->kind == protocol::RecordKind::final) {
-      for (const auto& [name, value] : r->metrics) live.reported.insert(name);
-      if (auto m = r->metrics.find(spec_.objective.metric); m != r->metrics.end() && m->second == m->second) {
-        live.curve.points.emplace_back(spec_.pruner.by == "step" ? double(r->step) : r->epoch, m->second);
-        new_eval = new_eval || r->kind == protocol::RecordKind::eval;
-        live.last_value = m->second;
-        bool better = !live.best_value || (spec_.objective.mode == "max" ? m->second > *live.best_value
-                                                                          : m->second < *live.best_value);
-        if (better) live.best_value = m->second;
-      }
-    }
-    records.push_back(std::move(*r));
-  }
-  if (auto n = storage_.ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
-  if (may_prune && new_eval) maybe_prune(live);
-}
-
-nlohmann::json Engine::prune_group(const nlohmann::json& params) const {
-  nlohmann::json g = nlohmann::json::object();
-  for (const auto& k : spec_.pruner.group_by) g[k] = params.contains(k) ? params[k] : nlohmann::json();
-  return g;
-}
-
-void Engine::maybe_prune(Live& live) {
-  if (spec_.pruner.kind != "median" || !live.stop_reason.empty() || interrupted_ || done_) return;
-  const search::MedianRule rule{spec_.pruner.startup_trials, spec_.pruner.warmup, spec_.objective.mode == "max"};
-  const nlohmann::json group = prune_group(live.row.params);
-  std::vector<search::Curve> peers;
-  for (const auto& c : completed_curves_)
-    if (c.group == group) peers.push_back(c.curve);
-  const auto v = search::median_rule(rule, live.curve, peers);
-  if (!v.prune) return;
-  std::string among;
-  for (const auto& [k, val] : group.items()) among += fmt::format("{}{}={}", among.empty() ? " with " : ", ", k, val.dump());
-  live.stop_reason = "pruned";
-  live.prune_note = fmt::format("pruned at {} {:g}: best {} {:.4g} is worse than the median {:.4g} of {} completed "
-                                "trial(s){} by then",
-                                spec_.pruner.by, v.at, spec_.objective.metric, v.value, v.median, v.compared, among);
-  if (auto st = request_stop(live.row.trial_dir, "pruned"); !st) {
-    progress_.event(fmt::format("warning: trial {}: cannot ask it to stop: {}", live.row.number, st.error().message()),
-                    snapshot());
+void Engine::check_cancel_request() {
+  auto request = take_cancel_request(options_.runs_dir / spec_.name);
+  if (!request) return;
+  const std::string why = "cancelled by `dlsweep cancel`";
+  if (request->all) {
+    interrupt(why);
     return;
   }
-  progress_.event(fmt::format("trial {} falls behind ({} {:g}: {:.4g}, median {:.4g}); asked to stop", live.row.number,
-                              spec_.pruner.by, v.at, v.value, v.median),
-                  snapshot());
+  for (std::int64_t number : request->numbers) {
+    for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+      if (it->number == number) {
+        db::TrialRow row = *it;
+        waiting_.erase(it);
+        apply(row, TrialEvent::cancel, why);
+        break;
+      }
+    for (auto& [id, live] : live_)
+      if (live.row.number == number && live.stop_reason.empty()) {
+        live.stop_reason = why;
+        backend_.cancel(live.job_id);
+      }
+  }
+  boost::asio::post(io_, [this] { fill(); check_done(); });
 }
 
 void Engine::tick() {
@@ -479,41 +276,6 @@ void Engine::tick() {
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) tick();
   });
-}
-
-void Engine::check_cancel_request() {
-  fs::path file = options_.runs_dir / spec_.name / kCancelRequestFile;
-  std::error_code ec;
-  if (!fs::exists(file, ec)) return;
-  std::ifstream in(file);
-  std::vector<std::int64_t> numbers;
-  std::int64_t n;
-  bool all = false;
-  std::string word;
-  while (in >> word) {
-    if (word == "all") all = true;
-    else if (std::sscanf(word.c_str(), "%lld", reinterpret_cast<long long*>(&n)) == 1) numbers.push_back(n);
-  }
-  fs::remove(file, ec);
-  if (all) {
-    interrupt("cancelled by `dlsweep cancel`");
-    return;
-  }
-  for (std::int64_t number : numbers) {
-    for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
-      if (it->number == number) {
-        db::TrialRow row = *it;
-        waiting_.erase(it);
-        apply(row, TrialEvent::cancel, "cancelled by `dlsweep cancel`");
-        break;
-      }
-    for (auto& [id, live] : live_)
-      if (live.row.number == number && live.stop_reason.empty()) {
-        live.stop_reason = "cancelled by `dlsweep cancel`";
-        backend_.cancel(live.job_id);
-      }
-  }
-  boost::asio::post(io_, [this] { fill(); check_done(); });
 }
 
 void Engine::check_done() {

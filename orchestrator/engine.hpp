@@ -3,6 +3,13 @@
 // backend, turns the backend's job events into state-machine transitions, tails every
 // live trial's metrics.jsonl into the database, and ends when the study is done.
 //
+// Layout: the decisions are pure functions in their own files — next_state()
+// (state_machine.hpp), decide_terminal() (trial_outcome.hpp), decide_prune()
+// (prune_policy.hpp), TrialCurve::add() (trial_curve.hpp), parse_cancel_request()
+// (cancel_request.hpp) — and the engine carries out their side effects: engine.cpp holds
+// the lifecycle (run, fill, launch, interrupt, done), engine_events.cpp the job events,
+// transitions, ingestion and pruning, engine_restore.cpp `dlsweep resume`.
+//
 // Invariants:
 //  - The engine is the only writer of the database; every state change goes through
 //    next_state() and Storage::transition (one transaction, one event row).
@@ -26,18 +33,16 @@
 #include "common/asio.hpp"
 #include "common/jsonl_tail.hpp"
 #include "db/storage.hpp"
+#include "orchestrator/cancel_request.hpp"
 #include "orchestrator/progress.hpp"
+#include "orchestrator/prune_policy.hpp"
 #include "orchestrator/state_machine.hpp"
 #include "orchestrator/study_spec.hpp"
+#include "orchestrator/trial_curve.hpp"
 #include "schedulers/backend.hpp"
-#include "search/median_pruner.hpp"
 #include "search/sampler.hpp"
 
 namespace dlsweep::orch {
-
-/// `dlsweep cancel` asks a running orchestrator to cancel trials through this file in
-/// <runs_dir>/<study>/: words "all" or trial numbers. The engine reads and removes it.
-inline constexpr const char* kCancelRequestFile = "cancel-request";
 
 struct EngineOptions {
   std::filesystem::path train_binary;  ///< dlsweep-train, for embedded-trainer studies
@@ -101,10 +106,8 @@ class Engine {
     std::string stop_reason;         ///< set when the engine asked the trial to stop
     bool deterministic_failure = false;  ///< retrying cannot help (bad params, divergence)
     bool adopted = false;            ///< its job was submitted by a previous orchestrator
-    std::optional<double> last_value, best_value;
-    search::Curve curve;             ///< (epoch or step, objective) of this attempt, for the pruner
+    TrialCurve curve;                ///< this attempt's objective curve and reported metrics
     std::string prune_note;          ///< why the pruner stopped it
-    std::set<std::string> reported;  ///< metric names of this attempt's eval/final records
   };
 
   void wait_for_signal();
@@ -115,13 +118,17 @@ class Engine {
   void launch(std::int64_t trial_id);
   void on_job_event(const sched::JobEvent& ev);
   void on_terminal(Live& live, const sched::JobEvent& ev);
+  /// The trial's launch could not be recorded (the database failed and fatal() is stopping
+  /// the sweep): nothing may stay live without a job that ends, or the sweep never does.
+  void abandon_launch(Live& live, const Result<std::string>& submitted);
   void tick();
   void check_cancel_request();
   void record_job(const sched::JobEvent& ev, const std::string& state);
   /// Reads the trial's new records into the database; `may_prune`: then asks the pruner.
   void ingest(Live& live, bool may_prune = true);
-  /// The study's pruner on a live trial's curve; asks the trial to stop if it falls behind.
-  void maybe_prune(Live& live);
+  /// The study's pruner on a live trial's curve (decide_prune) after its reports from
+  /// index `first_new` on; asks the trial to stop if it falls behind.
+  void maybe_prune(Live& live, std::size_t first_new);
   /// Applies one state-machine event to a live (or waiting) trial and records it.
   bool apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code = {});
   void finish_trial(std::int64_t trial_id);
@@ -136,7 +143,6 @@ class Engine {
   void fatal(const Error& e);
   SweepSnapshot snapshot() const;
   double elapsed_s() const;
-  std::string failure_message(const Live& live, const sched::JobEvent& ev, const std::string& verdict) const;
   void note_failure(const std::string& why);
 
   boost::asio::io_context& io_;
@@ -153,8 +159,13 @@ class Engine {
 
   std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)
   std::deque<db::TrialRow> waiting_;             ///< WAITING (or requeued QUEUED) trials to launch
-  std::vector<search::TrialRecord> history_;     ///< every trial created, for the sampler
-  std::map<std::int64_t, std::size_t> history_index_;  ///< trial id -> index in history_
+  /// Every trial created, with its status, value and current attempt's curve: what the
+  /// sampler and the pruner see.
+  search::History history_;
+  std::map<std::int64_t, std::size_t> history_index_;  ///< trial id -> index in history_.trials
+  std::unique_ptr<search::Pruner> pruner_;        ///< the study's pruner (NonePruner for none)
+  /// The history record of a trial id, if any.
+  search::TrialRecord* history_of(std::int64_t trial_id);
   std::int64_t next_number_ = 0;
   std::int64_t total_ = -1;
   bool exhausted_ = false;
@@ -165,14 +176,7 @@ class Engine {
   SweepSnapshot counts_;
   RestoreCounts restored_;
   std::vector<std::pair<std::string, int>> failure_reasons_;
-  /// The pruner's yardstick: the curves of COMPLETE trials, each with its pruner group
-  /// (the values of pruner.group_by among its params).
-  struct CompletedCurve {
-    nlohmann::json group;
-    search::Curve curve;
-  };
-  std::vector<CompletedCurve> completed_curves_;
-  nlohmann::json prune_group(const nlohmann::json& params) const;
+  CurveAxis axis_;  ///< the objective and the pruning axis, for TrialCurve::add
 };
 
 }  // namespace dlsweep::orch

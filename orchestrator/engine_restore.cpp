@@ -59,13 +59,9 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
   for (const auto& j : jobs)
     if (j.backend == backend_.name()) recorded[{j.trial_id, j.attempt}] = j.job_id;
 
-  if (spec_.pruner.kind != "none") {
-    auto curves = storage_.metric_curves(study_id_, spec_.objective.metric, "COMPLETE", spec_.pruner.by == "step");
-    if (!curves) return std::unexpected(curves.error());
-    for (const auto& t : trials)
-      if (auto c = curves->find(t.id); c != curves->end())
-        completed_curves_.push_back({prune_group(t.params), search::Curve{std::move(c->second)}});
-  }
+  // The whole curves of every trial's current attempt: what samplers and pruners see.
+  auto points = storage_.metric_points(study_id_, spec_.objective.metric);
+  if (!points) return std::unexpected(points.error());
   std::map<std::int64_t, const db::TrialSummary*> by_id;
   for (const auto& s : summaries) by_id[s.trial_id] = &s;
   for (const auto& t : trials) {
@@ -73,8 +69,11 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
     count_of(counts_, t.state)++;
     std::optional<double> value;
     if (auto it = by_id.find(t.id); it != by_id.end()) value = it->second->best_value;
-    history_index_[t.id] = history_.size();
-    history_.push_back(search::TrialRecord{t.number, t.params, is_final(t.state) || t.state == TrialState::failed, value});
+    history_index_[t.id] = history_.trials.size();
+    search::TrialRecord rec{t.number, t.params, history_status(t.state), value, {}};
+    if (auto c = points->find(t.id); c != points->end())
+      for (const auto& p : c->second) rec.curve.push_back({double(p.step), p.epoch, double(p.samples), p.wall_s, p.value});
+    history_.trials.push_back(std::move(rec));
     if (value && t.state == TrialState::complete) {  // only COMPLETE trials can be the best
       bool better = !counts_.best_value || (spec_.objective.mode == "max" ? *value > *counts_.best_value
                                                                           : *value < *counts_.best_value);
@@ -90,7 +89,8 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
       if (!apply(row, TrialEvent::rerun,
                  fmt::format("re-run on request (`dlsweep resume --rerun {}`)", t.state == TrialState::failed ? "failed" : "cancelled")))
         return fail("cannot re-run trial " + std::to_string(t.number), "resume");
-      history_.back().finished = false;
+      history_.trials.back().status = search::TrialStatus::running;
+      history_.trials.back().curve.clear();
       waiting_.push_back(row);
       ++restored_.rerun;
       continue;

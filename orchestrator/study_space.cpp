@@ -24,7 +24,7 @@ using search::Dimension;
 using trainer::ParamInfo;
 using PT = ParamInfo::Type;
 
-constexpr std::string_view kDimKeys[] = {"choice", "uniform", "log_uniform", "int", "step", "log"};
+constexpr std::string_view kDimKeys[] = {"choice", "uniform", "log_uniform", "int", "step", "log", "when"};
 
 const char* section_name(const std::string& path) {
   if (path.starts_with("trial.trainer")) return "trial.trainer";
@@ -224,6 +224,7 @@ class SpaceReader {
       return false;
     }
     const std::string& kind = kinds[0];
+    if (Field w = StudyReader::field(f, "when")) read_when(w, d);
     Field body = StudyReader::field(f, kind);
     if (kind != "int")
       for (auto extra : {"step", "log"})
@@ -236,6 +237,35 @@ class SpaceReader {
     }
     if (kind == "int") return read_int_range(f, body, info, d) && r_.error_count() == before;
     return read_real_range(body, kind == "log_uniform", info, d) && r_.error_count() == before;
+  }
+
+  // when: {param: value | [values], ...}: every condition must hold. Whether the params
+  // exist and can take the values is checked once the whole space is known
+  // (search::check_conditions).
+  void read_when(const Field& w, Dimension& d) {
+    if (!w->is_object() || w->empty()) {
+      r_.wrong_type(w, "a map of parameter -> value or list of values",
+                    "write e.g. when: {optimizer: [lars, larc]}");
+      return;
+    }
+    for (const auto& [param, _] : w->items()) {
+      Field c = StudyReader::field(w, param);
+      Dimension::Condition cond{param, {}};
+      nlohmann::json v = to_plain_json(*c);
+      if (v.is_array()) {
+        for (auto& item : v) cond.values.push_back(item);
+      } else {
+        cond.values.push_back(v);
+      }
+      bool ok = !cond.values.empty();
+      for (const auto& item : cond.values) ok = ok && item.is_primitive() && !item.is_null();
+      if (!ok) {
+        r_.error(c.path, fmt::format("expected a value or a non-empty list of values, got {}", describe_value(*c)),
+                 fmt::format("write {}: [v1, v2]", param));
+        continue;
+      }
+      d.when.push_back(std::move(cond));
+    }
   }
 
   // uniform / log_uniform: [low, high], low < high, low > 0 for log.
@@ -356,18 +386,24 @@ SpaceResult read_space(StudyReader& r, const Field& trainer, const Field& fixed,
 
 nlohmann::json dimension_to_json(const search::Dimension& d) {
   using K = Dimension::Kind;
+  nlohmann::json j;
   switch (d.kind) {
-    case K::choice: return {{"choice", d.choices}};
-    case K::uniform: return {{"uniform", {d.low, d.high}}};
-    case K::log_uniform: return {{"log_uniform", {d.low, d.high}}};
+    case K::choice: j = {{"choice", d.choices}}; break;
+    case K::uniform: j = {{"uniform", {d.low, d.high}}}; break;
+    case K::log_uniform: j = {{"log_uniform", {d.low, d.high}}}; break;
     case K::int_range: {
-      nlohmann::json j = {{"int", {d.int_low, d.int_high}}};
+      j = {{"int", {d.int_low, d.int_high}}};
       if (d.int_step != 1) j["step"] = d.int_step;
       if (d.log) j["log"] = true;
-      return j;
+      break;
     }
   }
-  return nullptr;
+  if (!d.when.empty()) {
+    nlohmann::json w = nlohmann::json::object();
+    for (const auto& c : d.when) w[c.param] = c.values;
+    j["when"] = w;
+  }
+  return j;
 }
 
 }  // namespace dlsweep::orch

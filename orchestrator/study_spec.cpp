@@ -21,6 +21,7 @@
 #include "common/train_params.hpp"
 #include "orchestrator/study_space.hpp"
 #include "orchestrator/study_tree.hpp"
+#include "search/conditional.hpp"
 
 namespace dlsweep::orch {
 
@@ -38,9 +39,8 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "trial",   "objective",
                                          "search", "pruner",     "space",   "fixed",   "runs_dir"};
-constexpr std::string_view kPrunerKeys[] = {"kind", "by", "group_by", "startup_trials", "warmup"};
-constexpr std::string_view kPrunerKinds[] = {"none", "median"};
-constexpr std::string_view kPrunerAxes[] = {"epoch", "step"};
+constexpr std::string_view kPrunerShared[] = {"kind", "by", "group_by", "warmup"};
+constexpr std::string_view kPrunerAxes[] = {"epoch", "step", "samples", "wall_s"};
 constexpr std::string_view kBackendKeys[] = {
     "kind", "max_concurrent",
     // kind: slurm only
@@ -52,8 +52,7 @@ constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
 constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "timeout", "max_retries", "env"};
 constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target"};
 constexpr std::string_view kModes[] = {"min", "max"};
-constexpr std::string_view kSearchKeys[] = {"algorithm", "trials", "seed"};
-constexpr std::string_view kAlgorithms[] = {"grid", "random"};
+constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed"};
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 bool valid_study_name(const std::string& s) {
@@ -68,8 +67,18 @@ bool valid_env_name(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
 }
 
-std::string algorithm_name(search::Algorithm a) {
-  return a == search::Algorithm::random ? "random" : "grid";
+// The allowed keys of a section: the shared ones, then those of the algorithm (or of every
+// algorithm when it is unknown, so a bad name does not also flag all its options).
+template <class KeysOf>
+std::vector<std::string_view> section_keys(std::span<const std::string_view> shared, const std::string& name,
+                                           const std::vector<std::string_view>& names, KeysOf keys_of) {
+  std::vector<std::string_view> keys(shared.begin(), shared.end());
+  for (auto n : names) {
+    if (!name.empty() && n != name) continue;
+    for (auto k : keys_of(std::string(n)))
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  return keys;
 }
 
 class StudyParser {
@@ -270,26 +279,41 @@ class StudyParser {
 
   void read_search() {
     search_ = StudyReader::field(root_, "search");
-    if (!search_ || !r_.map(search_, kSearchKeys, /*null_is_empty=*/true)) return;
+    if (!search_ || !r_.any_map(search_, /*null_is_empty=*/true) || search_->is_null()) return;
+    std::string algo;
+    const auto names = search::sampler_names();
     if (Field a = StudyReader::field(search_, "algorithm")) {
-      auto s = r_.word(a, kAlgorithms);
+      auto s = r_.word(a, std::span<const std::string_view>(names));
       if (!s) algorithm_ok_ = false;
-      else spec_.search.algorithm = *s == "random" ? search::Algorithm::random : search::Algorithm::grid;
+      else spec_.search.algorithm = algo = *s;
+    } else {
+      algo = "grid";
     }
+    const auto keys = section_keys(kSearchShared, algo, names, search::sampler_option_keys);
+    r_.map(search_, keys);
     if (Field t = StudyReader::field(search_, "trials")) {
       if (auto v = r_.integer(t, 1, std::numeric_limits<std::int64_t>::max())) spec_.search.trials = *v;
       else trials_ok_ = false;
     }
     if (Field s = StudyReader::field(search_, "seed"))
       if (auto v = r_.integer(s, 0, std::numeric_limits<std::int64_t>::max())) spec_.search.seed = std::uint64_t(*v);
+    for (const auto& [key, _] : search_->items())
+      if (std::find(std::begin(kSearchShared), std::end(kSearchShared), key) == std::end(kSearchShared) &&
+          std::find(keys.begin(), keys.end(), key) != keys.end())
+        spec_.search.options[key] = to_plain_json(*StudyReader::field(search_, key));
   }
 
   void read_pruner() {
     Field p = StudyReader::field(root_, "pruner");
-    if (!p || !r_.map(p, kPrunerKeys)) return;
+    if (!p || !r_.any_map(p)) return;
     Field kind = StudyReader::field(p, "kind");
+    const auto names = search::pruner_names();
+    std::string k;
     if (r_.require(kind, "add `kind: median` (or leave `pruner` out)"))
-      if (auto s = r_.word(kind, kPrunerKinds)) spec_.pruner.kind = *s;
+      if (auto s = r_.word(kind, std::span<const std::string_view>(names))) spec_.pruner.kind = k = *s;
+    const auto keys = section_keys(kPrunerShared, k, names, search::pruner_option_keys);
+    r_.map(p, keys);
+    spec_.pruner.warmup = search::pruner_default_warmup(k.empty() ? "none" : k);
     if (Field n = StudyReader::field(p, "startup_trials"))
       if (auto v = r_.integer(n, 1, kIntMax)) spec_.pruner.startup_trials = *v;
     if (Field w = StudyReader::field(p, "warmup"))
@@ -309,6 +333,23 @@ class StudyParser {
         }
       }
     }
+    // The kind's own keys go to the pruner as given; the shared ones normalised.
+    auto& o = spec_.pruner.options;
+    for (const auto& [key, _] : p->items())
+      if (key != "kind" && std::find(keys.begin(), keys.end(), key) != keys.end())
+        o[key] = to_plain_json(*StudyReader::field(p, key));
+    o["by"] = spec_.pruner.by;
+    o["warmup"] = spec_.pruner.warmup;
+    o["group_by"] = spec_.pruner.group_by;
+    if (k == "none" || k == "median" || k == "percentile") o["startup_trials"] = spec_.pruner.startup_trials;
+    if (k.empty()) return;
+    // What only the pruner knows (percentile's range, asha's resources, ...). The shared
+    // keys were checked above with the reader's messages.
+    if (auto made = search::make_pruner(k, o); !made)
+      for (const auto& e : made.error()) {
+        if (e.key == "by" || e.key == "warmup" || e.key == "startup_trials" || e.key.starts_with("group_by")) continue;
+        r_.error(child_path(p.path, e.key.empty() ? "kind" : e.key), e.what, e.fix);
+      }
   }
 
   // A misspelt group_by name would silently put every trial in one group.
@@ -324,18 +365,33 @@ class StudyParser {
   }
 
   void check_search_fits_space(const std::vector<std::string>& dim_paths) {
+    // Conditions (`when:`) first: samplers rely on them being well formed.
+    for (const auto& e : search::check_conditions(spec_.space)) {
+      const std::string dim = e.key.substr(0, e.key.find(".when"));
+      std::string path = child_path("space", e.key);
+      for (std::size_t i = 0; i < spec_.space.dims.size(); ++i)
+        if (spec_.space.dims[i].name == dim) path = dim_paths[i] + e.key.substr(dim.size());
+      r_.error(path, e.what, e.fix);
+    }
     if (!algorithm_ok_) return;
-    if (spec_.search.algorithm == search::Algorithm::random && spec_.search.trials == 0 && trials_ok_) {
-      r_.error(child_path(search_.path, "trials"),
-               "random search needs a number of trials", "add `trials: N` under search:");
+    const std::string& algo = spec_.search.algorithm;
+    if (search::sampler_is_unbounded(algo) && spec_.search.trials == 0 && trials_ok_) {
+      r_.error(child_path(search_.path.empty() ? "search" : search_.path, "trials"),
+               fmt::format("{} search needs a number of trials", algo), "add `trials: N` under search:");
     }
-    if (spec_.search.algorithm != search::Algorithm::grid) return;
-    for (std::size_t i = 0; i < spec_.space.dims.size(); ++i) {
-      auto kind = spec_.space.dims[i].kind;
-      if (kind == search::Dimension::Kind::uniform || kind == search::Dimension::Kind::log_uniform)
-        r_.error(dim_paths[i], "a continuous range cannot be enumerated by grid search",
-                 "grid search needs finite values: give a list, or use search.algorithm: random");
+    if (algo == "grid") {
+      for (std::size_t i = 0; i < spec_.space.dims.size(); ++i) {
+        auto kind = spec_.space.dims[i].kind;
+        if (kind == search::Dimension::Kind::uniform || kind == search::Dimension::Kind::log_uniform)
+          r_.error(dim_paths[i], "a continuous range cannot be enumerated by grid search",
+                   "grid search needs finite values: give a list, or use search.algorithm: random");
+      }
+      return;
     }
+    if (auto made = search::make_sampler(algo, spec_.space, spec_.search.seed, spec_.search.options); !made)
+      for (const auto& e : made.error())
+        r_.error(child_path(search_.path.empty() ? "search" : search_.path, e.key.empty() ? "algorithm" : e.key),
+                 e.what, e.fix);
   }
 
   StudyReader& r_;
@@ -386,8 +442,16 @@ nlohmann::json StudySpec::to_json() const {
   json objective_j = {{"metric", objective.metric}, {"mode", objective.mode}};
   if (objective.target) objective_j["target"] = *objective.target;
 
-  json search_j = {{"algorithm", algorithm_name(search.algorithm)}, {"seed", search.seed}};
+  json search_j = search.options.is_object() ? search.options : json::object();
+  search_j["algorithm"] = search.algorithm;
+  search_j["seed"] = search.seed;
   if (search.trials > 0) search_j["trials"] = search.trials;
+  json pruner_j = {{"by", pruner.by}, {"group_by", pruner.group_by}, {"warmup", pruner.warmup}};
+  if (pruner.options.is_object())
+    for (const auto& [k, v] : pruner.options.items()) pruner_j[k] = v;
+  pruner_j["kind"] = pruner.kind;
+  if (pruner.kind == "none" || pruner.kind == "median" || pruner.kind == "percentile")
+    pruner_j["startup_trials"] = pruner.startup_trials;
 
   json space_j = json::array();
   for (const auto& d : space.dims) space_j.push_back({{d.name, dimension_to_json(d)}});
@@ -398,8 +462,7 @@ nlohmann::json StudySpec::to_json() const {
           {"trial", trial_j},
           {"objective", objective_j},
           {"search", search_j},
-          {"pruner", {{"kind", pruner.kind}, {"by", pruner.by}, {"group_by", pruner.group_by},
-                      {"startup_trials", pruner.startup_trials}, {"warmup", pruner.warmup}}},
+          {"pruner", pruner_j},
           {"space", space_j},
           {"fixed", space.fixed},
           {"runs_dir", runs_dir}};

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schedulers/slurm_options.hpp"
+#include "search/pruner.hpp"
 #include "search/sampler.hpp"
 #include "search/search_space.hpp"
 
@@ -60,18 +61,23 @@ struct StudySpec {
   } objective;
 
   struct SearchSpec {
-    search::Algorithm algorithm = search::Algorithm::grid;
-    std::int64_t trials = 0;                ///< grid: 0 = the whole grid; random: required > 0
+    std::string algorithm = "grid";         ///< a name of search::make_sampler's registry
+    std::int64_t trials = 0;                ///< grid: 0 = the whole grid; random/qmc/tpe: required > 0
     std::uint64_t seed = 0;
+    /// The algorithm's own keys of `search:` (e.g. tpe's gamma), validated by make_sampler.
+    nlohmann::json options = nlohmann::json::object();
   } search;
 
-  /// `pruner`: stop trials that fall behind (search/median_pruner.hpp).
+  /// `pruner`: stop trials that fall behind (search/pruner.hpp). by, group_by, warmup and
+  /// startup_trials are read here for every kind; `options` holds every key but `kind`,
+  /// normalised (by, warmup and group_by always present), and is what make_pruner gets.
   struct PrunerSpec {
-    std::string kind = "none";              ///< "none" | "median"
-    std::string by = "epoch";               ///< "epoch" | "step": the axis trials are compared on
+    std::string kind = "none";              ///< a name of search::make_pruner's registry
+    std::string by = "epoch";               ///< "epoch" | "step" | "samples" | "wall_s"
     std::vector<std::string> group_by;      ///< param names: compare only with trials that share them
-    std::int64_t startup_trials = 5;        ///< completed trials (of the group) needed before any pruning
-    double warmup = 1;                      ///< no pruning before this many epochs (or steps)
+    std::int64_t startup_trials = 5;        ///< median/percentile: completed trials needed before pruning
+    double warmup = 1;                      ///< no pruning before this point on the axis
+    nlohmann::json options = nlohmann::json::object();
   } pruner;
 
   /// dims = `space`; fixed = `trial.trainer` settings merged with `fixed` (trainer studies).

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -78,6 +80,21 @@ Status rotate_metrics(const fs::path& dir, int attempt) {
   fs::rename(metrics_file(dir), rotated_metrics_file(dir, attempt), ec);
   if (ec) return fail("cannot rotate metrics file: " + ec.message(), metrics_file(dir).string());
   return {};
+}
+
+std::string log_tail(const fs::path& file, std::size_t max_lines) {
+  std::ifstream in(file);
+  std::deque<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    lines.push_back(line);
+    if (lines.size() > max_lines) lines.pop_front();
+  }
+  std::string out;
+  for (auto& l : lines) out += (out.empty() ? "" : " | ") + l;
+  if (out.size() > 400) out = "..." + out.substr(out.size() - 400);
+  return out;
 }
 
 }  // namespace dlsweep::orch

@@ -36,6 +36,10 @@ void clear_control(const std::filesystem::path& dir);
 std::filesystem::path metrics_file(const std::filesystem::path& dir);
 std::filesystem::path rotated_metrics_file(const std::filesystem::path& dir, int attempt);
 
+/// The last `max_lines` non-empty lines of a log file joined by " | ", at most ~400
+/// characters (the end kept); "" when the file is absent or empty. For failure messages.
+std::string log_tail(const std::filesystem::path& file, std::size_t max_lines);
+
 /// Renames metrics.jsonl to metrics.attempt-<attempt>.jsonl (no-op if absent).
 Status rotate_metrics(const std::filesystem::path& dir, int attempt);
 

@@ -8,6 +8,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "search/conditional.hpp"
+
 namespace dlsweep::search {
 
 namespace {
@@ -38,7 +40,7 @@ GridSampler::GridSampler(Space space) : space_(std::move(space)) {
   }
 }
 
-std::optional<Params> GridSampler::next(std::int64_t number, std::span<const TrialRecord>) {
+std::optional<Params> GridSampler::next(std::int64_t number, const History&) {
   if (number < 0 || number >= total_) return std::nullopt;
   Params p = space_.fixed.is_object() ? space_.fixed : Params::object();
   std::int64_t rest = number;
@@ -47,6 +49,7 @@ std::optional<Params> GridSampler::next(std::int64_t number, std::span<const Tri
     rest /= radix_[i];
     p[space_.dims[i].name] = value_at(space_.dims[i], digit);
   }
+  drop_inactive(space_, p);
   return p;
 }
 

@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -24,7 +23,7 @@ class GridSampler final : public Sampler {
   explicit GridSampler(Space space);
 
   /// Combination `number` merged over the fixed params; nullopt once number >= size().
-  std::optional<Params> next(std::int64_t number, std::span<const TrialRecord> history) override;
+  std::optional<Params> next(std::int64_t number, const History& history) override;
   /// Product of the cardinalities (1 for a space without dimensions), saturated at INT64_MAX.
   std::optional<std::int64_t> size() const override { return total_; }
   std::string name() const override { return "grid"; }

@@ -1,19 +1,96 @@
-// make_sampler.cpp — the one place that maps an Algorithm to a Sampler implementation.
-// Adding a sampler means adding a case here and its own <name>_sampler.{hpp,cpp}.
+// make_sampler.cpp — the sampler registry: name -> (options reader, constructor).
+// Adding a sampler means one row here and its own <name>_sampler.{hpp,cpp}.
+#include <fmt/format.h>
+
 #include "search/grid_sampler.hpp"
+#include "search/qmc_sampler.hpp"
 #include "search/random_sampler.hpp"
 #include "search/sampler.hpp"
+#include "search/tpe_sampler.hpp"
 
 namespace dlsweep::search {
 
-std::unique_ptr<Sampler> make_sampler(Algorithm algo, const Space& space, std::uint64_t seed) {
-  switch (algo) {
-    case Algorithm::grid:
-      return std::make_unique<GridSampler>(space);
-    case Algorithm::random:
-      return std::make_unique<RandomSampler>(space, seed);
+namespace {
+
+struct Entry {
+  std::string_view name;
+  bool unbounded;  ///< needs search.trials
+  std::initializer_list<std::string_view> keys;
+  std::unique_ptr<Sampler> (*make)(OptionReader& r, const Space& space, std::uint64_t seed);
+};
+
+std::unique_ptr<Sampler> make_grid(OptionReader& r, const Space& space, std::uint64_t) {
+  r.only({});
+  for (const auto& d : space.dims)
+    if (d.cardinality() <= 0)
+      r.error("", fmt::format("grid search cannot enumerate the continuous range of '{}'", d.name),
+              "give a list of values, or use algorithm: random, qmc or tpe");
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<GridSampler>(space);
+}
+
+std::unique_ptr<Sampler> make_random(OptionReader& r, const Space& space, std::uint64_t seed) {
+  r.only({});
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<RandomSampler>(space, seed);
+}
+
+std::unique_ptr<Sampler> make_qmc(OptionReader& r, const Space& space, std::uint64_t seed) {
+  r.only({"scramble"});
+  const bool scramble = r.boolean("scramble", true);
+  if (space.dims.size() > Sobol::kMaxDims)
+    r.error("", fmt::format("qmc supports at most {} varied parameters", Sobol::kMaxDims), "use algorithm: random");
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<QmcSampler>(space, seed, scramble);
+}
+
+std::unique_ptr<Sampler> make_tpe(OptionReader& r, const Space& space, std::uint64_t seed) {
+  r.only({"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar"});
+  const TpeOptions o = TpeOptions::read(r);
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<TpeSampler>(space, seed, o);
+}
+
+const Entry kRegistry[] = {
+    {"grid", false, {}, make_grid},
+    {"random", true, {}, make_random},
+    {"qmc", true, {"scramble"}, make_qmc},
+    {"tpe", true, {"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar"}, make_tpe},
+};
+
+}  // namespace
+
+SamplerResult make_sampler(const std::string& algorithm, const Space& space, std::uint64_t seed,
+                           const nlohmann::json& options) {
+  for (const auto& e : kRegistry) {
+    if (e.name != algorithm) continue;
+    OptionReader r(options, std::string(e.name));
+    auto s = e.make(r, space, seed);
+    if (!s) return std::unexpected(r.take_errors());
+    return s;
   }
-  return nullptr;
+  std::string names;
+  for (const auto& e : kRegistry) names += (names.empty() ? "" : ", ") + std::string(e.name);
+  return std::unexpected(std::vector<OptionError>{
+      {"algorithm", fmt::format("unknown search algorithm '{}'", algorithm), fmt::format("use one of: {}", names)}});
+}
+
+std::vector<std::string_view> sampler_names() {
+  std::vector<std::string_view> out;
+  for (const auto& e : kRegistry) out.push_back(e.name);
+  return out;
+}
+
+std::vector<std::string_view> sampler_option_keys(const std::string& algorithm) {
+  for (const auto& e : kRegistry)
+    if (e.name == algorithm) return std::vector<std::string_view>(e.keys);
+  return {};
+}
+
+bool sampler_is_unbounded(const std::string& algorithm) {
+  for (const auto& e : kRegistry)
+    if (e.name == algorithm) return e.unbounded;
+  return false;
 }
 
 }  // namespace dlsweep::search

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "search/conditional.hpp"
+
 namespace dlsweep::search {
 
 std::uint64_t SplitMix64::mix(std::uint64_t z) {
@@ -115,9 +117,10 @@ nlohmann::json RandomSampler::draw(const Dimension& d, std::int64_t number) cons
   return nullptr;
 }
 
-std::optional<Params> RandomSampler::next(std::int64_t number, std::span<const TrialRecord>) {
+std::optional<Params> RandomSampler::next(std::int64_t number, const History&) {
   Params p = space_.fixed.is_object() ? space_.fixed : Params::object();
   for (const auto& d : space_.dims) p[d.name] = draw(d, number);
+  drop_inactive(space_, p);
   return p;
 }
 

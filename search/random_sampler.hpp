@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 
 #include "search/sampler.hpp"
@@ -43,7 +42,7 @@ class RandomSampler final : public Sampler {
   RandomSampler(Space space, std::uint64_t seed);
 
   /// Fresh params for trial `number` (never exhausted); history is ignored.
-  std::optional<Params> next(std::int64_t number, std::span<const TrialRecord> history) override;
+  std::optional<Params> next(std::int64_t number, const History& history) override;
   std::optional<std::int64_t> size() const override { return std::nullopt; }
   std::string name() const override { return "random"; }
 

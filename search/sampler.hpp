@@ -1,47 +1,61 @@
 // sampler.hpp — the Sampler interface: given the space, the seed and the history, the
-// params of the next trial.
+// params of the next trial; and the registry that makes one by name.
 //
 // Contract (what makes `dlsweep resume` exact):
-//  - pure: no I/O, no clock, no global RNG. Same (space, seed, number, history) -> same
-//    params, on every run and every machine.
+//  - pure: no I/O, no clock, no global RNG. Same (space, seed, options, number, history)
+//    -> same params, on every run and every machine, whatever order the history lists the
+//    trials in. Randomness comes from streams keyed by (seed, number), never from how many
+//    times next() was called, so a fresh sampler after kill -9 draws what the old one would.
 //  - `number` is the 0-based index of the trial in the study. Samplers that ignore the
-//    history (grid, random) return the same params for a number whatever happened before.
+//    history (grid, random, qmc) return the same params for a number whatever happened.
+//  - params hold the fixed params and every *active* dimension (search/conditional.hpp);
+//    an inactive conditional parameter is absent.
 //  - next() returns std::nullopt when the sampler has nothing more to propose (a grid is
 //    exhausted); the study then stops creating trials.
 #pragma once
 
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "search/history.hpp"
+#include "search/options.hpp"
 #include "search/search_space.hpp"
 
 namespace dlsweep::search {
-
-/// What a sampler may know of a finished or running trial.
-struct TrialRecord {
-  std::int64_t number = 0;
-  Params params;
-  bool finished = false;
-  std::optional<double> value;  ///< objective value, if reported
-};
 
 class Sampler {
  public:
   virtual ~Sampler() = default;
   /// The params of trial `number` (fixed params merged in), or nullopt if exhausted.
-  virtual std::optional<Params> next(std::int64_t number, std::span<const TrialRecord> history) = 0;
+  virtual std::optional<Params> next(std::int64_t number, const History& history) = 0;
   /// How many trials this sampler can propose in all, if finite (grid); nullopt otherwise.
   virtual std::optional<std::int64_t> size() const = 0;
   virtual std::string name() const = 0;
 };
 
-enum class Algorithm { grid, random };
+using SamplerResult = std::expected<std::unique_ptr<Sampler>, std::vector<OptionError>>;
 
-/// Builds a sampler. grid requires every dimension to be finite (choice or int_range);
-/// the study validator checks that before calling.
-std::unique_ptr<Sampler> make_sampler(Algorithm algo, const Space& space, std::uint64_t seed);
+/// The registry: "grid", "random", "qmc", "tpe". `options` are the keys of the study's
+/// `search:` section other than algorithm, trials and seed (an object, or null); the
+/// sampler validates them, and the space against its needs (grid: finite dimensions).
+/// Errors name the option's key ("" for the algorithm itself).
+SamplerResult make_sampler(const std::string& algorithm, const Space& space, std::uint64_t seed,
+                           const nlohmann::json& options = nullptr);
+
+/// The names make_sampler knows, in registry order.
+std::vector<std::string_view> sampler_names();
+
+/// The option keys an algorithm takes besides algorithm, trials and seed (empty when unknown).
+std::vector<std::string_view> sampler_option_keys(const std::string& algorithm);
+
+/// True when the sampler needs `search.trials` (it never runs out on its own).
+bool sampler_is_unbounded(const std::string& algorithm);
 
 }  // namespace dlsweep::search

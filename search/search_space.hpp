@@ -24,6 +24,13 @@ struct Dimension {
   double low = 0, high = 0;             ///< uniform / log_uniform: [low, high)
   std::int64_t int_low = 0, int_high = 0, int_step = 1;  ///< int_range: low..high inclusive
   bool log = false;                     ///< int_range sampled log-uniformly (random only)
+  /// `when:` — the dimension exists only when, for every condition, the named parameter
+  /// is present and equals one of the values (search/conditional.hpp). Empty: always.
+  struct Condition {
+    std::string param;
+    std::vector<nlohmann::json> values;
+  };
+  std::vector<Condition> when;
 
   /// Number of distinct values, or 0 if continuous.
   std::int64_t cardinality() const;

@@ -105,7 +105,7 @@ TEST_CASE("a full YAML study becomes the StudySpec it describes") {
   CHECK(s.objective.mode == "max");
   REQUIRE(s.objective.target.has_value());
   CHECK(*s.objective.target == Approx(0.88));
-  CHECK(s.search.algorithm == dlsweep::search::Algorithm::random);
+  CHECK(s.search.algorithm == "random");
   CHECK(s.search.trials == 12);
   CHECK(s.search.seed == 1);
   CHECK(s.runs_dir == "my-runs");
@@ -157,6 +157,25 @@ space:
 search: {algorithm: random, trials: 3}
 pruner: {kind: median, by: step, group_by: [width], startup_trials: 3, warmup: 1.5}
 fixed: {tag: baseline, layers: [1, 2]}
+)"), static_cast<const char*>(R"(
+name: new-keys
+trial:
+  command: [prog]
+objective: {metric: loss, mode: min}
+space:
+  opt: [sgd, lars, larc]
+  trust: {log_uniform: [0.0001, 0.01], when: {opt: [lars, larc]}}
+  bs: {int: [256, 65536], log: true}
+search: {algorithm: tpe, trials: 40, seed: 2, multivariate: true, gamma: 0.2, startup_trials: 8}
+pruner: {kind: asha, by: wall_s, min_resource: 30, reduction_factor: 3, group_by: [bs]}
+)"), static_cast<const char*>(R"(
+name: hb
+trial:
+  command: [prog]
+objective: {metric: loss, mode: min}
+space: {x: {uniform: [0, 1]}}
+search: {algorithm: qmc, trials: 16, scramble: false}
+pruner: {kind: hyperband, by: samples, max_resource: 1000000, min_resource: 10000}
 )")}) {
     auto first = parse_study(text, StudyFormat::yaml, "s.yaml");
     INFO(all_messages(first));
@@ -194,6 +213,31 @@ TEST_CASE("pruner: median with its settings; none by default") {
   CHECK(d->pruner.kind == "none");
 }
 
+TEST_CASE("search and pruner options reach the registries; when: is kept in order") {
+  auto r = parse_study("name: n\ntrial: {command: [prog]}\nobjective: {metric: loss, mode: min}\n"
+                       "space:\n  opt: [sgd, lars]\n  trust: {log_uniform: [0.0001, 0.01], when: {opt: lars}}\n"
+                       "search: {algorithm: tpe, trials: 20, constant_liar: false}\n"
+                       "pruner: {kind: threshold, upper: 3.5, by: step}\n",
+                       StudyFormat::yaml, "n.yaml");
+  INFO(all_messages(r));
+  REQUIRE(r.has_value());
+  CHECK(r->search.algorithm == "tpe");
+  CHECK(r->search.options == nlohmann::json{{"constant_liar", false}});
+  CHECK(r->pruner.kind == "threshold");
+  CHECK(r->pruner.options["upper"] == 3.5);
+  CHECK(r->pruner.options["by"] == "step");
+  CHECK(r->pruner.warmup == 0);  // threshold's default
+  REQUIRE(r->space.dims.size() == 2);
+  REQUIRE(r->space.dims[1].when.size() == 1);
+  CHECK(r->space.dims[1].when[0].param == "opt");
+  CHECK(r->space.dims[1].when[0].values == std::vector<nlohmann::json>{"lars"});
+  auto sampler = dlsweep::search::make_sampler(r->search.algorithm, r->space, r->search.seed, r->search.options);
+  REQUIRE(sampler);
+  auto pruner = dlsweep::search::make_pruner(r->pruner.kind, r->pruner.options);
+  REQUIRE(pruner);
+  CHECK((*pruner)->axis() == dlsweep::search::Axis::step);
+}
+
 TEST_CASE("defaults of a minimal study") {
   auto r = parse_study("name: min\ntrial: {trainer: }\nobjective: {metric: val_loss, mode: min}\n", StudyFormat::yaml,
                        "min.yaml");
@@ -203,7 +247,7 @@ TEST_CASE("defaults of a minimal study") {
   CHECK(r->backend.max_concurrent == 1);
   CHECK(r->trial.ranks == 1);
   CHECK(r->trial.timeout_s == 0);
-  CHECK(r->search.algorithm == dlsweep::search::Algorithm::grid);
+  CHECK(r->search.algorithm == "grid");
   CHECK(r->search.trials == 0);
   CHECK(r->search.seed == 0);
   CHECK(r->space.dims.empty());
@@ -251,9 +295,9 @@ TEST_CASE("the parsed space drives a sampler") {
                        StudyFormat::yaml, "g.yaml");
   INFO(all_messages(r));
   REQUIRE(r.has_value());
-  auto sampler = dlsweep::search::make_sampler(r->search.algorithm, r->space, r->search.seed);
+  auto sampler = dlsweep::search::make_sampler(r->search.algorithm, r->space, r->search.seed, r->search.options);
   REQUIRE(sampler);
-  CHECK(sampler->size() == std::optional<std::int64_t>(3 * 2 * 3));
+  CHECK((*sampler)->size() == std::optional<std::int64_t>(3 * 2 * 3));
 }
 
 TEST_CASE("load_study reads files by extension and reports unreadable ones") {

@@ -49,7 +49,7 @@ TEST_CASE("cardinality counts finite values and is 0 for continuous dimensions",
 TEST_CASE("grid visits a 2x3 space in nested-loop order, last dimension fastest", "[search][grid]") {
   Space s;
   s.dims = {choice("opt", {"sgd", "lars"}), choice("bs", {256, 512, 1024})};
-  auto g = make_sampler(Algorithm::grid, s, 0);
+  auto g = std::move(*make_sampler("grid", s, 0));
   REQUIRE(g->name() == "grid");
   REQUIRE(g->size() == 6);
   const std::vector<json> expected = {
@@ -104,10 +104,11 @@ TEST_CASE("grid merges fixed params and ignores history", "[search][grid]") {
   s.dims = {choice("lr_rule", {"linear", "sqrt"})};
   s.fixed = {{"epochs", 5}, {"model", "mlp"}};
   GridSampler g(s);
-  std::vector<TrialRecord> history(3);
-  history[0].params = {{"lr_rule", "sqrt"}};
-  history[0].finished = true;
-  history[0].value = 0.9;
+  History history;
+  history.trials.resize(3);
+  history.trials[0].params = {{"lr_rule", "sqrt"}};
+  history.trials[0].status = TrialStatus::complete;
+  history.trials[0].value = 0.9;
   auto a = g.next(1, {});
   auto b = g.next(1, history);
   REQUIRE(a.has_value());

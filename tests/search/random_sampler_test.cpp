@@ -79,19 +79,19 @@ TEST_CASE("SplitMix64 next_below is in range and hits every residue", "[search][
 }
 
 TEST_CASE("same seed gives identical params for numbers 0..99 regardless of history", "[search][random]") {
-  auto a = make_sampler(Algorithm::random, mixed_space(), 2024);
-  auto b = make_sampler(Algorithm::random, mixed_space(), 2024);
+  auto a = std::move(*make_sampler("random", mixed_space(), 2024));
+  auto b = std::move(*make_sampler("random", mixed_space(), 2024));
   REQUIRE(a->name() == "random");
   CHECK_FALSE(a->size().has_value());
   std::vector<Params> forward;
   for (std::int64_t n = 0; n < 100; ++n) forward.push_back(*a->next(n, {}));
   // b: reverse order, repeated calls, and a non-empty history in between.
-  std::vector<TrialRecord> history;
+  History history;
   for (std::int64_t n = 99; n >= 0; --n) {
     auto p = b->next(n, history);
     REQUIRE(p.has_value());
     CHECK(*p == forward[static_cast<std::size_t>(n)]);
-    history.push_back(TrialRecord{n, *p, true, 0.5});
+    history.trials.push_back(TrialRecord{n, *p, TrialStatus::complete, 0.5, {}});
   }
   CHECK(*a->next(17, history) == forward[17]);
   // Distinct numbers give distinct params.

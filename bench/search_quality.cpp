@@ -1,0 +1,133 @@
+// search_quality.cpp — how fast each sampler finds good params: the regret (value of the
+// trial with the best observed value minus the true optimum) after 30, 60 and 100
+// sequential trials, median over 10 seeds, with the seed spread (25th–75th percentile).
+// dlsweep tpe, random and qmc run here; Optuna's TPESampler runs in the same invocation
+// through bench/optuna_quality.py (Debian python3-optuna, /usr/bin/python3), on the same
+// functions (bench/search_functions.hpp).
+//
+// usage: bench_search_quality [--seeds N] [--no-optuna]
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "search/random_sampler.hpp"
+#include "search/sampler.hpp"
+#include "search_functions.hpp"
+
+namespace {
+
+using namespace dlsweep::search;
+
+constexpr int kTrials = 100;
+const std::vector<int> kCheckpoints = {30, 60, 100};
+
+struct Function {
+  std::string name;
+  Space space;
+  double (*f)(const Params&);
+  double optimum;
+  double noise;
+};
+
+std::vector<double> run(const std::string& algo, const Function& fn, std::uint64_t seed) {
+  auto sampler = std::move(*make_sampler(algo, fn.space, seed));
+  SplitMix64 noise_rng(seed * 7919 + 17);
+  History h;
+  h.maximize = false;
+  double best_noisy = 1e300, best_true = 1e300;
+  std::vector<double> out;
+  for (int n = 0; n < kTrials; ++n) {
+    auto p = *sampler->next(n, h);
+    const double truth = fn.f(p);
+    double noisy = truth;
+    if (fn.noise > 0) {  // Box–Muller
+      const double u1 = noise_rng.next_unit() + 1e-300, u2 = noise_rng.next_unit();
+      noisy += fn.noise * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    }
+    TrialRecord t;
+    t.number = n;
+    t.params = p;
+    t.status = TrialStatus::complete;
+    t.value = noisy;
+    h.trials.push_back(std::move(t));
+    if (noisy < best_noisy) {
+      best_noisy = noisy;
+      best_true = truth;
+    }
+    if (std::find(kCheckpoints.begin(), kCheckpoints.end(), n + 1) != kCheckpoints.end())
+      out.push_back(best_true - fn.optimum);
+  }
+  return out;
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * double(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const auto hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int seeds = 10;
+  bool optuna = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
+    else {
+      std::fprintf(stderr, "usage: %s [--seeds N] [--no-optuna]\n", argv[0]);
+      return 2;
+    }
+  }
+  const std::vector<Function> fns = {
+      {"schedule", bench::schedule_space(), bench::schedule, 0.0, 0.02},
+      {"branin", bench::branin_space(), bench::branin, 0.397887, 0.0},
+      {"hartmann6", bench::hartmann_space(), bench::hartmann6, -3.322368, 0.0},
+  };
+  // results[function][sampler][seed][checkpoint]
+  std::map<std::string, std::map<std::string, std::vector<std::vector<double>>>> results;
+  for (const auto& fn : fns)
+    for (const std::string algo : {"tpe", "random", "qmc"})
+      for (int s = 1; s <= seeds; ++s) results[fn.name]["dlsweep " + algo].push_back(run(algo, fn, std::uint64_t(s)));
+  if (optuna) {
+    std::string cmd = fmt::format("/usr/bin/python3 {}/optuna_quality.py {} {} 30 60 100", DLSWEEP_BENCH_DIR, seeds, kTrials);
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string text;
+    if (pipe) {
+      char buf[4096];
+      while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
+      if (pclose(pipe) != 0) text.clear();
+    }
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      std::fprintf(stderr, "optuna run failed (needs python3-optuna under /usr/bin/python3); use --no-optuna\n");
+      return 1;
+    }
+    for (const auto& fn : fns) results[fn.name]["optuna tpe"] = j[fn.name].get<std::vector<std::vector<double>>>();
+  }
+  fmt::print("search quality: regret of the best-observed trial (lower is better), median [p25, p75] over {} seeds\n\n",
+             seeds);
+  fmt::print("| function | sampler | after 30 | after 60 | after 100 |\n|---|---|---|---|---|\n");
+  for (const auto& fn : fns) {
+    for (const auto& [sampler, per_seed] : results[fn.name]) {
+      std::string row = fmt::format("| {} | {} |", fn.name, sampler);
+      for (std::size_t c = 0; c < kCheckpoints.size(); ++c) {
+        std::vector<double> v;
+        for (const auto& s : per_seed) v.push_back(s[c]);
+        row += fmt::format(" {:.4f} [{:.4f}, {:.4f}] |", quantile(v, 0.5), quantile(v, 0.25), quantile(v, 0.75));
+      }
+      fmt::print("{}\n", row);
+    }
+  }
+  fmt::print("\nreproduce: bench_search_quality --seeds {}\n", seeds);
+  return 0;
+}

@@ -1,0 +1,212 @@
+// engine_events.cpp — the engine's reactions: job events from the backend become
+// state-machine transitions (decided by next_state / decide_terminal, recorded through
+// Storage::transition), metrics.jsonl is ingested, and the pruner is asked (decide_prune).
+#include <fmt/format.h>
+
+#include "common/protocol.hpp"
+#include "orchestrator/engine.hpp"
+#include "orchestrator/state_machine.hpp"
+#include "orchestrator/trial_files.hpp"
+#include "orchestrator/trial_outcome.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+using sched::JobEvent;
+using sched::JobEventKind;
+
+std::int64_t& Engine::count_of(SweepSnapshot& s, TrialState st) {
+  switch (st) {
+    case TrialState::waiting: return s.waiting;
+    case TrialState::queued: return s.queued;
+    case TrialState::running: return s.running;
+    case TrialState::complete: return s.complete;
+    case TrialState::pruned: return s.pruned;
+    case TrialState::failed: return s.failed;
+    case TrialState::cancelled: return s.cancelled;
+  }
+  return s.waiting;
+}
+
+bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code) {
+  auto next = next_state(row.state, row.attempt, ev, spec_.trial.max_retries);
+  if (!next) {
+    // A job event that does not fit the trial's state (e.g. a late duplicate) is logged
+    // and ignored: the state machine, not the backend, has the last word.
+    progress_.event(fmt::format("trial {}: ignored {}", row.number, next.error().what), snapshot());
+    return false;
+  }
+  db::TransitionRequest req{row.id, row.state, next->to, next->attempt, "orchestrator", reason, exit_code};
+  if (auto st = storage_.transition(req); !st) {
+    fatal(st.error());
+    return false;
+  }
+  count_of(counts_, row.state)--;
+  count_of(counts_, next->to)++;
+  row.state = next->to;
+  row.attempt = next->attempt;
+  if (exit_code) row.exit_code = exit_code;
+  row.message = reason;
+  return true;
+}
+
+void Engine::on_job_event(const JobEvent& ev) {
+  auto it = live_.find(ev.trial_id);
+  if (it == live_.end() || it->second.row.attempt != ev.attempt || it->second.job_id.empty()) return;
+  Live& live = it->second;
+  switch (ev.kind) {
+    case JobEventKind::queued:
+      record_job(ev, "QUEUED");
+      break;
+    case JobEventKind::requeued:
+      // Preempted or warned of its time limit: it checkpointed and went back to the queue;
+      // same attempt, it resumes from its checkpoint when it starts again.
+      record_job(ev, "REQUEUED");
+      if (is_active(live.row.state)) {
+        apply(live.row, TrialEvent::requeued, ev.message.empty() ? "requeued" : "requeued: " + ev.message);
+        progress_.event(fmt::format("trial {} requeued{}", live.row.number, ev.message.empty() ? "" : ": " + ev.message),
+                        snapshot());
+      }
+      break;
+    case JobEventKind::started:
+      record_job(ev, "RUNNING");
+      if (live.row.state == TrialState::queued) {
+        apply(live.row, TrialEvent::started, "started");
+        progress_.tick(snapshot());
+      }
+      break;
+    case JobEventKind::exited:
+    case JobEventKind::cancelled:
+    case JobEventKind::lost:
+      on_terminal(live, ev);
+      break;
+  }
+}
+
+void Engine::record_job(const JobEvent& ev, const std::string& state) {
+  // The backend's own id ("1234_5") when it has one: that is what a user greps sacct for.
+  const std::string& id = ev.native_id.empty() ? ev.job_id : ev.native_id;
+  if (auto st = storage_.record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), id, state}); !st)
+    fatal(st.error());
+}
+
+void Engine::on_terminal(Live& live, const JobEvent& ev) {
+  ingest(live, /*may_prune=*/false);  // the last records, written just before exit
+  std::int64_t id = live.row.id;
+  record_job(ev, std::string(sched::to_string(ev.kind)));
+  if (live.adopted && ev.kind == JobEventKind::lost && live.stop_reason.empty() && !interrupted_) {
+    // A job left by the previous orchestrator whose end the scheduler cannot tell (e.g. an
+    // array task that finished while nobody watched, on a cluster whose accounting knows
+    // only plain job ids): run the same attempt again; it resumes from its checkpoint.
+    requeue_adopted(live, ev.message);
+    return;
+  }
+  TerminalFacts facts{live.row.state, live.row.attempt, spec_.trial.max_retries, live.stop_reason, live.prune_note,
+                      spec_.objective.metric, live.curve.reported, ""};
+  const bool clean_exit = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
+  if (!clean_exit) facts.stderr_tail = log_tail(fs::path(live.row.trial_dir) / protocol::kStderrFile, 3);
+  const TerminalDecision d = decide_terminal(ev, facts);
+
+  if (d.mark_started) apply(live.row, TrialEvent::started, "started");
+  live.deterministic_failure = d.deterministic;
+  apply(live.row, d.event, d.why, d.exit_code);
+  switch (d.outcome) {
+    case Outcome::complete: {
+      // Only COMPLETE trials can be the best: one that reached a high value and then
+      // diverged or crashed is no schedule to recommend.
+      const auto& best = live.curve.best_value;
+      if (best && (!counts_.best_value || better_value(*best, *counts_.best_value, axis_.maximize))) {
+        counts_.best_value = best;
+        counts_.best_trial = live.row.number;
+      }
+      const auto& last = live.curve.last_value;
+      progress_.event(fmt::format("trial {} complete: {} = {}", live.row.number, spec_.objective.metric,
+                                  last ? fmt::format("{:.4g}", *last) : "n/a"),
+                      snapshot());
+      break;
+    }
+    case Outcome::no_objective:
+      note_failure(d.failure);
+      progress_.event(fmt::format("trial {} failed: {}", live.row.number, d.failure), snapshot());
+      break;
+    case Outcome::pruned:
+      progress_.event(fmt::format("trial {} {}", live.row.number, d.why), snapshot());
+      break;
+    case Outcome::cancelled:
+      break;
+    case Outcome::failed:
+      note_failure(d.failure);
+      progress_.event(fmt::format("trial {} failed (attempt {}): {}", live.row.number, live.row.attempt, d.why),
+                      snapshot());
+      break;
+  }
+  finish_trial(id);
+}
+
+void Engine::note_failure(const std::string& why) {
+  for (auto& [reason, n] : failure_reasons_)
+    if (reason == why) { ++n; return; }
+  failure_reasons_.emplace_back(why, 1);
+}
+
+void Engine::finish_trial(std::int64_t trial_id) {
+  auto node = live_.extract(trial_id);
+  Live& live = node.mapped();
+  if (auto* rec = history_of(trial_id)) {
+    rec->status = history_status(live.row.state);
+    rec->value = live.curve.best_value;
+    rec->curve = live.curve.points;
+  }
+  if (live.row.state == TrialState::failed && !interrupted_ && !live.deterministic_failure &&
+      live.row.attempt < spec_.trial.max_retries) {
+    if (auto st = rotate_metrics(live.row.trial_dir, live.row.attempt); !st) { fatal(st.error()); return; }
+    if (apply(live.row, TrialEvent::retry, fmt::format("retry {} of {}", live.row.attempt + 1, spec_.trial.max_retries))) {
+      waiting_.push_back(live.row);
+      if (auto* rec = history_of(trial_id)) rec->status = search::TrialStatus::running;
+    }
+  }
+  boost::asio::post(io_, [this] { fill(); check_done(); });
+}
+
+void Engine::ingest(Live& live, bool may_prune) {
+  if (!live.tail) return;
+  auto lines = live.tail->read_new_lines();
+  if (!lines) { progress_.event("warning: " + lines.error().message(), snapshot()); return; }
+  if (lines->empty()) return;
+  std::vector<protocol::Record> records;
+  bool new_eval = false;
+  const std::size_t first_new = live.curve.points.size();
+  records.reserve(lines->size());
+  for (const auto& l : *lines) {
+    auto r = protocol::parse_record(l);
+    if (!r) {
+      progress_.event(fmt::format("trial {}: skipped a bad line in {}: {}", live.row.number,
+                                  live.tail->path().string(), r.error().message()),
+                      snapshot());
+      continue;
+    }
+    if (live.curve.add(*r, axis_)) new_eval = true;
+    records.push_back(std::move(*r));
+  }
+  if (auto n = storage_.ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
+  if (auto* rec = history_of(live.row.id)) rec->curve = live.curve.points;  // running trials count too (asha)
+  if (may_prune && new_eval) maybe_prune(live, first_new);
+}
+
+void Engine::maybe_prune(Live& live, std::size_t first_new) {
+  if (!live.stop_reason.empty() || interrupted_ || done_) return;
+  search::TrialRecord trial{live.row.number, live.row.params, search::TrialStatus::running, std::nullopt,
+                            live.curve.points};
+  auto stop = decide_prune(*pruner_, spec_.objective.metric, trial, first_new, history_);
+  if (!stop) return;
+  live.stop_reason = "pruned";
+  live.prune_note = stop->note;
+  if (auto st = request_stop(live.row.trial_dir, "pruned"); !st) {
+    progress_.event(fmt::format("warning: trial {}: cannot ask it to stop: {}", live.row.number, st.error().message()),
+                    snapshot());
+    return;
+  }
+  progress_.event(fmt::format("trial {} {}; asked to stop", live.row.number, stop->line), snapshot());
+}
+
+}  // namespace dlsweep::orch

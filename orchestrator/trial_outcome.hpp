@@ -1,0 +1,46 @@
+// trial_outcome.hpp — what the end of a trial's job means for the trial: the decision
+// half of Engine::on_terminal. Pure (no I/O, no clock): the engine gathers the facts
+// (the job event, the trial's state, whether it was asked to stop, what it reported, the
+// tail of its stderr), this picks the state-machine event and the words; the engine then
+// applies the transition and prints.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/trial_state.hpp"
+#include "orchestrator/state_machine.hpp"
+#include "schedulers/backend.hpp"
+
+namespace dlsweep::orch {
+
+struct TerminalFacts {
+  TrialState state = TrialState::running;
+  int attempt = 0;
+  int max_retries = 0;
+  std::string stop_reason;            ///< non-empty when the engine asked it to stop
+  std::string prune_note;             ///< why the pruner stopped it
+  std::string metric;                 ///< the objective metric
+  std::set<std::string> reported;     ///< metric names of its eval/final records
+  std::string stderr_tail;            ///< last lines of stderr.log ("" if none)
+};
+
+enum class Outcome { complete, no_objective, pruned, cancelled, failed };
+
+struct TerminalDecision {
+  Outcome outcome = Outcome::failed;
+  bool mark_started = false;          ///< a QUEUED trial that exited: record `started` first
+  TrialEvent event = TrialEvent::failed;
+  std::string why;                    ///< the transition's reason
+  std::optional<int> exit_code;
+  bool deterministic = false;         ///< retrying cannot help
+  std::string failure;                ///< failed/no_objective: the short phrase to count
+};
+
+TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts& f);
+
+/// The failure text: what the backend said, the verdict and the stderr tail.
+std::string failure_message(const sched::JobEvent& ev, const std::string& verdict, const std::string& stderr_tail);
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,203 @@
+// tpe_sampler.cpp — the below/above split and the candidate search, per dimension or
+// jointly.
+#include "search/tpe_sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "search/conditional.hpp"
+#include "search/parzen_estimator.hpp"
+
+namespace dlsweep::search {
+
+TpeOptions TpeOptions::read(OptionReader& r) {
+  TpeOptions o;
+  o.startup_trials = r.integer("startup_trials", o.startup_trials, 0, 1'000'000);
+  o.ei_candidates = r.integer("ei_candidates", o.ei_candidates, 1, 10'000);
+  o.gamma = r.number("gamma", o.gamma, 0.0, 1.0, /*low_open=*/true);
+  o.gamma_cap = r.integer("gamma_cap", o.gamma_cap, 1, 1'000'000);
+  o.prior_weight = r.number("prior_weight", o.prior_weight, 0.0, 1e6, /*low_open=*/true);
+  o.multivariate = r.boolean("multivariate", o.multivariate);
+  o.constant_liar = r.boolean("constant_liar", o.constant_liar);
+  return o;
+}
+
+TpeSampler::TpeSampler(Space space, std::uint64_t seed, TpeOptions options)
+    : space_(std::move(space)), seed_(seed), o_(options), startup_(space_, seed) {}
+
+namespace {
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+struct Split {
+  std::vector<const TrialRecord*> below, above;  ///< each in trial-number order
+};
+
+// The best value reported in a curve (what a pruned trial reached), or its final value.
+std::optional<double> best_of(const TrialRecord& t, const History& h) {
+  std::optional<double> best = t.value;
+  for (const auto& p : t.curve)
+    if (!std::isnan(p.value) && (!best || h.better(p.value, *best))) best = p.value;
+  return best;
+}
+
+Split split(const History& h, const TpeOptions& o, std::size_t& n_finished) {
+  std::vector<std::pair<const TrialRecord*, double>> complete, pruned_v;
+  std::vector<const TrialRecord*> running;
+  for (const auto& t : h.trials) {
+    if (t.status == TrialStatus::complete && t.value && !std::isnan(*t.value)) complete.push_back({&t, *t.value});
+    else if (t.status == TrialStatus::pruned) {
+      if (auto b = best_of(t, h)) pruned_v.push_back({&t, *b});
+    } else if (t.status == TrialStatus::running && o.constant_liar) running.push_back(&t);
+  }
+  n_finished = complete.size() + pruned_v.size();
+  const double sign = h.maximize ? -1.0 : 1.0;  // ascending sign·value = best first
+  std::sort(complete.begin(), complete.end(), [&](const auto& a, const auto& b) {
+    return sign * a.second != sign * b.second ? sign * a.second < sign * b.second : a.first->number < b.first->number;
+  });
+  auto last_pos = [](const TrialRecord* t) { return t->curve.empty() ? 0.0 : t->curve.back().step + t->curve.back().epoch; };
+  std::sort(pruned_v.begin(), pruned_v.end(), [&](const auto& a, const auto& b) {
+    const double pa = last_pos(a.first), pb = last_pos(b.first);
+    if (pa != pb) return pa > pb;  // further is better
+    if (a.second != b.second) return sign * a.second < sign * b.second;
+    return a.first->number < b.first->number;
+  });
+  const std::size_t n = n_finished + running.size();
+  std::size_t n_below = std::min<std::size_t>(static_cast<std::size_t>(std::ceil(o.gamma * double(n))),
+                                              static_cast<std::size_t>(o.gamma_cap));
+  Split s;
+  for (const auto& [t, v] : complete) (s.below.size() < n_below ? s.below : s.above).push_back(t);
+  for (const auto& [t, v] : pruned_v) (s.below.size() < n_below ? s.below : s.above).push_back(t);
+  for (auto* t : running) s.above.push_back(t);
+  auto by_number = [](const TrialRecord* a, const TrialRecord* b) { return a->number < b->number; };
+  std::sort(s.below.begin(), s.below.end(), by_number);
+  std::sort(s.above.begin(), s.above.end(), by_number);
+  return s;
+}
+
+// Internal coordinates of `dims` for each trial that has all of them.
+std::vector<std::vector<double>> observations(const std::vector<const TrialRecord*>& trials,
+                                              const std::vector<InternalDim>& dims) {
+  std::vector<std::vector<double>> out(dims.size());
+  for (const auto* t : trials) {
+    std::vector<double> row;
+    for (const auto& d : dims) {
+      auto it = t->params.find(d.dim->name);
+      if (it == t->params.end()) break;
+      auto x = d.to_internal(*it);
+      if (!x) break;
+      row.push_back(*x);
+    }
+    if (row.size() != dims.size()) continue;
+    for (std::size_t j = 0; j < dims.size(); ++j) out[j].push_back(row[j]);
+  }
+  return out;
+}
+
+// l and g over `dims` jointly (one dim = univariate), and the chosen internal point.
+std::vector<double> choose(const std::vector<InternalDim>& dims, const Split& s, const TpeOptions& o, bool multivariate,
+                           SplitMix64& rng) {
+  const auto obs_l = observations(s.below, dims), obs_g = observations(s.above, dims);
+  KernelOptions ko{o.prior_weight, true, multivariate, dims.size()};
+  std::vector<Kernels> kl, kg;
+  kl.reserve(dims.size());
+  kg.reserve(dims.size());
+  for (std::size_t j = 0; j < dims.size(); ++j) {
+    kl.emplace_back(dims[j], obs_l[j], ko);
+    kg.emplace_back(dims[j], obs_g[j], ko);
+  }
+  const auto wl = component_log_weights(obs_l[0].size(), o.prior_weight);
+  const auto wg = component_log_weights(obs_g[0].size(), o.prior_weight);
+  // Categorical, univariate: the mixtures collapse to two probability vectors.
+  const bool cat1 = dims.size() == 1 && dims[0].categorical;
+  std::vector<double> pl, pg;
+  if (cat1) {
+    pl = kl[0].mixture_pmf(wl);
+    pg = kg[0].mixture_pmf(wg);
+  }
+  std::vector<double> cum_l(wl.size());
+  double acc = 0;
+  for (std::size_t i = 0; i < wl.size(); ++i) cum_l[i] = acc += std::exp(wl[i]);
+  std::vector<double> terms;
+  std::vector<Kernels::Point> pts(dims.size());
+  auto log_density = [&](const std::vector<Kernels>& k, const std::vector<double>& w, const std::vector<double>& x) {
+    for (std::size_t j = 0; j < x.size(); ++j) pts[j] = k[j].point(x[j]);
+    terms.resize(w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      double t = w[i];
+      for (std::size_t j = 0; j < x.size(); ++j) t += k[j].log_k(i, pts[j]);
+      terms[i] = t;
+    }
+    return log_sum_exp(terms);
+  };
+  std::vector<double> best;
+  double best_score = -std::numeric_limits<double>::infinity();
+  for (std::int64_t c = 0; c < o.ei_candidates; ++c) {
+    const double u = rng.next_unit() * acc;
+    const std::size_t comp = std::min<std::size_t>(
+        wl.size() - 1, static_cast<std::size_t>(std::upper_bound(cum_l.begin(), cum_l.end(), u) - cum_l.begin()));
+    std::vector<double> x(dims.size());
+    for (std::size_t j = 0; j < dims.size(); ++j) x[j] = kl[j].sample(comp, rng);
+    double score;
+    if (cat1) {
+      const auto idx = static_cast<std::size_t>(x[0]);
+      score = std::log(pl[idx]) - std::log(pg[idx]);
+    } else {
+      score = log_density(kl, wl, x) - log_density(kg, wg, x);
+    }
+    if (best.empty() || score > best_score) {
+      best_score = score;
+      best = std::move(x);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<Params> TpeSampler::next(std::int64_t number, const History& history) {
+  std::size_t n_finished = 0;
+  const Split s = split(history, o_, n_finished);
+  if (static_cast<std::int64_t>(n_finished) < o_.startup_trials || n_finished == 0) return startup_.next(number, history);
+
+  Params p = space_.fixed.is_object() ? space_.fixed : Params::object();
+  const std::uint64_t trial_key = SplitMix64::mix(SplitMix64::mix(seed_ ^ 0x7fe5a3b1ULL) ^ static_cast<std::uint64_t>(number));
+  const auto order = sampling_order(space_);
+  std::vector<bool> done(space_.dims.size(), false);
+  if (o_.multivariate) {
+    std::vector<InternalDim> joint;
+    std::vector<std::size_t> which;
+    for (std::size_t i : order)
+      if (space_.dims[i].when.empty()) {
+        joint.emplace_back(space_.dims[i]);
+        which.push_back(i);
+      }
+    if (!joint.empty()) {
+      SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a("\x01joint")));
+      const auto x = choose(joint, s, o_, /*multivariate=*/true, rng);
+      for (std::size_t j = 0; j < joint.size(); ++j) {
+        p[space_.dims[which[j]].name] = joint[j].from_internal(x[j]);
+        done[which[j]] = true;
+      }
+    }
+  }
+  for (std::size_t i : order) {
+    if (done[i]) continue;
+    const Dimension& d = space_.dims[i];
+    if (!d.when.empty() && !is_active(d, p)) continue;
+    SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a(d.name)));
+    const std::vector<InternalDim> one{InternalDim(d)};
+    p[d.name] = one[0].from_internal(choose(one, s, o_, /*multivariate=*/false, rng)[0]);
+  }
+  return p;
+}
+
+}  // namespace dlsweep::search

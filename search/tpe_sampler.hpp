@@ -1,0 +1,55 @@
+// tpe_sampler.hpp — Tree-structured Parzen Estimator (Bergstra, Bardenet, Bengio, Kégl
+// 2011), following Optuna's TPESampler (3.x) where the paper leaves choices open.
+//
+// For trial n: until `startup_trials` trials are COMPLETE or PRUNED, params are random
+// (the random sampler's draw for n). Then the finished trials are ordered best first —
+// COMPLETE by value, then PRUNED by how far they got and their best value, then (with
+// `constant_liar`) RUNNING trials as if they were the worst — and the first
+// min(ceil(gamma·N), gamma_cap) form "below" (good), the rest "above". Each side becomes a
+// kernel mixture l(x), g(x) (search/parzen_estimator.hpp); `ei_candidates` draws from l
+// are scored by log l − log g and the best is kept (maximising expected improvement).
+//
+// Univariate (default): each dimension on its own, in sampling order; a conditional
+// dimension uses only the trials where it is present. `multivariate: true`: the
+// unconditional dimensions are drawn jointly from one mixture over whole trials (Falkner
+// et al. 2018's multivariate kernels, Optuna's multivariate=True); conditional ones stay
+// univariate. Pure and order-free: randomness is a SplitMix64 stream keyed by (seed,
+// number, dimension) and the history is sorted by trial number first.
+#pragma once
+
+#include <cstdint>
+
+#include "search/options.hpp"
+#include "search/random_sampler.hpp"
+#include "search/sampler.hpp"
+
+namespace dlsweep::search {
+
+struct TpeOptions {
+  std::int64_t startup_trials = 10;
+  std::int64_t ei_candidates = 24;
+  double gamma = 0.1;             ///< fraction of finished trials that form "below"
+  std::int64_t gamma_cap = 25;    ///< at most this many "below"
+  double prior_weight = 1.0;
+  bool multivariate = false;
+  bool constant_liar = true;      ///< running trials count as the worst (parallel sweeps)
+
+  /// Reads and validates the `search:` keys of tpe.
+  static TpeOptions read(OptionReader& r);
+};
+
+class TpeSampler final : public Sampler {
+ public:
+  TpeSampler(Space space, std::uint64_t seed, TpeOptions options);
+  std::optional<Params> next(std::int64_t number, const History& history) override;
+  std::optional<std::int64_t> size() const override { return std::nullopt; }
+  std::string name() const override { return "tpe"; }
+
+ private:
+  Space space_;
+  std::uint64_t seed_;
+  TpeOptions o_;
+  RandomSampler startup_;
+};
+
+}  // namespace dlsweep::search

@@ -1,0 +1,216 @@
+// Sampler conformance: every sampler of the registry, same checks. Same seed + history ->
+// same params (whatever the history's order, on a fresh instance); params inside bounds,
+// ints on their step, log ranges drawn in log space, choices from the list; conditional
+// params present exactly when their condition holds; after a "kill -9" (a fresh sampler
+// and the history as reloaded from the database, in another order) the next params are
+// what the uninterrupted run drew; bad options refused with the key named.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "search/sampler.hpp"
+#include "search_fixtures.hpp"
+
+using namespace dlsweep::search;
+using namespace fixtures;
+using nlohmann::json;
+
+namespace {
+
+struct Case {
+  std::string algorithm;
+  json options;
+  bool finite_only;
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"grid", nullptr, true},
+      {"random", nullptr, false},
+      {"qmc", nullptr, false},
+      {"qmc", {{"scramble", false}}, false},
+      {"tpe", {{"startup_trials", 5}}, false},
+      {"tpe", {{"startup_trials", 5}, {"multivariate", true}}, false},
+      {"tpe", {{"startup_trials", 5}, {"constant_liar", false}, {"gamma", 0.25}}, false},
+  };
+  return all;
+}
+
+std::unique_ptr<Sampler> make(const Case& c, const Space& s, std::uint64_t seed) {
+  auto made = make_sampler(c.algorithm, s, seed, c.options);
+  REQUIRE(made.has_value());
+  return std::move(*made);
+}
+
+double objective_any(const Params& p) {
+  if (p.contains("lr")) return objective(p);
+  return (p["optimizer"] == "lars" ? 1.0 : 0.0) + p["batch_size"].get<double>() / 256.0;
+}
+
+// Runs `n` trials: 3 in flight at a time (running in the history), the rest complete.
+std::vector<Params> run(const Case& c, const Space& s, std::uint64_t seed, int n, int kill_at = -1) {
+  auto sampler = make(c, s, seed);
+  History h;
+  h.maximize = true;
+  std::vector<Params> drawn;
+  for (int i = 0; i < n; ++i) {
+    if (i == kill_at) {
+      // kill -9: a fresh sampler; the history comes back from the database in id order
+      // reversed and with its curves, nothing else.
+      sampler = make(c, s, seed);
+      std::reverse(h.trials.begin(), h.trials.end());
+    }
+    auto p = sampler->next(i, h);
+    if (!p) break;
+    drawn.push_back(*p);
+    TrialRecord t;
+    t.number = i;
+    t.params = *p;
+    h.trials.push_back(t);
+    // The trial started 3 trials ago finishes now.
+    for (auto& r : h.trials)
+      if (r.number == i - 3 && r.status == TrialStatus::running) {
+        r.status = TrialStatus::complete;
+        r.value = objective_any(r.params);
+      }
+  }
+  return drawn;
+}
+
+void check_in_space(const Space& s, const Params& p) {
+  for (const auto& [k, v] : s.fixed.items()) CHECK(p.at(k) == v);
+  for (const auto& d : s.dims) {
+    bool active = true;
+    for (const auto& c : d.when)
+      active = active && p.contains(c.param) && std::find(c.values.begin(), c.values.end(), p[c.param]) != c.values.end();
+    INFO(d.name << " in " << p.dump());
+    REQUIRE(p.contains(d.name) == active);
+    if (!active) continue;
+    const auto& v = p[d.name];
+    switch (d.kind) {
+      case Dimension::Kind::choice:
+        CHECK(std::find(d.choices.begin(), d.choices.end(), v) != d.choices.end());
+        break;
+      case Dimension::Kind::uniform:
+      case Dimension::Kind::log_uniform:
+        REQUIRE(v.is_number_float());
+        CHECK(v.get<double>() >= d.low);
+        CHECK(v.get<double>() < d.high);
+        break;
+      case Dimension::Kind::int_range:
+        REQUIRE(v.is_number_integer());
+        CHECK(v.get<std::int64_t>() >= d.int_low);
+        CHECK(v.get<std::int64_t>() <= d.int_high);
+        CHECK((v.get<std::int64_t>() - d.int_low) % d.int_step == 0);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conformance: same seed and history give the same params, on a fresh sampler", "[search][conformance]") {
+  for (const auto& c : cases()) {
+    INFO(c.algorithm << " " << c.options.dump());
+    const Space s = c.finite_only ? finite_space() : mixed_space();
+    const auto a = run(c, s, 7, 30);
+    const auto b = run(c, s, 7, 30);
+    REQUIRE(a.size() == b.size());
+    CHECK(a == b);
+    const bool seeded = c.algorithm != "grid" && !(c.options.is_object() && c.options.contains("scramble"));
+    if (seeded) CHECK(run(c, s, 8, 30) != a);  // the seed matters
+  }
+}
+
+TEST_CASE("conformance: history order does not matter", "[search][conformance]") {
+  for (const auto& c : cases()) {
+    INFO(c.algorithm << " " << c.options.dump());
+    const Space s = c.finite_only ? finite_space() : mixed_space();
+    auto sampler = make(c, s, 3);
+    History h;
+    for (int i = 0; i < 12; ++i) {
+      auto p = *sampler->next(i, h);
+      h.trials.push_back(complete(i, p, objective_any(p)));
+    }
+    History shuffled = h;
+    std::rotate(shuffled.trials.begin(), shuffled.trials.begin() + 5, shuffled.trials.end());
+    std::swap(shuffled.trials[0], shuffled.trials[7]);
+    CHECK(*make(c, s, 3)->next(12, h) == *make(c, s, 3)->next(12, shuffled));
+  }
+}
+
+TEST_CASE("conformance: params are inside the space; conditions respected", "[search][conformance]") {
+  for (const auto& c : cases()) {
+    INFO(c.algorithm << " " << c.options.dump());
+    const Space s = c.finite_only ? finite_space() : mixed_space();
+    const auto drawn = run(c, s, 11, c.finite_only ? 12 : 80);
+    CHECK(drawn.size() == (c.finite_only ? 12u : 80u));
+    bool saw_child = false, saw_no_child = false;
+    for (const auto& p : drawn) {
+      check_in_space(s, p);
+      (p.contains("trust") ? saw_child : saw_no_child) = true;
+    }
+    CHECK(saw_child);
+    CHECK(saw_no_child);
+  }
+}
+
+TEST_CASE("conformance: log ranges are drawn in log space before any model", "[search][conformance]") {
+  Space s;
+  s.dims = {dim_log("lr", 1e-6, 1.0), dim_int("w", 1, 10000, 1, true)};
+  for (const auto& c : cases()) {
+    if (c.finite_only) continue;
+    INFO(c.algorithm << " " << c.options.dump());
+    auto sampler = make(c, s, 5);
+    int below_1e3 = 0, w_below_100 = 0;
+    const int n = 64;
+    for (int i = 0; i < n; ++i) {  // empty history: tpe is still in its startup phase
+      auto p = *sampler->next(i, History{});
+      below_1e3 += p["lr"].get<double>() < 1e-3;
+      w_below_100 += p["w"].get<std::int64_t>() < 100;
+    }
+    // Log-uniform: half the mass below 1e-3 (uniform would put 0.1% there).
+    CHECK(below_1e3 > n / 4);
+    CHECK(below_1e3 < 3 * n / 4);
+    CHECK(w_below_100 > n / 4);
+    CHECK(w_below_100 < 3 * n / 4);
+  }
+}
+
+TEST_CASE("conformance: after kill -9 and resume the next params are the uninterrupted run's", "[search][conformance]") {
+  for (const auto& c : cases()) {
+    INFO(c.algorithm << " " << c.options.dump());
+    const Space s = c.finite_only ? finite_space() : mixed_space();
+    const int n = c.finite_only ? 12 : 40;
+    const auto uninterrupted = run(c, s, 21, n);
+    for (int kill_at : {1, 7, n / 2, n - 1}) {
+      INFO("killed before trial " << kill_at);
+      CHECK(run(c, s, 21, n, kill_at) == uninterrupted);
+    }
+  }
+}
+
+TEST_CASE("conformance: unknown and bad options are refused with their key", "[search][conformance]") {
+  for (auto name : sampler_names()) {
+    const std::string algo(name);
+    auto bad = make_sampler(algo, finite_space(), 0, {{"no_such_option", 1}});
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().front().key == "no_such_option");
+    CHECK_FALSE(bad.error().front().fix.empty());
+  }
+  auto unknown = make_sampler("bayes", finite_space(), 0);
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error().front().key == "algorithm");
+  CHECK(unknown.error().front().fix.find("tpe") != std::string::npos);
+  for (auto [key, value] : std::vector<std::pair<std::string, json>>{
+           {"gamma", 0}, {"gamma", 1.5}, {"startup_trials", -1}, {"multivariate", "yes"}, {"ei_candidates", 0}}) {
+    auto r = make_sampler("tpe", mixed_space(), 0, {{key, value}});
+    INFO(key << "=" << value.dump());
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().front().key == key);
+  }
+  auto grid_cont = make_sampler("grid", mixed_space(), 0);
+  REQUIRE_FALSE(grid_cont.has_value());
+  CHECK(grid_cont.error().front().what.find("lr") != std::string::npos);
+}
