@@ -152,19 +152,36 @@ Result<Transaction> Transaction::begin(sqlite3* db) {
   if (sqlite3_db_readonly(db, "main") == 1)
     return fail("cannot write: this database handle is read-only", db_file_name(db),
                 "only the orchestrator (`dlsweep submit` / `resume`) writes the database");
+  if (sqlite3_get_autocommit(db) == 0) {
+    if (auto s = exec(db, "SAVEPOINT dlsweep_op", "starting a write within a batch"); !s)
+      return std::unexpected(s.error());
+    return Transaction(db, true);
+  }
   if (auto s = exec(db, "BEGIN IMMEDIATE", "starting a write transaction"); !s)
     return std::unexpected(s.error());
-  return Transaction(db);
+  return Transaction(db, false);
 }
 
 Transaction::~Transaction() {
-  if (db_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (!db_) return;
+  if (!nested_) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return;
+  }
+  // Undo this savepoint's changes only; the enclosing batch goes on. (If an error made
+  // SQLite roll the whole transaction back already, these fail harmlessly and the batch's
+  // commit reports that it is gone.)
+  if (sqlite3_get_autocommit(db_) == 0) {
+    sqlite3_exec(db_, "ROLLBACK TO dlsweep_op", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_, "RELEASE dlsweep_op", nullptr, nullptr, nullptr);
+  }
 }
 
 Status Transaction::commit() {
   sqlite3* db = db_;
   if (!db) throw std::logic_error("db: commit() on a finished transaction");
-  auto s = exec(db, "COMMIT", "committing a transaction");
+  auto s = nested_ ? exec(db, "RELEASE dlsweep_op", "ending a write within a batch")
+                   : exec(db, "COMMIT", "committing a transaction");
   // A failed COMMIT (e.g. busy) leaves the transaction open; the destructor rolls it back.
   if (s) db_ = nullptr;
   return s;

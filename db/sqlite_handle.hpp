@@ -84,18 +84,22 @@ class Statement {
 
 /// BEGIN IMMEDIATE ... COMMIT; rolled back on destruction unless committed. IMMEDIATE takes
 /// the write lock up front, so a busy database fails at begin() rather than mid-way.
+/// Inside a transaction already open on the connection (a write batch, Storage::begin_batch)
+/// it is a SAVEPOINT instead: commit() releases it into the enclosing transaction, and
+/// destruction without commit() rolls back only its own changes.
 class Transaction {
  public:
   static Result<Transaction> begin(sqlite3* db);
-  Transaction(Transaction&& o) noexcept : db_(o.db_) { o.db_ = nullptr; }
+  Transaction(Transaction&& o) noexcept : db_(o.db_), nested_(o.nested_) { o.db_ = nullptr; }
   Transaction& operator=(Transaction&&) = delete;
   Transaction(const Transaction&) = delete;
   ~Transaction();
   Status commit();
 
  private:
-  explicit Transaction(sqlite3* db) : db_(db) {}
+  Transaction(sqlite3* db, bool nested) : db_(db), nested_(nested) {}
   sqlite3* db_;  ///< null once committed, rolled back or moved from
+  bool nested_;  ///< a savepoint inside an enclosing transaction
 };
 
 }  // namespace dlsweep::db

@@ -143,6 +143,29 @@ int Storage::schema_version() const {
   return row && *row ? static_cast<int>(st->int64(0)) : 0;
 }
 
+// --- write batches
+
+Status Storage::begin_batch() {
+  if (in_batch_) return fail("a write batch is already open", file_.string(), "commit it first (a bug in the caller)");
+  if (read_only_)
+    return fail("cannot write: this database handle is read-only", file_.string(),
+                "only the orchestrator (`dlsweep submit` / `resume`) writes the database");
+  if (auto s = exec(db_, "BEGIN IMMEDIATE", "starting a write batch"); !s) return s;
+  in_batch_ = true;
+  return {};
+}
+
+Status Storage::commit_batch() {
+  if (!in_batch_) return {};
+  in_batch_ = false;
+  if (sqlite3_get_autocommit(db_) != 0)
+    return fail("a write batch was rolled back by SQLite after an error; its writes are lost", file_.string(),
+                "see the error before this one");
+  auto s = exec(db_, "COMMIT", "committing a write batch");
+  if (!s) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return s;
+}
+
 // --- studies
 
 Result<std::int64_t> Storage::create_study(const NewStudy& s) {

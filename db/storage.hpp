@@ -13,6 +13,11 @@
 //  - ingest() is idempotent: records are keyed by (trial, attempt, seq) and metrics by
 //    (trial, attempt, seq, name); re-ingesting the same records changes nothing.
 //  - Only one process (the orchestrator) opens the file read-write.
+//  - Write batches: between begin_batch() and commit_batch() the mutating calls join one
+//    transaction (each still all-or-nothing inside it, as a savepoint), so a burst of
+//    writes costs one commit. Until commit_batch() nothing of the batch is visible to
+//    readers or survives a crash: the caller commits before anything outside the process
+//    may depend on it (the orchestrator: before each submit).
 #pragma once
 
 #include <cstdint>
@@ -163,6 +168,13 @@ class Storage {
   Storage& operator=(const Storage&) = delete;
 
   int schema_version() const;
+
+  // --- write batches (see the contract above)
+  /// Opens a batch; an error if one is open already.
+  Status begin_batch();
+  /// Commits the open batch (no-op when none is). On failure the batch is rolled back.
+  Status commit_batch();
+  bool in_batch() const { return in_batch_; }
   bool read_only() const { return read_only_; }
 
   // --- studies
@@ -236,6 +248,7 @@ class Storage {
   sqlite3* db_;
   bool read_only_;
   std::filesystem::path file_;
+  bool in_batch_ = false;
 };
 
 }  // namespace dlsweep::db

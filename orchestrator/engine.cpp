@@ -56,6 +56,22 @@ search::TrialRecord* Engine::history_of(std::int64_t trial_id) {
   return h == history_index_.end() ? nullptr : &history_.trials[h->second];
 }
 
+Engine::~Engine() { flush(); }
+
+db::Storage& Engine::db() {
+  if (!storage_.in_batch()) {
+    if (auto st = storage_.begin_batch(); !st) fatal(st.error());  // the write goes on in a transaction of its own
+    // Two hops: the commit comes after the handlers this turn posts (fill() after a trial
+    // ends), so that their writes join the batch too.
+    else boost::asio::post(io_, [this] { boost::asio::post(io_, [this] { flush(); }); });
+  }
+  return storage_;
+}
+
+void Engine::flush() {
+  if (auto st = storage_.commit_batch(); !st) fatal(st.error());
+}
+
 double Engine::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
@@ -90,6 +106,7 @@ Result<SweepOutcome> Engine::run() {
   boost::asio::post(io_, [this] { fill(); tick(); check_done(); });
   io_.run();
   io_.restart();
+  flush();
 
   SweepOutcome out{interrupted_, detached_, snapshot(), failure_reasons_};
   // A detached study is still RUNNING: its trials are.
@@ -177,7 +194,7 @@ Status Engine::create_next(std::int64_t number, const search::Params& params) {
   fs::path dir = trial_dir_for(options_.runs_dir, spec_.name, number);
   // Write-ahead: params.json and the WAITING row exist before any job does.
   if (auto st = prepare_trial_dir(dir, params); !st) return st;
-  auto id = storage_.create_trial(study_id_, number, params, dir.string());
+  auto id = db().create_trial(study_id_, number, params, dir.string());
   if (!id) return std::unexpected(id.error());
   ++next_number_;
   counts_.waiting++;
@@ -205,6 +222,13 @@ void Engine::launch(std::int64_t trial_id) {
 
   sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.number, live.row.attempt, dir);
 
+  // Write-ahead: the trial's row and params (and everything before) are committed before
+  // its job can exist.
+  flush();
+  if (fatal_) {
+    abandon_launch(live, std::unexpected(*fatal_));
+    return;
+  }
   auto id = backend_.submit(job);
   // A requeued trial (QUEUED after its job died with a previous orchestrator) gets a new
   // job for the same attempt; a WAITING one is launched.

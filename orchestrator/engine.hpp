@@ -12,7 +12,12 @@
 //
 // Invariants:
 //  - The engine is the only writer of the database; every state change goes through
-//    next_state() and Storage::transition (one transaction, one event row).
+//    next_state() and Storage::transition (all-or-nothing, with its event row).
+//  - The writes of one event-loop turn share one transaction (a Storage write batch,
+//    opened by db() and committed by a handler posted behind the turn's), and the batch is
+//    committed before every submit: a trial's params and WAITING row are durable before
+//    its job exists, and a kill -9 loses at most the turn it interrupts — what a kill a
+//    moment earlier would have lost.
 //  - A trial is never launched twice for the same attempt: launch happens only from
 //    WAITING, and the WAITING->QUEUED transition is recorded right after submit succeeds.
 //  - Never more than backend.max_concurrent trials are queued or running.
@@ -73,6 +78,10 @@ class Engine {
  public:
   Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend& backend, const StudySpec& spec,
          std::int64_t study_id, EngineOptions options, Progress& progress);
+  /// Commits what is left of the write batch.
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   /// Drives the sweep to its end. Errors are database or disk failures that make going on
   /// unsafe; trial failures are not errors.
@@ -110,6 +119,10 @@ class Engine {
     std::string prune_note;          ///< why the pruner stopped it
   };
 
+  /// The storage, for a write: opens this turn's write batch if none is open.
+  db::Storage& db();
+  /// Commits the open write batch (a failure is fatal()).
+  void flush();
   void wait_for_signal();
   /// Ends the event loop at once, leaving live jobs running (detach_on_sigterm).
   void detach();

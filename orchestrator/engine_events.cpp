@@ -37,7 +37,7 @@ bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, 
     return false;
   }
   db::TransitionRequest req{row.id, row.state, next->to, next->attempt, "orchestrator", reason, exit_code};
-  if (auto st = storage_.transition(req); !st) {
+  if (auto st = db().transition(req); !st) {
     fatal(st.error());
     return false;
   }
@@ -86,7 +86,7 @@ void Engine::on_job_event(const JobEvent& ev) {
 void Engine::record_job(const JobEvent& ev, const std::string& state) {
   // The backend's own id ("1234_5") when it has one: that is what a user greps sacct for.
   const std::string& id = ev.native_id.empty() ? ev.job_id : ev.native_id;
-  if (auto st = storage_.record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), id, state}); !st)
+  if (auto st = db().record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), id, state}); !st)
     fatal(st.error());
 }
 
@@ -188,7 +188,7 @@ void Engine::ingest(Live& live, bool may_prune) {
     if (live.curve.add(*r, axis_)) new_eval = true;
     records.push_back(std::move(*r));
   }
-  if (auto n = storage_.ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
+  if (auto n = db().ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
   if (auto* rec = history_of(live.row.id)) rec->curve = live.curve.points;  // running trials count too (asha)
   if (may_prune && new_eval) maybe_prune(live, first_new);
 }

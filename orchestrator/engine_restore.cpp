@@ -164,6 +164,11 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
                                 "alone (their submit index is gone); cancel them by hand if they are not yours",
                                 unreadable, spec_.name),
                     snapshot());
+  // The database holds the params; the first launch wrote params.json without syncing it
+  // (prepare_trial_dir). Every trial about to be relaunched gets it again, durably.
+  for (const auto& row : waiting_)
+    if (auto st = restore_params_file(row.trial_dir, row.params); !st) return st;
+  flush();
   if (fatal_) return std::unexpected(*fatal_);
   return {};
 }
@@ -203,6 +208,7 @@ void Engine::requeue_adopted(Live& live, const std::string& why) {
   live_.erase(row.id);
   if (apply(row, TrialEvent::requeued, "requeued: the job left by the previous orchestrator cannot be followed (" +
                                            why + ")")) {
+    if (auto st = restore_params_file(row.trial_dir, row.params); !st) fatal(st.error());
     waiting_.push_back(row);
     progress_.event(fmt::format("trial {} requeued: its earlier job cannot be followed ({})", row.number, why),
                     snapshot());

@@ -20,7 +20,7 @@ fs::path trial_dir_for(const fs::path& runs_dir, const std::string& study, long 
   return runs_dir / study / fmt::format("trial-{:04d}", number);
 }
 
-Status write_file_atomic(const fs::path& path, const std::string& content) {
+Status write_file_atomic(const fs::path& path, const std::string& content, bool durable) {
   fs::path tmp = path;
   tmp += fmt::format(".tmp.{}", ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -39,7 +39,7 @@ Status write_file_atomic(const fs::path& path, const std::string& content) {
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
     ::unlink(tmp.c_str());
     return fail(fmt::format("cannot flush: {}", std::strerror(errno)), tmp.string());
   }
@@ -56,7 +56,15 @@ Status prepare_trial_dir(const fs::path& dir, const nlohmann::json& params) {
   fs::create_directories(dir / protocol::kCheckpointDir, ec);
   if (ec) return fail("cannot create trial directory: " + ec.message(), dir.string(),
                       "check that runs_dir is writable");
-  return write_file_atomic(dir / protocol::kParamsFile, params.dump(2) + "\n");
+  return write_file_atomic(dir / protocol::kParamsFile, params.dump(2) + "\n", /*durable=*/false);
+}
+
+Status restore_params_file(const fs::path& dir, const nlohmann::json& params) {
+  std::error_code ec;
+  fs::create_directories(dir / protocol::kCheckpointDir, ec);
+  if (ec) return fail("cannot create trial directory: " + ec.message(), dir.string(),
+                      "check that runs_dir is writable");
+  return write_file_atomic(dir / protocol::kParamsFile, params.dump(2) + "\n", /*durable=*/true);
 }
 
 Status request_stop(const fs::path& dir, const std::string& reason) {

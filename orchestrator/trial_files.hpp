@@ -4,7 +4,8 @@
 // checkpoints/, stdout.log, stderr.log}. When a trial is retried, the finished attempt's
 // metrics.jsonl is renamed to metrics.attempt-<N>.jsonl first, so each file holds exactly
 // one attempt and re-reading every file on resume ingests each record under its own
-// attempt. Every file the orchestrator writes is written atomically (temp, fsync, rename).
+// attempt. Every file the orchestrator writes is written atomically (temp, rename), and
+// synced (fsync) except params.json on first launch (see prepare_trial_dir).
 #pragma once
 
 #include <filesystem>
@@ -21,10 +22,17 @@ std::filesystem::path trial_dir_for(const std::filesystem::path& runs_dir, const
                                     long long number);
 
 /// Writes `content` to `path` atomically: a reader sees the old file or the new, never half.
-Status write_file_atomic(const std::filesystem::path& path, const std::string& content);
+/// `durable`: fsync before the rename, so that the file also survives a crash of the OS.
+Status write_file_atomic(const std::filesystem::path& path, const std::string& content, bool durable = true);
 
-/// Creates the trial dir (and checkpoints/) and writes params.json.
+/// Creates the trial dir (and checkpoints/) and writes params.json atomically. Not synced
+/// (an fsync per trial was half of the orchestrator's time per trial): the database row,
+/// committed before the launch, is where params live; a process kill loses neither, and
+/// `resume` rewrites params.json from the database, durably, before it relaunches a trial
+/// (restore_params_file), so not even a crash of the OS leaves a relaunch a torn file.
 Status prepare_trial_dir(const std::filesystem::path& dir, const nlohmann::json& params);
+/// resume: params.json rewritten from the database's params, synced.
+Status restore_params_file(const std::filesystem::path& dir, const nlohmann::json& params);
 
 /// Asks the trial to stop: writes control.json {"action":"stop","reason":...}.
 Status request_stop(const std::filesystem::path& dir, const std::string& reason);
