@@ -142,6 +142,8 @@ struct CurvePoint {
   double wall_s = 0;
   std::string name;
   std::optional<double> value;  ///< NULL: reported as null (NaN)
+};
+
 /// One metric value of one eval/final record (metric_series).
 struct MetricPoint {
   std::int64_t trial_id = 0;
