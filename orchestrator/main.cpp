@@ -67,7 +67,14 @@ int main(int argc, char** argv) try {
   c->add_option("study", cancel.study, "study name")->required();
   c->add_option("--trial", cancel.trials, "trial number (repeatable); default: every unfinished trial");
 
-  for (auto* sub : {s, st, r, q, b, rs, c}) sub->fallthrough();
+  ServeArgs serve;
+  auto* sv = app.add_subcommand("serve", "the live view: every study of the database in a browser, updating while sweeps run (read-only)");
+  sv->add_option("--bind", serve.bind, "address to listen on (default 127.0.0.1: this machine only; see README for the SSH tunnel)");
+  sv->add_option("--port", serve.port, "TCP port (default 8080; 0: any free port)");
+  sv->add_option("--max-connections", serve.max_connections, "connections served at once; more get 503 (default 256)");
+  sv->add_flag("--verbose", serve.verbose, "log every response to stderr");
+
+  for (auto* sub : {s, st, r, q, b, rs, c, sv}) sub->fallthrough();
 
   try {
     app.parse(argc, argv);
@@ -83,7 +90,7 @@ int main(int argc, char** argv) try {
       return exit_code::usage;
     }
   }
-  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = db;
+  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = serve.db = db;
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
@@ -91,6 +98,7 @@ int main(int argc, char** argv) try {
   if (*b) return cmd_best(best);
   if (*rs) return cmd_resume(resume);
   if (*c) return cmd_cancel(cancel);
+  if (*sv) return cmd_serve(serve);
   return exit_code::usage;
 } catch (const std::exception& e) {
   fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());

@@ -22,5 +22,6 @@ check db common
 check search common
 check schedulers common
 check trainer common
-check orchestrator common db search schedulers
+check serve common db
+check orchestrator common db search schedulers serve
 exit $bad
