@@ -118,6 +118,17 @@ struct TrialSummary {
   std::string message;
 };
 
+/// One metric value of one eval/final record (metric_series).
+struct MetricPoint {
+  std::int64_t trial_id = 0;
+  std::int64_t seq = 0;
+  std::int64_t step = 0;
+  std::int64_t samples = 0;
+  double wall_s = 0;
+  std::string name;
+  std::optional<double> value;  ///< NULL in the database (a non-finite number) stays empty
+};
+
 /// Result of an arbitrary read-only query: column names and rows of JSON scalars.
 struct QueryResult {
   std::vector<std::string> columns;
@@ -175,6 +186,10 @@ class Storage {
   /// when `by_step`): what pruners compare with.
   Result<std::map<std::int64_t, std::vector<std::pair<double, double>>>> metric_curves(
       std::int64_t study_id, const std::string& metric, const std::string& state, bool by_step = false) const;
+  /// Every value of the metrics in `names` in the eval/final records of the current attempt
+  /// of each of the study's trials (any state), ordered by trial id then seq: the curves of
+  /// a report. Metrics not in `names` are not read.
+  Result<std::vector<MetricPoint>> metric_series(std::int64_t study_id, const std::vector<std::string>& names) const;
   /// Counts by state for one study.
   Result<std::vector<std::pair<std::string, std::int64_t>>> state_counts(std::int64_t study_id) const;
   /// Runs one read-only statement; refuses anything that would write.

@@ -23,7 +23,7 @@ int cmd_serve(const ServeArgs& a) {
     fmt::print(stderr, "error: --max-connections must be at least 1\n");
     return exit_code::usage;
   }
-  serve::StudyFeed feed(std::move(*storage), serve::basic_study_document);
+  serve::StudyFeed feed(std::move(*storage));
   boost::asio::io_context io;
   serve::ServerOptions opt;
   opt.bind = a.bind;

@@ -64,6 +64,13 @@ struct CancelArgs {
 };
 int cmd_cancel(const CancelArgs& a);
 
+struct ReportArgs {
+  std::string db;
+  std::string study;
+  std::string output;  ///< empty: STUDY-report.html; "-": stdout
+};
+int cmd_report(const ReportArgs& a);
+
 struct ServeArgs {
   std::string db;
   std::string bind = "127.0.0.1";

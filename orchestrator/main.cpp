@@ -67,6 +67,11 @@ int main(int argc, char** argv) try {
   c->add_option("study", cancel.study, "study name")->required();
   c->add_option("--trial", cancel.trials, "trial number (repeatable); default: every unfinished trial");
 
+  ReportArgs report;
+  auto* rp = app.add_subcommand("report", "one self-contained HTML file with the study's charts (read-only; works offline)");
+  rp->add_option("study", report.study, "study name")->required();
+  rp->add_option("-o,--output", report.output, "where to write it (default STUDY-report.html; - for stdout)");
+
   ServeArgs serve;
   auto* sv = app.add_subcommand("serve", "the live view: every study of the database in a browser, updating while sweeps run (read-only)");
   sv->add_option("--bind", serve.bind, "address to listen on (default 127.0.0.1: this machine only; see README for the SSH tunnel)");
@@ -74,7 +79,7 @@ int main(int argc, char** argv) try {
   sv->add_option("--max-connections", serve.max_connections, "connections served at once; more get 503 (default 256)");
   sv->add_flag("--verbose", serve.verbose, "log every response to stderr");
 
-  for (auto* sub : {s, st, r, q, b, rs, c, sv}) sub->fallthrough();
+  for (auto* sub : {s, st, r, q, b, rs, c, rp, sv}) sub->fallthrough();
 
   try {
     app.parse(argc, argv);
@@ -90,7 +95,7 @@ int main(int argc, char** argv) try {
       return exit_code::usage;
     }
   }
-  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = serve.db = db;
+  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = report.db = serve.db = db;
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
@@ -98,6 +103,7 @@ int main(int argc, char** argv) try {
   if (*b) return cmd_best(best);
   if (*rs) return cmd_resume(resume);
   if (*c) return cmd_cancel(cancel);
+  if (*rp) return cmd_report(report);
   if (*sv) return cmd_serve(serve);
   return exit_code::usage;
 } catch (const std::exception& e) {

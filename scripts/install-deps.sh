@@ -13,6 +13,8 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libboost-dev libboost-system-dev libdnnl-dev nlohmann-json3-dev
   libyaml-cpp-dev catch2 libcli11-dev libfmt-dev libspdlog-dev libkainjow-mustache-dev
   zlib1g-dev
+  # the charting library inlined into `dlsweep report` pages
+  libjs-chart.js
   # oneDNN's CMake config asks for OpenCL even for CPU-only use
   ocl-icd-opencl-dev opencl-c-headers
   # MPI (data-parallel trials)
@@ -23,6 +25,8 @@ PACKAGES=(
   dataset-fashion-mnist
   # tests (clang + libFuzzer: the fuzz targets in fuzz/, built by the ctest `fuzz_smoke`)
   python3 clang libclang-rt-14-dev
+  # tests: `dlsweep report` pages opened in headless Chromium, driven by a node script
+  chromium nodejs
 )
 
 if [[ "${1:-}" == --bench ]]; then

@@ -1,5 +1,5 @@
 // assets.hpp — the pages and scripts `dlsweep serve` answers with, compiled into the binary
-// (generated from serve/assets/ and the report's scripts by serve/embed_assets.cmake), so the
+// (serve/assets/ by serve/embed_assets.cmake; the report's scripts from report/), so the
 // server never opens a file named by a request.
 #pragma once
 
@@ -13,7 +13,11 @@ struct Asset {
   std::string_view body;
 };
 
-/// The embedded asset of that name, or nullptr.
+/// The embedded asset of that name, or nullptr: the live view's own pages (serve/assets/)
+/// and the report's renderer (render.js), Chart.js (chart.js) and styles (report.css).
 const Asset* find_asset(std::string_view name);
+
+/// Only the live view's own pages (generated from serve/assets/).
+const Asset* find_own_asset(std::string_view name);
 
 }  // namespace dlsweep::serve

@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include <fmt/format.h>
+#include "report/report_model.hpp"
 
 namespace dlsweep::serve {
 namespace {
@@ -32,38 +32,13 @@ Document dump(const json& j) {
 
 }  // namespace
 
-Result<json> basic_study_document(const db::Storage& storage, const db::StudyRow& study) {
-  auto sums = storage.summaries(study.id);
-  if (!sums) return std::unexpected(sums.error());
-  json trials = json::array();
-  std::map<std::int64_t, std::size_t> index;
-  for (const auto& t : *sums) {
-    index[t.trial_id] = trials.size();
-    trials.push_back(json{{"id", t.trial_id}, {"number", t.number}, {"state", t.state}, {"attempt", t.attempt},
-                          {"params", t.params}, {"value", opt(t.value)}, {"best_value", opt(t.best_value)},
-                          {"steps_to_target", opt(t.steps_to_target)}, {"time_to_target_s", opt(t.time_to_target_s)},
-                          {"samples_to_target", opt(t.samples_to_target)}, {"samples_per_s", opt(t.samples_per_s)},
-                          {"wall_s", opt(t.wall_s)}, {"message", t.message}, {"curve", json::array()}});
-  }
-  // The objective's eval/final values of each trial's current attempt (study id is an integer).
-  auto curves = storage.query(fmt::format(
-      "SELECT m.trial_id, m.step, m.samples, m.wall_s, m.value FROM metrics m "
-      "JOIN trials t ON t.id = m.trial_id JOIN studies s ON s.id = t.study_id "
-      "WHERE t.study_id = {} AND m.name = s.objective_metric AND m.kind IN ('eval', 'final') "
-      "AND m.attempt = t.attempt ORDER BY m.trial_id, m.seq",
-      study.id));
-  if (!curves) return std::unexpected(curves.error());
-  for (const auto& row : curves->rows) {
-    auto it = index.find(row[0].get<std::int64_t>());
-    if (it == index.end()) continue;
-    trials[it->second]["curve"].push_back(json::array({row[1], row[2], row[3], row[4]}));
-  }
-  return json{{"study", study_header(study)}, {"trials", std::move(trials)}};
+Result<json> report_document(const db::Storage& storage, const db::StudyRow& study) {
+  return report::build_report_model(storage, study.name);
 }
 
 StudyFeed::StudyFeed(std::unique_ptr<db::Storage> storage, DocBuilder builder, double min_rebuild_s, Clock clock)
     : storage_(std::move(storage)),
-      builder_(builder ? std::move(builder) : DocBuilder(basic_study_document)),
+      builder_(builder ? std::move(builder) : DocBuilder(report_document)),
       min_rebuild_s_(min_rebuild_s),
       clock_(clock ? std::move(clock) : Clock(steady_seconds)) {}
 

@@ -42,15 +42,15 @@ class FeedSource {
 /// Builds one study's document (the report's data model) from a read-only Storage.
 using DocBuilder = std::function<Result<nlohmann::json>(const db::Storage&, const db::StudyRow&)>;
 
-/// The document the live page renders when no other builder is given: the study, each
-/// trial's summary, and each trial's objective curve (step, samples, wall_s, value).
-Result<nlohmann::json> basic_study_document(const db::Storage& storage, const db::StudyRow& study);
+/// The report's model of the study (report/report_model.hpp): what render.js draws.
+Result<nlohmann::json> report_document(const db::Storage& storage, const db::StudyRow& study);
 
 class StudyFeed final : public FeedSource {
  public:
   using Clock = std::function<double()>;  ///< seconds, monotonic
 
-  StudyFeed(std::unique_ptr<db::Storage> storage, DocBuilder builder, double min_rebuild_s = 1.0,
+  /// `builder` empty: report_document.
+  StudyFeed(std::unique_ptr<db::Storage> storage, DocBuilder builder = {}, double min_rebuild_s = 1.0,
             Clock clock = {});
 
   Result<Document> studies() override;

@@ -3,6 +3,8 @@
 # common/ includes nobody's headers but its own; db/, search/, schedulers/ and trainer/ include
 # only common/ (and themselves); orchestrator/ uses all of those but not trainer/ (the
 # trainer is a standalone program; what both need, like the params.json table, is in common/).
+# analysis/ (the batch-size model, noise scale, speedups, plan) uses common/ and db/ only.
+# report/ (the report model and page) reads db/ and the analysis/ library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
@@ -22,6 +24,13 @@ check db common
 check search common
 check schedulers common
 check trainer common
-check serve common db
-check orchestrator common db search schedulers serve
+check analysis common db
+check report common db analysis
+check serve common db report
+check orchestrator common db search schedulers analysis report serve
+# analysis/ reads the database in one thin file (load.*); everything else in it is pure.
+while IFS= read -r f; do
+  echo "layering: $f includes db/ (in analysis/ only load.hpp/load.cpp may)" >&2
+  bad=1
+done < <(grep -rlE '^#include "db/' analysis --include='*.cpp' --include='*.hpp' | grep -vE '^analysis/load\.(hpp|cpp)$' || true)
 exit $bad

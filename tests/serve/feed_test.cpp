@@ -20,7 +20,7 @@ struct Fixture {
   double now = 100.0;
 
   serve::StudyFeed feed(double min_rebuild_s = 1.0) {
-    return serve::StudyFeed(must(db::Storage::open_readonly(dir / "sweep.db")), serve::basic_study_document,
+    return serve::StudyFeed(must(db::Storage::open_readonly(dir / "sweep.db")), serve::report_document,
                             min_rebuild_s, [this] { return now; });
   }
   std::int64_t add_trial(std::int64_t number, TrialState to) {
@@ -57,7 +57,7 @@ TEST_CASE("feed: studies lists every study with counts by state") {
   CHECK(j[1]["objective"]["target"].is_null());
 }
 
-TEST_CASE("feed: a study's document holds its trials and objective curves") {
+TEST_CASE("feed: a study's document is the report model, with its trials and objective curves") {
   Fixture f;
   auto t0 = f.add_trial(0, TrialState::running);
   must(f.writer->ingest(t0, 0, {eval_record(0, 100, 1.0, {{"val_acc", 0.5}}), eval_record(1, 200, 2.0, {{"val_acc", 0.95}})}));
@@ -65,12 +65,13 @@ TEST_CASE("feed: a study's document holds its trials and objective curves") {
   auto doc = must(feed.study("alpha"));
   REQUIRE(doc.has_value());
   auto j = parse(*doc);
+  CHECK(j["version"] == 1);
   CHECK(j["study"]["name"] == "alpha");
   REQUIRE(j["trials"].size() == 1);
   CHECK(j["trials"][0]["state"] == "RUNNING");
   CHECK(j["trials"][0]["steps_to_target"] == 200);
-  REQUIRE(j["trials"][0]["curve"].size() == 2);
-  CHECK(j["trials"][0]["curve"][1] == json::array({200, 200 * 256, 2.0, 0.95}));
+  CHECK(j["curves"]["0"]["step"] == json::array({100, 200}));
+  CHECK(j["curves"]["0"]["objective"] == json::array({0.5, 0.95}));
   CHECK_FALSE(must(feed.study("nope")).has_value());
 }
 

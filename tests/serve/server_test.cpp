@@ -83,7 +83,11 @@ TEST_CASE("server: pages, assets and the JSON endpoints") {
   CHECK(body_of(index).find("/assets/live.js") != std::string::npos);
   CHECK(status_of(get(r.port, "/study/alpha")) == 200);
   CHECK(status_of(get(r.port, "/assets/live.js")) == 200);
-  CHECK(status_of(get(r.port, "/assets/render.js")) == 200);
+  auto render = get(r.port, "/assets/render.js");  // the report's renderer, and its chart library
+  CHECK(status_of(render) == 200);
+  CHECK(body_of(render).find("function render(model, root)") != std::string::npos);
+  CHECK(status_of(get(r.port, "/assets/chart.js")) == 200);
+  CHECK(status_of(get(r.port, "/assets/report.css")) == 200);
   CHECK(status_of(get(r.port, "/assets/nope.js")) == 404);
   auto list = get(r.port, "/api/studies");
   CHECK(status_of(list) == 200);

@@ -1,0 +1,236 @@
+// explain.cpp — the winner and its evidence. See explain.hpp and docs/math.md#best-explained.
+#include "analysis/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace dlsweep::analysis {
+
+std::string criterion_name(Criterion c) {
+  switch (c) {
+    case Criterion::time: return "time-to-target";
+    case Criterion::steps: return "steps-to-target";
+    case Criterion::value: return "best value";
+  }
+  return "?";
+}
+
+namespace {
+
+// The criterion's value of one trial (nullopt: the trial cannot be ranked by it).
+std::optional<double> trial_value(const TrialData& t, Criterion c) {
+  switch (c) {
+    case Criterion::time: return t.reached() ? t.time_to_target_s : std::nullopt;
+    case Criterion::steps:
+      return t.reached() ? std::optional<double>(static_cast<double>(*t.steps_to_target)) : std::nullopt;
+    case Criterion::value: return t.best_value;
+  }
+  return std::nullopt;
+}
+
+// Time and steps are compared on log scale (seed noise is multiplicative), values as they are.
+double transform(double v, Criterion c) { return c == Criterion::value ? v : std::log(std::max(v, 1e-300)); }
+
+struct Ranked {
+  const SeedGroup* group = nullptr;
+  std::vector<double> values;  ///< transformed, one per member
+  Stat raw;                    ///< of the untransformed values
+};
+
+}  // namespace
+
+Explanation explain_best(const StudyData& study, Criterion criterion, const FitOptions& fit_opt) {
+  Explanation e;
+  e.study = study.name;
+  e.metric = study.metric;
+  e.mode = study.mode;
+  e.target = study.target;
+  e.table = target_table(study);
+  std::vector<std::size_t> complete;
+  for (std::size_t i = 0; i < study.trials.size(); ++i)
+    if (study.trials[i].complete()) {
+      complete.push_back(i);
+      e.reached += study.trials[i].reached();
+    }
+  e.complete = complete.size();
+  if (criterion != Criterion::value && (!study.target || e.reached == 0)) criterion = Criterion::value;
+  e.criterion = criterion;
+  const bool maximize = criterion == Criterion::value && study.mode == "max";
+
+  // Seed groups of every COMPLETE trial; a group is ranked only when every member has a value.
+  const auto groups = group_by_seed(study.trials, complete);
+  std::vector<Ranked> ranked;
+  for (const auto& g : groups) {
+    Ranked r{&g, {}, {}};
+    std::vector<double> raw;
+    for (std::size_t i : g.members)
+      if (auto v = trial_value(study.trials[i], criterion)) raw.push_back(*v), r.values.push_back(transform(*v, criterion));
+    if (raw.size() != g.members.size() || raw.empty()) continue;
+    r.raw = summarize(raw);
+    ranked.push_back(std::move(r));
+  }
+  std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
+    return maximize ? a.raw.mean > b.raw.mean : a.raw.mean < b.raw.mean;
+  });
+  // Pooled seed noise on the compared scale.
+  double ss = 0, dof = 0;
+  for (const auto& r : ranked) {
+    if (r.values.size() < 2) continue;
+    const double m = summarize(r.values).mean;
+    for (double v : r.values) ss += (v - m) * (v - m);
+    dof += static_cast<double>(r.values.size() - 1);
+  }
+  if (dof > 0) e.seed_log_sd = std::sqrt(ss / dof);
+
+  auto contender = [&](const Ranked& r) {
+    Contender c;
+    for (std::size_t i : r.group->members) c.trials.push_back(study.trials[i].number);
+    c.config = describe_params(r.group->config, study.trials);
+    c.batch = r.group->batch;
+    c.n = r.group->members.size();
+    c.mean = r.raw.mean;
+    c.std = r.raw.std;
+    return c;
+  };
+  if (!ranked.empty()) {
+    e.winner = contender(ranked.front());
+    const double wm = summarize(ranked.front().values).mean;
+    for (std::size_t k = 1; k < ranked.size(); ++k) {
+      Contender c = contender(ranked[k]);
+      c.delta_rel = e.winner->mean != 0 ? (c.mean - e.winner->mean) / std::abs(e.winner->mean) : 0;
+      if (e.seed_log_sd) {
+        const double m = summarize(ranked[k].values).mean;
+        const double se = *e.seed_log_sd * std::sqrt(1.0 / e.winner->n + 1.0 / c.n);
+        if (std::abs(m - wm) <= 2 * se) e.runner_ups.push_back(std::move(c));
+      } else if (e.runner_ups.size() < 2) {
+        e.runner_ups.push_back(std::move(c));
+      }
+    }
+    e.runner_ups_within_noise = e.seed_log_sd.has_value();
+  }
+
+  // The batch-size model on the best-per-batch points.
+  std::vector<BatchPoint> pts;
+  for (const BatchRow* r : e.table.reaching_rows()) pts.push_back({static_cast<double>(r->batch), r->steps->mean});
+  if (!study.target) e.fit_refusal = "the study has no objective target, so there are no steps to a target to fit";
+  else if (auto f = fit_batch_model(pts, fit_opt)) e.fit = *f;
+  else e.fit_refusal = f.error().what;
+  if (e.fit && e.winner && e.winner->batch > 0) e.regime = classify(static_cast<double>(e.winner->batch), e.fit->b_crit);
+
+  if (e.winner)
+    for (const auto& s : learning_speedups(e.table))
+      if (s.batch == e.winner->batch) e.speedup = s;
+  e.noise = summarize_noise(study, noise_scales(study), e.fit ? std::optional<double>(e.fit->b_crit) : std::nullopt);
+
+  for (const auto& t : study.trials) {
+    if (!t.complete()) {
+      auto it = std::find_if(e.table.excluded.begin(), e.table.excluded.end(), [&](auto& x) { return x.trial == t.number; });
+      e.excluded.push_back({t.number, it != e.table.excluded.end() ? it->reason : t.state});
+    } else if (criterion != Criterion::value && !t.reached()) {
+      e.excluded.push_back({t.number, fmt::format("COMPLETE but never reached the target{}",
+                                                  t.best_value ? fmt::format(" (best {} {:.4g})", study.metric, *t.best_value)
+                                                               : std::string())});
+    } else if (!trial_value(t, criterion)) {
+      e.excluded.push_back({t.number, "COMPLETE but reported no " + study.metric});
+    }
+  }
+  // Replicates of a configuration that failed on some seeds cannot win either.
+  for (const auto& g : groups) {
+    if (std::any_of(ranked.begin(), ranked.end(), [&](auto& r) { return r.group == &g; })) continue;
+    for (std::size_t i : g.members) {
+      const auto& t = study.trials[i];
+      if (!trial_value(t, criterion)) continue;
+      e.excluded.push_back({t.number, fmt::format("its configuration did not reach the target on every seed ({} of {})",
+                                                  g.reached, g.members.size())});
+    }
+  }
+  std::sort(e.excluded.begin(), e.excluded.end(), [](auto& a, auto& b) { return a.trial < b.trial; });
+  return e;
+}
+
+namespace {
+
+std::string trials_text(const std::vector<std::int64_t>& ts) {
+  std::string s = ts.size() == 1 ? "trial " : "trials ";
+  for (std::size_t i = 0; i < ts.size(); ++i) s += (i ? "," : "") + std::to_string(ts[i]);
+  return s;
+}
+
+std::string value_text(const Explanation& e, double v) {
+  switch (e.criterion) {
+    case Criterion::time: return fmt::format("{:.3g} s", v);
+    case Criterion::steps: return fmt::format("{:.0f} steps", v);
+    case Criterion::value: return fmt::format("{:.4g}", v);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> Explanation::lines() const {
+  std::vector<std::string> out;
+  if (!winner) {
+    out.push_back(complete == 0 ? "no COMPLETE trial: nothing to recommend" : "no COMPLETE trial has a usable value");
+  } else {
+    const auto& w = *winner;
+    std::string what = criterion == Criterion::value
+                           ? fmt::format("best {} {}", metric, value_text(*this, w.mean))
+                           : fmt::format("{} to {} {} {:g}: {}", criterion == Criterion::time ? "time" : "steps", metric,
+                                         mode == "max" ? ">=" : "<=", *target, value_text(*this, w.mean));
+    out.push_back(fmt::format("winner: {} ({}), {}{}", trials_text(w.trials), w.config, what,
+                              w.n > 1 ? fmt::format(" (mean of {} seeds, std {})", w.n, value_text(*this, w.std)) : ""));
+  }
+  if (target) out.push_back(fmt::format("{} of {} COMPLETE trials reached the target {:g}", reached, complete, *target));
+  if (fit) {
+    out.push_back(fmt::format("batch-size model: B_crit = {:.4g} ({:.0f}% bootstrap interval {:.4g} .. {:.4g}, {} resamples), "
+                              "S_min = {:.4g} steps, E_min = {:.4g} samples, fitted on {} batch sizes {:g}..{:g}{}",
+                              fit->b_crit, fit->level * 100, fit->b_crit_lo, fit->b_crit_hi, fit->resamples, fit->s_min,
+                              fit->e_min, fit->points, fit->batch_lo, fit->batch_hi,
+                              fit->at_edge ? " (at the edge of the search: no bend in the data, a bound only)" : ""));
+  } else if (!fit_refusal.empty()) {
+    out.push_back("no batch-size model: " + fit_refusal);
+  }
+  if (regime && winner)
+    out.push_back(fmt::format("regime of batch {}: {} (rule: perfect scaling at B <= B_crit/4, maximal data parallelism "
+                              "at B >= 4 B_crit, diminishing returns between)",
+                              winner->batch, regime_name(*regime)));
+  if (speedup && !table.reaching_rows().empty()) {
+    const auto base = table.reaching_rows().front()->batch;
+    std::string s = fmt::format("speedups vs batch {}: learning {:.3g}x (steps)", base, speedup->learning_speedup);
+    if (speedup->parallel_speedup) s += fmt::format(", parallel {:.3g}x (time per step)", *speedup->parallel_speedup);
+    if (speedup->time_speedup) s += fmt::format(", time-to-solution {:.3g}x", *speedup->time_speedup);
+    out.push_back(s);
+  }
+  if (noise.median_at_target) {
+    std::string s = fmt::format("gradient noise scale B_simple at the target: median {:.4g} over {} trials (range {:.4g} .. {:.4g})",
+                                *noise.median_at_target, noise.trials, *noise.lo, *noise.hi);
+    if (noise.ratio_to_b_crit) s += fmt::format("; B_simple / B_crit = {:.3g}", *noise.ratio_to_b_crit);
+    out.push_back(s);
+  }
+  if (winner) {
+    if (runner_ups_within_noise) {
+      if (runner_ups.empty())
+        out.push_back(fmt::format("no other configuration is within seed noise (pooled seed std {:.3g}{})", *seed_log_sd,
+                                  criterion == Criterion::value ? "" : " on log scale"));
+      else
+        out.push_back(fmt::format("within seed noise of the winner (pooled seed std {:.3g}{}; 2 standard errors):",
+                                  *seed_log_sd, criterion == Criterion::value ? "" : " on log scale"));
+    } else if (!runner_ups.empty()) {
+      out.push_back("seed noise unknown (no configuration was run with several seeds); next best:");
+    }
+    for (const auto& r : runner_ups)
+      out.push_back(fmt::format("  {} ({}): {} ({:+.1f}%)", trials_text(r.trials), r.config, value_text(*this, r.mean),
+                                r.delta_rel * 100));
+  }
+  if (!excluded.empty()) {
+    out.push_back(fmt::format("excluded ({}):", excluded.size()));
+    const std::size_t shown = std::min<std::size_t>(excluded.size(), 12);
+    for (std::size_t i = 0; i < shown; ++i) out.push_back(fmt::format("  trial {}: {}", excluded[i].trial, excluded[i].reason));
+    if (shown < excluded.size()) out.push_back(fmt::format("  ... and {} more (--format json lists all)", excluded.size() - shown));
+  }
+  return out;
+}
+
+}  // namespace dlsweep::analysis

@@ -1,0 +1,106 @@
+// load.cpp — reads one study from the database into a StudyData (the only db/ caller in
+// analysis/). Two reads: the trial_summary view (outcomes) and the eval/final metrics of
+// every trial's current attempt, long form, pivoted here into EvalPoints.
+#include "analysis/load.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+namespace dlsweep::analysis {
+namespace {
+
+void set_metric(EvalPoint& p, const std::string& name, std::optional<double> v) {
+  if (name == "grad_noise_scale") p.noise_scale = v;
+  else if (name == "grad_norm_sq") p.grad_norm_sq = v;
+  else if (name == "grad_trace_sigma") p.trace_sigma = v;
+  else if (name == "time_compute_s") p.t_compute_s = v;
+  else if (name == "time_data_s") p.t_data_s = v;
+  else if (name == "time_allreduce_exposed_s") p.t_allreduce_s = v;
+  else if (name == "time_eval_s") p.t_eval_s = v;
+  else if (name == "samples_per_s") p.samples_per_s = v;
+  else if (name == "lr") p.lr = v;
+  else if (name == "batch_size") p.batch = v;
+}
+
+int int_param(const nlohmann::json& params, const char* key, int otherwise) {
+  if (params.contains(key) && params[key].is_number()) return std::max(1, params[key].get<int>());
+  return otherwise;
+}
+
+}  // namespace
+
+Result<StudyData> load_study(const db::Storage& storage, const std::string& name) {
+  auto row = storage.find_study(name);
+  if (!row) return std::unexpected(row.error());
+  if (!*row)
+    return fail_as(ErrorKind::not_found, "no study named '" + name + "'", "--db",
+                   "`dlsweep status` lists the studies in this database");
+  const db::StudyRow& st = **row;
+  StudyData study;
+  study.name = st.name;
+  study.metric = st.objective_metric;
+  study.mode = st.objective_mode;
+  study.target = st.objective_target;
+  int spec_ranks = 1;
+  auto spec = nlohmann::json::parse(st.spec_json, nullptr, /*allow_exceptions=*/false);
+  if (spec.is_object() && spec.contains("trial") && spec["trial"].is_object())
+    spec_ranks = int_param(spec["trial"], "ranks", 1);
+
+  auto sums = storage.summaries(st.id);
+  if (!sums) return std::unexpected(sums.error());
+  std::map<std::int64_t, std::size_t> index;  // trial id -> position in study.trials
+  for (const auto& s : *sums) {
+    TrialData t;
+    t.number = s.number;
+    t.state = s.state;
+    t.message = s.message;
+    t.params = s.params;
+    if (s.params.contains("batch_size") && s.params["batch_size"].is_number_integer())
+      t.batch = s.params["batch_size"].get<std::int64_t>();
+    if (s.params.contains("batch_ramp") && s.params["batch_ramp"].is_string())
+      t.batch_ramp = s.params["batch_ramp"].get<std::string>() != "none" && !s.params["batch_ramp"].get<std::string>().empty();
+    t.ranks = int_param(s.params, "ranks", spec_ranks);
+    t.threads = int_param(s.params, "threads", 1);
+    t.steps_to_target = s.steps_to_target;
+    t.samples_to_target = s.samples_to_target;
+    t.time_to_target_s = s.time_to_target_s;
+    t.best_value = s.best_value;
+    t.samples_per_s = s.samples_per_s;
+    index[s.trial_id] = study.trials.size();
+    study.trials.push_back(std::move(t));
+  }
+
+  // study ids are integers of ours: formatting one into the SQL text is safe.
+  auto q = storage.query(fmt::format(
+      "SELECT m.trial_id, m.seq, m.kind, m.step, m.epoch, m.samples, m.wall_s, m.name, m.value FROM metrics m "
+      "JOIN trials t ON t.id = m.trial_id AND t.attempt = m.attempt "
+      "WHERE t.study_id = {} AND m.kind IN ('eval', 'final') ORDER BY m.trial_id, m.seq",
+      st.id));
+  if (!q) return std::unexpected(q.error());
+  std::int64_t cur_trial = -1, cur_seq = -1;
+  EvalPoint* p = nullptr;
+  for (const auto& r : q->rows) {
+    const auto tid = r[0].get<std::int64_t>(), seq = r[1].get<std::int64_t>();
+    auto it = index.find(tid);
+    if (it == index.end()) continue;
+    TrialData& t = study.trials[it->second];
+    if (tid != cur_trial || seq != cur_seq) {
+      cur_trial = tid, cur_seq = seq;
+      t.curve.emplace_back();
+      p = &t.curve.back();
+      p->final = r[2] == "final";
+      p->step = r[3].get<std::int64_t>();
+      p->epoch = r[4].get<double>();
+      p->samples = r[5].get<std::int64_t>();
+      p->wall_s = r[6].get<double>();
+    }
+    const std::optional<double> v = r[8].is_number() ? std::optional<double>(r[8].get<double>()) : std::nullopt;
+    const auto name = r[7].get<std::string>();
+    if (name == study.metric) p->value = v;
+    set_metric(*p, name, v);
+  }
+  return study;
+}
+
+}  // namespace dlsweep::analysis

@@ -1,0 +1,17 @@
+// load.hpp — the only file of analysis/ that reads the database: a study's trials, their
+// outcomes (the trial_summary view) and their eval/final curves (current attempt), as a
+// StudyData. Read-only; works on a Storage opened with open_readonly().
+#pragma once
+
+#include <string>
+
+#include "analysis/study_data.hpp"
+#include "common/result.hpp"
+#include "db/storage.hpp"
+
+namespace dlsweep::analysis {
+
+/// Error (not_found) naming the study when it does not exist.
+Result<StudyData> load_study(const db::Storage& storage, const std::string& name);
+
+}  // namespace dlsweep::analysis

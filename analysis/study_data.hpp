@@ -1,0 +1,87 @@
+// study_data.hpp — the plain values every analysis function works on: one study's trials,
+// each with its parameters, its outcome and its evaluation curve. Nothing here does I/O;
+// analysis/load.hpp fills these structs from the database (the only file of analysis/ that
+// touches db/), tests and the report build them by hand.
+//
+// Public API of analysis/ (value-based: structs in, structs out; no globals, no I/O):
+//   study_data.hpp   TrialData, StudyData            (inputs)
+//   stats.hpp        Stat, summarize, percentile     (mean/std/n)
+//   seed_groups.hpp  group_by_seed                   (trials differing only in `seed`)
+//   target_table.hpp target_table                    (steps/samples/time to target per batch)
+//   batch_model.hpp  fit_batch_model, classify       (S(B) = S_min(1 + B_crit/B), regimes)
+//   noise.hpp        noise_scales, summarize_noise   (B_simple over training and at target)
+//   speedup.hpp      learning_speedups, scaling_tables, time_to_solution
+//   goodput.hpp      fit_step_time, predict_time_to_target, make_plan (Pollux-style plan)
+//   explain.hpp      explain_best                    (what `dlsweep best --explain` prints)
+//   to_json.hpp      to_json(...) for every result struct (--format json, the report)
+//   load.hpp         load_study(storage, name)       (the db/ read side)
+// The math is defined in docs/math.md#analysis (headings cited in each header).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dlsweep::analysis {
+
+/// One evaluation record of a trial (kind eval or final), as the trainer reported it.
+/// Interval timings (t_*) cover the training steps since the previous evaluation record.
+struct EvalPoint {
+  bool final = false;           ///< a `final` record (it repeats the last eval's interval metrics)
+  std::int64_t step = 0;        ///< updates done when the record was written
+  double epoch = 0;
+  std::int64_t samples = 0;     ///< training samples consumed so far
+  double wall_s = 0;            ///< seconds since the trial started
+  std::optional<double> value;  ///< the study's objective metric
+  std::optional<double> noise_scale;    ///< grad_noise_scale (B_simple, moving average)
+  std::optional<double> grad_norm_sq;   ///< |G|^2 estimate
+  std::optional<double> trace_sigma;    ///< tr(Sigma) estimate
+  std::optional<double> t_compute_s;    ///< time_compute_s of the interval (mean over ranks)
+  std::optional<double> t_data_s;       ///< time_data_s of the interval
+  std::optional<double> t_allreduce_s;  ///< time_allreduce_exposed_s of the interval
+  std::optional<double> t_eval_s;       ///< time_eval_s: this evaluation
+  std::optional<double> samples_per_s;  ///< training throughput of the interval
+  std::optional<double> lr;             ///< LR of the last update
+  std::optional<double> batch;          ///< global batch of the last update
+};
+
+/// One trial: identity, parameters, outcome, curve.
+struct TrialData {
+  std::int64_t number = 0;      ///< the study's trial number (what users see)
+  std::string state;            ///< "COMPLETE", "FAILED", "PRUNED", "RUNNING", ...
+  std::string message;          ///< last reason recorded (failure text, prune reason)
+  nlohmann::json params = nlohmann::json::object();  ///< name -> value, as sampled/fixed
+  std::int64_t batch = 0;       ///< params.batch_size (0 when absent)
+  bool batch_ramp = false;      ///< params.batch_ramp is set (no single batch size)
+  int ranks = 1;                ///< params.ranks, else the study's trial.ranks, else 1
+  int threads = 1;              ///< params.threads, else 1
+  std::optional<std::int64_t> steps_to_target;
+  std::optional<std::int64_t> samples_to_target;
+  std::optional<double> time_to_target_s;
+  std::optional<double> best_value;     ///< best objective over its eval/final records
+  std::optional<double> samples_per_s;  ///< last reported throughput
+  std::vector<EvalPoint> curve;         ///< eval/final records of the current attempt, in order
+
+  bool complete() const { return state == "COMPLETE"; }
+  bool reached() const { return steps_to_target.has_value() && time_to_target_s.has_value(); }
+};
+
+struct StudyData {
+  std::string name;
+  std::string metric;           ///< objective metric
+  std::string mode = "max";     ///< "max" | "min"
+  std::optional<double> target;
+  std::vector<TrialData> trials;
+};
+
+/// The trial's parameters without `seed`: trials with equal keys are seed replicates.
+nlohmann::json config_key(const nlohmann::json& params);
+
+/// "batch_size=256, base_lr=0.1" over the parameters that vary between `trials` (all of
+/// them when none varies); stable order (by name).
+std::string describe_params(const nlohmann::json& params, const std::vector<TrialData>& trials);
+
+}  // namespace dlsweep::analysis

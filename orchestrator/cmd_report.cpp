@@ -1,0 +1,64 @@
+// cmd_report.cpp — `dlsweep report STUDY [-o FILE]`: the study's report model (report/) as
+// one self-contained HTML file. Read-only: the database is opened read-only and may be
+// written by a running sweep at the same time.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "db/storage.hpp"
+#include "orchestrator/commands.hpp"
+#include "report/report_model.hpp"
+#include "report/report_page.hpp"
+
+namespace dlsweep::orch {
+
+int cmd_report(const ReportArgs& a) {
+  if (report::chart_js().empty()) {
+    fmt::print(stderr, "error: this dlsweep was built without Chart.js, which reports inline; install it "
+                       "(Debian: apt-get install libjs-chart.js) and rebuild\n");
+    return exit_code::runtime;
+  }
+  auto storage = db::Storage::open_readonly(a.db);
+  if (!storage) {
+    fmt::print(stderr, "error: {}\n", storage.error().message());
+    return exit_code::usage;
+  }
+  auto model = report::build_report_model(**storage, a.study);
+  if (!model) {
+    fmt::print(stderr, "error: {}\n", model.error().message());
+    return model.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime;
+  }
+  const std::string html = report::report_html(*model);
+  const std::string out = a.output.empty() ? a.study + "-report.html" : a.output;
+  if (out == "-") {
+    std::fwrite(html.data(), 1, html.size(), stdout);
+    return std::ferror(stdout) ? exit_code::runtime : exit_code::ok;
+  }
+  // Written beside the target and renamed over it, so a reader never sees half a report.
+  const std::filesystem::path target(out), tmp = target.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(html.data(), static_cast<std::streamsize>(html.size()));
+    f.close();
+    if (!f) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      fmt::print(stderr, "error: cannot write {}: check that its directory exists and is writable\n", tmp.string());
+      return exit_code::runtime;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    fmt::print(stderr, "error: cannot write {}: {}\n", out, ec.message());
+    return exit_code::runtime;
+  }
+  fmt::print("wrote {} ({} trials, {:.1f} KiB; open it in a browser, no network needed)\n", out,
+             (*model)["trials"].size(), static_cast<double>(html.size()) / 1024.0);
+  return exit_code::ok;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,550 @@
+// render.js — draws every chart of a dlsweep report from the report model
+// (report/report_model.hpp documents its keys) with Chart.js 3 (the global `Chart`).
+//
+// How `dlsweep serve` uses it: load Chart.js and this file, fetch the model JSON from the
+// server and call `render(model, rootElement)`; on each update call it again with the new
+// model. render() is idempotent: it destroys the charts it made in `root` before drawing,
+// and keeps the user's choices (hidden trials, hidden states, table sort) on
+// `root.__dlsweep`, so an update does not undo them.
+//
+// For tests: every chart is a <canvas data-chart="ID"> (Chart.getChart(canvas) gives its
+// datasets); render() returns {ID: [points per dataset, ...]}, and the trial table carries
+// data-rows. Charts that have nothing to draw show a sentence saying why (data-empty).
+(function (global) {
+  'use strict';
+
+  const STATES = ['COMPLETE', 'RUNNING', 'PRUNED', 'FAILED', 'CANCELLED', 'QUEUED', 'WAITING'];
+  // How a trial's state shows on the line charts (colour = batch size, dash = state).
+  const DASH = { COMPLETE: [], RUNNING: [], PRUNED: [6, 4], FAILED: [2, 3], CANCELLED: [8, 3, 2, 3], QUEUED: [1, 4], WAITING: [1, 4] };
+  const STATE_COLOR = { COMPLETE: '#2b8a3e', RUNNING: '#1c7ed6', PRUNED: '#e67700', FAILED: '#c92a2a', CANCELLED: '#868e96', QUEUED: '#adb5bd', WAITING: '#ced4da' };
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) if (c != null) e.append(c);
+    return e;
+  }
+
+  const finite = (v) => typeof v === 'number' && isFinite(v);
+
+  function fmt(v, digits = 4) {
+    if (v === null || v === undefined) return '';
+    if (typeof v === 'number') {
+      if (!isFinite(v)) return String(v);
+      if (Number.isInteger(v) && Math.abs(v) < 1e15) return String(v);
+      return Number(v.toPrecision(digits)).toString();
+    }
+    if (typeof v === 'object') return JSON.stringify(v);
+    return String(v);
+  }
+
+  // Colour of a batch size: log2 position between the smallest and largest batch, on a
+  // blue -> green -> orange -> red ramp (perceptually ordered, readable on white).
+  function batchColorFn(trials) {
+    const bs = trials.map((t) => t.batch_size).filter((b) => finite(b) && b > 0);
+    const lo = Math.log2(Math.min(...bs, 1e300)), hi = Math.log2(Math.max(...bs, 1e-300));
+    return (b) => {
+      if (!finite(b) || b <= 0 || !bs.length) return '#495057';
+      const f = hi > lo ? (Math.log2(b) - lo) / (hi - lo) : 0.5;
+      return `hsl(${Math.round(230 - 230 * f)}, 70%, ${Math.round(42 + 6 * Math.sin(Math.PI * f))}%)`;
+    };
+  }
+
+  // Chart.js plugin: horizontal/vertical reference lines and shaded x-bands, from
+  // options.plugins.dlsweepMarks = {hlines: [{y, label, color}], vlines: [...], bands: [{from, to, color, label}]}.
+  const marksPlugin = {
+    id: 'dlsweepMarks',
+    beforeDatasetsDraw(chart, args, opts) {
+      const { ctx, chartArea: a, scales } = chart;
+      const x = scales.x, y = scales.y;
+      if (!a || !x || !y) return;
+      ctx.save();
+      for (const b of opts.bands || []) {
+        const x0 = Math.max(a.left, x.getPixelForValue(b.from)), x1 = Math.min(a.right, x.getPixelForValue(b.to));
+        if (!(x1 > x0)) continue;
+        ctx.fillStyle = b.color;
+        ctx.fillRect(x0, a.top, x1 - x0, a.bottom - a.top);
+        ctx.fillStyle = '#495057';
+        ctx.font = '11px sans-serif';
+        ctx.fillText(b.label, x0 + 4, a.top + 12, x1 - x0 - 6);
+      }
+      ctx.lineWidth = 1.5;
+      ctx.setLineDash([5, 4]);
+      for (const l of opts.hlines || []) {
+        const py = y.getPixelForValue(l.y);
+        if (!(py >= a.top && py <= a.bottom)) continue;
+        ctx.strokeStyle = l.color || '#212529';
+        ctx.beginPath(); ctx.moveTo(a.left, py); ctx.lineTo(a.right, py); ctx.stroke();
+        ctx.fillStyle = l.color || '#212529';
+        ctx.font = '11px sans-serif';
+        ctx.fillText(l.label, a.left + 4, py - 4);
+      }
+      for (const l of opts.vlines || []) {
+        const px = x.getPixelForValue(l.x);
+        if (!(px >= a.left && px <= a.right)) continue;
+        ctx.strokeStyle = l.color || '#212529';
+        ctx.beginPath(); ctx.moveTo(px, a.top); ctx.lineTo(px, a.bottom); ctx.stroke();
+        ctx.fillStyle = l.color || '#212529';
+        ctx.font = '11px sans-serif';
+        ctx.fillText(l.label, px + 4, a.top + 26);
+      }
+      ctx.restore();
+    },
+  };
+
+  // Chart.js plugin for the parallel-coordinates chart: one vertical axis per category
+  // label, with its own range written at the top and bottom (options.plugins.dlsweepAxes.axes).
+  const axesPlugin = {
+    id: 'dlsweepAxes',
+    afterDatasetsDraw(chart, args, opts) {
+      const axes = opts.axes;
+      if (!axes) return;
+      const { ctx, chartArea: a, scales } = chart;
+      ctx.save();
+      ctx.strokeStyle = '#343a40';
+      ctx.fillStyle = '#212529';
+      ctx.font = '11px sans-serif';
+      ctx.textAlign = 'center';
+      axes.forEach((ax, i) => {
+        const px = scales.x.getPixelForValue(i);
+        ctx.beginPath(); ctx.moveTo(px, a.top); ctx.lineTo(px, a.bottom); ctx.stroke();
+        for (const t of ax.ticks) {
+          const py = scales.y.getPixelForValue(t.pos);
+          ctx.fillText(t.label, px, py + (t.pos >= 0.99 ? -4 : t.pos <= 0.01 ? 12 : 4));
+        }
+      });
+      ctx.restore();
+    },
+  };
+
+  function baseOptions(xTitle, yTitle, xType, yType, extra) {
+    const o = {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      parsing: false,
+      normalized: true,
+      interaction: { mode: 'nearest', intersect: false },
+      plugins: { legend: { display: false }, tooltip: { enabled: true } },
+      scales: {
+        x: { type: xType || 'linear', title: { display: true, text: xTitle } },
+        y: { type: yType || 'linear', title: { display: true, text: yTitle } },
+      },
+    };
+    return Object.assign(o, extra || {});
+  }
+
+  function card(root, id, title, note) {
+    const c = el('section', { class: 'card', id: 'card-' + id },
+      el('h2', { text: title }), note ? el('p', { class: 'note', text: note }) : null);
+    root.append(c);
+    return c;
+  }
+
+  function emptyNote(parent, id, why) {
+    parent.append(el('p', { class: 'empty', 'data-chart': id, 'data-empty': why, text: 'Nothing to draw: ' + why }));
+  }
+
+  function chart(state, parent, id, config, tall) {
+    const wrap = el('div', { class: tall ? 'plot tall' : 'plot' });
+    const canvas = el('canvas', { 'data-chart': id, role: 'img', 'aria-label': id });
+    wrap.append(canvas);
+    parent.append(wrap);
+    const ch = new Chart(canvas, config);
+    state.charts.push(ch);
+    state.counts[id] = ch.data.datasets.map((d) => d.data.length);
+    return ch;
+  }
+
+  function trialLabel(t) {
+    const b = finite(t.batch_size) ? ` B=${fmt(t.batch_size)}` : '';
+    return `#${t.number}${b} ${t.state}`;
+  }
+
+  function isHidden(state, t) {
+    return state.hiddenTrials.has(t.number) || state.hiddenStates.has(t.state);
+  }
+
+  // ---- 1. convergence: objective vs step, samples, wall time
+  function convergence(state, root, m, ctx) {
+    const obj = m.study.objective_metric, target = m.study.objective_target;
+    const c = card(root, 'convergence', `Convergence: ${obj} vs step, samples and wall time`,
+      'One line per trial, coloured by batch size (legend above). Line style by state: solid COMPLETE/RUNNING, ' +
+      'dashed PRUNED, dotted FAILED, dash-dot CANCELLED. Hide or show trials with the state boxes here or the ' +
+      '"show" boxes of the trial table.' + (finite(target) ? ` Dashed black: the target ${fmt(target)}.` : ''));
+    const ctl = el('div', { class: 'controls' }, el('span', { text: 'states: ' }));
+    for (const s of STATES) {
+      if (!(m.counts[s] > 0)) continue;
+      const box = el('input', { type: 'checkbox', 'data-state-toggle': s });
+      box.checked = !state.hiddenStates.has(s);
+      box.addEventListener('change', () => {
+        if (box.checked) state.hiddenStates.delete(s); else state.hiddenStates.add(s);
+        applyVisibility(state, m);
+      });
+      ctl.append(el('label', { style: `color:${STATE_COLOR[s]}` }, box, ` ${s} (${m.counts[s]})`));
+    }
+    c.append(ctl, batchLegend(ctx));
+    const withCurve = m.trials.filter((t) => m.curves[t.number] && m.curves[t.number].objective.some(finite));
+    if (!withCurve.length) return emptyNote(c, 'convergence', `no trial has reported ${obj} yet`);
+    const grid = el('div', { class: 'grid3' });
+    c.append(grid);
+    for (const [key, label] of [['step', 'step'], ['samples', 'samples seen'], ['wall_s', 'wall time (s)']]) {
+      const datasets = withCurve.map((t) => {
+        const cv = m.curves[t.number];
+        const data = [];
+        cv[key].forEach((x, i) => { if (finite(x) && finite(cv.objective[i])) data.push({ x, y: cv.objective[i] }); });
+        return {
+          label: trialLabel(t), data, trial: t.number, trialState: t.state,
+          borderColor: ctx.color(t.batch_size), backgroundColor: ctx.color(t.batch_size),
+          borderDash: DASH[t.state] || [], borderWidth: t.state === 'RUNNING' ? 2.5 : 1.4,
+          pointRadius: t.state === 'RUNNING' ? data.map((_, i) => (i === data.length - 1 ? 4 : 0)) : 0,
+          hidden: isHidden(state, t), spanGaps: true,
+        };
+      });
+      const opts = baseOptions(label, obj);
+      opts.plugins.dlsweepMarks = { hlines: finite(target) ? [{ y: target, label: 'target' }] : [] };
+      opts.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${fmt(it.parsed.y)} at ${fmt(it.parsed.x)}` };
+      opts.plugins.legend = { display: withCurve.length <= 12, position: 'bottom', labels: { boxWidth: 12 } };
+      chart(state, grid, 'convergence-' + key.replace('_s', ''), { type: 'line', data: { datasets }, options: opts, plugins: [marksPlugin] });
+    }
+  }
+
+  function batchLegend(ctx) {
+    const bs = [...new Set(ctx.m.trials.map((t) => t.batch_size).filter(finite))].sort((a, b) => a - b);
+    if (!bs.length) return null;
+    const l = el('div', { class: 'legend' }, el('span', { text: 'batch size: ' }));
+    for (const b of bs) l.append(el('span', { class: 'swatch', style: `background:${ctx.color(b)}` }), el('span', { text: fmt(b) + ' ' }));
+    return l;
+  }
+
+  function applyVisibility(state, m) {
+    const byNumber = new Map(m.trials.map((t) => [t.number, t]));
+    for (const ch of state.charts) {
+      let changed = false;
+      for (const d of ch.data.datasets) {
+        if (d.trial === undefined) continue;
+        const t = byNumber.get(d.trial);
+        const h = t ? isHidden(state, t) : false;
+        if (!!d.hidden !== h) { d.hidden = h; changed = true; }
+      }
+      if (changed) ch.update('none');
+    }
+    for (const box of state.root.querySelectorAll('input[data-trial-toggle]')) {
+      const t = byNumber.get(Number(box.getAttribute('data-trial-toggle')));
+      box.checked = t ? !isHidden(state, t) : true;
+    }
+  }
+
+  // ---- 2 and 3. steps/samples/time to target vs batch size
+  function analysisOf(m) { return m.analysis && m.analysis.available ? m.analysis : null; }
+
+  function regimeBands(an) {
+    if (!an || !Array.isArray(an.regimes)) return [];
+    const colors = { perfect_scaling: 'rgba(43,138,62,0.08)', diminishing_returns: 'rgba(230,119,0,0.08)', maximal_data_parallelism: 'rgba(201,42,42,0.08)' };
+    return an.regimes.filter((r) => finite(r.from) && finite(r.to)).map((r) => ({ from: r.from, to: r.to, color: colors[r.regime] || 'rgba(0,0,0,0.05)', label: r.label || r.regime }));
+  }
+
+  function toTarget(state, root, m, ctx) {
+    const an = analysisOf(m);
+    const target = m.study.objective_target;
+    const fitNote = an ? `Curves: the fitted batch-size model (${an.method || 'least squares in log space'}); ` +
+      `B_crit = ${fmt(an.b_crit)}${an.b_crit_interval ? ` (interval ${fmt(an.b_crit_interval[0])} to ${fmt(an.b_crit_interval[1])})` : ''}; ` +
+      'shaded: the regimes (perfect scaling, diminishing returns, maximal data parallelism).'
+      : `No fitted curve: ${m.analysis && m.analysis.reason ? m.analysis.reason : 'no analysis'}.`;
+    const c = card(root, 'to-target', 'Steps and samples to target vs batch size (log-log)',
+      `Per batch size, the best trial over the other parameters (filled) and every trial that reached ${m.study.objective_metric} ` +
+      `${m.study.objective_mode === 'max' ? '>=' : '<='} ${fmt(target)} (small). Trials that never reached it are counted ` +
+      'under the axis. ' + fitNote);
+    if (!finite(target)) return emptyNote(c, 'steps-to-target', 'the study has no objective target');
+    const grid = el('div', { class: 'grid2' });
+    c.append(grid);
+    for (const [key, bestKey, label, fitKey] of [['steps_to_target', 'steps', 'steps to target', 'steps_fit'], ['samples_to_target', 'samples', 'samples to target', 'samples_fit']]) {
+      const id = key === 'steps_to_target' ? 'steps-to-target' : 'samples-to-target';
+      const reached = m.trials.filter((t) => finite(t[key]) && finite(t.batch_size));
+      if (!reached.length) { emptyNote(grid, id, 'no trial has reached the target yet'); continue; }
+      const best = m.per_batch.filter((b) => finite(b[bestKey])).map((b) => ({ x: b.batch_size, y: b[bestKey] }));
+      const datasets = [
+        { label: 'best per batch', data: best, showLine: true, borderColor: '#212529', backgroundColor: '#212529', pointRadius: 5, borderWidth: 1 },
+        { label: 'trials', data: reached.map((t) => ({ x: t.batch_size, y: t[key], n: t.number })), showLine: false, pointRadius: 2.5, backgroundColor: reached.map((t) => ctx.color(t.batch_size)), borderColor: 'transparent' },
+      ];
+      if (an && Array.isArray(an[fitKey]) && an[fitKey].length)
+        datasets.push({ label: 'fit', data: an[fitKey].map((p) => ({ x: p.batch_size, y: p.value })), showLine: true, borderColor: '#c2255c', borderWidth: 2, pointRadius: 0 });
+      const opts = baseOptions('batch size', label, 'logarithmic', 'logarithmic');
+      opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+      opts.plugins.dlsweepMarks = { bands: regimeBands(an), vlines: an && finite(an.b_crit) ? [{ x: an.b_crit, label: 'B_crit ' + fmt(an.b_crit, 3), color: '#c2255c' }] : [] };
+      opts.plugins.tooltip.callbacks = { label: (it) => `B=${fmt(it.parsed.x)}: ${fmt(it.parsed.y)}${it.raw.n !== undefined ? ' (trial #' + it.raw.n + ')' : ''}` };
+      chart(state, grid, id, { type: 'scatter', data: { datasets }, options: opts, plugins: [marksPlugin] });
+    }
+    const never = m.per_batch.filter((b) => b.trials > b.reached);
+    if (never.length) c.append(el('p', { class: 'note', text: 'Never reached the target: ' + never.map((b) => `B=${fmt(b.batch_size)}: ${b.trials - b.reached} of ${b.trials}`).join(', ') + '.' }));
+
+    const c3 = card(root, 'time-to-target', 'Time to target vs batch size',
+      'Wall time until the objective first reached the target (the trial program\'s clock), every trial (small) and the best per batch size (line).');
+    const reached = m.trials.filter((t) => finite(t.time_to_target_s) && finite(t.batch_size));
+    if (!reached.length) return emptyNote(c3, 'time-to-target', 'no trial has reached the target yet');
+    const best = m.per_batch.filter((b) => finite(b.time_s)).map((b) => ({ x: b.batch_size, y: b.time_s }));
+    const opts = baseOptions('batch size', 'time to target (s)', 'logarithmic', 'logarithmic');
+    opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+    opts.plugins.dlsweepMarks = { bands: regimeBands(an) };
+    chart(state, c3, 'time-to-target', { type: 'scatter', options: opts, plugins: [marksPlugin], data: { datasets: [
+      { label: 'best per batch', data: best, showLine: true, borderColor: '#212529', backgroundColor: '#212529', pointRadius: 5, borderWidth: 1 },
+      { label: 'trials', data: reached.map((t) => ({ x: t.batch_size, y: t.time_to_target_s })), pointRadius: 2.5, backgroundColor: reached.map((t) => ctx.color(t.batch_size)), borderColor: 'transparent' },
+    ] } });
+  }
+
+  // ---- 4. gradient noise scale over training
+  function noiseScale(state, root, m, ctx) {
+    const an = analysisOf(m);
+    const c = card(root, 'noise-scale', 'Gradient noise scale B_simple over training',
+      'B_simple = tr(Σ)/|G|² (McCandlish et al. 2018) as the trainer measured it, per trial, against samples seen; ' +
+      (an && finite(an.b_crit) ? `dashed: the fitted B_crit = ${fmt(an.b_crit)}.` : 'no fitted B_crit to compare with (see above).'));
+    c.append(batchLegend(ctx));
+    const withNoise = m.trials.filter((t) => m.curves[t.number] && m.curves[t.number].noise_scale.some((v) => finite(v) && v > 0));
+    if (!withNoise.length) return emptyNote(c, 'noise-scale', 'no trial reported grad_noise_scale (the embedded trainer does, with noise_scale_every > 0)');
+    const datasets = withNoise.map((t) => {
+      const cv = m.curves[t.number], data = [];
+      cv.samples.forEach((x, i) => { if (finite(x) && finite(cv.noise_scale[i]) && cv.noise_scale[i] > 0) data.push({ x, y: cv.noise_scale[i] }); });
+      return { label: trialLabel(t), data, trial: t.number, borderColor: ctx.color(t.batch_size), borderDash: DASH[t.state] || [], borderWidth: 1.3, pointRadius: 0, hidden: isHidden(state, t) };
+    });
+    const opts = baseOptions('samples seen', 'B_simple', 'linear', 'logarithmic');
+    opts.plugins.dlsweepMarks = { hlines: an && finite(an.b_crit) ? [{ y: an.b_crit, label: 'fitted B_crit', color: '#c2255c' }] : [] };
+    chart(state, c, 'noise-scale', { type: 'line', data: { datasets }, options: opts, plugins: [marksPlugin] });
+  }
+
+  // ---- 5. throughput vs batch and vs ranks
+  function throughput(state, root, m, ctx) {
+    const c = card(root, 'throughput', 'Throughput (samples/s) vs batch size and vs ranks',
+      'Left: the last reported samples/s of each COMPLETE trial, one colour per rank count. Right: strong scaling at a fixed ' +
+      'global batch and threads per rank (mean over trials of a shape); scaling efficiency = T(N) / (N/N0 · T(N0)), ' +
+      'N0 the smallest rank count measured, in the tooltip and the dashed lines (right axis).');
+    const done = m.trials.filter((t) => t.state === 'COMPLETE' && finite(t.samples_per_s) && finite(t.batch_size));
+    if (!done.length) return emptyNote(c, 'throughput-batch', 'no COMPLETE trial reported samples_per_s');
+    const grid = el('div', { class: 'grid2' });
+    c.append(grid);
+    const ranks = [...new Set(done.map((t) => t.ranks))].sort((a, b) => a - b);
+    const palette = ['#1c7ed6', '#2b8a3e', '#e67700', '#c92a2a', '#7048e8', '#0c8599', '#5c940d', '#d6336c'];
+    const opts = baseOptions('batch size', 'samples/s', 'logarithmic', 'linear');
+    opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+    chart(state, grid, 'throughput-batch', { type: 'scatter', options: opts, data: { datasets: ranks.map((r, i) => ({
+      label: `${r} rank${r === 1 ? '' : 's'}`, data: done.filter((t) => t.ranks === r).map((t) => ({ x: t.batch_size, y: t.samples_per_s })),
+      backgroundColor: palette[i % palette.length], borderColor: palette[i % palette.length], pointRadius: 3 })) } });
+    const series = (m.scaling || []).filter((s) => s.points.length > 1);
+    if (!series.length) return emptyNote(grid, 'throughput-ranks', 'every batch size ran on one rank count only: no scaling to show (add ranks: [1, 2, ...] to the space)');
+    const datasets = [];
+    series.forEach((s, i) => {
+      const col = palette[i % palette.length];
+      const name = `B=${fmt(s.batch_size)}${s.threads !== 1 ? ', ' + fmt(s.threads) + ' threads' : ''}`;
+      datasets.push({ label: name + ' samples/s', data: s.points.map((p) => ({ x: p.ranks, y: p.samples_per_s, eff: p.efficiency })), borderColor: col, backgroundColor: col, showLine: true, yAxisID: 'y' });
+      datasets.push({ label: name + ' efficiency', data: s.points.map((p) => ({ x: p.ranks, y: p.efficiency })), borderColor: col, backgroundColor: col, showLine: true, borderDash: [5, 4], pointRadius: 2, yAxisID: 'y2' });
+    });
+    const o2 = baseOptions('ranks', 'samples/s', 'logarithmic', 'linear');
+    o2.scales.y2 = { type: 'linear', position: 'right', min: 0, suggestedMax: 1.1, title: { display: true, text: 'scaling efficiency' }, grid: { drawOnChartArea: false } };
+    o2.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+    o2.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${fmt(it.parsed.y)}${finite(it.raw.eff) ? ' (efficiency ' + fmt(it.raw.eff, 3) + ')' : ''}` };
+    chart(state, grid, 'throughput-ranks', { type: 'scatter', data: { datasets }, options: o2 });
+  }
+
+  // ---- 6. LR actually used vs step, best few trials
+  function learningRate(state, root, m, ctx) {
+    const c = card(root, 'lr', 'Learning rate used vs step (best trials)',
+      `The LR the trainer reported with each evaluation, for the ${m.lr_trials.length} best trials by ${m.study.objective_metric}: ` +
+      'warmup, decay and batch ramps show as the LR changes between evaluations.');
+    const byNumber = new Map(m.trials.map((t) => [t.number, t]));
+    const datasets = [];
+    const palette = ['#1c7ed6', '#c92a2a', '#2b8a3e', '#e67700', '#7048e8', '#0c8599', '#d6336c', '#5c940d'];
+    m.lr_trials.forEach((n, i) => {
+      const cv = m.curves[n], t = byNumber.get(n);
+      if (!cv || !t) return;
+      const data = [];
+      cv.step.forEach((x, j) => { if (finite(x) && finite(cv.lr[j])) data.push({ x, y: cv.lr[j] }); });
+      if (data.length) datasets.push({ label: trialLabel(t), data, trial: n, borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length], stepped: false, pointRadius: 2, borderWidth: 1.5 });
+    });
+    if (!datasets.length) return emptyNote(c, 'lr', 'no trial reported lr');
+    const opts = baseOptions('step', 'learning rate');
+    opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+    chart(state, c, 'lr', { type: 'line', data: { datasets }, options: opts });
+  }
+
+  // ---- 7. parallel coordinates
+  function parallel(state, root, m) {
+    const obj = m.study.objective_metric;
+    const c = card(root, 'parallel', 'Parameters against the objective (parallel coordinates)',
+      `One line per trial with a ${obj} value, across the parameters that vary; each axis has its own range (log where ` +
+      'a numeric parameter spans 10x or more); colour: the objective, dark = better.');
+    const names = m.varying_params || [];
+    const rows = m.trials.filter((t) => finite(t.value));
+    if (!names.length || !rows.length) return emptyNote(c, 'parallel', !names.length ? 'no parameter varies between trials' : `no trial has a ${obj} value yet`);
+    const axes = names.map((n) => ({ name: n, key: (t) => t.params[n] })).concat([{ name: obj, key: (t) => t.value }]);
+    for (const ax of axes) {
+      const vals = rows.map(ax.key).filter((v) => v !== undefined && v !== null);
+      const numeric = vals.length && vals.every(finite);
+      if (numeric) {
+        const lo = Math.min(...vals), hi = Math.max(...vals);
+        const log = lo > 0 && hi / lo >= 10;
+        const f = log ? Math.log : (v) => v;
+        ax.pos = (v) => (finite(v) ? (hi > lo ? (f(v) - f(lo)) / (f(hi) - f(lo)) : 0.5) : null);
+        ax.ticks = hi > lo ? [{ pos: 0, label: fmt(lo, 3) }, { pos: 1, label: fmt(hi, 3) }] : [{ pos: 0.5, label: fmt(lo, 3) }];
+      } else {
+        const cats = [...new Set(vals.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))))].sort();
+        ax.pos = (v) => { if (v === undefined || v === null) return null; const i = cats.indexOf(typeof v === 'string' ? v : JSON.stringify(v)); return cats.length > 1 ? i / (cats.length - 1) : 0.5; };
+        ax.ticks = cats.length <= 12 ? cats.map((s, i) => ({ pos: cats.length > 1 ? i / (cats.length - 1) : 0.5, label: s.slice(0, 14) })) : [{ pos: 0, label: cats[0] }, { pos: 1, label: cats[cats.length - 1] }];
+      }
+    }
+    const vs = rows.map((t) => t.value);
+    const vlo = Math.min(...vs), vhi = Math.max(...vs);
+    const goodness = (v) => { const f = vhi > vlo ? (v - vlo) / (vhi - vlo) : 1; return m.study.objective_mode === 'max' ? f : 1 - f; };
+    const datasets = rows.map((t) => {
+      const g = goodness(t.value);
+      return { label: trialLabel(t), trial: t.number, data: axes.map((ax, i) => ({ x: i, y: ax.pos(ax.key(t)) })),
+        borderColor: `hsla(${Math.round(50 + 190 * g)}, 75%, ${Math.round(62 - 30 * g)}%, ${rows.length > 100 ? 0.45 : 0.8})`,
+        borderWidth: 1.2, pointRadius: 0, spanGaps: false, hidden: isHidden(state, t) };
+    });
+    const opts = baseOptions('', '');
+    opts.scales.x = { type: 'linear', min: -0.05, max: axes.length - 0.95, grid: { display: false },
+      ticks: { stepSize: 1, autoSkip: false, callback: (v) => (Number.isInteger(v) && axes[v] ? axes[v].name : '') } };
+    opts.scales.y = { type: 'linear', min: -0.04, max: 1.04, display: false };
+    opts.plugins.dlsweepAxes = { axes };
+    opts.plugins.tooltip.callbacks = { label: (it) => it.dataset.label };
+    opts.interaction = { mode: 'nearest', intersect: false, axis: 'xy' };
+    chart(state, c, 'parallel', { type: 'line', data: { datasets }, options: opts, plugins: [axesPlugin] }, true);
+  }
+
+  // ---- 8. Pareto front
+  function pareto(state, root, m, ctx) {
+    const c = card(root, 'pareto', 'Time to target vs compute (Pareto front)',
+      'Compute = rank-seconds to target (ranks x time to target). The line joins the trials no other trial beats on both.');
+    const reached = m.trials.filter((t) => finite(t.time_to_target_s) && finite(t.rank_seconds_to_target));
+    if (!reached.length) return emptyNote(c, 'pareto', 'no trial has reached the target yet');
+    const front = new Set(m.pareto);
+    const byNumber = new Map(m.trials.map((t) => [t.number, t]));
+    const opts = baseOptions('rank-seconds to target', 'time to target (s)', 'logarithmic', 'logarithmic');
+    opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+    opts.plugins.tooltip.callbacks = { label: (it) => `trial #${it.raw.n}: ${fmt(it.parsed.y)} s, ${fmt(it.parsed.x)} rank-s` };
+    chart(state, c, 'pareto', { type: 'scatter', options: opts, data: { datasets: [
+      { label: 'Pareto front', data: m.pareto.map((n) => byNumber.get(n)).map((t) => ({ x: t.rank_seconds_to_target, y: t.time_to_target_s, n: t.number })), showLine: true, borderColor: '#212529', backgroundColor: '#212529', pointRadius: 5 },
+      { label: 'other trials', data: reached.filter((t) => !front.has(t.number)).map((t) => ({ x: t.rank_seconds_to_target, y: t.time_to_target_s, n: t.number })), backgroundColor: '#adb5bd', borderColor: 'transparent', pointRadius: 3 },
+    ] } });
+  }
+
+  // ---- 9. optimization history and parameter importances
+  function history(state, root, m) {
+    const obj = m.study.objective_metric;
+    const c = card(root, 'history', 'Optimization history and parameter importance',
+      `Left: ${obj} of each COMPLETE trial by trial number, and the best so far. Right: ` + (m.importance.method || '') + '.');
+    const grid = el('div', { class: 'grid2' });
+    c.append(grid);
+    if (!m.history.length) emptyNote(grid, 'history', 'no COMPLETE trial with a value yet');
+    else {
+      const opts = baseOptions('trial number', obj);
+      opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+      chart(state, grid, 'history', { type: 'scatter', options: opts, data: { datasets: [
+        { label: obj, data: m.history.map((h) => ({ x: h.number, y: h.value })), backgroundColor: '#1c7ed6', pointRadius: 3 },
+        { label: 'best so far', data: m.history.map((h) => ({ x: h.number, y: h.best_so_far })), showLine: true, stepped: true, borderColor: '#c92a2a', backgroundColor: '#c92a2a', pointRadius: 0, borderWidth: 2 },
+      ] } });
+    }
+    const imp = m.importance.values || [];
+    if (!imp.length) return emptyNote(grid, 'importance', m.importance.note || 'no importance computed');
+    const opts = baseOptions('importance (eta squared, 0..1)', '', 'linear', 'category');
+    opts.indexAxis = 'y';
+    opts.parsing = true;
+    opts.scales.x.min = 0; opts.scales.x.max = 1;
+    delete opts.normalized;
+    chart(state, grid, 'importance', { type: 'bar', options: opts, data: { labels: imp.map((v) => v.param), datasets: [
+      { label: 'importance', data: imp.map((v) => v.importance), backgroundColor: '#7048e8' },
+    ] } });
+  }
+
+  // ---- 10. sortable trial table
+  function table(state, root, m) {
+    const c = card(root, 'trials', `Trials (${m.trials.length})`,
+      'Click a column to sort (again to reverse). "show" hides or shows the trial on the line charts.');
+    if (!m.trials.length) return emptyNote(c, 'trials', 'the study has no trial yet');
+    const params = m.param_names;
+    const cols = [
+      { k: 'show', label: 'show' }, { k: 'number', label: '#' }, { k: 'state', label: 'state' },
+      ...params.map((p) => ({ k: 'p:' + p, label: p })),
+      { k: 'value', label: m.study.objective_metric }, { k: 'steps_to_target', label: 'steps to target' },
+      { k: 'time_to_target_s', label: 'time to target (s)' }, { k: 'samples_per_s', label: 'samples/s' },
+      { k: 'attempt', label: 'attempt' }, { k: 'message', label: 'failure / prune reason' },
+    ];
+    const get = (t, k) => (k.startsWith('p:') ? t.params[k.slice(2)] : t[k]);
+    const sorted = m.trials.slice();
+    const { key, dir } = state.sort;
+    if (key !== 'show') {
+      sorted.sort((a, b) => {
+        const x = get(a, key), y = get(b, key);
+        const nx = x === null || x === undefined, ny = y === null || y === undefined;
+        if (nx || ny) return nx === ny ? a.number - b.number : nx ? 1 : -1;  // missing values last
+        if (typeof x === 'number' && typeof y === 'number') return (x - y) * dir || a.number - b.number;
+        return String(typeof x === 'object' ? JSON.stringify(x) : x).localeCompare(String(typeof y === 'object' ? JSON.stringify(y) : y)) * dir || a.number - b.number;
+      });
+    }
+    const thead = el('tr');
+    for (const col of cols) {
+      const arrow = state.sort.key === col.k ? (state.sort.dir > 0 ? ' ▲' : ' ▼') : '';
+      thead.append(el('th', { 'data-key': col.k, onclick: () => {
+        state.sort = { key: col.k, dir: state.sort.key === col.k ? -state.sort.dir : 1 };
+        render(state.model, state.root);
+      } }, col.label + arrow));
+    }
+    const tbody = el('tbody');
+    for (const t of sorted) {
+      const tr = el('tr', { 'data-state': t.state });
+      for (const col of cols) {
+        if (col.k === 'show') {
+          const box = el('input', { type: 'checkbox', 'data-trial-toggle': String(t.number) });
+          box.checked = !isHidden(state, t);
+          box.addEventListener('change', () => {
+            if (box.checked) state.hiddenTrials.delete(t.number); else state.hiddenTrials.add(t.number);
+            applyVisibility(state, m);
+          });
+          tr.append(el('td', {}, box));
+        } else if (col.k === 'state') {
+          tr.append(el('td', { style: `color:${STATE_COLOR[t.state] || '#212529'}`, text: t.state }));
+        } else {
+          const v = get(t, col.k);
+          tr.append(el('td', { class: typeof v === 'number' ? 'num' : col.k === 'message' ? 'msg' : '', text: fmt(v), title: col.k === 'message' ? String(v || '') : '' }));
+        }
+      }
+      tbody.append(tr);
+    }
+    const tbl = el('table', { class: 'trials', 'data-rows': String(sorted.length) }, el('thead', {}, thead), tbody);
+    c.append(el('div', { class: 'tablewrap' }, tbl));
+  }
+
+  function header(root, m) {
+    const s = m.study;
+    const counts = STATES.filter((k) => m.counts[k] > 0).map((k) => `${m.counts[k]} ${k}`).join(', ') || 'no trials';
+    const target = finite(s.objective_target) ? ` ${s.objective_mode === 'max' ? '>=' : '<='} ${fmt(s.objective_target)}` : '';
+    root.append(el('header', {},
+      el('h1', { text: `dlsweep report: ${s.name}` }),
+      el('p', { text: `objective: ${s.objective_mode} ${s.objective_metric}${target} · study ${s.state} · ${counts} · ` +
+        `generated ${new Date(m.generated_at * 1000).toISOString().replace('T', ' ').slice(0, 19)} UTC` })));
+  }
+
+  function render(model, root) {
+    if (!root) throw new Error('render(model, root): root element missing');
+    const state = root.__dlsweep || (root.__dlsweep = { hiddenTrials: new Set(), hiddenStates: new Set(), sort: { key: 'number', dir: 1 } });
+    for (const ch of state.charts || []) ch.destroy();
+    Object.assign(state, { charts: [], counts: {}, model, root });
+    root.textContent = '';
+    root.classList.add('dlsweep-report');
+    if (!model || model.version !== 1) {
+      root.append(el('p', { class: 'empty', text: 'This report model has an unknown version; use the render.js of the same dlsweep.' }));
+      return state.counts;
+    }
+    const m = model;
+    const ctx = { m, color: batchColorFn(m.trials) };
+    header(root, m);
+    for (const part of [convergence, toTarget, noiseScale, throughput, learningRate, parallel, pareto, history, table]) part(state, root, m, ctx);
+    root.setAttribute('data-rendered', String((state.renders = (state.renders || 0) + 1)));
+    return state.counts;
+  }
+
+  global.render = render;
+})(typeof window !== 'undefined' ? window : this);

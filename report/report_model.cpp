@@ -1,0 +1,291 @@
+// report_model.cpp — builds the report model (report_model.hpp) from one read-only Storage.
+#include "report/report_model.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "report/report_stats.hpp"
+
+namespace dlsweep::report {
+namespace {
+
+using nlohmann::json;
+
+json num(std::optional<double> v) { return v && std::isfinite(*v) ? json(*v) : json(nullptr); }
+json num(std::optional<std::int64_t> v) { return v ? json(*v) : json(nullptr); }
+
+std::optional<double> as_number(const json& params, const char* key) {
+  if (!params.is_object()) return std::nullopt;
+  auto it = params.find(key);
+  if (it == params.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// Keeps at most `cap` of n indices, evenly spaced, first and last always.
+std::vector<std::size_t> thin(std::size_t n, std::size_t cap) {
+  std::vector<std::size_t> keep;
+  if (n == 0) return keep;
+  if (cap < 2 || n <= cap) {
+    for (std::size_t i = 0; i < n; ++i) keep.push_back(i);
+    return keep;
+  }
+  for (std::size_t k = 0; k < cap; ++k) keep.push_back(k * (n - 1) / (cap - 1));
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  return keep;
+}
+
+struct Row {  // one eval/final record of one trial
+  std::int64_t seq = 0, step = 0, samples = 0;
+  double wall_s = 0;
+  std::map<std::string, double> values;
+};
+
+// Curves keyed by trial id: the records in seq order, each with the requested metrics.
+Result<std::map<std::int64_t, std::vector<Row>>> read_curves(const db::Storage& s, std::int64_t study_id,
+                                                             const std::vector<std::string>& names) {
+  auto pts = s.metric_series(study_id, names);
+  if (!pts) return std::unexpected(pts.error());
+  std::map<std::int64_t, std::vector<Row>> out;
+  for (const auto& p : *pts) {
+    auto& rows = out[p.trial_id];
+    if (rows.empty() || rows.back().seq != p.seq) rows.push_back(Row{p.seq, p.step, p.samples, p.wall_s, {}});
+    if (p.value && std::isfinite(*p.value)) rows.back().values[p.name] = *p.value;
+  }
+  return out;
+}
+
+json curve_json(const std::vector<Row>& rows, const std::string& objective, std::size_t cap) {
+  json c = {{"step", json::array()},          {"samples", json::array()}, {"wall_s", json::array()},
+            {"objective", json::array()},     {"lr", json::array()},      {"noise_scale", json::array()},
+            {"samples_per_s", json::array()}};
+  auto get = [](const Row& r, const std::string& k) {
+    auto it = r.values.find(k);
+    return it == r.values.end() ? json(nullptr) : json(it->second);
+  };
+  for (std::size_t i : thin(rows.size(), cap)) {
+    const Row& r = rows[i];
+    c["step"].push_back(r.step);
+    c["samples"].push_back(r.samples);
+    c["wall_s"].push_back(std::isfinite(r.wall_s) ? json(r.wall_s) : json(nullptr));
+    c["objective"].push_back(get(r, objective));
+    c["lr"].push_back(get(r, "lr"));
+    c["noise_scale"].push_back(get(r, "grad_noise_scale"));
+    c["samples_per_s"].push_back(get(r, "samples_per_s"));
+  }
+  return c;
+}
+
+bool better(double a, double b, const std::string& mode) { return mode == "max" ? a > b : a < b; }
+
+json study_json(const db::StudyRow& st) {
+  return {{"name", st.name},
+          {"state", st.state},
+          {"objective_metric", st.objective_metric},
+          {"objective_mode", st.objective_mode},
+          {"objective_target", num(st.objective_target)},
+          {"created_at", st.created_at},
+          {"source_path", st.source_path}};
+}
+
+Result<db::StudyRow> find(const db::Storage& storage, const std::string& name) {
+  auto s = storage.find_study(name);
+  if (!s) return std::unexpected(s.error());
+  if (*s) return **s;
+  std::string known;
+  if (auto all = storage.list_studies(); all)
+    for (const auto& st : *all) known += (known.empty() ? "" : ", ") + st.name;
+  return fail_as(ErrorKind::not_found, "no study named '" + name + "'", "study",
+                 known.empty() ? "the database holds no study yet: run `dlsweep submit STUDY` first"
+                               : "known studies: " + known);
+}
+
+json importance_json(const std::vector<db::TrialSummary>& sums, const std::vector<std::string>& names) {
+  json values = json::array();
+  std::size_t used = 0;
+  for (const auto& name : names) {
+    std::vector<ImportanceInput> rows;
+    for (const auto& t : sums) {
+      if (t.state != "COMPLETE" || !t.value || !std::isfinite(*t.value)) continue;
+      auto it = t.params.find(name);
+      rows.push_back({it == t.params.end() ? json(nullptr) : *it, *t.value});
+    }
+    used = std::max(used, rows.size());
+    if (auto eta = correlation_ratio(rows)) values.push_back({{"param", name}, {"importance", *eta}});
+  }
+  std::stable_sort(values.begin(), values.end(),
+                   [](const json& a, const json& b) { return a["importance"].get<double>() > b["importance"].get<double>(); });
+  return {{"method",
+           "correlation ratio (eta squared): the share of the variance of the objective over COMPLETE trials "
+           "explained by grouping the trials by the parameter's value (numbers in up to 8 equal-count bins); "
+           "each parameter on its own, so interactions are not separated (not fANOVA)"},
+          {"target", "objective value (last reported) of COMPLETE trials"},
+          {"trials", used},
+          {"values", values},
+          {"note", values.empty() ? "needs at least 3 COMPLETE trials with an objective value and a parameter "
+                                    "that varies"
+                                  : ""}};
+}
+
+}  // namespace
+
+Result<json> build_report_model(const db::Storage& storage, const std::string& study_name,
+                                const ModelOptions& options) {
+  auto st = find(storage, study_name);
+  if (!st) return std::unexpected(st.error());
+  auto sums = storage.summaries(st->id);
+  if (!sums) return std::unexpected(sums.error());
+  auto counts = storage.state_counts(st->id);
+  if (!counts) return std::unexpected(counts.error());
+  std::sort(sums->begin(), sums->end(), [](const auto& a, const auto& b) { return a.number < b.number; });
+
+  const std::string& objective = st->objective_metric;
+  std::vector<std::string> metric_names = {objective, "lr", "grad_noise_scale", "samples_per_s"};
+  std::sort(metric_names.begin(), metric_names.end());
+  metric_names.erase(std::unique(metric_names.begin(), metric_names.end()), metric_names.end());
+  auto curves = read_curves(storage, st->id, metric_names);
+  if (!curves) return std::unexpected(curves.error());
+
+  json model = {{"version", kModelVersion}, {"study", study_json(*st)}};
+  model["generated_at"] =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  json c = json::object();
+  for (const auto& [state, n] : *counts) c[state] = n;
+  model["counts"] = c;
+
+  std::set<std::string> names;
+  for (const auto& t : *sums)
+    if (t.params.is_object())
+      for (auto it = t.params.begin(); it != t.params.end(); ++it) names.insert(it.key());
+  model["param_names"] = std::vector<std::string>(names.begin(), names.end());
+
+  json trials = json::array(), curve_map = json::object();
+  std::vector<BatchTrial> batch_rows;
+  std::vector<ParetoPoint> pareto_rows;
+  std::vector<ThroughputTrial> tput_rows;
+  for (const auto& t : *sums) {
+    std::optional<double> batch = as_number(t.params, "batch_size");
+    auto cit = curves->find(t.trial_id);
+    if (!batch && cit != curves->end())  // a custom program may report its batch instead
+      for (auto r = cit->second.rbegin(); r != cit->second.rend() && !batch; ++r)
+        if (auto v = r->values.find("batch_size"); v != r->values.end()) batch = v->second;
+    const double ranks = as_number(t.params, "ranks").value_or(1.0);
+    const double threads = as_number(t.params, "threads").value_or(1.0);
+    std::optional<double> rank_s;
+    if (t.time_to_target_s && std::isfinite(*t.time_to_target_s)) rank_s = *t.time_to_target_s * ranks;
+    trials.push_back({{"number", t.number},
+                      {"state", t.state},
+                      {"attempt", t.attempt},
+                      {"params", t.params.is_object() ? t.params : json::object()},
+                      {"value", num(t.value)},
+                      {"best_value", num(t.best_value)},
+                      {"steps_to_target", num(t.steps_to_target)},
+                      {"samples_to_target", num(t.samples_to_target)},
+                      {"time_to_target_s", num(t.time_to_target_s)},
+                      {"samples_per_s", num(t.samples_per_s)},
+                      {"wall_s", num(t.wall_s)},
+                      {"batch_size", num(batch)},
+                      {"ranks", ranks},
+                      {"threads", threads},
+                      {"rank_seconds_to_target", num(rank_s)},
+                      {"message", t.message}});
+    if (cit != curves->end() && !cit->second.empty())
+      curve_map[std::to_string(t.number)] = curve_json(cit->second, objective, options.max_points_per_curve);
+    if (batch) {
+      BatchTrial b{t.number, *batch, {}, {}, {}};
+      if (t.steps_to_target) b.steps = static_cast<double>(*t.steps_to_target);
+      if (t.samples_to_target) b.samples = static_cast<double>(*t.samples_to_target);
+      b.time_s = t.time_to_target_s;
+      batch_rows.push_back(b);
+      if (t.samples_per_s && t.state == "COMPLETE") tput_rows.push_back({*batch, ranks, threads, *t.samples_per_s});
+    }
+    if (rank_s) pareto_rows.push_back({t.number, *t.time_to_target_s, *rank_s});
+  }
+  model["trials"] = trials;
+  model["curves"] = curve_map;
+
+  json per_batch = json::array();
+  for (const auto& b : best_per_batch(batch_rows))
+    per_batch.push_back({{"batch_size", b.batch},
+                         {"trials", b.trials},
+                         {"reached", b.reached},
+                         {"steps", num(b.steps)},
+                         {"samples", num(b.samples)},
+                         {"time_s", num(b.time_s)},
+                         {"steps_trial", num(b.steps_trial)},
+                         {"samples_trial", num(b.samples_trial)},
+                         {"time_trial", num(b.time_trial)}});
+  model["per_batch"] = per_batch;
+  model["pareto"] = pareto_front(pareto_rows);
+
+  json scaling = json::array();
+  for (const auto& s : scaling_over_ranks(tput_rows)) {
+    json pts = json::array();
+    for (const auto& p : s.points)
+      pts.push_back({{"ranks", p.ranks},
+                     {"samples_per_s", p.samples_per_s},
+                     {"trials", p.trials},
+                     {"speedup", num(p.speedup)},
+                     {"efficiency", num(p.efficiency)}});
+    scaling.push_back({{"batch_size", s.batch}, {"threads", s.threads}, {"points", pts}});
+  }
+  model["scaling"] = scaling;
+
+  // Optimization history: COMPLETE trials with a value, in number order, and the best so far.
+  json history = json::array();
+  std::optional<double> best;
+  for (const auto& t : *sums) {
+    if (t.state != "COMPLETE" || !t.value || !std::isfinite(*t.value)) continue;
+    if (!best || better(*t.value, *best, st->objective_mode)) best = *t.value;
+    history.push_back({{"number", t.number}, {"value", *t.value}, {"best_so_far", *best}});
+  }
+  model["history"] = history;
+
+  // The LR chart: the best few trials by the objective's best value (COMPLETE first), with a curve.
+  std::vector<const db::TrialSummary*> ranked;
+  for (const auto& t : *sums)
+    if (t.best_value && std::isfinite(*t.best_value) && curve_map.contains(std::to_string(t.number)))
+      ranked.push_back(&t);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* a, const auto* b) {
+    const bool ca = a->state == "COMPLETE", cb = b->state == "COMPLETE";
+    if (ca != cb) return ca;
+    return better(*a->best_value, *b->best_value, st->objective_mode);
+  });
+  json lr_trials = json::array();
+  for (std::size_t i = 0; i < ranked.size() && i < options.lr_trials; ++i) lr_trials.push_back(ranked[i]->number);
+  model["lr_trials"] = lr_trials;
+
+  std::vector<std::string> varying;
+  for (const auto& n : names) {
+    std::set<std::string> seen;
+    for (const auto& t : *sums)
+      if (auto it = t.params.find(n); t.params.is_object() && it != t.params.end()) seen.insert(it->dump());
+    if (seen.size() > 1) varying.push_back(n);
+  }
+  model["varying_params"] = varying;
+  model["importance"] = importance_json(*sums, varying);
+  model["analysis"] = {{"available", false},
+                       {"reason", "the batch-size model (fitted S(B), E(B), B_crit, regimes) is not in this build"}};
+  return model;
+}
+
+Result<json> list_studies_model(const db::Storage& storage) {
+  auto all = storage.list_studies();
+  if (!all) return std::unexpected(all.error());
+  json out = json::array();
+  for (const auto& st : *all) {
+    auto counts = storage.state_counts(st.id);
+    if (!counts) return std::unexpected(counts.error());
+    json c = json::object();
+    for (const auto& [state, n] : *counts) c[state] = n;
+    json s = study_json(st);
+    s["counts"] = c;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace dlsweep::report

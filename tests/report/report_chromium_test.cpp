@@ -1,0 +1,190 @@
+// report_chromium_test.cpp — `dlsweep report` pages opened in headless Chromium: 0, 1 and
+// 500 synthetic trials (written through db/, every state) and a real study run by the
+// trainer on Fashion-MNIST. Each page: 0 console errors/exceptions/log errors, no network
+// request, no URL in the HTML, every chart with the expected number of datasets and points
+// (read through Chart.js's API), a re-render (what serve does) that keeps the same charts,
+// and a screenshot in build/tests/report/screenshots/ to look at.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "chromium_support.hpp"
+#include "db/storage.hpp"
+#include "synthetic_study.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace dlsweep;
+using namespace dlsweep::report::testing;
+
+namespace {
+
+fs::path shot_dir() {
+  fs::path d = DLSWEEP_REPORT_SHOT_DIR;
+  fs::create_directories(d);
+  return d;
+}
+
+// Writes the report with the real CLI and checks it in Chromium; returns the probe's JSON.
+json report_in_chromium(const fs::path& db, const std::string& study, const fs::path& dir, const std::string& shot) {
+  const fs::path html = dir / (study + ".html");
+  auto r = run_dlsweep(db, {"report", study, "-o", html.string()}, dir);
+  INFO("dlsweep report: " << r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream f(html);
+  const std::string page((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  CHECK(page.find("http://") == std::string::npos);
+  CHECK(page.find("https://") == std::string::npos);
+  json probe = check_in_chromium(html, shot_dir() / shot);
+  INFO("probe: " << probe.dump());
+  CHECK(probe["errors"] == json::array());
+  CHECK(probe["requests"] == json::array());
+  CHECK(probe["html_has_url"] == false);
+  CHECK(probe["external"] == json::array());
+  CHECK(probe["rendered"] == "1");
+  // Rendering again (serve's update) draws the same charts and leaves no chart behind.
+  CHECK(probe["rerender"]["rendered"] == "2");
+  CHECK(probe["rerender"]["counts"] == probe["charts"]);
+  CHECK(probe["rerender"]["live"] == probe["rerender"]["canvases"]);
+  CHECK(fs::file_size(shot_dir() / shot) > 10000);
+  return probe;
+}
+
+std::vector<std::size_t> sizes(const json& probe, const std::string& chart) {
+  INFO("chart " << chart << " in " << probe["charts"].dump());
+  REQUIRE(probe["charts"].contains(chart));
+  return probe["charts"][chart].get<std::vector<std::size_t>>();
+}
+
+std::size_t total(const std::vector<std::size_t>& v) {
+  std::size_t n = 0;
+  for (auto x : v) n += x;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") {
+  const fs::path dir = fresh_dir("report-chromium");
+  const fs::path db = dir / "synthetic.db";
+  std::map<std::string, SynthStudy> studies;
+  {
+    auto s = db::Storage::open_readwrite(db);
+    REQUIRE(s);
+    for (auto [name, n] : {std::pair<const char*, int>{"zero", 0}, {"one", 1}, {"five-hundred", 500}}) {
+      auto st = write_synthetic_study(**s, name, n);
+      INFO((st ? "" : st.error().message()));
+      REQUIRE(st);
+      studies[name] = *st;
+    }
+  }
+
+  SECTION("0 trials: every chart says why it is empty") {
+    json p = report_in_chromium(db, "zero", dir, "synthetic-0.png");
+    CHECK(p["charts"].empty());
+    CHECK(p["table_rows"].is_null());
+    for (const char* id : {"convergence", "steps-to-target", "time-to-target", "noise-scale", "throughput-batch", "lr",
+                           "parallel", "pareto", "history", "importance", "trials"})
+      CHECK(p["empty"].contains(id));
+  }
+
+  SECTION("1 trial") {
+    json p = report_in_chromium(db, "one", dir, "synthetic-1.png");
+    for (const char* id : {"convergence-step", "convergence-samples", "convergence-wall"})
+      CHECK(sizes(p, id) == std::vector<std::size_t>{20});
+    CHECK(sizes(p, "noise-scale") == std::vector<std::size_t>{20});
+    CHECK(sizes(p, "lr") == std::vector<std::size_t>{20});
+    CHECK(sizes(p, "history") == std::vector<std::size_t>{1, 1});
+    CHECK(sizes(p, "throughput-batch") == std::vector<std::size_t>{1});
+    CHECK(p["empty"].contains("parallel"));    // nothing varies
+    CHECK(p["empty"].contains("importance"));
+    CHECK(p["table_rows"] == 1);
+  }
+
+  SECTION("500 trials with running, pruned, failed, cancelled and waiting ones") {
+    const SynthStudy& syn = studies["five-hundred"];
+    json p = report_in_chromium(db, "five-hundred", dir, "synthetic-500.png");
+    std::vector<std::size_t> curve_sizes;
+    std::size_t reached = 0, complete = 0, complete_r1 = 0, complete_r2 = 0, with_value = 0;
+    std::set<double> reached_batches;
+    std::set<std::string> states;
+    for (const auto& t : syn.trials) {
+      states.insert(std::string(to_string(t.state)));
+      if (t.records > 0) curve_sizes.push_back(static_cast<std::size_t>(t.records)), ++with_value;
+      if (t.first_reached >= 0) ++reached, reached_batches.insert(t.batch);
+      if (t.state == TrialState::complete) ++complete, ++(t.ranks == 1 ? complete_r1 : complete_r2);
+    }
+    REQUIRE(states.size() == 6);
+    for (const char* id : {"convergence-step", "convergence-samples", "convergence-wall", "noise-scale"})
+      CHECK(sizes(p, id) == curve_sizes);
+    auto stt = sizes(p, "steps-to-target");
+    REQUIRE(stt.size() >= 2);
+    CHECK(stt[0] == reached_batches.size());  // best per batch
+    CHECK(stt[1] == reached);                 // every trial that reached the target
+    CHECK(sizes(p, "samples-to-target")[1] == reached);
+    CHECK(sizes(p, "time-to-target") == std::vector<std::size_t>{reached_batches.size(), reached});
+    CHECK(total(sizes(p, "pareto")) == reached);
+    CHECK(sizes(p, "history") == std::vector<std::size_t>{complete, complete});
+    CHECK(sizes(p, "throughput-batch") == std::vector<std::size_t>{complete_r1, complete_r2});
+    // 10 batch sizes, each run on 1 and 2 ranks: a throughput and an efficiency line each.
+    CHECK(sizes(p, "throughput-ranks") == std::vector<std::size_t>(20, 2));
+    CHECK(sizes(p, "lr") == std::vector<std::size_t>(5, 20));  // the 5 best trials are COMPLETE
+    // One line per trial with a value, across 5 varying parameters and the objective.
+    CHECK(sizes(p, "parallel") == std::vector<std::size_t>(with_value, 6));
+    CHECK_FALSE(sizes(p, "importance").empty());
+    CHECK(p["table_rows"] == 500);
+    CHECK(p["table_dom_rows"] == 500);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the report of a real study run by the trainer on Fashion-MNIST, in Chromium") {
+  const fs::path dir = fresh_dir("report-real");
+  std::ofstream(dir / "study.yaml") << R"(
+name: report-real
+backend: {kind: local, max_concurrent: 2}
+trial:
+  trainer: {model: mlp, hidden: [64], epochs: 2, eval_every: 0.25, train_subset: 6000, test_subset: 1000,
+            threads: 1, noise_scale_every: 5}
+objective: {metric: val_acc, mode: max, target: 0.7}
+space:
+  batch_size: [32, 128, 512]
+  base_lr: [0.05, 0.2]
+fixed: {base_batch: 128, lr_rule: sqrt, warmup_epochs: 0.5, decay: cosine, seed: 3}
+)";
+  const fs::path db = dir / "real.db";
+  auto run = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO("submit: " << run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  // What the database says, read independently of the report model.
+  auto s = db::Storage::open_readonly(db);
+  REQUIRE(s);
+  auto st = (*s)->find_study("report-real");
+  REQUIRE(st);
+  REQUIRE(*st);
+  auto sums = (*s)->summaries((**st).id);
+  REQUIRE(sums);
+  REQUIRE(sums->size() == 6);
+  std::size_t reached = 0, complete = 0;
+  std::set<double> reached_batches;
+  for (const auto& t : *sums) {
+    if (t.state == "COMPLETE") ++complete;
+    if (t.steps_to_target) ++reached, reached_batches.insert(t.params["batch_size"].get<double>());
+  }
+  json p = report_in_chromium(db, "report-real", dir, "real-study.png");
+  CHECK(sizes(p, "convergence-step").size() == 6);
+  for (auto n : sizes(p, "convergence-step")) CHECK(n >= 8);  // 2 epochs, an eval every quarter
+  CHECK(sizes(p, "history") == std::vector<std::size_t>{complete, complete});
+  CHECK(sizes(p, "lr").size() == 5);
+  CHECK(sizes(p, "noise-scale").size() == 6);
+  CHECK(sizes(p, "parallel") == std::vector<std::size_t>(6, 3));  // base_lr, batch_size, val_acc
+  if (reached > 0) CHECK(sizes(p, "time-to-target") == std::vector<std::size_t>{reached_batches.size(), reached});
+  CHECK(p["table_rows"] == 6);
+  fs::remove_all(dir);
+}

@@ -1,0 +1,131 @@
+// report_model_test.cpp — the report model built from databases written through db/: an
+// empty study, one trial, and the synthetic study with every state.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "report/report_model.hpp"
+#include "report_test_support.hpp"
+#include "synthetic_study.hpp"
+
+using namespace dlsweep;
+using namespace dlsweep::report;
+using namespace dlsweep::report::testing;
+using nlohmann::json;
+
+TEST_CASE("a study with no trials gives a valid, empty model") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  must(write_synthetic_study(*s, "empty", 0));
+  auto ro = must(db::Storage::open_readonly(dir / "r.db"));
+  json m = must(build_report_model(*ro, "empty"));
+  CHECK(m["version"] == kModelVersion);
+  CHECK(m["study"]["name"] == "empty");
+  CHECK(m["study"]["objective_target"] == 0.88);
+  CHECK(m["trials"].empty());
+  CHECK(m["curves"].empty());
+  CHECK(m["history"].empty());
+  CHECK(m["pareto"].empty());
+  CHECK(m["importance"]["values"].empty());
+  CHECK(m["importance"]["note"] != "");
+}
+
+TEST_CASE("an unknown study is an error naming the known ones") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  must(write_synthetic_study(*s, "known", 1));
+  auto m = build_report_model(*s, "nope");
+  REQUIRE_FALSE(m);
+  CHECK(m.error().is(ErrorKind::not_found));
+  CHECK_THAT(m.error().message(), Catch::Contains("nope") && Catch::Contains("known"));
+}
+
+TEST_CASE("the synthetic study's model holds every trial, its curves and what reached the target") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  const SynthStudy syn = must(write_synthetic_study(*s, "synth", 120));
+  auto ro = must(db::Storage::open_readonly(dir / "r.db"));
+  json m = must(build_report_model(*ro, "synth"));
+  REQUIRE(m["trials"].size() == syn.trials.size());
+  std::set<std::string> states;
+  std::size_t with_curve = 0, complete = 0, reached = 0;
+  for (std::size_t i = 0; i < syn.trials.size(); ++i) {
+    const auto& t = syn.trials[i];
+    const json& mt = m["trials"][i];
+    INFO("trial " << t.number);
+    CHECK(mt["number"] == t.number);
+    CHECK(mt["state"] == std::string(to_string(t.state)));
+    states.insert(mt["state"].get<std::string>());
+    CHECK(mt["batch_size"] == t.batch);
+    CHECK(mt["ranks"] == t.ranks);
+    const std::string key = std::to_string(t.number);
+    if (t.records > 0) {
+      ++with_curve;
+      REQUIRE(m["curves"].contains(key));
+      CHECK(m["curves"][key]["objective"].size() == static_cast<std::size_t>(t.records));
+      CHECK(m["curves"][key]["lr"].size() == static_cast<std::size_t>(t.records));
+      CHECK(mt["value"].get<double>() == Approx(t.last_value));
+    } else {
+      CHECK_FALSE(m["curves"].contains(key));
+      CHECK(mt["value"].is_null());
+    }
+    if (t.first_reached >= 0) {
+      ++reached;
+      CHECK(mt["steps_to_target"].is_number());
+      CHECK(mt["rank_seconds_to_target"].get<double>() == Approx(mt["time_to_target_s"].get<double>() * t.ranks));
+    } else {
+      CHECK(mt["steps_to_target"].is_null());
+    }
+    if (t.state == TrialState::complete) ++complete;
+    if (t.state == TrialState::failed) CHECK_THAT(mt["message"].get<std::string>(), Catch::Contains("diverged"));
+  }
+  CHECK(states == std::set<std::string>{"COMPLETE", "RUNNING", "PRUNED", "FAILED", "CANCELLED", "WAITING"});
+  CHECK(m["curves"].size() == with_curve);
+  CHECK(m["history"].size() == complete);
+  CHECK(m["per_batch"].size() == 10);
+  std::size_t counted = 0, counted_reached = 0;
+  for (const auto& b : m["per_batch"]) {
+    counted += b["trials"].get<std::size_t>();
+    counted_reached += b["reached"].get<std::size_t>();
+  }
+  CHECK(counted == syn.trials.size());
+  CHECK(counted_reached == reached);
+  CHECK(m["lr_trials"].size() == 5);
+  CHECK(m["varying_params"] == json({"base_lr", "batch_size", "optimizer", "ranks", "seed"}));
+  // batch_size drives the time to target: it must explain a share of the objective's variance.
+  CHECK_FALSE(m["importance"]["values"].empty());
+  // Ranks 1 and 2 at every batch size: one scaling series per batch with two points.
+  REQUIRE(m["scaling"].size() == 10);
+  for (const auto& sc : m["scaling"]) CHECK(sc["points"].size() == 2);
+  // History: best so far never gets worse (mode max).
+  double best = -1;
+  for (const auto& h : m["history"]) {
+    CHECK(h["best_so_far"].get<double>() >= best);
+    best = h["best_so_far"].get<double>();
+  }
+}
+
+TEST_CASE("curves are thinned to the cap, keeping the first and last point") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  must(write_synthetic_study(*s, "thin", 1));
+  ModelOptions o;
+  o.max_points_per_curve = 5;
+  json m = must(build_report_model(*s, "thin", o));
+  const json& c = m["curves"]["0"];
+  REQUIRE(c["step"].size() == 5);
+  CHECK(c["step"][0] == 660);  // 2 * S(32) / 20 = 2 * 6600 / 20
+  CHECK(c["step"][4] == 13200);  // 2 * S(32)
+}
+
+TEST_CASE("list_studies_model lists every study with its counts") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  must(write_synthetic_study(*s, "a", 0));
+  must(write_synthetic_study(*s, "b", 8));
+  json l = must(list_studies_model(*s));
+  REQUIRE(l.size() == 2);
+  CHECK(l[0]["name"] == "a");
+  CHECK(l[1]["counts"]["COMPLETE"] == 5);  // 3 PRUNED, 5 FAILED, 7 WAITING
+}
