@@ -121,7 +121,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void ask_feed(const Route& r) {
     if (shared_->stopped) return reply_error(503, "server is shutting down", false);
     // The answer comes back on this connection's executor (the io thread).
-    asio::post(shared_->db, [self = shared_from_this(), kind = r.kind, name = r.arg] {
+    // The session's last reference must never be dropped on the database thread (its
+    // destructor touches io-thread state): the job hands its reference back with the answer.
+    asio::post(shared_->db, [self = shared_from_this(), kind = r.kind, name = r.arg]() mutable {
       auto& feed = self->shared_->feed;
       Result<std::optional<Document>> doc = std::optional<Document>{};
       try {
@@ -135,7 +137,8 @@ class Session : public std::enable_shared_from_this<Session> {
       } catch (const std::exception& e) {
         doc = fail(std::string("internal error: ") + e.what(), "dlsweep serve");
       }
-      asio::post(self->stream_.get_executor(), [self, doc = std::move(doc), name] { self->on_feed(doc, name); });
+      auto io = self->stream_.get_executor();
+      asio::post(io, [self = std::move(self), doc = std::move(doc), name = std::move(name)] { self->on_feed(doc, name); });
     });
   }
 

@@ -50,7 +50,7 @@ class StudyFeed final : public FeedSource {
   using Clock = std::function<double()>;  ///< seconds, monotonic
 
   /// `builder` empty: report_document.
-  StudyFeed(std::unique_ptr<db::Storage> storage, DocBuilder builder = {}, double min_rebuild_s = 1.0,
+  StudyFeed(std::unique_ptr<db::Storage> storage, DocBuilder builder = {}, double min_rebuild_s = 0.5,
             Clock clock = {});
 
   Result<Document> studies() override;

@@ -1,4 +1,4 @@
-// live.js — the live view's polling loop. The study page fetches /api/studies/NAME every
+// live.js — the live view's polling loop. The study page fetches /api/studies/NAME twice a
 // second and hands the document to render(data, root) (the report's renderer, idempotent);
 // the index page lists every study in the database. The page never writes anything.
 // Hooks for tests and curious users: root.dataset.updates counts the renders, and
@@ -6,7 +6,7 @@
 // is visible without knowing the renderer.
 (function () {
   'use strict';
-  var PERIOD_MS = 1000;
+  var PERIOD_MS = 500;
 
   function setStatus(el, text, isError) {
     el.textContent = text;
