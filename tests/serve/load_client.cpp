@@ -47,8 +47,8 @@ Viewers::Viewers(unsigned short port, std::vector<std::string> targets, int n, d
         count(c, res);
         if (status_of(res) != 200 || res.find("Connection: close") != std::string::npos) conn.reset();
         next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(period_s));
-        while (!stop_ && std::chrono::steady_clock::now() < next)
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::unique_lock lock(mu_);  // one wake-up per poll, not a spin: the viewers cost what tabs cost
+        wake_.wait_until(lock, next, [this] { return stop_.load(); });
       }
     });
   }
@@ -57,7 +57,11 @@ Viewers::Viewers(unsigned short port, std::vector<std::string> targets, int n, d
 Viewers::~Viewers() { stop(); }
 
 LoadCounts Viewers::stop() {
-  stop_ = true;
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   LoadCounts all;

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -28,6 +30,8 @@ class Viewers {
 
  private:
   std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable wake_;  ///< sleeping viewers wake at their next poll or on stop()
   std::vector<std::thread> threads_;
   std::vector<LoadCounts> counts_;
 };
