@@ -31,6 +31,12 @@
   }
 
   const finite = (v) => typeof v === 'number' && isFinite(v);
+  // Math.min(...xs) overflows the call stack on 100k+ values (500 trials x 300 points).
+  function minMax(xs) {
+    let lo = Infinity, hi = -Infinity;
+    for (const x of xs) { if (x < lo) lo = x; if (x > hi) hi = x; }
+    return [lo, hi];
+  }
 
   function fmt(v, digits = 4) {
     if (v === null || v === undefined) return '';
@@ -47,7 +53,8 @@
   // blue -> green -> orange -> red ramp (perceptually ordered, readable on white).
   function batchColorFn(trials) {
     const bs = trials.map((t) => t.batch_size).filter((b) => finite(b) && b > 0);
-    const lo = Math.log2(Math.min(...bs, 1e300)), hi = Math.log2(Math.max(...bs, 1e-300));
+    const [blo, bhi] = minMax(bs);
+    const lo = Math.log2(blo), hi = Math.log2(bhi);
     return (b) => {
       if (!finite(b) || b <= 0 || !bs.length) return '#495057';
       const f = hi > lo ? (Math.log2(b) - lo) / (hi - lo) : 0.5;
@@ -114,8 +121,12 @@
         const px = scales.x.getPixelForValue(i);
         ctx.beginPath(); ctx.moveTo(px, a.top); ctx.lineTo(px, a.bottom); ctx.stroke();
         for (const t of ax.ticks) {
-          const py = scales.y.getPixelForValue(t.pos);
-          ctx.fillText(t.label, px, py + (t.pos >= 0.99 ? -4 : t.pos <= 0.01 ? 12 : 4));
+          const py = scales.y.getPixelForValue(t.pos) + (t.pos >= 0.99 ? -5 : t.pos <= 0.01 ? 13 : 4);
+          const w = ctx.measureText(t.label).width;
+          ctx.fillStyle = 'rgba(255,255,255,0.85)';
+          ctx.fillRect(px - w / 2 - 2, py - 10, w + 4, 13);
+          ctx.fillStyle = '#212529';
+          ctx.fillText(t.label, px, py);
         }
       });
       ctx.restore();
@@ -206,7 +217,10 @@
           hidden: isHidden(state, t), spanGaps: true,
         };
       });
-      const opts = baseOptions(label, obj);
+      // Steps span orders of magnitude across batch sizes: a log axis when they do.
+      const [xlo, xhi] = minMax(datasets.flatMap((d) => d.data.map((p) => p.x)));
+      const logX = key === 'step' && xlo > 0 && xhi / xlo >= 50;
+      const opts = baseOptions(label + (logX ? ' (log)' : ''), obj, logX ? 'logarithmic' : 'linear');
       opts.plugins.dlsweepMarks = { hlines: finite(target) ? [{ y: target, label: 'target' }] : [] };
       opts.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${fmt(it.parsed.y)} at ${fmt(it.parsed.x)}` };
       opts.plugins.legend = { display: withCurve.length <= 12, position: 'bottom', labels: { boxWidth: 12 } };
@@ -245,7 +259,7 @@
 
   function regimeBands(an) {
     if (!an || !Array.isArray(an.regimes)) return [];
-    const colors = { perfect_scaling: 'rgba(43,138,62,0.08)', diminishing_returns: 'rgba(230,119,0,0.08)', maximal_data_parallelism: 'rgba(201,42,42,0.08)' };
+    const colors = { perfect_scaling: 'rgba(43,138,62,0.08)', diminishing_returns: 'rgba(230,119,0,0.08)', maximal_parallelism: 'rgba(201,42,42,0.08)' };
     return an.regimes.filter((r) => finite(r.from) && finite(r.to)).map((r) => ({ from: r.from, to: r.to, color: colors[r.regime] || 'rgba(0,0,0,0.05)', label: r.label || r.regime }));
   }
 
@@ -253,23 +267,30 @@
     const an = analysisOf(m);
     const target = m.study.objective_target;
     const fitNote = an ? `Curves: the fitted batch-size model (${an.method || 'least squares in log space'}); ` +
-      `B_crit = ${fmt(an.b_crit)}${an.b_crit_interval ? ` (interval ${fmt(an.b_crit_interval[0])} to ${fmt(an.b_crit_interval[1])})` : ''}; ` +
+      `B_crit = ${fmt(an.b_crit, 3)}${an.b_crit_interval ? ` (${Math.round(100 * (an.level || 0.9))}% interval ${fmt(an.b_crit_interval[0], 3)} to ${fmt(an.b_crit_interval[1], 3)})` : ''}` +
+      `${an.at_edge ? ' (at the edge of the searched range: a bound only)' : ''}; S_min = ${fmt(an.s_min, 3)} steps, E_min = ${fmt(an.e_min, 3)} samples; ` +
       'shaded: the regimes (perfect scaling, diminishing returns, maximal data parallelism).'
       : `No fitted curve: ${m.analysis && m.analysis.reason ? m.analysis.reason : 'no analysis'}.`;
     const c = card(root, 'to-target', 'Steps and samples to target vs batch size (log-log)',
       `Per batch size, the best trial over the other parameters (filled) and every trial that reached ${m.study.objective_metric} ` +
-      `${m.study.objective_mode === 'max' ? '>=' : '<='} ${fmt(target)} (small). Trials that never reached it are counted ` +
-      'under the axis. ' + fitNote);
-    if (!finite(target)) return emptyNote(c, 'steps-to-target', 'the study has no objective target');
+      `${m.study.objective_mode === 'max' ? '>=' : '<='} ${fmt(target)} (small, coloured by batch size). Trials that never reached ` +
+      'it are counted below the charts. ' + fitNote);
+    if (!finite(target)) {
+      emptyNote(c, 'steps-to-target', 'the study has no objective target');
+      return emptyNote(card(root, 'time-to-target', 'Time to target vs batch size'), 'time-to-target', 'the study has no objective target');
+    }
     const grid = el('div', { class: 'grid2' });
     c.append(grid);
     for (const [key, bestKey, label, fitKey] of [['steps_to_target', 'steps', 'steps to target', 'steps_fit'], ['samples_to_target', 'samples', 'samples to target', 'samples_fit']]) {
       const id = key === 'steps_to_target' ? 'steps-to-target' : 'samples-to-target';
       const reached = m.trials.filter((t) => finite(t[key]) && finite(t.batch_size));
       if (!reached.length) { emptyNote(grid, id, 'no trial has reached the target yet'); continue; }
-      const best = m.per_batch.filter((b) => finite(b[bestKey])).map((b) => ({ x: b.batch_size, y: b[bestKey] }));
+      // The points the batch-size model is fitted on (analysis/: best seed group of COMPLETE
+      // trials per batch) when there are any, else the fastest trial per batch.
+      const fitted = m.analysis && Array.isArray(m.analysis.points) && m.analysis.points.length;
+      const best = (fitted ? m.analysis.points : m.per_batch).filter((b) => finite(b[bestKey])).map((b) => ({ x: b.batch_size, y: b[bestKey] }));
       const datasets = [
-        { label: 'best per batch', data: best, showLine: true, borderColor: '#212529', backgroundColor: '#212529', pointRadius: 5, borderWidth: 1 },
+        { label: fitted ? 'best per batch (fitted points)' : 'best per batch', data: best, showLine: true, borderColor: '#212529', backgroundColor: '#212529', pointRadius: 5, borderWidth: 1 },
         { label: 'trials', data: reached.map((t) => ({ x: t.batch_size, y: t[key], n: t.number })), showLine: false, pointRadius: 2.5, backgroundColor: reached.map((t) => ctx.color(t.batch_size)), borderColor: 'transparent' },
       ];
       if (an && Array.isArray(an[fitKey]) && an[fitKey].length)
@@ -302,7 +323,9 @@
     const an = analysisOf(m);
     const c = card(root, 'noise-scale', 'Gradient noise scale B_simple over training',
       'B_simple = tr(Σ)/|G|² (McCandlish et al. 2018) as the trainer measured it, per trial, against samples seen; ' +
-      (an && finite(an.b_crit) ? `dashed: the fitted B_crit = ${fmt(an.b_crit)}.` : 'no fitted B_crit to compare with (see above).'));
+      (an && finite(an.b_crit) ? `dashed: the fitted B_crit = ${fmt(an.b_crit, 3)}.` : 'no fitted B_crit to compare with (see above).') +
+      (an && an.noise && finite(an.noise.median_at_target) ? ` Median B_simple where the COMPLETE trials reached the target: ${fmt(an.noise.median_at_target, 3)} ` +
+        `(${an.noise.trials} trials, range ${fmt(an.noise.lo, 3)} to ${fmt(an.noise.hi, 3)})${finite(an.noise.ratio_to_b_crit) ? `, ${fmt(an.noise.ratio_to_b_crit, 3)} x B_crit` : ''}.` : ''));
     c.append(batchLegend(ctx));
     const withNoise = m.trials.filter((t) => m.curves[t.number] && m.curves[t.number].noise_scale.some((v) => finite(v) && v > 0));
     if (!withNoise.length) return emptyNote(c, 'noise-scale', 'no trial reported grad_noise_scale (the embedded trainer does, with noise_scale_every > 0)');
@@ -344,7 +367,7 @@
     });
     const o2 = baseOptions('ranks', 'samples/s', 'logarithmic', 'linear');
     o2.scales.y2 = { type: 'linear', position: 'right', min: 0, suggestedMax: 1.1, title: { display: true, text: 'scaling efficiency' }, grid: { drawOnChartArea: false } };
-    o2.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+    o2.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12, filter: (item) => !item.text.endsWith(' efficiency') } };
     o2.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${fmt(it.parsed.y)}${finite(it.raw.eff) ? ' (efficiency ' + fmt(it.raw.eff, 3) + ')' : ''}` };
     chart(state, grid, 'throughput-ranks', { type: 'scatter', data: { datasets }, options: o2 });
   }
@@ -384,7 +407,7 @@
       const vals = rows.map(ax.key).filter((v) => v !== undefined && v !== null);
       const numeric = vals.length && vals.every(finite);
       if (numeric) {
-        const lo = Math.min(...vals), hi = Math.max(...vals);
+        const [lo, hi] = minMax(vals);
         const log = lo > 0 && hi / lo >= 10;
         const f = log ? Math.log : (v) => v;
         ax.pos = (v) => (finite(v) ? (hi > lo ? (f(v) - f(lo)) / (f(hi) - f(lo)) : 0.5) : null);
@@ -396,18 +419,21 @@
       }
     }
     const vs = rows.map((t) => t.value);
-    const vlo = Math.min(...vs), vhi = Math.max(...vs);
+    const [vlo, vhi] = minMax(vs);
     const goodness = (v) => { const f = vhi > vlo ? (v - vlo) / (vhi - vlo) : 1; return m.study.objective_mode === 'max' ? f : 1 - f; };
-    const datasets = rows.map((t) => {
+    // Better trials drawn last, on top.
+    const ordered = rows.slice().sort((a, b) => goodness(a.value) - goodness(b.value) || a.number - b.number);
+    const datasets = ordered.map((t) => {
       const g = goodness(t.value);
       return { label: trialLabel(t), trial: t.number, data: axes.map((ax, i) => ({ x: i, y: ax.pos(ax.key(t)) })),
         borderColor: `hsla(${Math.round(50 + 190 * g)}, 75%, ${Math.round(62 - 30 * g)}%, ${rows.length > 100 ? 0.45 : 0.8})`,
         borderWidth: 1.2, pointRadius: 0, spanGaps: false, hidden: isHidden(state, t) };
     });
     const opts = baseOptions('', '');
-    opts.scales.x = { type: 'linear', min: -0.05, max: axes.length - 0.95, grid: { display: false },
+    opts.layout = { padding: { left: 36, right: 36, top: 14, bottom: 4 } };
+    opts.scales.x = { type: 'linear', min: 0, max: axes.length - 1, grid: { display: false },
       ticks: { stepSize: 1, autoSkip: false, callback: (v) => (Number.isInteger(v) && axes[v] ? axes[v].name : '') } };
-    opts.scales.y = { type: 'linear', min: -0.04, max: 1.04, display: false };
+    opts.scales.y = { type: 'linear', min: -0.02, max: 1.02, display: false };
     opts.plugins.dlsweepAxes = { axes };
     opts.plugins.tooltip.callbacks = { label: (it) => it.dataset.label };
     opts.interaction = { mode: 'nearest', intersect: false, axis: 'xy' };
@@ -417,17 +443,20 @@
   // ---- 8. Pareto front
   function pareto(state, root, m, ctx) {
     const c = card(root, 'pareto', 'Time to target vs compute (Pareto front)',
-      'Compute = rank-seconds to target (ranks x time to target). The line joins the trials no other trial beats on both.');
+      'Compute = rank-seconds to target (ranks x time to target). The line joins the trials no other trial beats on both ' +
+      '(the Pareto front): left of it nothing is faster for the same compute.');
+    c.append(batchLegend(ctx));
     const reached = m.trials.filter((t) => finite(t.time_to_target_s) && finite(t.rank_seconds_to_target));
     if (!reached.length) return emptyNote(c, 'pareto', 'no trial has reached the target yet');
     const front = new Set(m.pareto);
+    const others = reached.filter((t) => !front.has(t.number));
     const byNumber = new Map(m.trials.map((t) => [t.number, t]));
     const opts = baseOptions('rank-seconds to target', 'time to target (s)', 'logarithmic', 'logarithmic');
     opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
     opts.plugins.tooltip.callbacks = { label: (it) => `trial #${it.raw.n}: ${fmt(it.parsed.y)} s, ${fmt(it.parsed.x)} rank-s` };
     chart(state, c, 'pareto', { type: 'scatter', options: opts, data: { datasets: [
       { label: 'Pareto front', data: m.pareto.map((n) => byNumber.get(n)).map((t) => ({ x: t.rank_seconds_to_target, y: t.time_to_target_s, n: t.number })), showLine: true, borderColor: '#212529', backgroundColor: '#212529', pointRadius: 5 },
-      { label: 'other trials', data: reached.filter((t) => !front.has(t.number)).map((t) => ({ x: t.rank_seconds_to_target, y: t.time_to_target_s, n: t.number })), backgroundColor: '#adb5bd', borderColor: 'transparent', pointRadius: 3 },
+      { label: 'other trials (colour: batch size)', data: others.map((t) => ({ x: t.rank_seconds_to_target, y: t.time_to_target_s, n: t.number })), backgroundColor: others.map((t) => ctx.color(t.batch_size)), borderColor: 'transparent', pointRadius: 3 },
     ] } });
   }
 

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "analysis/load.hpp"
+#include "report/report_analysis.hpp"
 #include "report/report_stats.hpp"
 
 namespace dlsweep::report {
@@ -267,8 +269,11 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   }
   model["varying_params"] = varying;
   model["importance"] = importance_json(*sums, varying);
-  model["analysis"] = {{"available", false},
-                       {"reason", "the batch-size model (fitted S(B), E(B), B_crit, regimes) is not in this build"}};
+  // The batch-size model comes from analysis/, which reads the same read-only Storage.
+  if (auto data = analysis::load_study(storage, study_name); data)
+    model["analysis"] = analysis_model(*data);
+  else
+    model["analysis"] = {{"available", false}, {"reason", data.error().message()}};
   return model;
 }
 

@@ -184,10 +184,42 @@ async function main() {
   })()` });
   result.rerender = again.exceptionDetails ? { error: again.exceptionDetails.exception?.description } : JSON.parse(again.result.value);
 
+  // The user's toggles: hiding a state hides its trials' lines; sorting the table by the
+  // objective puts the lowest value first; both undone afterwards (the screenshot is as loaded).
+  const act = await s('Runtime.evaluate', { returnByValue: true, expression: `(() => {
+    const out = {};
+    const conv = document.querySelector('canvas[data-chart="convergence-step"]');
+    const hidden = () => (conv ? Chart.getChart(conv).data.datasets.filter((d) => d.hidden).length : null);
+    const box = document.querySelector('input[data-state-toggle="COMPLETE"]');
+    if (box) { box.click(); out.hidden_complete = hidden(); box.click(); out.hidden_after_restore = hidden(); }
+    const th = (k) => document.querySelector('table.trials th[data-key="' + k + '"]');
+    if (th('value')) {
+      th('value').click();
+      const row = document.querySelector('table.trials tbody tr');
+      out.sorted_first_value = row ? row.children[[...th('value').parentNode.children].indexOf(th('value'))].textContent : null;
+      th('number').click();
+      out.first_number_after_restore = document.querySelector('table.trials tbody tr').children[1].textContent;
+    }
+    return JSON.stringify(out);
+  })()` });
+  result.interaction = act.exceptionDetails ? { error: act.exceptionDetails.exception?.description } : JSON.parse(act.result.value);
+
   await s('Emulation.setDeviceMetricsOverride', { width: 1440, height: Math.min(Math.max(1000, result.height), 16000), deviceScaleFactor: 1, mobile: false });
   await sleep(300);
   const shot = await s('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true });
   fs.writeFileSync(shotPath, Buffer.from(shot.data, 'base64'));
+  // $DLSWEEP_SHOT_CARDS=DIR: also one PNG per chart card (to look at a chart at full size).
+  const cardDir = process.env.DLSWEEP_SHOT_CARDS;
+  if (cardDir) {
+    fs.mkdirSync(cardDir, { recursive: true });
+    const boxes = await s('Runtime.evaluate', { returnByValue: true, expression: `JSON.stringify([...document.querySelectorAll('section.card')].map((c) => {
+      const r = c.getBoundingClientRect(); return { id: c.id, x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height }; }))` });
+    for (const b of JSON.parse(boxes.result.value)) {
+      const part = await s('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true,
+        clip: { x: b.x, y: b.y, width: b.width, height: Math.min(b.height, 1400), scale: 1 } });
+      fs.writeFileSync(path.join(cardDir, b.id + '.png'), Buffer.from(part.data, 'base64'));
+    }
+  }
   result.errors = errors;
   result.requests = requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'));
   process.stdout.write(JSON.stringify(result) + '\n');

@@ -3,7 +3,8 @@
 // trainer on Fashion-MNIST. Each page: 0 console errors/exceptions/log errors, no network
 // request, no URL in the HTML, every chart with the expected number of datasets and points
 // (read through Chart.js's API), a re-render (what serve does) that keeps the same charts,
-// and a screenshot in build/tests/report/screenshots/ to look at.
+// and a screenshot in build/tests/report/screenshots/ to look at (with the page beside it;
+// DLSWEEP_SHOT_CARDS=DIR adds one PNG per chart card).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/load.hpp"
+#include "analysis/target_table.hpp"
 #include "chromium_support.hpp"
 #include "db/storage.hpp"
 #include "synthetic_study.hpp"
@@ -41,6 +44,8 @@ json report_in_chromium(const fs::path& db, const std::string& study, const fs::
   const std::string page((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   CHECK(page.find("http://") == std::string::npos);
   CHECK(page.find("https://") == std::string::npos);
+  // The page is kept beside its screenshot (build dir), for a person to open.
+  fs::copy_file(html, shot_dir() / fs::path(shot).replace_extension(".html"), fs::copy_options::overwrite_existing);
   json probe = check_in_chromium(html, shot_dir() / shot);
   INFO("probe: " << probe.dump());
   CHECK(probe["errors"] == json::array());
@@ -77,8 +82,8 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
   {
     auto s = db::Storage::open_readwrite(db);
     REQUIRE(s);
-    for (auto [name, n] : {std::pair<const char*, int>{"zero", 0}, {"one", 1}, {"five-hundred", 500}}) {
-      auto st = write_synthetic_study(**s, name, n);
+    for (auto [name, n] : {std::pair<const char*, int>{"zero", 0}, {"one", 1}, {"five-hundred", 500}, {"no-target", 40}}) {
+      auto st = write_synthetic_study(**s, name, n, std::string(name) != "no-target");
       INFO((st ? "" : st.error().message()));
       REQUIRE(st);
       studies[name] = *st;
@@ -92,6 +97,15 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     for (const char* id : {"convergence", "steps-to-target", "time-to-target", "noise-scale", "throughput-batch", "lr",
                            "parallel", "pareto", "history", "importance", "trials"})
       CHECK(p["empty"].contains(id));
+  }
+
+  SECTION("no objective target: the to-target charts say so, the others draw") {
+    json p = report_in_chromium(db, "no-target", dir, "synthetic-no-target.png");
+    for (const char* id : {"steps-to-target", "time-to-target", "pareto"}) CHECK(p["empty"].contains(id));
+    std::size_t with_curve = 0;
+    for (const auto& t : studies["no-target"].trials) with_curve += t.records > 0;
+    CHECK(sizes(p, "convergence-step").size() == with_curve);
+    CHECK(p["table_rows"] == 40);
   }
 
   SECTION("1 trial") {
@@ -123,11 +137,16 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     REQUIRE(states.size() == 6);
     for (const char* id : {"convergence-step", "convergence-samples", "convergence-wall", "noise-scale"})
       CHECK(sizes(p, id) == curve_sizes);
-    auto stt = sizes(p, "steps-to-target");
-    REQUIRE(stt.size() >= 2);
-    CHECK(stt[0] == reached_batches.size());  // best per batch
-    CHECK(stt[1] == reached);                 // every trial that reached the target
-    CHECK(sizes(p, "samples-to-target")[1] == reached);
+    // The fitted points are analysis/'s (best seed group of COMPLETE trials per batch), then
+    // every trial that reached the target, then the fitted curve (61 points).
+    auto ro = db::Storage::open_readonly(db);
+    REQUIRE(ro);
+    auto data = analysis::load_study(**ro, "five-hundred");
+    REQUIRE(data);
+    const std::size_t fitted_points = analysis::target_table(*data).reaching_rows().size();
+    CHECK(fitted_points == 10);
+    CHECK(sizes(p, "steps-to-target") == std::vector<std::size_t>{fitted_points, reached, 61});
+    CHECK(sizes(p, "samples-to-target") == std::vector<std::size_t>{fitted_points, reached, 61});
     CHECK(sizes(p, "time-to-target") == std::vector<std::size_t>{reached_batches.size(), reached});
     CHECK(total(sizes(p, "pareto")) == reached);
     CHECK(sizes(p, "history") == std::vector<std::size_t>{complete, complete});
@@ -139,6 +158,18 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     CHECK(sizes(p, "parallel") == std::vector<std::size_t>(with_value, 6));
     CHECK_FALSE(sizes(p, "importance").empty());
     CHECK(p["table_rows"] == 500);
+    // Unticking COMPLETE hides exactly the COMPLETE trials' lines; ticking it shows them again.
+    std::size_t complete_curves = 0;
+    double lowest = 1;
+    for (const auto& t : syn.trials) {
+      complete_curves += t.state == TrialState::complete && t.records > 0;
+      if (t.records > 0) lowest = std::min(lowest, t.last_value);
+    }
+    CHECK(p["interaction"]["hidden_complete"] == complete_curves);
+    CHECK(p["interaction"]["hidden_after_restore"] == 0);
+    // Sorting by the objective puts the lowest value first (shown with 4 significant digits).
+    CHECK(std::stod(p["interaction"]["sorted_first_value"].get<std::string>()) == Approx(lowest).epsilon(1e-3));
+    CHECK(p["interaction"]["first_number_after_restore"] == "0");
     CHECK(p["table_dom_rows"] == 500);
   }
   fs::remove_all(dir);
@@ -185,6 +216,17 @@ fixed: {base_batch: 128, lr_rule: sqrt, warmup_epochs: 0.5, decay: cosine, seed:
   CHECK(sizes(p, "noise-scale").size() == 6);
   CHECK(sizes(p, "parallel") == std::vector<std::size_t>(6, 3));  // base_lr, batch_size, val_acc
   if (reached > 0) CHECK(sizes(p, "time-to-target") == std::vector<std::size_t>{reached_batches.size(), reached});
+  // With 3 batch sizes reaching the target the model is fitted (a curve of 61 points); with
+  // fewer the chart shows the measured points alone.
+  auto data = analysis::load_study(**s, "report-real");
+  REQUIRE(data);
+  const std::size_t fitted_points = analysis::target_table(*data).reaching_rows().size();
+  if (reached > 0) {
+    auto stt = sizes(p, "steps-to-target");
+    CHECK(stt[0] == fitted_points);
+    CHECK(stt[1] == reached);
+    CHECK(stt.size() == (fitted_points >= 3 ? 3u : 2u));
+  }
   CHECK(p["table_rows"] == 6);
   fs::remove_all(dir);
 }

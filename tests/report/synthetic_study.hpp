@@ -44,9 +44,10 @@ inline TrialState state_of(std::int64_t i, std::int64_t n) {
   return TrialState::complete;
 }
 
-/// Writes the study `name` with n trials into a read-write Storage. Aborts the test (via the
-/// returned Result's error) on any database error.
-inline Result<SynthStudy> write_synthetic_study(db::Storage& s, const std::string& name, std::int64_t n) {
+/// Writes the study `name` with n trials into a read-write Storage (without an objective
+/// target when !with_target). Any database error is returned.
+inline Result<SynthStudy> write_synthetic_study(db::Storage& s, const std::string& name, std::int64_t n,
+                                                bool with_target = true) {
   db::NewStudy ns;
   ns.name = name;
   ns.spec_json = nlohmann::json{{"name", name}}.dump();
@@ -54,7 +55,7 @@ inline Result<SynthStudy> write_synthetic_study(db::Storage& s, const std::strin
   ns.root_dir = "runs/" + name;
   ns.objective_metric = "val_acc";
   ns.objective_mode = "max";
-  ns.objective_target = 0.88;
+  if (with_target) ns.objective_target = 0.88;
   auto sid = s.create_study(ns);
   if (!sid) return std::unexpected(sid.error());
   SynthStudy out;
@@ -108,7 +109,7 @@ inline Result<SynthStudy> write_synthetic_study(db::Storage& s, const std::strin
                    {"samples_per_s", tput},
                    {"grad_noise_scale", 150.0 + 1500.0 * static_cast<double>(k) / 20.0},
                    {"batch_size", t.batch}};
-      if (t.first_reached < 0 && acc >= out.target) t.first_reached = k;
+      if (with_target && t.first_reached < 0 && acc >= out.target) t.first_reached = k;
       t.last_value = acc;
       recs.push_back(std::move(r));
     }
