@@ -91,6 +91,15 @@ struct ReportArgs {
 };
 int cmd_report(const ReportArgs& a);
 
+struct ServeArgs {
+  std::string db;
+  std::string bind = "127.0.0.1";
+  unsigned short port = 8080;
+  int max_connections = 256;  ///< more get 503
+  bool verbose = false;       ///< one stderr line per response
+};
+int cmd_serve(const ServeArgs& a);
+
 /// Where `dlsweep-train` is: $DLSWEEP_TRAIN, else beside this executable, else on PATH.
 std::string locate_train_binary();
 

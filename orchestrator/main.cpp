@@ -80,7 +80,14 @@ int main(int argc, char** argv) try {
   rp->add_option("study", report.study, "study name")->required();
   rp->add_option("-o,--output", report.output, "where to write it (default STUDY-report.html; - for stdout)");
 
-  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp}) sub->fallthrough();
+  ServeArgs serve;
+  auto* sv = app.add_subcommand("serve", "the live view: every study of the database in a browser, updating while sweeps run (read-only)");
+  sv->add_option("--bind", serve.bind, "address to listen on (default 127.0.0.1: this machine only; see README for the SSH tunnel)");
+  sv->add_option("--port", serve.port, "TCP port (default 8080; 0: any free port)");
+  sv->add_option("--max-connections", serve.max_connections, "connections served at once; more get 503 (default 256)");
+  sv->add_flag("--verbose", serve.verbose, "log every response to stderr");
+
+  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp, sv}) sub->fallthrough();
 
   ExportArgs exp;
   auto* ex = app.add_subcommand("export", "a study as CSV for pandas/polars: one row per trial, or --curves (read-only)");
@@ -108,6 +115,7 @@ int main(int argc, char** argv) try {
   exp.db = db;
   plan.db = db;
   report.db = db;
+  serve.db = db;
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
@@ -118,6 +126,7 @@ int main(int argc, char** argv) try {
   if (*c) return cmd_cancel(cancel);
   if (*ex) return cmd_export(exp);
   if (*rp) return cmd_report(report);
+  if (*sv) return cmd_serve(serve);
   return exit_code::usage;
 } catch (const std::exception& e) {
   fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());

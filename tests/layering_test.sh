@@ -26,7 +26,8 @@ check schedulers common
 check trainer common
 check analysis common db
 check report common db analysis
-check orchestrator common db search schedulers analysis report
+check serve common db report
+check orchestrator common db search schedulers analysis report serve
 # analysis/ reads the database in one thin file (load.*); everything else in it is pure.
 while IFS= read -r f; do
   echo "layering: $f includes db/ (in analysis/ only load.hpp/load.cpp may)" >&2

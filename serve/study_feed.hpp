@@ -1,0 +1,81 @@
+// study_feed.hpp — the database side of `dlsweep serve`: the JSON documents the endpoints
+// answer with, read through a read-only connection and cached.
+//
+// Invariants:
+//  - The connection is db::Storage::open_readonly (SQLITE_OPEN_READONLY + query_only): no
+//    endpoint can write. In WAL mode (the orchestrator always turns it on) readers never
+//    block the writer, and each document is built from short autocommit reads, so no read
+//    transaction is held between requests.
+//  - A document is rebuilt only when the database changed (PRAGMA data_version on this
+//    connection moved) and no more often than once per `min_rebuild_s` per document, so
+//    any number of pollers costs the database at most one build per document per period.
+//  - Not thread-safe: one thread (the server's database thread) calls it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.hpp"
+#include "db/storage.hpp"
+
+namespace dlsweep::serve {
+
+using Document = std::shared_ptr<const std::string>;
+
+/// What the server asks the database side for. StudyFeed is the real one; tests use fakes.
+class FeedSource {
+ public:
+  virtual ~FeedSource() = default;
+  /// JSON array: one object per study in the database.
+  virtual Result<Document> studies() = 0;
+  /// One study's report data as JSON; nullopt when there is no study of that name.
+  virtual Result<std::optional<Document>> study(const std::string& name) = 0;
+};
+
+/// Builds one study's document (the report's data model) from a read-only Storage.
+using DocBuilder = std::function<Result<nlohmann::json>(const db::Storage&, const db::StudyRow&)>;
+
+/// The report's model of the study (report/report_model.hpp): what render.js draws.
+Result<nlohmann::json> report_document(const db::Storage& storage, const db::StudyRow& study);
+
+class StudyFeed final : public FeedSource {
+ public:
+  using Clock = std::function<double()>;  ///< seconds, monotonic
+
+  /// `builder` empty: report_document.
+  StudyFeed(std::unique_ptr<db::Storage> storage, DocBuilder builder = {}, double min_rebuild_s = 0.5,
+            Clock clock = {});
+
+  Result<Document> studies() override;
+  Result<std::optional<Document>> study(const std::string& name) override;
+
+  /// How many documents were built (cache misses), for tests and the load bench.
+  std::uint64_t builds() const { return builds_; }
+
+ private:
+  struct Entry {
+    Document doc;
+    std::int64_t version = -1;
+    double built_at = 0;
+  };
+  Result<std::int64_t> data_version() const;
+  /// True if `e` may be answered as is.
+  bool fresh(const Entry& e, std::int64_t version) const;
+
+  std::unique_ptr<db::Storage> storage_;
+  DocBuilder builder_;
+  double min_rebuild_s_;
+  Clock clock_;
+  Entry studies_;
+  std::map<std::string, Entry> per_study_;
+  std::uint64_t builds_ = 0;
+};
+
+}  // namespace dlsweep::serve

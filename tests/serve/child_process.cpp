@@ -1,0 +1,88 @@
+// child_process.cpp — see child_process.hpp.
+#include "child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace dlsweep::serve::testing {
+
+Child::Child(const std::vector<std::string>& argv, const std::filesystem::path& out, const std::filesystem::path& err,
+             const std::filesystem::path& cwd, const std::vector<std::string>& env) {
+  pid_ = ::fork();
+  if (pid_ != 0) return;
+  int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int n = ::open("/dev/null", O_RDONLY);
+  if (o < 0 || e < 0 || n < 0) ::_exit(127);
+  ::dup2(n, 0);
+  ::dup2(o, 1);
+  ::dup2(e, 2);
+  ::setpgid(0, 0);  // its own group: a signal to the child reaches its children too
+  if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(127);
+  for (const auto& kv : env) ::putenv(const_cast<char*>(kv.c_str()));
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  ::_exit(127);
+}
+
+Child::~Child() {
+  if (pid_ > 0 && running()) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    wait(30);
+  }
+}
+
+bool Child::running() {
+  if (pid_ <= 0 || code_ >= 0) return false;
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == 0) return true;
+  code_ = r == pid_ ? (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) : 255;
+  return false;
+}
+
+int Child::wait(double timeout_s) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (running()) {
+    if (std::chrono::steady_clock::now() > end) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return code_;
+}
+
+void Child::signal(int sig) {
+  if (pid_ > 0 && code_ < 0) ::kill(pid_, sig);
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+unsigned short wait_for_port(const std::filesystem::path& out, Child& server, double timeout_s) {
+  static const std::regex url(R"(http://127\.0\.0\.1:([0-9]+)/)");
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < end && server.running()) {
+    std::smatch m;
+    std::string text = slurp(out);
+    if (std::regex_search(text, m, url)) return static_cast<unsigned short>(std::stoi(m[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
+}  // namespace dlsweep::serve::testing
