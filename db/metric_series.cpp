@@ -6,9 +6,9 @@
 
 namespace dlsweep::db {
 
-Result<std::vector<MetricPoint>> Storage::metric_series(std::int64_t study_id,
+Result<std::vector<SeriesPoint>> Storage::metric_series(std::int64_t study_id,
                                                        const std::vector<std::string>& names) const {
-  std::vector<MetricPoint> out;
+  std::vector<SeriesPoint> out;
   if (names.empty()) return out;
   // The names go in as one JSON array bound to ?2 (json_each), so any count is one statement.
   std::string list = "[";
@@ -30,7 +30,7 @@ Result<std::vector<MetricPoint>> Storage::metric_series(std::int64_t study_id,
     auto row = st->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) break;
-    MetricPoint p;
+    SeriesPoint p;
     p.trial_id = st->int64(0);
     p.seq = st->int64(1);
     p.step = st->int64(2);

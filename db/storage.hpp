@@ -145,7 +145,7 @@ struct CurvePoint {
 };
 
 /// One metric value of one eval/final record (metric_series).
-struct MetricPoint {
+struct SeriesPoint {
   std::int64_t trial_id = 0;
   std::int64_t seq = 0;
   std::int64_t step = 0;
@@ -234,7 +234,7 @@ class Storage {
   /// Every value of the metrics in `names` in the eval/final records of the current attempt
   /// of each of the study's trials (any state), ordered by trial id then seq: the curves of
   /// a report. Metrics not in `names` are not read.
-  Result<std::vector<MetricPoint>> metric_series(std::int64_t study_id, const std::vector<std::string>& names) const;
+  Result<std::vector<SeriesPoint>> metric_series(std::int64_t study_id, const std::vector<std::string>& names) const;
   /// Counts by state for one study.
   Result<std::vector<std::pair<std::string, std::int64_t>>> state_counts(std::int64_t study_id) const;
   /// Runs one read-only statement; refuses anything that would write.
