@@ -61,8 +61,10 @@ TEST_CASE("the median pruner stops trials that fall behind and records them PRUN
   auto why = run_dlsweep(db, {"query", "SELECT message, exit_code FROM trials WHERE number = 2", "--format", "csv"}, dir);
   // Pruned at the first evaluation the orchestrator reads past warmup (epoch 1 on an idle
   // machine, a little later under load).
-  CHECK(why.out.find("\npruned at epoch ") != std::string::npos);
-  CHECK(why.out.find("best loss 3 is worse than the median 1.5 of 2 completed trial(s) by then") != std::string::npos);
+  // The message has commas, so the CSV cell is quoted.
+  CHECK(why.out.find("\n\"pruned at epoch ") != std::string::npos);
+  CHECK(why.out.find("(loss, median pruner): best 3 is worse than the median 1.5 of 2 completed trial(s) by then") !=
+        std::string::npos);
   CHECK(why.out.find(",75\n") != std::string::npos);
   // Stopped early: a full trial reports up to epoch 5.
   auto n = run_dlsweep(db, {"query",
@@ -84,5 +86,6 @@ TEST_CASE("pruner group_by: a trial is judged only against completed trials of i
   // Ungrouped, trials 3-5 (loss 11-13) would all be pruned against the median 1.5 of group 1.
   CHECK(states == "number,state\n0,COMPLETE\n1,COMPLETE\n2,PRUNED\n3,COMPLETE\n4,COMPLETE\n5,PRUNED\n");
   auto why = run_dlsweep(db, {"query", "SELECT message FROM trials WHERE number = 5", "--format", "csv"}, dir);
-  CHECK(why.out.find("worse than the median 11.5 of 2 completed trial(s) with g=2 by then") != std::string::npos);
+  CHECK(why.out.find("worse than the median 11.5 of 2 completed trial(s) by then (among trials with g=2)") !=
+        std::string::npos);
 }
