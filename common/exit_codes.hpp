@@ -16,6 +16,7 @@ inline constexpr int bad_input = 2;      ///< rejected its parameters or data: d
 inline constexpr int diverged = 3;       ///< loss became NaN/inf: deterministic with the same params, never retried
 inline constexpr int internal = 70;      ///< dlsweep-train's own bug (EX_SOFTWARE)
 inline constexpr int stopped = 75;       ///< stopped on request or by signal after a checkpoint; resumable (EX_TEMPFAIL)
+inline constexpr int setup_failed = 78;  ///< Slurm: a backend.setup line failed before the trial started (EX_CONFIG): never retried
 inline constexpr int not_executable = 126;  ///< shell: the program exists but cannot be run: never retried
 inline constexpr int not_found = 127;    ///< shell: the program or script does not exist: never retried
 }  // namespace trial

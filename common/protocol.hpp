@@ -38,12 +38,19 @@ inline constexpr const char* kControlFile = "control.json";
 inline constexpr const char* kCheckpointDir = "checkpoints";
 inline constexpr const char* kStdoutFile = "stdout.log";
 inline constexpr const char* kStderrFile = "stderr.log";
+/// Created in the trial directory by a program that handles SIGUSR2 (dlsweep_trial's
+/// on_preempt): only then does a Slurm time-limit warning reach a `command` trial.
+inline constexpr const char* kPreemptHandlerFile = "preempt_handler";
+/// Environment: `<study>-<trial number>`, a run name for W&B / TensorBoard.
+inline constexpr const char* kEnvRunName = "DLSWEEP_RUN_NAME";
 
 /// Exit status of a trial that finished its work.
 inline constexpr int kExitDone = exit_codes::trial::done;
 /// Exit status of a trial that stopped on request (control.json) or on SIGTERM/SIGUSR2
 /// after writing a checkpoint; it can be resumed. (75 is EX_TEMPFAIL in sysexits.h.)
 inline constexpr int kExitStopped = exit_codes::trial::stopped;
+/// Exit status of a Slurm batch script whose backend.setup line failed.
+inline constexpr int kExitSetupFailed = exit_codes::trial::setup_failed;
 
 enum class RecordKind { eval, checkpoint, final, log };
 std::string_view to_string(RecordKind k);

@@ -84,6 +84,8 @@ const std::vector<ParamInfo>& table() {
       {"larc_eps", T::number, 1e-8, {}, 0, 1, false, "added to the LARC trust-ratio denominator"},
       {"seed", T::integer, 0, {}, 0, 4294967295.0, false, "seed of init and data order"},
       {"threads", T::integer, 1, {}, 1, 1024, false, "compute threads per rank"},
+      {"ranks", T::integer, 1, {}, 1, 1048576, false,
+       "MPI ranks of the trial: dlsweep launches this many (use instead of trial.ranks to search over it)"},
       {"comm", T::string, "auto", {"auto", "local", "mpi", "nccl", "nccl-hierarchical"}, 0, 0, false,
        "collectives: mpi when started by mpirun/srun with more than one rank (auto), or forced; nccl "
        "(CUDA builds; README \"GPU\")"},

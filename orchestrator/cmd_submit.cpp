@@ -144,7 +144,8 @@ Status preflight(const StudySpec& spec, const EngineOptions& opts) {
     boost::asio::io_context io;
     auto backend = make_backend(io, spec, study_root);
     if (!backend) return std::unexpected(backend.error());
-    return (*backend)->preflight(build_job(spec, opts.train_binary, 0, 0, 0, trial_dir_for(opts.runs_dir, spec.name, 0)));
+    return (*backend)->preflight(build_job(spec, opts.train_binary, 0, 0, 0, trial_dir_for(opts.runs_dir, spec.name, 0),
+                                           largest_shape_params(spec)));
   }();
   if (!st) {
     std::error_code ec;

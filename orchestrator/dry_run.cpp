@@ -38,7 +38,7 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
     auto params = sampler->next(n, history);
     if (!params) break;
     params_lines += params->dump() + "\n";
-    jobs.push_back(build_job(spec, train_binary, n, n, 0, trial_dir_for(runs_dir, spec.name, n)));
+    jobs.push_back(build_job(spec, train_binary, n, n, 0, trial_dir_for(runs_dir, spec.name, n), *params));
   }
   if (auto st = write_file_atomic(out / "params.jsonl", params_lines); !st) {
     fmt::print(stderr, "error: {}\n", st.error().message());
@@ -62,7 +62,11 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
     batch.study = spec.name;
     batch.tag = "dry-run";
     batch.script_dir = o.script_dir;
-    batch.ranks = spec.trial.ranks;
+    batch.ranks = jobs.empty() ? spec.trial.ranks : jobs.front().ranks;  // one script: the first trial's shape
+    if (!jobs.empty()) {
+      batch.launcher = jobs.front().launcher;
+      batch.warn_always = jobs.front().warn_always;
+    }
     batch.time_limit_min = spec.trial.timeout_s > 0 ? static_cast<int>(std::ceil(spec.trial.timeout_s / 60.0)) : 0;
     batch.throttle = o.max_concurrent;
     for (const auto& j : jobs) batch.tasks.push_back({j.token(), j.workdir, j.argv, j.env});

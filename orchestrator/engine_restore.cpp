@@ -180,7 +180,7 @@ bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const 
   // From the start of the file: ingestion is idempotent, and the trial's best value so far
   // is rebuilt on the way.
   live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
-  auto id = backend_.adopt(build_job(spec_, options_.train_binary, row.id, row.number, row.attempt, row.trial_dir), native_id);
+  auto id = backend_.adopt(build_job(spec_, options_.train_binary, row.id, row.number, row.attempt, row.trial_dir, row.params), native_id);
   if (!id) {
     progress_.event(fmt::format("trial {}: cannot follow job {}: {}; requeuing it", row.number, native_id,
                                 id.error().message()),

@@ -20,6 +20,8 @@ FailureVerdict classify_failure(sched::JobEventKind kind, int exit_code, int sig
     case trial_exit::not_executable: return {false, "program or script not executable (exit 126)"};
     case trial_exit::not_found: return {false, "program or script not found (exit 127)"};
     case trial_exit::stopped: return {true, "stopped unasked (exit 75)"};
+    case trial_exit::setup_failed:
+      return {false, "a backend.setup line failed before the trial started (exit 78; stderr.log names it)"};
     default: return {true, fmt::format("exit code {}", exit_code)};
   }
 }

@@ -1,5 +1,6 @@
 #include "orchestrator/job_builder.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,8 +27,27 @@ std::vector<std::string> expand_placeholders(const std::vector<std::string>& arg
 
 }  // namespace
 
+int trial_ranks(const StudySpec& spec, const nlohmann::json& params) {
+  if (params.is_object())
+    if (auto it = params.find("ranks"); it != params.end() && it->is_number_integer() && it->get<std::int64_t>() >= 1)
+      return static_cast<int>(std::min<std::int64_t>(it->get<std::int64_t>(), 1 << 20));
+  return spec.trial.ranks;
+}
+
+nlohmann::json largest_shape_params(const StudySpec& spec) {
+  std::int64_t most = 0;
+  for (const auto& d : spec.space.dims) {
+    if (d.name != "ranks") continue;
+    if (d.kind == search::Dimension::Kind::int_range) most = d.int_high;
+    for (const auto& v : d.choices)
+      if (v.is_number_integer()) most = std::max(most, v.get<std::int64_t>());
+  }
+  if (most < 1) return nlohmann::json::object();
+  return {{"ranks", most}};
+}
+
 sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, std::int64_t trial_id,
-                         std::int64_t number, int attempt, const fs::path& trial_dir) {
+                         std::int64_t number, int attempt, const fs::path& trial_dir, const nlohmann::json& params) {
   std::error_code ec;
   std::string study_dir = fs::absolute(fs::path(spec.source), ec).parent_path().string();
   std::string dir = fs::absolute(trial_dir, ec).string();
@@ -43,7 +63,11 @@ sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, st
   job.env[protocol::kEnvTrialId] = std::to_string(number);
   job.env[protocol::kEnvAttempt] = std::to_string(attempt);
   job.env[protocol::kEnvStudy] = spec.name;
-  job.ranks = spec.trial.ranks;
+  job.env[protocol::kEnvRunName] = spec.name + "-" + std::to_string(number);
+  job.ranks = trial_ranks(spec, params);
+  job.launcher = spec.trial.embedded ? "" : spec.trial.launcher;
+  // dlsweep-train handles the time-limit warning; another program gets it once it asks.
+  job.warn_always = spec.trial.embedded;
   job.timeout_s = spec.trial.timeout_s;
   return job;
 }

@@ -12,8 +12,17 @@
 namespace dlsweep::orch {
 
 /// `trial_id` is the database id (what the backend's events carry back); `number` is the
-/// trial number the user sees, exported as DLSWEEP_TRIAL_ID on every backend.
+/// trial number the user sees, exported as DLSWEEP_TRIAL_ID on every backend. `params`: the
+/// trial's parameters; a `ranks` parameter sets the trial's rank count (else trial.ranks).
 sched::JobSpec build_job(const StudySpec& spec, const std::filesystem::path& train_binary, std::int64_t trial_id,
-                         std::int64_t number, int attempt, const std::filesystem::path& trial_dir);
+                         std::int64_t number, int attempt, const std::filesystem::path& trial_dir,
+                         const nlohmann::json& params = nlohmann::json::object());
+
+/// Params that give the largest trial shape of the study (its most `ranks`), for the Slurm
+/// preflight; {} when ranks is not searched.
+nlohmann::json largest_shape_params(const StudySpec& spec);
+
+/// The trial's rank count: its `ranks` parameter if it has one, else trial.ranks.
+int trial_ranks(const StudySpec& spec, const nlohmann::json& params);
 
 }  // namespace dlsweep::orch

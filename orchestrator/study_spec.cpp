@@ -21,6 +21,7 @@
 #include "common/train_params.hpp"
 #include "orchestrator/study_space.hpp"
 #include "orchestrator/study_tree.hpp"
+#include "schedulers/launch.hpp"
 #include "search/conditional.hpp"
 
 namespace dlsweep::orch {
@@ -46,10 +47,11 @@ constexpr std::string_view kBackendKeys[] = {
     // kind: slurm only
     "driver", "slurm_conf", "partition", "account", "qos", "time", "nodes", "ntasks_per_node", "cpus_per_task",
     "gpus_per_node", "mem", "constraint", "extra_sbatch", "setup", "template", "signal_lead_s", "requeue",
-    "poll_min_s", "poll_max_s"};
+    "poll_min_s", "poll_max_s", "gpus_per_task", "cpus_per_gpu", "gpu_bind", "cpu_bind", "mpi"};
 constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
 constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
-constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "timeout", "max_retries", "env"};
+constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "env"};
+constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
 constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target"};
 constexpr std::string_view kModes[] = {"min", "max"};
 constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed"};
@@ -100,6 +102,7 @@ class StudyParser {
     spec_.space = std::move(space.space);
     check_search_fits_space(space.dim_paths);
     check_group_by();
+    check_ranks();
     spec_.runs_dir = "dlsweep-runs";
     if (Field d = StudyReader::field(root_, "runs_dir"))
       if (auto s = r_.string(d)) {
@@ -169,6 +172,11 @@ class StudyParser {
       else if (key == "ntasks_per_node") count(o.ntasks_per_node);
       else if (key == "cpus_per_task") count(o.cpus_per_task);
       else if (key == "gpus_per_node") text(o.gpus_per_node);
+      else if (key == "gpus_per_task") text(o.gpus_per_task);
+      else if (key == "cpus_per_gpu") count(o.cpus_per_gpu);
+      else if (key == "gpu_bind") text(o.gpu_bind);
+      else if (key == "cpu_bind") text(o.cpu_bind);
+      else if (key == "mpi") { if (auto v = r_.word(f, kMpiPlugins)) o.mpi = *v; }
       else if (key == "mem") text(o.mem);
       else if (key == "constraint") text(o.constraint);
       else if (key == "extra_sbatch") lines(o.extra_sbatch);
@@ -213,9 +221,20 @@ class StudyParser {
                "add `trainer: {model: mlp}` to run dlsweep-train, or `command: [prog, arg, ...]`");
     }
     spec_.trial.embedded = !command || trainer;
-    if (command && !trainer) read_command(command);
-    if (Field f = StudyReader::field(trial_, "ranks"))
+    if (command && !trainer) {
+      has_command_ = true;
+      read_command(command);
+    }
+    if (Field f = StudyReader::field(trial_, "ranks")) {
+      ranks_path_ = f.path;
       if (auto v = r_.integer(f, 1, kIntMax)) spec_.trial.ranks = int(*v);
+    }
+    if (Field f = StudyReader::field(trial_, "launcher")) {
+      if (auto v = r_.word(f, sched::kLaunchers)) spec_.trial.launcher = *v;
+      if (!has_command_)
+        r_.error(f.path, "the embedded trainer is launched by dlsweep (MPI)",
+                 "remove trial.launcher; it is for your own program (trial.command)");
+    }
     if (Field f = StudyReader::field(trial_, "timeout"))
       if (auto v = r_.number(f, 0, /*min_exclusive=*/true)) spec_.trial.timeout_s = *v;
     if (Field f = StudyReader::field(trial_, "max_retries"))
@@ -394,9 +413,84 @@ class StudyParser {
                  e.what, e.fix);
   }
 
+  // Ranks per trial: trial.ranks, or a `ranks` parameter (space or fixed), not both; and what
+  // the launcher and the Slurm request make of them, checked here rather than on the cluster.
+  void check_ranks() {
+    std::vector<std::int64_t> values;
+    std::string where = ranks_path_.empty() ? "trial.ranks" : ranks_path_;
+    bool from_param = false;
+    for (const auto& d : spec_.space.dims) {
+      if (d.name != "ranks") continue;
+      from_param = true;
+      where = "space.ranks";
+      if (d.kind == search::Dimension::Kind::choice) {
+        for (const auto& v : d.choices) {
+          if (!v.is_number_integer() || v.get<std::int64_t>() < 1) {
+            r_.error(where, fmt::format("ranks must be whole numbers >= 1, got {}", v.dump()), "write e.g. [1, 2, 4]");
+            return;
+          }
+          values.push_back(v.get<std::int64_t>());
+        }
+      } else if (d.kind == search::Dimension::Kind::int_range) {
+        if (d.int_low < 1) {
+          r_.error(where, "ranks must be >= 1", "start the range at 1 or more");
+          return;
+        }
+        for (auto v = d.int_low; v <= d.int_high && values.size() < 4096; v += std::max<std::int64_t>(1, d.int_step))
+          values.push_back(v);
+      } else {
+        r_.error(where, "ranks must be a list of whole numbers or an int range", "write e.g. ranks: [1, 2, 4]");
+        return;
+      }
+    }
+    if (auto it = spec_.space.fixed.find("ranks"); it != spec_.space.fixed.end()) {
+      from_param = true;
+      where = "fixed.ranks";
+      if (!it->is_number_integer() || it->get<std::int64_t>() < 1) {
+        r_.error(where, fmt::format("ranks must be a whole number >= 1, got {}", it->dump()), "write e.g. ranks: 2");
+        return;
+      }
+      values.push_back(it->get<std::int64_t>());
+    }
+    if (from_param && !ranks_path_.empty()) {
+      r_.error(ranks_path_, fmt::format("ranks is set both here and in {}", where),
+               "keep one: trial.ranks for every trial, or a `ranks` parameter to search over");
+      return;
+    }
+    if (!from_param) values.push_back(spec_.trial.ranks);
+    const auto& o = spec_.backend.slurm;
+    const bool slurm = spec_.backend.kind == "slurm";
+    const std::string& launcher = spec_.trial.launcher;
+    if (!slurm && launcher == "srun")
+      r_.error("trial.launcher", "srun starts ranks inside a Slurm allocation; the local backend has none",
+               "use launcher: mpirun or torchrun here, or backend.kind: slurm");
+    if (!slurm) return;
+    for (auto n : values) {
+      if (o.nodes > 0 && o.ntasks_per_node > 0 && n != std::int64_t(o.nodes) * o.ntasks_per_node) {
+        r_.error(where, fmt::format("{} ranks do not fit nodes: {} x ntasks_per_node: {} = {} tasks", n, o.nodes,
+                                    o.ntasks_per_node, o.nodes * o.ntasks_per_node),
+                 "make ranks = nodes x ntasks_per_node, or leave one of the two out");
+        return;
+      }
+      if (o.nodes > 0 && n < o.nodes) {
+        r_.error(where, fmt::format("{} ranks cannot spread over nodes: {} (each node needs at least one)", n, o.nodes),
+                 "lower backend.nodes or raise the ranks");
+        return;
+      }
+      if (launcher == "torchrun" && n % std::max(o.nodes, 1) != 0) {
+        r_.error(where, fmt::format("torchrun starts the same number of workers on every node: {} ranks over {} nodes",
+                                    n, std::max(o.nodes, 1)),
+                 "make the ranks a multiple of backend.nodes");
+        return;
+      }
+    }
+  }
+
   StudyReader& r_;
   Field root_;
   Field trial_;
+  bool has_command_ = false;
+  std::string ranks_path_;
   Field search_;
   std::vector<std::string> group_by_paths_;
   bool algorithm_ok_ = true;
@@ -414,11 +508,15 @@ nlohmann::json StudySpec::backend_json() const {
   b["driver"] = o.driver;
   for (auto [key, value] : {std::pair<const char*, const std::string*>{"slurm_conf", &o.slurm_conf},
                             {"partition", &o.partition}, {"account", &o.account}, {"qos", &o.qos},
-                            {"gpus_per_node", &o.gpus_per_node}, {"mem", &o.mem}, {"constraint", &o.constraint}})
+                            {"gpus_per_node", &o.gpus_per_node}, {"gpus_per_task", &o.gpus_per_task},
+                            {"gpu_bind", &o.gpu_bind}, {"cpu_bind", &o.cpu_bind}, {"mem", &o.mem},
+                            {"constraint", &o.constraint}})
     if (!value->empty()) b[key] = *value;
   for (auto [key, value] : {std::pair<const char*, int>{"time", o.time_limit}, {"nodes", o.nodes},
-                            {"ntasks_per_node", o.ntasks_per_node}, {"cpus_per_task", o.cpus_per_task}})
+                            {"ntasks_per_node", o.ntasks_per_node}, {"cpus_per_task", o.cpus_per_task},
+                            {"cpus_per_gpu", o.cpus_per_gpu}})
     if (value != 0) b[key] = value;
+  if (o.mpi != d.mpi) b["mpi"] = o.mpi;
   if (!o.extra_sbatch.empty()) b["extra_sbatch"] = o.extra_sbatch;
   if (!o.setup.empty()) b["setup"] = o.setup;
   if (!o.template_path.empty()) b["template"] = o.template_path.string();
@@ -435,6 +533,7 @@ nlohmann::json StudySpec::to_json() const {
   if (trial.embedded) trial_j["trainer"] = json::object();  // settings live in `fixed`
   else trial_j["command"] = trial.command;
   trial_j["ranks"] = trial.ranks;
+  if (!trial.launcher.empty()) trial_j["launcher"] = trial.launcher;
   if (trial.timeout_s > 0) trial_j["timeout"] = trial.timeout_s;
   trial_j["max_retries"] = trial.max_retries;
   trial_j["env"] = trial.env;

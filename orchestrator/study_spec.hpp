@@ -48,7 +48,8 @@ struct StudySpec {
   struct TrialSpec {
     bool embedded = true;                   ///< true: dlsweep-train; false: `command`
     std::vector<std::string> command;       ///< argv of a protocol-speaking program
-    int ranks = 1;
+    int ranks = 1;                          ///< per trial, unless a `ranks` parameter sets it
+    std::string launcher;                   ///< "" (dlsweep's MPI launch) | mpirun | srun | torchrun
     double timeout_s = 0;                   ///< 0 = no limit
     int max_retries = 0;
     std::map<std::string, std::string> env;

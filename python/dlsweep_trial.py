@@ -57,6 +57,7 @@ EXIT_DIVERGED = 3     #: loss became NaN/inf: never retried
 EXIT_RESUMABLE = 75   #: stopped on request or by signal after a checkpoint (EX_TEMPFAIL)
 
 ENV_TRIAL_DIR = "DLSWEEP_TRIAL_DIR"
+PREEMPT_HANDLER_FILE = "preempt_handler"  # protocol::kPreemptHandlerFile
 ENV_TRIAL_ID = "DLSWEEP_TRIAL_ID"
 ENV_ATTEMPT = "DLSWEEP_ATTEMPT"
 ENV_STUDY = "DLSWEEP_STUDY"
@@ -420,6 +421,15 @@ def on_preempt(save=None, *, signals=(signal.SIGUSR2, signal.SIGTERM), all_ranks
 
     for s in signals:
         signal.signal(s, handler)
+    if signal.SIGUSR2 in signals and is_writer():
+        # Tells dlsweep's Slurm batch script that this program handles the time-limit
+        # warning (without this file it is not passed on: Python's default is to die of it).
+        d = trial_dir()
+        if d is not None:
+            try:
+                (d / PREEMPT_HANDLER_FILE).write_text(f"{os.getpid()}\n")
+            except OSError as e:
+                print(f"dlsweep_trial: cannot write {d / PREEMPT_HANDLER_FILE}: {e}", file=sys.stderr, flush=True)
     return handler
 
 

@@ -36,6 +36,13 @@ struct JobSpec {
   std::filesystem::path workdir;            ///< the trial dir: stdout.log / stderr.log go here
   std::map<std::string, std::string> env;   ///< added to the inherited environment
   int ranks = 1;                            ///< > 1: launched under mpirun -np ranks
+  /// "" (native MPI launch), "mpirun", "srun" or "torchrun": see schedulers/launch.hpp.
+  /// Non-native launchers get MASTER_ADDR/MASTER_PORT and the torch.distributed rank variables.
+  std::string launcher;
+  /// Slurm's time-limit warning (USR2) reaches the program always (dlsweep-train handles it),
+  /// or only once the program has asked for it by creating protocol::kPreemptHandlerFile
+  /// (dlsweep_trial.on_preempt does): Python's default action for USR2 is to die.
+  bool warn_always = true;
   double timeout_s = 0;                     ///< 0: none; else killed (SIGTERM, then SIGKILL)
 
   /// "study/trial/attempt": carried in job names so a lost job can be re-adopted.

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/launch.hpp"
 #include "schedulers/process_spawn.hpp"
 
 namespace dlsweep::sched {
@@ -29,6 +30,7 @@ struct LocalBackend::Job {
   std::string id;
   JobSpec spec;
   pid_t pid = -1;
+  int master_port = 0;       ///< MASTER_PORT given to a torch.distributed job (0: none)
   bool terminating = false;  ///< cancel or timeout asked it to stop
   std::string reason;        ///< message of the `cancelled` event
   boost::asio::steady_timer timeout_timer;
@@ -62,12 +64,8 @@ LocalBackend::~LocalBackend() {
   sigchld_.cancel(ec);
 }
 
-std::vector<std::string> LocalBackend::launch_argv(const JobSpec& job) const {
-  if (job.ranks <= 1) return job.argv;
-  std::vector<std::string> argv = {options_.mpirun, "-np", std::to_string(job.ranks), "--oversubscribe"};
-  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
-  argv.insert(argv.end(), job.argv.begin(), job.argv.end());
-  return argv;
+Result<std::vector<std::string>> LocalBackend::launch_argv(const JobSpec& job) const {
+  return local_launch_argv(job.argv, job.ranks, job.launcher, options_.mpirun, 0, geteuid() == 0);
 }
 
 JobEvent LocalBackend::event_for(const Job& job, JobEventKind kind, std::string message) const {
@@ -118,7 +116,23 @@ void LocalBackend::pump() {
 }
 
 void LocalBackend::launch(std::unique_ptr<Job> job) {
-  auto pid = spawn_process(launch_argv(job->spec), job->spec.workdir, job->spec.env);
+  if (!job->spec.launcher.empty()) {
+    // torch.distributed's rendezvous: this machine, a port no other job of ours was given
+    // and nothing listens on (the trial's own env wins).
+    std::vector<int> taken;
+    for (const auto& [id, j] : running_) taken.push_back(j->master_port);
+    job->master_port = pick_free_port(taken);
+    job->spec.env.try_emplace("MASTER_ADDR", "127.0.0.1");
+    if (job->master_port > 0) job->spec.env.try_emplace("MASTER_PORT", std::to_string(job->master_port));
+  }
+  auto argv = launch_argv(job->spec);
+  if (!argv) {
+    auto ev = event_for(*job, JobEventKind::lost, argv.error().message());
+    ev.cannot_start = true;
+    emit(ev);
+    return;
+  }
+  auto pid = spawn_process(*argv, job->spec.workdir, job->spec.env);
   if (!pid) {
     auto ev = event_for(*job, JobEventKind::lost, pid.error().message());
     ev.cannot_start = true;

@@ -61,7 +61,7 @@ class LocalBackend final : public Backend {
   /// The pid (== process group id) of a running job; nullopt if queued, finished or unknown.
   std::optional<pid_t> pid_of(const std::string& job_id) const;
   /// The command line a job is launched with (mpirun prefix for ranks > 1).
-  std::vector<std::string> launch_argv(const JobSpec& job) const;
+  Result<std::vector<std::string>> launch_argv(const JobSpec& job) const;
 
  private:
   struct Job;

@@ -135,6 +135,7 @@ DriverResult<std::uint32_t> ApiDriver::submit(const SubmitRequest& req) {
   envp.push_back(nullptr);
 
   std::string script = req.script, work_dir = req.work_dir.string(), gres;
+  const std::string cpus_per_gpu_text = req.cpus_per_gpu > 0 ? fmt::format("gres:gpu:{}", req.cpus_per_gpu) : "";
   if (!req.gpus_per_node.empty()) gres = "gres:gpu:" + req.gpus_per_node;
 
   job_desc_msg_t d;
@@ -152,6 +153,10 @@ DriverResult<std::uint32_t> ApiDriver::submit(const SubmitRequest& req) {
   d.qos = c_str_or_null(req.qos);
   d.features = c_str_or_null(req.constraint);
   d.tres_per_node = c_str_or_null(gres);
+  std::string gres_task;
+  if (!req.gpus_per_task.empty()) gres_task = "gres:gpu:" + req.gpus_per_task;
+  d.tres_per_task = c_str_or_null(gres_task);
+  if (req.cpus_per_gpu > 0) d.cpus_per_tres = c_str_or_null(cpus_per_gpu_text);
   d.user_id = getuid();
   d.group_id = getgid();
   d.open_mode = OPEN_MODE_APPEND;

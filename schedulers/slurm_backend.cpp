@@ -83,6 +83,8 @@ Status SlurmBackend::preflight(const JobSpec& sample) {
   req.tag = "preflight";
   req.script_dir = options_.script_dir;
   req.ranks = sample.ranks;
+  req.launcher = sample.launcher;
+  req.warn_always = sample.warn_always;
   req.time_limit_min = time_limit_minutes(sample.timeout_s);
   req.throttle = options_.max_concurrent;
   req.tasks.push_back(BatchTask{sample.token(), sample.workdir, sample.argv, sample.env});
@@ -223,7 +225,7 @@ Result<std::string> SlurmBackend::submit(const JobSpec& spec) {
   job->id = fmt::format("slurm-{}.{}", getpid(), ++seq_);
   job->spec = spec;
   job->spec.workdir = dir;
-  job->shape = Shape{spec.study, spec.ranks, time_limit_minutes(spec.timeout_s)};
+  job->shape = Shape{spec.study, spec.ranks, time_limit_minutes(spec.timeout_s), spec.launcher, spec.warn_always};
   std::string id = job->id;
   jobs_.emplace(id, std::move(job));
   waiting_.push_back(id);
@@ -250,7 +252,7 @@ Result<std::string> SlurmBackend::adopt(const JobSpec& spec, const std::string& 
   auto job = std::make_unique<Job>();
   job->id = fmt::format("slurm-{}.{}", getpid(), ++seq_);
   job->spec = spec;
-  job->shape = Shape{spec.study, spec.ranks, time_limit_minutes(spec.timeout_s)};
+  job->shape = Shape{spec.study, spec.ranks, time_limit_minutes(spec.timeout_s), spec.launcher, spec.warn_always};
   const std::string id = job->id;
   tracker_.add(id, *job_id, task);
   emit(*job, JobEventKind::queued, "adopted Slurm job " + native_id, tracker_.native_id(id));
@@ -310,6 +312,8 @@ void SlurmBackend::flush() {
     batch->request.tag = fmt::format("batch-{}-{}-{}", std::time(nullptr), getpid(), ++batch_seq_);
     batch->request.script_dir = options_.script_dir;
     batch->request.ranks = a.shape.ranks;
+    batch->request.launcher = a.shape.launcher;
+    batch->request.warn_always = a.shape.warn_always;
     batch->request.time_limit_min = a.shape.time_limit_min;
     batch->request.throttle = a.throttle;
     for (const auto& id : a.ids) {

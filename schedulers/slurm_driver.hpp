@@ -41,9 +41,9 @@ struct SubmitRequest {
   std::string comment;
   std::string array;                  ///< "0-9%2"; "" for a plain job
   std::string std_out;                ///< --output pattern (absolute)
-  std::string partition, account, qos, constraint, mem, gpus_per_node;
+  std::string partition, account, qos, constraint, mem, gpus_per_node, gpus_per_task;
   int time_limit_min = 0;             ///< 0: not set
-  int nodes = 0, ntasks = 0, ntasks_per_node = 0, cpus_per_task = 0;
+  int nodes = 0, ntasks = 0, ntasks_per_node = 0, cpus_per_task = 0, cpus_per_gpu = 0;
   int signal_lead_s = 0;              ///< 0: no warning signal; else USR2 to the batch shell
   bool requeue = true;
 };

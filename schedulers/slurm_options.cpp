@@ -98,8 +98,9 @@ Status validate_options(const SlurmOptions& o) {
     bool ok = digits > 0 && (unit.empty() || unit == "K" || unit == "M" || unit == "G" || unit == "T");
     if (!ok) return fail(fmt::format("'{}' is not a memory size", o.mem), "slurm.mem", "write e.g. 16G or 4000 (MB)");
   }
-  if (!o.gpus_per_node.empty()) {
-    std::string_view g = o.gpus_per_node;
+  for (auto [value, key] : {std::pair{&o.gpus_per_node, "gpus_per_node"}, {&o.gpus_per_task, "gpus_per_task"}}) {
+    if (value->empty()) continue;
+    std::string_view g = *value;
     auto colon = g.rfind(':');
     std::string_view type = colon == std::string_view::npos ? std::string_view{} : g.substr(0, colon);
     std::string_view count = colon == std::string_view::npos ? g : g.substr(colon + 1);
@@ -107,11 +108,28 @@ Status validate_options(const SlurmOptions& o) {
               std::all_of(type.begin(), type.end(), [](char c) {
                 return is_lower(c) || is_digit(c) || (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.';
               });
-    if (!ok) return fail(fmt::format("'{}' is not a GPU count", o.gpus_per_node), "slurm.gpus_per_node",
+    if (!ok) return fail(fmt::format("'{}' is not a GPU count", *value), fmt::format("slurm.{}", key),
                          "write a count (4) or type:count (a100:4)");
   }
+  for (auto [value, key] : {std::pair{&o.gpu_bind, "gpu_bind"}, {&o.cpu_bind, "cpu_bind"}}) {
+    bool ok = std::all_of(value->begin(), value->end(), [](char c) {
+      return is_lower(c) || is_digit(c) || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || c == ',' || c == '.' ||
+             c == '-' || c == 'x';
+    });
+    if (!ok) return fail(fmt::format("'{}' is not a binding srun understands", *value), fmt::format("slurm.{}", key),
+                         "write it as for srun, e.g. closest, single:1, map_gpu:0,1 (gpu_bind) or cores, rank, "
+                         "map_cpu:0,4 (cpu_bind)");
+  }
+  if (o.mpi != "pmix" && o.mpi != "pmi2" && o.mpi != "none" && o.mpi.rfind("pmix_v", 0) != 0)
+    return fail(fmt::format("unknown MPI plugin '{}'", o.mpi), "slurm.mpi",
+                "use pmix, pmi2 or none (`srun --mpi=list` shows what this cluster has)");
+  if (o.cpus_per_gpu > 0 && o.cpus_per_task > 0)
+    return fail("cpus_per_gpu and cpus_per_task are both set; Slurm takes one or the other", "slurm.cpus_per_gpu",
+                "keep cpus_per_gpu (CPUs follow the GPUs) or cpus_per_task, not both");
+  if (o.cpus_per_gpu > 0 && o.gpus_per_node.empty() && o.gpus_per_task.empty())
+    return fail("cpus_per_gpu without GPUs", "slurm.cpus_per_gpu", "request GPUs with gpus_per_task or gpus_per_node");
   for (auto [v, key] : {std::pair{o.time_limit, "time_limit"}, {o.nodes, "nodes"},
-                        {o.ntasks_per_node, "ntasks_per_node"}, {o.cpus_per_task, "cpus_per_task"},
+                        {o.ntasks_per_node, "ntasks_per_node"}, {o.cpus_per_task, "cpus_per_task"}, {o.cpus_per_gpu, "cpus_per_gpu"},
                         {o.signal_lead_s, "signal_lead_s"}}) {
     if (v < 0) return fail(fmt::format("{} is negative", v), fmt::format("slurm.{}", key), "use 0 (not set) or more");
   }

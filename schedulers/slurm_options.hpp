@@ -35,6 +35,11 @@ struct SlurmOptions {
   int ntasks_per_node = 0;               ///< --ntasks-per-node; 0 = --ntasks=ranks
   int cpus_per_task = 0;                 ///< --cpus-per-task; 0 = not requested
   std::string gpus_per_node;             ///< --gpus-per-node: "4" or "a100:4"
+  std::string gpus_per_task;             ///< --gpus-per-task: "1" or "a100:1"
+  int cpus_per_gpu = 0;                  ///< --cpus-per-gpu; 0 = not requested (excludes cpus_per_task)
+  std::string gpu_bind;                  ///< srun --gpu-bind= ("closest", "single:1", "map_gpu:0,1")
+  std::string cpu_bind;                  ///< srun --cpu-bind= ("cores", "rank", "map_cpu:0,4")
+  std::string mpi = "pmix";              ///< srun --mpi= for multi-rank steps: pmix | pmi2 | none
   std::string mem;                       ///< --mem: "4000", "16G"
   std::string constraint;                ///< --constraint
   std::vector<std::string> extra_sbatch; ///< whole lines, "#SBATCH --option=value"

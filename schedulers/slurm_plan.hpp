@@ -26,6 +26,8 @@ struct Shape {
   std::string study;
   int ranks = 1;
   int time_limit_min = 0;
+  std::string launcher;              ///< JobSpec::launcher
+  bool warn_always = true;           ///< JobSpec::warn_always
   bool operator==(const Shape&) const = default;
 };
 

@@ -13,6 +13,7 @@
 
 #include "common/protocol.hpp"
 #include "common/shell_quote.hpp"
+#include "schedulers/launch.hpp"
 #include "schedulers/slurm_quote.hpp"
 
 #ifndef DLSWEEP_TEMPLATE_SOURCE_DIR
@@ -94,11 +95,33 @@ Result<SubmitRequest> build_submit_request(const SlurmOptions& o, const BatchReq
   r.constraint = o.constraint;
   r.mem = o.mem;
   r.gpus_per_node = o.gpus_per_node;
+  r.gpus_per_task = o.gpus_per_task;
+  r.cpus_per_gpu = o.cpus_per_gpu;
   r.time_limit_min = batch.time_limit_min > 0 ? batch.time_limit_min : o.time_limit;
   r.nodes = o.nodes;
   r.ntasks_per_node = o.ntasks_per_node;
-  if (batch.ranks > 1 && o.ntasks_per_node == 0) r.ntasks = batch.ranks;
+  if (batch.ranks > 1 || !o.gpus_per_task.empty()) r.ntasks = batch.ranks;
   r.cpus_per_task = o.cpus_per_task;
+  if (batch.launcher == "torchrun") {
+    // One torchrun agent per node starts ranks/nodes workers: the allocation is one task per
+    // node holding what those workers need.
+    const int n = std::max(o.nodes, 1);
+    if (batch.ranks % n != 0)
+      return fail(fmt::format("{} ranks do not split evenly over {} nodes", batch.ranks, n), where,
+                  "make trial.ranks a multiple of backend.nodes");
+    const int per_node = batch.ranks / n;
+    r.nodes = n;
+    r.ntasks = n;
+    r.ntasks_per_node = 1;
+    if (o.cpus_per_task > 0) r.cpus_per_task = o.cpus_per_task * per_node;
+    if (!o.gpus_per_task.empty()) {
+      auto colon = o.gpus_per_task.rfind(':');
+      const std::string type = colon == std::string::npos ? "" : o.gpus_per_task.substr(0, colon + 1);
+      const int each = std::stoi(colon == std::string::npos ? o.gpus_per_task : o.gpus_per_task.substr(colon + 1));
+      r.gpus_per_task.clear();
+      r.gpus_per_node = fmt::format("{}{}", type, each * per_node);
+    }
+  }
   r.signal_lead_s = o.signal_lead_s;
   // A lead as long as the time limit would signal the trial as it starts: it would stop,
   // be requeued and stop again forever. Warn at half time instead.
@@ -131,7 +154,8 @@ Result<std::vector<std::string>> sbatch_directives(const SubmitRequest& r, const
   num("ntasks", r.ntasks);
   num("ntasks-per-node", r.ntasks_per_node);
   num("cpus-per-task", r.cpus_per_task);
-  for (auto [name, value] : {std::pair{"gpus-per-node", &r.gpus_per_node}, {"mem", &r.mem},
+  num("cpus-per-gpu", r.cpus_per_gpu);
+  for (auto [name, value] : {std::pair{"gpus-per-node", &r.gpus_per_node}, {"gpus-per-task", &r.gpus_per_task}, {"mem", &r.mem},
                              {"constraint", &r.constraint}})
     if (auto st = opt(name, *value); !st) return std::unexpected(st.error());
   if (r.signal_lead_s > 0) lines.push_back(fmt::format("#SBATCH --signal=B:USR2@{}", r.signal_lead_s));
@@ -157,8 +181,19 @@ Result<std::string> render_script(const std::string& template_text, const SlurmO
   for (const auto& l : *directives) dir_list << mus::data(l);
   mus::data setup_list{mus::data::type::list};
   for (const auto& l : o.setup) setup_list << mus::data(l);
+  mus::data checked{mus::data::type::list};
+  for (std::size_t i = 0; i < o.setup.size(); ++i) {
+    mus::data line;
+    line.set("line", o.setup[i]);
+    line.set("index", std::to_string(i));
+    line.set("quoted", shell_quote(o.setup[i]));
+    line.set("first", i == 0 ? mus::data::type::bool_true : mus::data::type::bool_false);
+    line.set("last", i + 1 == o.setup.size() ? mus::data::type::bool_true : mus::data::type::bool_false);
+    checked << line;
+  }
   d.set("directives", dir_list);
-  d.set("setup", setup_list);
+  d.set("setup", setup_list);  // plain lines, for site templates written before setup_checked
+  d.set("setup_checked", checked);
   d.set("study_comment", shell_quote(batch.study));
   d.set("task_count", std::to_string(batch.tasks.size()));
   d.set("index_file", shell_quote(batch.index_path().string()));
@@ -166,6 +201,12 @@ Result<std::string> render_script(const std::string& template_text, const SlurmO
   d.set("stderr_file", shell_quote(protocol::kStderrFile));
   d.set("ranks", std::to_string(batch.ranks));
   d.set("multi_rank", batch.ranks > 1 ? mus::data::type::bool_true : mus::data::type::bool_false);
+  const int nodes = batch.launcher == "torchrun" ? std::max(req.nodes, 1) : std::max(o.nodes, 1);
+  d.set("launch", slurm_launch_prefix(batch.ranks, nodes, batch.launcher, SrunOptions{o.mpi, o.gpu_bind, o.cpu_bind}));
+  d.set("torch_env", batch.launcher.empty() ? mus::data::type::bool_false : mus::data::type::bool_true);
+  d.set("warn_always", batch.warn_always ? mus::data::type::bool_true : mus::data::type::bool_false);
+  d.set("preempt_handler_file", shell_quote(protocol::kPreemptHandlerFile));
+  d.set("exit_setup_failed", std::to_string(protocol::kExitSetupFailed));
   d.set("requeue", o.requeue ? mus::data::type::bool_true : mus::data::type::bool_false);
   d.set("exit_stopped", std::to_string(protocol::kExitStopped));
   std::string text = tmpl.render(d);

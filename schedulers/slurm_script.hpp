@@ -38,6 +38,8 @@ struct BatchRequest {
   std::string tag;                          ///< unique per submission: file names and --comment
   std::filesystem::path script_dir;         ///< absolute
   int ranks = 1;                            ///< > 1: launched with srun --mpi=pmix
+  std::string launcher;                     ///< JobSpec::launcher (launch.hpp)
+  bool warn_always = true;                  ///< JobSpec::warn_always
   int time_limit_min = 0;                   ///< 0: options.time_limit (0 there too: not set)
   std::size_t throttle = 0;                 ///< array %throttle; 0 or >= tasks: none
   std::vector<BatchTask> tasks;

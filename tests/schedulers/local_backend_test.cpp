@@ -273,7 +273,9 @@ TEST_CASE("local: ranks > 1 run under mpirun", "[sched][local][mpi]") {
   auto b = make_local(io, rec);
   JobSpec s = sh_job(dir.path, "echo rank");
   s.ranks = 2;
-  auto argv = b->launch_argv(s);
+  auto launched = b->launch_argv(s);
+  REQUIRE(launched);
+  const auto& argv = *launched;
   REQUIRE(argv.size() >= 7);
   CHECK(argv[0] == "mpirun");
   CHECK(argv[1] == "-np");
@@ -283,7 +285,7 @@ TEST_CASE("local: ranks > 1 run under mpirun", "[sched][local][mpi]") {
   CHECK(argv.back() == "echo rank");
   CHECK((geteuid() == 0) == (std::find(argv.begin(), argv.end(), "--allow-run-as-root") != argv.end()));
   s.ranks = 1;
-  CHECK(b->launch_argv(s) == s.argv);
+  CHECK(*b->launch_argv(s) == s.argv);
   s.ranks = 2;
 
   if (!find_on_path("mpirun", effective_path({}))) {
@@ -338,4 +340,39 @@ TEST_CASE("local: a missing mpirun makes a multi-rank job `lost`", "[sched][loca
   REQUIRE(run_until(io, [&] { return rec.terminal(*id); }));
   CHECK(rec.terminal(*id)->kind == K::lost);
   CHECK_THAT(rec.terminal(*id)->message, Catch::Contains("dlsweep-no-such-mpirun"));
+}
+
+TEST_CASE("local: launcher mpirun gives every rank the torch.distributed variables", "[sched][local][mpi]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  Recorder rec;
+  auto b = make_local(io, rec);
+  JobSpec s = sh_job(dir.path, "echo \"$RANK/$WORLD_SIZE/$LOCAL_RANK/$LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT\"");
+  s.ranks = 2;
+  s.launcher = "srun";
+  auto refused = b->launch_argv(s);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().where == "trial.launcher");
+  s.launcher = "torchrun";
+  auto torch = b->launch_argv(s);
+  REQUIRE(torch);
+  CHECK((*torch)[0] == "bash");
+  CHECK(std::find(torch->begin(), torch->end(), "torchrun-node") != torch->end());
+  s.launcher = "mpirun";
+  if (!find_on_path("mpirun", effective_path({}))) {
+    WARN("mpirun not on PATH: skipping the launch under mpirun");
+    return;
+  }
+  auto id = b->submit(s);
+  REQUIRE(id);
+  REQUIRE(run_until(io, [&] { return rec.terminal(*id); }, 30));
+  INFO(read_file(dir.path / "stderr.log"));
+  CHECK(rec.terminal(*id)->exit_code == 0);
+  std::string out = read_file(dir.path / "stdout.log");
+  INFO(out);
+  // Both ranks, each with its own rank, the same world, rendezvous and a real port.
+  CHECK(out.find("0/2/0/2 127.0.0.1 ") != std::string::npos);
+  CHECK(out.find("1/2/1/2 127.0.0.1 ") != std::string::npos);
+  auto port = out.substr(out.rfind(' ') + 1);
+  CHECK(std::stoi(port) > 0);
 }

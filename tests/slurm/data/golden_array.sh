@@ -25,8 +25,6 @@
 # words for bash. `setup` lines are inserted verbatim (they are trusted shell code). The
 # trial commands are not in this file: each array task reads its own line of the index file.
 # The #SBATCH block must stay first: sbatch stops reading options at the first command.
-module load cuda/12.2
-source /opt/venv/bin/activate
 
 dlsweep_task=${SLURM_ARRAY_TASK_ID:-0}
 dlsweep_index=/scratch/study/slurm/batch-1700000000-42-1.index
@@ -57,6 +55,19 @@ done
 cd "$dlsweep_dir" || { echo "dlsweep: cannot enter the trial directory ${dlsweep_dir}" >&2; exit 70; }
 exec >>stdout.log 2>>stderr.log
 
+# backend.setup (trusted lines, as written): each must succeed, else the job ends here with
+# exit 78 and names the line in stderr.log (a typo in `module load` must not run on).
+module load cuda/12.2
+dlsweep_rc=$?
+if ((dlsweep_rc != 0)); then echo "dlsweep: backend.setup[0] failed with exit ${dlsweep_rc}: "'module load cuda/12.2' >&2; exit 78; fi
+
+
+source /opt/venv/bin/activate
+dlsweep_rc=$?
+if ((dlsweep_rc != 0)); then echo "dlsweep: backend.setup[1] failed with exit ${dlsweep_rc}: "'source /opt/venv/bin/activate' >&2; exit 78; fi
+cd "$dlsweep_dir" || { echo "dlsweep: cannot enter the trial directory ${dlsweep_dir}" >&2; exit 70; }
+
+
 # Slurm sends the warning signal (B: batch shell only) and scancel's TERM here; the trial
 # runs in the background so that the trap runs at once, and gets the signal forwarded.
 dlsweep_signal=
@@ -66,9 +77,9 @@ dlsweep_forward() {
   if [[ -n $dlsweep_child ]]; then kill -s "$1" "$dlsweep_child" 2>/dev/null; fi
 }
 trap 'dlsweep_forward USR2' USR2
-trap 'dlsweep_forward TERM' TERM
 
-"$@" &
+trap 'dlsweep_forward TERM' TERM
+ "$@" &
 dlsweep_child=$!
 if [[ -n $dlsweep_signal ]]; then kill -s "$dlsweep_signal" "$dlsweep_child" 2>/dev/null; fi
 while :; do

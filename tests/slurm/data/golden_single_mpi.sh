@@ -15,7 +15,6 @@
 # trial commands are not in this file: each array task reads its own line of the index file.
 # The #SBATCH block must stay first: sbatch stops reading options at the first command.
 
-
 dlsweep_task=${SLURM_ARRAY_TASK_ID:-0}
 dlsweep_index=/scratch/study/slurm/batch-1700000000-42-1.index
 echo "dlsweep: job ${SLURM_JOB_ID} task ${dlsweep_task} on $(hostname), restart ${SLURM_RESTART_COUNT:-0}"
@@ -45,6 +44,8 @@ done
 cd "$dlsweep_dir" || { echo "dlsweep: cannot enter the trial directory ${dlsweep_dir}" >&2; exit 70; }
 exec >>stdout.log 2>>stderr.log
 
+
+
 # Slurm sends the warning signal (B: batch shell only) and scancel's TERM here; the trial
 # runs in the background so that the trap runs at once, and gets the signal forwarded.
 dlsweep_signal=
@@ -54,9 +55,9 @@ dlsweep_forward() {
   if [[ -n $dlsweep_child ]]; then kill -s "$1" "$dlsweep_child" 2>/dev/null; fi
 }
 trap 'dlsweep_forward USR2' USR2
+
 trap 'dlsweep_forward TERM' TERM
 srun --mpi=pmix --ntasks=4 "$@" &
-
 dlsweep_child=$!
 if [[ -n $dlsweep_signal ]]; then kill -s "$dlsweep_signal" "$dlsweep_child" 2>/dev/null; fi
 while :; do
