@@ -180,8 +180,25 @@ JOIN trial_objective o ON o.trial_id = t.id
 JOIN time_to_target tt ON tt.trial_id = t.id;
 )sql";
 
+// Version 1 -> 2: trials asked for with `dlsweep enqueue` (fixed params, run before the
+// sampled ones). `request` makes recording a request idempotent (a request file read twice
+// after a crash is one row); `trial_id` is NULL while the request waits and names the
+// trial it became once the orchestrator created it (in the trial's own transaction).
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE enqueued_trials (
+  id          INTEGER PRIMARY KEY,
+  study_id    INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+  request     TEXT NOT NULL,
+  params_json TEXT NOT NULL,
+  who         TEXT NOT NULL DEFAULT 'user',
+  created_at  REAL NOT NULL,
+  trial_id    INTEGER UNIQUE REFERENCES trials(id) ON DELETE CASCADE,
+  UNIQUE (study_id, request)
+);
+)sql";
+
 // kMigrations[v] takes a database from version v to v + 1.
-constexpr const char* kMigrations[] = {kSchemaV1};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 Result<std::int64_t> pragma_int(sqlite3* db, const char* sql) {

@@ -40,7 +40,7 @@ struct sqlite3;
 
 namespace dlsweep::db {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 /// The metric name the trial_summary view reads throughput from (samples per second, as
 /// reported by the trial program in its eval/final records).
@@ -105,6 +105,18 @@ struct JobRow {
   std::string backend;          ///< "local", "slurm", "fake"
   std::string job_id;
   std::string state;            ///< backend's own state word
+};
+
+/// A trial asked for with `dlsweep enqueue` (the `enqueued_trials` table): these params are
+/// fixed, the rest are sampled when the orchestrator creates the trial.
+struct EnqueuedRow {
+  std::int64_t id = 0;          ///< orders the requests: first enqueued, first run
+  std::int64_t study_id = 0;
+  std::string request;          ///< unique per study: recording the same request twice is a no-op
+  nlohmann::json params;        ///< object: name -> the fixed value
+  std::string who;              ///< "user"
+  double created_at = 0;
+  std::optional<std::int64_t> trial_id;  ///< the trial it became; empty while it waits
 };
 
 /// Per-trial summary, from the `trial_summary` view.
@@ -185,6 +197,25 @@ class Storage {
   Result<std::optional<StudyRow>> find_study(const std::string& name) const;
   Result<std::vector<StudyRow>> list_studies() const;
   Status set_study_state(std::int64_t study_id, const std::string& state, const std::string& reason);
+
+  /// Replaces the study's spec_json (compare-and-swap: an error unless it still is
+  /// `expected`) and appends `why` (a study-level event: kind, who, reason) in one
+  /// transaction. What `resume --add-trials` uses to grow search.trials (enqueued.cpp).
+  Status update_study_spec(std::int64_t study_id, const std::string& expected, const std::string& spec_json,
+                           const EventRow& why);
+
+  // --- enqueued trials (enqueued.cpp)
+  /// Records a request for a trial with these fixed params, and an 'enqueue' event, in one
+  /// transaction. A request id the study has already recorded is not recorded again:
+  /// nullopt then.
+  Result<std::optional<EnqueuedRow>> enqueue_trial(std::int64_t study_id, const std::string& request,
+                                                   const nlohmann::json& params, const std::string& who);
+  /// The study's requests in the order they were made, waiting and taken.
+  Result<std::vector<EnqueuedRow>> list_enqueued(std::int64_t study_id) const;
+  /// create_trial() for a waiting request, which is marked as taken by the new trial in the
+  /// same transaction (so a crash leaves either both or neither). Error if it was taken.
+  Result<std::int64_t> create_enqueued_trial(std::int64_t enqueued_id, std::int64_t study_id, std::int64_t number,
+                                             const nlohmann::json& params, const std::string& trial_dir);
 
   // --- trials
   /// Inserts a WAITING trial with its params and a 'created' event, in one transaction.

@@ -10,10 +10,16 @@
 // recorded in the database; accounting tells how those that ended meanwhile ended) and
 // cancels the study's jobs that belong to no live trial. Either way it retries failed
 // trials with retries left, launches WAITING ones, and keeps sampling.
+//
+// --add-trials N grows the study's trial budget first (study_growth.hpp): the stored spec's
+// search.trials and an 'add_trials' event, in one transaction, before anything runs; what
+// the engine then runs is the grown study. Enqueued trials (`dlsweep enqueue`) waiting in
+// the database are created before any sampled one (engine_enqueue.cpp).
 #include <fmt/format.h>
 
 #include "orchestrator/commands.hpp"
 #include "orchestrator/recovery.hpp"
+#include "orchestrator/study_growth.hpp"
 #include "orchestrator/study_spec.hpp"
 #include "orchestrator/sweep_runner.hpp"
 
@@ -65,6 +71,30 @@ int cmd_resume(const ResumeArgs& a) {
     return exit_code::runtime;
   }
   opts.train_binary = *train;
+  std::optional<BudgetGrowth> grown;
+  if (a.add_trials_given) {
+    auto g = grow_trial_budget(*spec, (*row)->spec_json, a.add_trials, a.study);
+    if (!g) {
+      fmt::print(stderr, "error: {}\nnothing was changed.\n", g.error().message());
+      return g.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime;
+    }
+    db::EventRow why;
+    why.study_id = (*row)->id;
+    why.who = "user";
+    why.kind = "add_trials";
+    why.reason = fmt::format("trial budget (search.trials) {} -> {} by `dlsweep resume --add-trials {}`",
+                             g->old_budget, g->new_budget, a.add_trials);
+    if (auto st = (*storage)->update_study_spec((*row)->id, (*row)->spec_json, g->spec_json, why); !st) {
+      fmt::print(stderr, "error: {}\n", st.error().message());
+      return exit_code::runtime;
+    }
+    spec = parse_study(g->spec_json, StudyFormat::json, (*row)->source_path);
+    if (!spec) {  // grow_trial_budget read it back already; a bug if it fails now
+      for (const auto& e : spec.error()) fmt::print(stderr, "error: stored study: {}\n", e.message());
+      return exit_code::runtime;
+    }
+    grown = *g;
+  }
   opts.runs_dir = fs::path((*row)->root_dir).parent_path();
   opts.detach_on_sigterm = a.detach_on_term;
 
@@ -94,6 +124,12 @@ int cmd_resume(const ResumeArgs& a) {
   }
   fmt::print(stderr, "resuming study {}: {} trials known, {} new metric records read{}\n", a.study, trials->size(),
              records, own_processes ? fmt::format(", {} orphaned process(es) stopped", stopped) : std::string());
+  if (grown) {
+    std::int64_t next = 0;
+    for (const auto& t : *trials) next = std::max(next, t.number + 1);
+    fmt::print(stderr, "trial budget {} -> {} (search.trials); new trials are numbered from {}\n", grown->old_budget,
+               grown->new_budget, next);
+  }
   if (auto st = (*storage)->set_study_state((*row)->id, "RUNNING", "resumed"); !st) {
     fmt::print(stderr, "error: {}\n", st.error().message());
     return exit_code::runtime;

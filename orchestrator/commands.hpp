@@ -1,6 +1,7 @@
 // commands.hpp — the dlsweep verbs. Each returns the process exit code (see exit_codes).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -66,8 +67,18 @@ struct ResumeArgs {
   std::string study;
   bool detach_on_term = false;  ///< SIGTERM leaves Slurm jobs running (EngineOptions)
   std::string rerun;            ///< "cancelled,failed": re-run the trials in these states (new attempt)
+  bool add_trials_given = false;  ///< --add-trials was on the command line
+  std::int64_t add_trials = 0;    ///< grow the study's trial budget by this many (study_growth.hpp)
 };
 int cmd_resume(const ResumeArgs& a);
+
+struct EnqueueArgs {
+  std::string db;
+  std::string study;
+  std::vector<std::string> sets;  ///< "NAME=VALUE", one per --set
+};
+/// Asks for a trial with fixed values (Optuna's enqueue_trial; cmd_enqueue.cpp).
+int cmd_enqueue(const EnqueueArgs& a);
 
 struct CancelArgs {
   std::string db;

@@ -103,6 +103,7 @@ Result<SweepOutcome> Engine::run() {
                               total_ >= 0 ? fmt::format("{}", total_) : std::string("?"),
                               backend_.max_concurrent(), backend_.name()),
                   snapshot());
+  if (auto st = load_enqueued(); !st) fatal(st.error());
   boost::asio::post(io_, [this] { fill(); tick(); check_done(); });
   io_.run();
   io_.restart();
@@ -117,6 +118,15 @@ Result<SweepOutcome> Engine::run() {
                                       : std::string("all trials done");
   if (auto st = storage_.set_study_state(study_id_, state, reason); !st)
     if (!fatal_) fatal_ = st.error();
+  if (!enqueued_.empty() && !fatal_)
+    progress_.event(
+        interrupted_ || detached_
+            ? fmt::format("{} enqueued trial(s) not started yet; `dlsweep resume {}` runs them first", enqueued_.size(),
+                          spec_.name)
+            : fmt::format("{} enqueued trial(s) wait: the study's budget of {} trials is used up; "
+                          "`dlsweep resume {} --add-trials {}` runs them",
+                          enqueued_.size(), total_, spec_.name, enqueued_.size()),
+        snapshot());
   progress_.finish(out.snapshot, fmt::format("study {} {}", spec_.name,
                                              fatal_      ? "stopped on an error"
                                              : detached_ ? "detached: its trials run on"
@@ -184,17 +194,22 @@ void Engine::fill() {
     }
     if (exhausted_) break;
     if (total_ >= 0 && next_number_ >= total_) { exhausted_ = true; break; }
+    if (!enqueued_.empty()) {
+      if (auto st = create_enqueued(); !st) { fatal(st.error()); return; }
+      continue;
+    }
     auto params = sampler_->next(next_number_, history_);
     if (!params) { exhausted_ = true; break; }
     if (auto st = create_next(next_number_, *params); !st) { fatal(st.error()); return; }
   }
 }
 
-Status Engine::create_next(std::int64_t number, const search::Params& params) {
+Status Engine::create_next(std::int64_t number, const search::Params& params, std::optional<std::int64_t> enqueued_id) {
   fs::path dir = trial_dir_for(options_.runs_dir, spec_.name, number);
   // Write-ahead: params.json and the WAITING row exist before any job does.
   if (auto st = prepare_trial_dir(dir, params); !st) return st;
-  auto id = db().create_trial(study_id_, number, params, dir.string());
+  auto id = enqueued_id ? db().create_enqueued_trial(*enqueued_id, study_id_, number, params, dir.string())
+                        : db().create_trial(study_id_, number, params, dir.string());
   if (!id) return std::unexpected(id.error());
   ++next_number_;
   counts_.waiting++;
@@ -295,6 +310,7 @@ void Engine::tick() {
   for (auto& [id, live] : live_) ingest(live);
   check_cancel_request();
   if (done_) return;
+  check_enqueue_requests();
   progress_.tick(snapshot());
   timer_.expires_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)));
   timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -8,7 +8,8 @@
 // (prune_policy.hpp), TrialCurve::add() (trial_curve.hpp), parse_cancel_request()
 // (cancel_request.hpp) — and the engine carries out their side effects: engine.cpp holds
 // the lifecycle (run, fill, launch, interrupt, done), engine_events.cpp the job events,
-// transitions, ingestion and pruning, engine_restore.cpp `dlsweep resume`.
+// transitions, ingestion and pruning, engine_restore.cpp `dlsweep resume`,
+// engine_enqueue.cpp the trials asked for with `dlsweep enqueue`.
 //
 // Invariants:
 //  - The engine is the only writer of the database; every state change goes through
@@ -21,6 +22,10 @@
 //  - A trial is never launched twice for the same attempt: launch happens only from
 //    WAITING, and the WAITING->QUEUED transition is recorded right after submit succeeds.
 //  - Never more than backend.max_concurrent trials are queued or running.
+//  - Enqueued trials (`dlsweep enqueue`) are created before any sampled one, in the order
+//    they were asked for, and count against the trial budget like any trial (Optuna's
+//    semantics); one that finds the budget used up waits in the database for `resume
+//    --add-trials`. A request becomes its trial in the trial's own transaction.
 //  - On interrupt (Ctrl-C / SIGTERM) no new trial starts, every live job is cancelled and
 //    waited for, and every unfinished trial ends CANCELLED before run() returns.
 #pragma once
@@ -127,7 +132,16 @@ class Engine {
   /// Ends the event loop at once, leaving live jobs running (detach_on_sigterm).
   void detach();
   void fill();
-  Status create_next(std::int64_t number, const search::Params& params);
+  /// Creates trial `number` and launches it; `enqueued_id`: it is that enqueued request.
+  Status create_next(std::int64_t number, const search::Params& params,
+                     std::optional<std::int64_t> enqueued_id = std::nullopt);
+  /// The next enqueued request as trial next_number_: its fixed values over the sampler's
+  /// proposal (search::merge_enqueued).
+  Status create_enqueued();
+  /// run(): the study's waiting enqueued requests, and any request files left unrecorded.
+  Status load_enqueued();
+  /// Each tick: records the request files `dlsweep enqueue` left for this orchestrator.
+  void check_enqueue_requests();
   void launch(std::int64_t trial_id);
   void on_job_event(const sched::JobEvent& ev);
   void on_terminal(Live& live, const sched::JobEvent& ev);
@@ -172,6 +186,7 @@ class Engine {
 
   std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)
   std::deque<db::TrialRow> waiting_;             ///< WAITING (or requeued QUEUED) trials to launch
+  std::deque<db::EnqueuedRow> enqueued_;         ///< requests waiting to become trials, oldest first
   /// Every trial created, with its status, value and current attempt's curve: what the
   /// sampler and the pruner see.
   search::History history_;

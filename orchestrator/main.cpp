@@ -69,6 +69,18 @@ int main(int argc, char** argv) try {
   rs->add_option("--rerun", resume.rerun,
                  "cancelled, failed or cancelled,failed: run those trials again with their same params (a new "
                  "attempt each; e.g. the holes Ctrl-C left in a grid)");
+  auto* add_trials = rs->add_option(
+      "--add-trials", resume.add_trials,
+      "grow the study's trial budget (search.trials) by N and run N more trials, numbered after the last; also on "
+      "a FINISHED study (random, qmc, tpe; a grid only up to its size)");
+
+  EnqueueArgs enqueue;
+  auto* eq = app.add_subcommand("enqueue",
+                                "ask for a trial with these values (the rest sampled); it runs before the sampled "
+                                "trials, at the running orchestrator's next turn or the next resume");
+  eq->add_option("study", enqueue.study, "study name")->required();
+  eq->add_option("--set", enqueue.sets, "NAME=VALUE, one parameter of the study's space (repeatable)")
+      ->allow_extra_args(false);
 
   CancelArgs cancel;
   auto* c = app.add_subcommand("cancel", "cancel a study's unfinished trials (or some of them) and record it");
@@ -87,7 +99,7 @@ int main(int argc, char** argv) try {
   sv->add_option("--max-connections", serve.max_connections, "connections served at once; more get 503 (default 256)");
   sv->add_flag("--verbose", serve.verbose, "log every response to stderr");
 
-  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp, sv}) sub->fallthrough();
+  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp, sv, eq}) sub->fallthrough();
 
   ExportArgs exp;
   auto* ex = app.add_subcommand("export", "a study as CSV for pandas/polars: one row per trial, or --curves (read-only)");
@@ -111,7 +123,8 @@ int main(int argc, char** argv) try {
       return exit_code::usage;
     }
   }
-  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = db;
+  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = enqueue.db = db;
+  resume.add_trials_given = add_trials->count() > 0;
   exp.db = db;
   plan.db = db;
   report.db = db;
@@ -124,6 +137,7 @@ int main(int argc, char** argv) try {
   if (*pl) return cmd_plan(plan);
   if (*rs) return cmd_resume(resume);
   if (*c) return cmd_cancel(cancel);
+  if (*eq) return cmd_enqueue(enqueue);
   if (*ex) return cmd_export(exp);
   if (*rp) return cmd_report(report);
   if (*sv) return cmd_serve(serve);

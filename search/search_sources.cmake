@@ -14,6 +14,7 @@ set(DLSWEEP_SEARCH_SOURCES
   parzen_estimator.cpp
   tpe_sampler.cpp
   make_sampler.cpp
+  enqueued_params.cpp
   median_pruner.cpp
   percentile_pruner.cpp
   threshold_pruner.cpp

@@ -13,7 +13,8 @@ TEST_CASE("a bad --db gets the same clear error and exit code 2 from every verb"
   std::ofstream(dir / "study.yaml") << "name: x\nspace: {seed: [1, 2]}\n";
   const std::vector<std::vector<std::string>> verbs = {
       {"submit", (dir / "study.yaml").string()}, {"status"}, {"status", "x"}, {"results", "x"},
-      {"query", "SELECT 1"}, {"best", "x"}, {"resume", "x"}, {"cancel", "x"}};
+      {"query", "SELECT 1"}, {"best", "x"}, {"resume", "x"}, {"cancel", "x"},
+      {"enqueue", "x", "--set", "seed=1"}, {"resume", "x", "--add-trials", "1"}};
   struct Case {
     fs::path db;
     std::string says, fix;
