@@ -235,7 +235,8 @@ void Engine::launch(std::int64_t trial_id) {
     rec->curve.clear();
   }
 
-  sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.number, live.row.attempt, dir);
+  sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.number, live.row.attempt, dir,
+                                 live.row.params);
 
   // Write-ahead: the trial's row and params (and everything before) are committed before
   // its job can exist.

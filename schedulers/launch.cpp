@@ -65,10 +65,15 @@ torchrun-node)
   trap 'dlsweep_forward TERM' TERM
   # --redirects 1 --tee 1: workers' stdout still reaches ours (also under .launch/torchrun);
   # torch 1.13 on Python 3.11 (Debian 12) cannot parse the default "0" of either option.
-  torchrun --nnodes="$dlsweep_nnodes" --node_rank="$dlsweep_node_rank" --nproc_per_node="$dlsweep_nproc" \
-    --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" --redirects 1 --tee 1 \
-    --log_dir "$dlsweep_dir/torchrun-$dlsweep_node_rank" --no_python \
-    bash -c "$BASH_EXECUTION_STRING" dlsweep-launch torchrun-worker "$@" &
+  # Under srun every process of the step gets the signal: torchrun must ignore USR2 (its
+  # workers inherit that; a program that handles USR2 installs its own handler).
+  (
+    trap '' USR2
+    exec torchrun --nnodes="$dlsweep_nnodes" --node_rank="$dlsweep_node_rank" --nproc_per_node="$dlsweep_nproc" \
+      --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" --redirects 1 --tee 1 \
+      --log_dir "$dlsweep_dir/torchrun-$dlsweep_node_rank" --no_python \
+      bash -c "$BASH_EXECUTION_STRING" dlsweep-launch torchrun-worker "$@"
+  ) &
   dlsweep_child=$!
   if [[ -n $dlsweep_signal ]]; then dlsweep_forward "$dlsweep_signal"; fi
   dlsweep_wait
@@ -149,7 +154,9 @@ Result<std::vector<std::string>> local_launch_argv(const std::vector<std::string
 std::string slurm_launch_prefix(int ranks, int nodes, std::string_view launcher, const SrunOptions& srun) {
   auto srun_words = [&](int ntasks, bool mpi) {
     std::string s = "srun";
-    if (mpi && !srun.mpi.empty() && srun.mpi != "none") s += " --mpi=" + shell_quote(srun.mpi);
+    // dlsweep-train needs PMIx unless told otherwise; torch.distributed needs no PMI at all.
+    const std::string plugin = !srun.mpi.empty() ? srun.mpi : launcher.empty() ? "pmix" : "none";
+    if (mpi) s += " --mpi=" + shell_quote(plugin);
     s += fmt::format(" --ntasks={}", ntasks);
     if (!srun.gpu_bind.empty()) s += " --gpu-bind=" + shell_quote(srun.gpu_bind);
     if (!srun.cpu_bind.empty()) s += " --cpu-bind=" + shell_quote(srun.cpu_bind);

@@ -48,7 +48,7 @@ Result<std::vector<std::string>> local_launch_argv(const std::vector<std::string
 
 /// Options of the srun line (Slurm): mpi plugin and binding.
 struct SrunOptions {
-  std::string mpi = "pmix";   ///< --mpi=; "none" leaves the option out
+  std::string mpi;            ///< --mpi=; "" = pmix for the native launch, none for launcher srun
   std::string gpu_bind;       ///< --gpu-bind= ("" = not set)
   std::string cpu_bind;       ///< --cpu-bind=
 };

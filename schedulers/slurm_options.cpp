@@ -120,7 +120,7 @@ Status validate_options(const SlurmOptions& o) {
                          "write it as for srun, e.g. closest, single:1, map_gpu:0,1 (gpu_bind) or cores, rank, "
                          "map_cpu:0,4 (cpu_bind)");
   }
-  if (o.mpi != "pmix" && o.mpi != "pmi2" && o.mpi != "none" && o.mpi.rfind("pmix_v", 0) != 0)
+  if (!o.mpi.empty() && o.mpi != "pmix" && o.mpi != "pmi2" && o.mpi != "none" && o.mpi.rfind("pmix_v", 0) != 0)
     return fail(fmt::format("unknown MPI plugin '{}'", o.mpi), "slurm.mpi",
                 "use pmix, pmi2 or none (`srun --mpi=list` shows what this cluster has)");
   if (o.cpus_per_gpu > 0 && o.cpus_per_task > 0)

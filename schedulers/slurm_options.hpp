@@ -39,7 +39,8 @@ struct SlurmOptions {
   int cpus_per_gpu = 0;                  ///< --cpus-per-gpu; 0 = not requested (excludes cpus_per_task)
   std::string gpu_bind;                  ///< srun --gpu-bind= ("closest", "single:1", "map_gpu:0,1")
   std::string cpu_bind;                  ///< srun --cpu-bind= ("cores", "rank", "map_cpu:0,4")
-  std::string mpi = "pmix";              ///< srun --mpi= for multi-rank steps: pmix | pmi2 | none
+  std::string mpi;                       ///< srun --mpi=: pmix | pmi2 | none; "" = pmix for dlsweep-train,
+                                         ///< none for launcher srun (torch.distributed needs no PMI)
   std::string mem;                       ///< --mem: "4000", "16G"
   std::string constraint;                ///< --constraint
   std::vector<std::string> extra_sbatch; ///< whole lines, "#SBATCH --option=value"

@@ -9,5 +9,15 @@ if ! "$py" -c 'import pytest' 2>/dev/null; then
   echo "SKIP: $py has no pytest (apt-get install python3-pytest)"
   exit 77
 fi
+if [[ ${1:-} == --require ]]; then
+  if ! "$py" -c "import $2" 2>/dev/null; then
+    echo "SKIP: $py has no $2 (apt-get install python3-$2)"
+    exit 77
+  fi
+  shift 2
+fi
 export PYTHONDONTWRITEBYTECODE=1  # leave no __pycache__ in the source tree
+if [[ $# -gt 0 && ${!#} == *.py ]]; then
+  exec "$py" -m pytest -q -p no:cacheprovider "$@"
+fi
 exec "$py" -m pytest -q -p no:cacheprovider "$here" "$@"
