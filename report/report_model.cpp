@@ -164,6 +164,14 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
       for (auto it = t.params.begin(); it != t.params.end(); ++it) names.insert(it.key());
   model["param_names"] = std::vector<std::string>(names.begin(), names.end());
 
+  // Ranks of a trial: its `ranks` parameter (searched), else the study's trial.ranks.
+  double study_ranks = 1;
+  {
+    auto spec = json::parse(st->spec_json, nullptr, /*allow_exceptions=*/false);
+    if (spec.is_object() && spec.contains("trial") && spec["trial"].is_object())
+      if (auto r = spec["trial"].find("ranks"); r != spec["trial"].end() && r->is_number() && r->get<double>() >= 1)
+        study_ranks = r->get<double>();
+  }
   json trials = json::array(), curve_map = json::object();
   std::vector<BatchTrial> batch_rows;
   std::vector<ParetoPoint> pareto_rows;
@@ -174,7 +182,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
     if (!batch && cit != curves->end())  // a custom program may report its batch instead
       for (auto r = cit->second.rbegin(); r != cit->second.rend() && !batch; ++r)
         if (auto v = r->values.find("batch_size"); v != r->values.end()) batch = v->second;
-    const double ranks = as_number(t.params, "ranks").value_or(1.0);
+    const double ranks = as_number(t.params, "ranks").value_or(study_ranks);
     const double threads = as_number(t.params, "threads").value_or(1.0);
     std::optional<double> rank_s;
     if (t.time_to_target_s && std::isfinite(*t.time_to_target_s)) rank_s = *t.time_to_target_s * ranks;
