@@ -56,7 +56,9 @@ torchrun-node)
   dlsweep_dir=${DLSWEEP_TRIAL_DIR:-.}/.launch
   mkdir -p "$dlsweep_dir"
   dlsweep_signal= dlsweep_child=
-  # torchrun dies of USR2; the warning goes to its workers (each a torchrun-worker shim).
+  # Under srun, slurmstepd signals every process of the step: the workers get USR2/TERM
+  # themselves. This trap remembers the signal (for the exit status below) and passes TERM
+  # on where only this shim got it (the local backend's cancel signals the whole group).
   dlsweep_forward() {
     dlsweep_signal=$1
     if [[ -n $dlsweep_child ]]; then pkill "-$1" -P "$dlsweep_child" 2>/dev/null; fi
@@ -93,7 +95,7 @@ torchrun-worker)
   dlsweep_f=${DLSWEEP_TRIAL_DIR:-.}/.launch/rank-${RANK:-0}.rc
   rm -f "$dlsweep_f"
   dlsweep_child=
-  trap 'if [[ -n $dlsweep_child ]]; then kill -USR2 "$dlsweep_child" 2>/dev/null; fi' USR2
+  # Started with USR2 ignored (inherited from torchrun): only TERM can be passed on here.
   trap 'if [[ -n $dlsweep_child ]]; then kill -TERM "$dlsweep_child" 2>/dev/null; fi' TERM
   "$@" &
   dlsweep_child=$!
@@ -125,7 +127,7 @@ bool valid_launcher(std::string_view launcher) {
 
 Result<std::vector<std::string>> local_launch_argv(const std::vector<std::string>& argv, int ranks,
                                                    std::string_view launcher, const std::string& mpirun,
-                                                   int master_port, bool as_root) {
+                                                   bool as_root) {
   if (!valid_launcher(launcher))
     return fail(fmt::format("unknown launcher '{}'", launcher), "trial.launcher", "use mpirun, srun or torchrun");
   if (launcher == "srun")
@@ -133,7 +135,6 @@ Result<std::vector<std::string>> local_launch_argv(const std::vector<std::string
                 "use launcher: mpirun or torchrun on the local backend, or backend.kind: slurm");
   std::vector<std::string> out;
   if (launcher == "torchrun") {
-    (void)master_port;  // given to the job as MASTER_PORT by the caller
     out = shim_argv("torchrun-node");
     out.push_back("1");
     out.push_back(std::to_string(std::max(ranks, 1)));

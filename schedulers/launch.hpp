@@ -17,10 +17,11 @@
 //
 // The shim is one constant bash program run as `bash -c SHIM dlsweep-launch MODE ...`: no
 // study value is ever part of shell code; the user's argv are positional parameters.
-// MODE torchrun-node forwards USR2/TERM to torchrun's workers (torchrun itself would die of
-// USR2) and, because torchrun reports any failed worker as exit 1, returns 75 when its
-// workers stopped resumably (each torchrun-worker records its exit status under
-// $DLSWEEP_TRIAL_DIR/.launch/).
+// MODE torchrun-node starts torchrun with USR2 ignored (under srun every process of the step
+// gets the warning, and torchrun would die of it; a worker that handles USR2 installs its
+// own handler) and, because torchrun reports any failed worker as exit 1, returns 75 when
+// its workers stopped resumably after a signal (each torchrun-worker records its exit status
+// under $DLSWEEP_TRIAL_DIR/.launch/).
 #pragma once
 
 #include <string>
@@ -41,10 +42,11 @@ bool valid_launcher(std::string_view launcher);
 
 /// What the local backend executes for a job: argv unchanged for a native 1-rank job;
 /// `mpirun -np N ...` (native, or the rank shim for launcher mpirun); torchrun with a static
-/// rendezvous on 127.0.0.1:master_port. An Error for srun (it needs a Slurm allocation).
+/// rendezvous at the job's MASTER_ADDR:MASTER_PORT. An Error for srun (it needs a Slurm
+/// allocation).
 Result<std::vector<std::string>> local_launch_argv(const std::vector<std::string>& argv, int ranks,
                                                    std::string_view launcher, const std::string& mpirun,
-                                                   int master_port, bool as_root);
+                                                   bool as_root);
 
 /// Options of the srun line (Slurm): mpi plugin and binding.
 struct SrunOptions {

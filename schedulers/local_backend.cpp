@@ -65,7 +65,7 @@ LocalBackend::~LocalBackend() {
 }
 
 Result<std::vector<std::string>> LocalBackend::launch_argv(const JobSpec& job) const {
-  return local_launch_argv(job.argv, job.ranks, job.launcher, options_.mpirun, 0, geteuid() == 0);
+  return local_launch_argv(job.argv, job.ranks, job.launcher, options_.mpirun, geteuid() == 0);
 }
 
 JobEvent LocalBackend::event_for(const Job& job, JobEventKind kind, std::string message) const {

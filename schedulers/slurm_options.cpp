@@ -114,7 +114,7 @@ Status validate_options(const SlurmOptions& o) {
   for (auto [value, key] : {std::pair{&o.gpu_bind, "gpu_bind"}, {&o.cpu_bind, "cpu_bind"}}) {
     bool ok = std::all_of(value->begin(), value->end(), [](char c) {
       return is_lower(c) || is_digit(c) || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || c == ',' || c == '.' ||
-             c == '-' || c == 'x';
+             c == '-';
     });
     if (!ok) return fail(fmt::format("'{}' is not a binding srun understands", *value), fmt::format("slurm.{}", key),
                          "write it as for srun, e.g. closest, single:1, map_gpu:0,1 (gpu_bind) or cores, rank, "

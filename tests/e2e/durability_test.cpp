@@ -37,19 +37,8 @@ int started_trials(const fs::path& runs) {
 // Starts `dlsweep --db DB args` in `dir`, waits until `threshold` trials have started (or
 // it exits), then kills it with SIGKILL. Returns false when it had already finished.
 bool kill_midway(const fs::path& dir, const fs::path& db, const std::vector<std::string>& args, int threshold) {
-  pid_t pid = ::fork();
+  pid_t pid = spawn_dlsweep(dir, db, args);
   REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (::chdir(dir.c_str()) != 0) ::_exit(127);
-    std::freopen("/dev/null", "w", stderr);
-    std::vector<std::string> argv = {DLSWEEP_BIN, "--db", db.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    ::execv(a[0], a.data());
-    ::_exit(127);
-  }
   const fs::path runs = dir / "dlsweep-runs" / "e2e-durable";
   // Bounds a hang only: a loaded machine may take long, a healthy run never needs this.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(5);

@@ -72,23 +72,6 @@ std::int64_t stored_budget(const fs::path& db, const fs::path& dir, const std::s
   return std::stoll(out.substr(out.find('\n') + 1));
 }
 
-pid_t spawn_dlsweep(const fs::path& dir, const fs::path& db, std::vector<std::string> args) {
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (::chdir(dir.c_str()) != 0) ::_exit(127);
-    std::freopen("/dev/null", "w", stderr);
-    std::vector<std::string> argv = {DLSWEEP_BIN, "--db", db.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    ::execv(a[0], a.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
 bool wait_for(const fs::path& p, std::chrono::seconds limit = std::chrono::seconds(60)) {
   const auto give_up = std::chrono::steady_clock::now() + limit;
   while (!fs::exists(p) && std::chrono::steady_clock::now() < give_up)
@@ -164,6 +147,7 @@ TEST_CASE("resume --add-trials killed with -9: a plain resume neither loses nor 
   auto db = dir / "sweep.db";
   REQUIRE(run_dlsweep(db, {"submit", "study.yaml"}, dir).exit_code == 0);
   pid_t pid = spawn_dlsweep(dir, db, {"resume", "e2e-grow-kill", "--add-trials", "3"});
+  REQUIRE(pid >= 0);
   REQUIRE(wait_for(dir / "dlsweep-runs" / "e2e-grow-kill" / "trial-0002"));
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
@@ -186,6 +170,7 @@ TEST_CASE("enqueue while an orchestrator runs: it takes the request and runs it 
   write(dir / "study.yaml", random_study("e2e-live", 3, 1, 2));
   auto db = dir / "sweep.db";
   pid_t pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
+  REQUIRE(pid >= 0);
   REQUIRE(wait_for(dir / "dlsweep-runs" / "e2e-live" / "trial-0000"));
   auto e = run_dlsweep(db, {"enqueue", "e2e-live", "--set", "batch_size=64", "--set", "lr_rule=none"}, dir);
   INFO(e.err);
@@ -209,6 +194,7 @@ TEST_CASE("enqueue to a study while another study's orchestrator holds the datab
   auto db = dir / "sweep.db";
   REQUIRE(run_dlsweep(db, {"submit", "done.yaml"}, dir).exit_code == 0);
   pid_t pid = spawn_dlsweep(dir, db, {"submit", "busy.yaml"});
+  REQUIRE(pid >= 0);
   REQUIRE(wait_for(dir / "dlsweep-runs" / "e2e-busy" / "trial-0000"));
   const auto start = std::chrono::steady_clock::now();
   auto e = run_dlsweep(db, {"enqueue", "e2e-done", "--set", "batch_size=128"}, dir);

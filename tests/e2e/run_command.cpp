@@ -37,6 +37,20 @@ CommandResult run_command(const std::vector<std::string>& argv, const fs::path& 
   return r;
 }
 
+int spawn_dlsweep(const fs::path& dir, const fs::path& db, std::vector<std::string> args) {
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  if (::chdir(dir.c_str()) != 0) ::_exit(127);
+  std::freopen("/dev/null", "w", stderr);
+  std::vector<std::string> argv = {DLSWEEP_BIN, "--db", db.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> a;
+  for (auto& s : argv) a.push_back(s.data());
+  a.push_back(nullptr);
+  ::execv(a[0], a.data());
+  ::_exit(127);
+}
+
 fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("dlsweep-test-" + std::to_string(::getpid())) / name;
   fs::remove_all(d);

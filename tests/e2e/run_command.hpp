@@ -18,6 +18,10 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::files
 /// A fresh, empty directory under the system temp dir, unique to this process and `name`.
 std::filesystem::path fresh_dir(const std::string& name);
 
+/// Starts `dlsweep --db DB args...` in `dir` without waiting (stderr to /dev/null); returns
+/// its pid (the caller waits for or kills it), or -1 when fork failed.
+int spawn_dlsweep(const std::filesystem::path& dir, const std::filesystem::path& db, std::vector<std::string> args);
+
 /// Runs `dlsweep --db DB args...` in `cwd`.
 CommandResult run_dlsweep(const std::filesystem::path& db, const std::vector<std::string>& args,
                       const std::filesystem::path& cwd = {});
