@@ -301,8 +301,14 @@ def report(*, step: int, epoch: float = 0.0, samples: int = 0, wall_s: float | N
 
 def final(*, step: int = 0, epoch: float = 0.0, samples: int = 0, wall_s: float | None = None,
           **metrics) -> None:
-    """Records the final result (kind "final"); exit 0 afterwards."""
+    """Records the final result (kind "final"); exit 0 afterwards.
+
+    From here on the time-limit warning (SIGUSR2) is ignored: the work is done, and Python
+    resets its own handlers to the default action (death) while it shuts down, so a warning
+    arriving during the exit would otherwise turn a finished trial into a failed one."""
     _record("final", step, epoch, samples, wall_s, metrics)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGUSR2, signal.SIG_IGN)
 
 
 def log(text: str, *, step: int = 0, epoch: float = 0.0, samples: int = 0) -> None:

@@ -105,6 +105,7 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.larc_eps = get("larc_eps").get<double>();
   c.seed = static_cast<std::uint64_t>(get("seed").get<double>());
   c.threads = static_cast<int>(get("threads").get<double>());
+  c.ranks = static_cast<int>(get("ranks").get<double>());
   c.comm = get("comm").get<std::string>();
   c.bucket_mb = get("bucket_mb").get<double>();
   c.noise_scale_every = static_cast<std::int64_t>(get("noise_scale_every").get<double>());
@@ -174,6 +175,7 @@ json to_json(const TrainConfig& c) {
               {"larc_eps", c.larc_eps},
               {"seed", c.seed},
               {"threads", c.threads},
+              {"ranks", c.ranks},
               {"comm", c.comm},
               {"bucket_mb", c.bucket_mb},
               {"noise_scale_every", c.noise_scale_every},

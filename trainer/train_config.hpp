@@ -54,6 +54,7 @@ struct TrainConfig {
   std::string larc_mode = "clip";
   std::uint64_t seed = 0;
   int threads = 1;
+  int ranks = 1;  ///< ranks dlsweep launched the trial with (informational; the communicator knows the real count)
   std::string comm = "auto";
   double bucket_mb = 4;
   std::int64_t noise_scale_every = 10;

@@ -17,7 +17,7 @@ if [[ ${1:-} == --require ]]; then
   shift 2
 fi
 export PYTHONDONTWRITEBYTECODE=1  # leave no __pycache__ in the source tree
-if [[ $# -gt 0 && ${!#} == *.py ]]; then
+if [[ $# -gt 0 && ${!#} != -* && -f ${!#} ]]; then  # a test file given: run just that
   exec "$py" -m pytest -q -p no:cacheprovider "$@"
 fi
 exec "$py" -m pytest -q -p no:cacheprovider "$here" "$@"

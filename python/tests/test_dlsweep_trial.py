@@ -178,3 +178,19 @@ def test_the_library_imports_only_the_standard_library():
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             names.add(node.module.split(".")[0])
     assert names and names <= set(sys.stdlib_module_names), names - set(sys.stdlib_module_names)
+
+
+def test_final_makes_a_late_time_limit_warning_harmless(trial):
+    # Found on the 2-node Slurm test: the warning arrived while a finished torch worker shut
+    # down (Python had reset its handler to the default) and the trial failed with exit 140.
+    import signal
+    before = signal.getsignal(signal.SIGUSR2)
+    try:
+        dt.on_preempt(None)
+        assert (trial / dt.PREEMPT_HANDLER_FILE).exists(), "asked for the warning"
+        dt.final(step=3, loss=0.5)
+        assert signal.getsignal(signal.SIGUSR2) == signal.SIG_IGN
+        assert read_records(trial)[-1]["kind"] == "final"
+    finally:
+        signal.signal(signal.SIGUSR2, before)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
