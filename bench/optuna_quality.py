@@ -3,7 +3,12 @@
 has the same definitions). Prints one JSON object: {function: [[regret at each checkpoint]
 per seed]}. Run by bench_search_quality; needs Debian's python3-optuna (use /usr/bin/python3).
 
-usage: optuna_quality.py SEEDS TRIALS CHECKPOINT...
+usage: optuna_quality.py [--fixed-logpdf] SEEDS TRIALS CHECKPOINT...
+
+--fixed-logpdf: Optuna 3.1's truncated-normal log density leaves out -log(scale)
+(optuna#5109, fixed upstream by #5110 in Optuna 3.5), so its Parzen mixtures are not
+normalised densities and wide kernels weigh more than the paper's estimator. With this flag
+the same Optuna runs with that one line fixed, i.e. the density current Optuna uses.
 """
 import json
 import math
@@ -83,9 +88,25 @@ def run(name, seed, trials, checkpoints):
     return out
 
 
+def fix_logpdf():
+    import numpy as np
+    from optuna.samplers._tpe import _truncnorm
+
+    unnormalised = _truncnorm.logpdf
+
+    def logpdf(x, a, b, loc=0, scale=1):
+        return unnormalised(x, a, b, loc, scale) - np.log(scale)
+
+    _truncnorm.logpdf = logpdf
+
+
 def main():
-    seeds, trials = int(sys.argv[1]), int(sys.argv[2])
-    checkpoints = [int(c) for c in sys.argv[3:]]
+    args = sys.argv[1:]
+    if args and args[0] == "--fixed-logpdf":
+        fix_logpdf()
+        args = args[1:]
+    seeds, trials = int(args[0]), int(args[1])
+    checkpoints = [int(c) for c in args[2:]]
     result = {name: [run(name, s, trials, checkpoints) for s in range(1, seeds + 1)] for name in FUNCTIONS}
     print(json.dumps(result))
 

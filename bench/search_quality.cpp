@@ -5,6 +5,11 @@
 // through bench/optuna_quality.py (Debian python3-optuna, /usr/bin/python3), on the same
 // functions (bench/search_functions.hpp).
 //
+// Optuna runs twice: as Debian packages it (3.1) and with the one-line fix of its
+// truncated-normal density that upstream made in 3.5 (optuna#5109/#5110; see
+// bench/optuna_quality.py). dlsweep's Parzen estimator matches the fixed density
+// (tests/search/tpe_sampler_test.cpp checks values computed with Optuna).
+//
 // usage: bench_search_quality [--seeds N] [--no-optuna]
 #include <algorithm>
 #include <cstdio>
@@ -28,6 +33,15 @@ using namespace dlsweep::search;
 constexpr int kTrials = 100;
 const std::vector<int> kCheckpoints = {30, 60, 100};
 
+struct SamplerRun {
+  std::string label, algo;
+  nlohmann::json options;
+};
+const std::vector<SamplerRun> kSamplers = {{"dlsweep tpe", "tpe", nullptr},
+                                           {"dlsweep tpe multivariate", "tpe", {{"multivariate", true}}},
+                                           {"dlsweep random", "random", nullptr},
+                                           {"dlsweep qmc", "qmc", nullptr}};
+
 struct Function {
   std::string name;
   Space space;
@@ -36,8 +50,8 @@ struct Function {
   double noise;
 };
 
-std::vector<double> run(const std::string& algo, const Function& fn, std::uint64_t seed) {
-  auto sampler = std::move(*make_sampler(algo, fn.space, seed));
+std::vector<double> run(const std::string& algo, const nlohmann::json& options, const Function& fn, std::uint64_t seed) {
+  auto sampler = std::move(*make_sampler(algo, fn.space, seed, options));
   SplitMix64 noise_rng(seed * 7919 + 17);
   History h;
   h.maximize = false;
@@ -65,6 +79,22 @@ std::vector<double> run(const std::string& algo, const Function& fn, std::uint64
       out.push_back(best_true - fn.optimum);
   }
   return out;
+}
+
+const std::string kOptuna = "optuna 3.1 tpe (Debian)";
+const std::string kOptunaFixed = "optuna 3.1 tpe + #5110 fix";
+
+nlohmann::json run_optuna(const std::string& flag, int seeds) {
+  const std::string cmd =
+      fmt::format("/usr/bin/python3 {}/optuna_quality.py {}{} {} 30 60 100", DLSWEEP_BENCH_DIR, flag, seeds, kTrials);
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string text;
+  if (pipe) {
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
+    if (pclose(pipe) != 0) text.clear();
+  }
+  return nlohmann::json::parse(text, nullptr, false);
 }
 
 double quantile(std::vector<double> v, double q) {
@@ -96,23 +126,17 @@ int main(int argc, char** argv) {
   // results[function][sampler][seed][checkpoint]
   std::map<std::string, std::map<std::string, std::vector<std::vector<double>>>> results;
   for (const auto& fn : fns)
-    for (const std::string algo : {"tpe", "random", "qmc"})
-      for (int s = 1; s <= seeds; ++s) results[fn.name]["dlsweep " + algo].push_back(run(algo, fn, std::uint64_t(s)));
+    for (const auto& [label, algo, options] : kSamplers)
+      for (int s = 1; s <= seeds; ++s) results[fn.name][label].push_back(run(algo, options, fn, std::uint64_t(s)));
   if (optuna) {
-    std::string cmd = fmt::format("/usr/bin/python3 {}/optuna_quality.py {} {} 30 60 100", DLSWEEP_BENCH_DIR, seeds, kTrials);
-    FILE* pipe = popen(cmd.c_str(), "r");
-    std::string text;
-    if (pipe) {
-      char buf[4096];
-      while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-      if (pclose(pipe) != 0) text.clear();
+    for (const auto& [label, flag] : {std::pair<std::string, std::string>{kOptuna, ""}, {kOptunaFixed, "--fixed-logpdf "}}) {
+      auto j = run_optuna(flag, seeds);
+      if (j.is_discarded() || !j.is_object()) {
+        std::fprintf(stderr, "optuna run failed (needs python3-optuna under /usr/bin/python3); use --no-optuna\n");
+        return 1;
+      }
+      for (const auto& fn : fns) results[fn.name][label] = j[fn.name].get<std::vector<std::vector<double>>>();
     }
-    auto j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      std::fprintf(stderr, "optuna run failed (needs python3-optuna under /usr/bin/python3); use --no-optuna\n");
-      return 1;
-    }
-    for (const auto& fn : fns) results[fn.name]["optuna tpe"] = j[fn.name].get<std::vector<std::vector<double>>>();
   }
   fmt::print("search quality: regret of the best-observed trial (lower is better), median [p25, p75] over {} seeds\n\n",
              seeds);
@@ -128,6 +152,33 @@ int main(int argc, char** argv) {
       fmt::print("{}\n", row);
     }
   }
-  fmt::print("\nreproduce: bench_search_quality --seeds {}\n", seeds);
+  // The bar, checked on the same numbers: dlsweep tpe's median regret is not worse
+  // than a peer's beyond the seed spread (ours <= the peer's 75th percentile) and it is
+  // better than random (median below random's) — at every checkpoint of every function.
+  auto column = [&](const std::string& fn, const std::string& sampler, std::size_t c) {
+    std::vector<double> v;
+    for (const auto& s : results[fn][sampler]) v.push_back(s[c]);
+    return v;
+  };
+  fmt::print("\nbar (dlsweep tpe median <= peer p75; < random median), per checkpoint 30/60/100:\n");
+  int missed = 0;
+  for (const auto& fn : fns) {
+    std::vector<std::string> peers = {"dlsweep random"};
+    if (optuna) peers.insert(peers.begin(), {kOptuna, kOptunaFixed});
+    for (const auto& peer : peers) {
+      std::string cells;
+      for (std::size_t c = 0; c < kCheckpoints.size(); ++c) {
+        const double ours = quantile(column(fn.name, "dlsweep tpe", c), 0.5);
+        const bool random = peer == "dlsweep random";
+        const double theirs = quantile(column(fn.name, peer, c), random ? 0.5 : 0.75);
+        const bool ok = random ? ours < theirs : ours <= theirs;
+        missed += !ok;
+        cells += fmt::format(" {}", ok ? "met" : "MISSED");
+      }
+      fmt::print("  {:<10} vs {:<28}{}\n", fn.name, peer, cells);
+    }
+  }
+  fmt::print("{} of the checks missed\n", missed);
+  fmt::print("\nreproduce: bench_search_quality --seeds {}{}\n", seeds, optuna ? "" : " --no-optuna");
   return 0;
 }

@@ -5,7 +5,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
+#include <unordered_map>
+#include <vector>
 
 namespace dlsweep::db {
 
@@ -56,27 +59,100 @@ double now_unix_seconds() {
 
 // --- Statement
 
+// --- Kept statements: per connection, by SQL text, a few idle ones each.
+
+namespace {
+
+constexpr std::size_t kKeptPerText = 4;
+
+struct Kept {
+  std::mutex mu;
+  std::unordered_map<sqlite3*, std::unordered_map<std::string, std::vector<sqlite3_stmt*>>> by_db;
+};
+
+Kept& kept() {
+  static Kept k;
+  return k;
+}
+
+}  // namespace
+
+void keep_statements(sqlite3* db) {
+  std::lock_guard lock(kept().mu);
+  kept().by_db.try_emplace(db);
+}
+
+void release_statements(sqlite3* db) {
+  std::unordered_map<std::string, std::vector<sqlite3_stmt*>> idle;
+  {
+    std::lock_guard lock(kept().mu);
+    auto it = kept().by_db.find(db);
+    if (it == kept().by_db.end()) return;
+    idle = std::move(it->second);
+    kept().by_db.erase(it);
+  }
+  for (auto& [sql, stmts] : idle)
+    for (auto* s : stmts) sqlite3_finalize(s);
+}
+
+void Statement::dispose() {
+  if (!stmt_) return;
+  {
+    std::lock_guard lock(kept().mu);
+    auto it = kept().by_db.find(db_);
+    if (it != kept().by_db.end()) {
+      auto& idle = it->second[key_];
+      if (idle.size() < kKeptPerText) {
+        sqlite3_reset(stmt_);
+        sqlite3_clear_bindings(stmt_);
+        idle.push_back(stmt_);
+        stmt_ = nullptr;
+        return;
+      }
+    }
+  }
+  sqlite3_finalize(stmt_);
+  stmt_ = nullptr;
+}
+
 Result<Statement> Statement::prepare(sqlite3* db, std::string_view sql) {
+  {
+    std::lock_guard lock(kept().mu);
+    auto it = kept().by_db.find(db);
+    if (it != kept().by_db.end()) {
+      auto idle = it->second.find(std::string(sql));
+      if (idle != it->second.end() && !idle->second.empty()) {
+        sqlite3_stmt* s = idle->second.back();
+        idle->second.pop_back();
+        Statement st(db, s);
+        st.key_ = sql;
+        return st;
+      }
+    }
+  }
   sqlite3_stmt* s = nullptr;
   int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &s, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(s);
     return std::unexpected(sqlite_error(db, rc, "preparing SQL"));
   }
-  return Statement(db, s);
+  Statement st(db, s);
+  st.key_ = sql;
+  return st;
 }
 
 Statement& Statement::operator=(Statement&& o) noexcept {
   if (this != &o) {
-    sqlite3_finalize(stmt_);
+    dispose();
     db_ = o.db_;
     stmt_ = o.stmt_;
+    key_ = std::move(o.key_);
     o.stmt_ = nullptr;
   }
   return *this;
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() { dispose(); }
 
 namespace {
 void check_bind(int rc, int i) {

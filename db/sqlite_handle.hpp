@@ -7,7 +7,7 @@
 //    early `return fail(...)` never leaves half of a mutation in the database.
 //  - Errors name the database file (sqlite3_db_filename) and, where SQLite's code has a
 //    known remedy (busy, read-only, disk full), the fix.
-// Internal to db/: nothing outside this folder includes it.
+// Internal to db/: nothing outside this folder (and its tests) includes it.
 #pragma once
 
 #include <cstdint>
@@ -33,13 +33,22 @@ Status exec(sqlite3* db, std::string_view sql, std::string_view doing);
 /// Now, as REAL unix seconds (the unit of every timestamp column).
 double now_unix_seconds();
 
+/// Turns on statement reuse for connection `db`: a Statement of `db` is then not finalized
+/// when destroyed but reset, unbound and kept by its SQL text, and the next prepare() of
+/// the same text takes it back instead of compiling it again (the orchestrator runs the
+/// same few statements for every trial and record). Call release_statements(db) before
+/// closing `db`. Thread-safe; a kept statement is used by one Statement at a time.
+void keep_statements(sqlite3* db);
+/// Finalizes every statement kept for `db` and stops keeping them.
+void release_statements(sqlite3* db);
+
 /// One prepared statement. Binding indices are 1-based, column indices 0-based (as in SQLite).
 class Statement {
  public:
   /// Prepares exactly the text given (callers pass one statement).
   static Result<Statement> prepare(sqlite3* db, std::string_view sql);
 
-  Statement(Statement&& o) noexcept : db_(o.db_), stmt_(o.stmt_) { o.stmt_ = nullptr; }
+  Statement(Statement&& o) noexcept : db_(o.db_), stmt_(o.stmt_), key_(std::move(o.key_)) { o.stmt_ = nullptr; }
   Statement& operator=(Statement&& o) noexcept;
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -78,8 +87,10 @@ class Statement {
 
  private:
   Statement(sqlite3* db, sqlite3_stmt* s) : db_(db), stmt_(s) {}
+  void dispose();  ///< back to the kept statements of db_, or finalized
   sqlite3* db_;
   sqlite3_stmt* stmt_;
+  std::string key_;  ///< the SQL text it was prepared from (its key among kept statements)
 };
 
 /// BEGIN IMMEDIATE ... COMMIT; rolled back on destruction unless committed. IMMEDIATE takes

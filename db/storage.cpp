@@ -23,7 +23,10 @@ namespace {
 constexpr int kBusyTimeoutMs = 5000;
 
 struct SqliteCloser {
-  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  void operator()(sqlite3* db) const {
+    release_statements(db);
+    sqlite3_close_v2(db);
+  }
 };
 using DbPtr = std::unique_ptr<sqlite3, SqliteCloser>;
 
@@ -39,6 +42,7 @@ Result<DbPtr> open_file(const fs::path& file, int flags) {
                    : "check that the path is a readable file");
   }
   sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  keep_statements(db.get());
   return db;
 }
 

@@ -1,7 +1,9 @@
-// process_spawn.cpp — fork/exec with an errno pipe; see process_spawn.hpp for the contract.
+// process_spawn.cpp — clone(CLONE_VM|CLONE_VFORK)/exec with an errno pipe; see process_spawn.hpp for the contract.
 #include "schedulers/process_spawn.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -53,16 +55,18 @@ const char* step_name(Step s) {
                              const char* workdir, const char* out_path, const char* err_path) {
   auto die = [report_fd](Step step) { child_fail(report_fd, step); };
   setpgid(0, 0);
-  // Signal state is inherited across exec: start the program with nothing blocked and
-  // default dispositions (the orchestrator may ignore SIGPIPE or block SIGCHLD).
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Signal state is inherited across exec: start the program with default dispositions
+  // and nothing blocked (the orchestrator may ignore SIGPIPE or block SIGCHLD). Handlers
+  // are reset while every signal is still blocked (the parent blocked them before clone):
+  // a handler of the parent must never run here, on memory the parent shares.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int s = 1; s < NSIG; ++s) {
     if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);
   }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   if (chdir(workdir) != 0) die(Step::chdir);
   int in = open("/dev/null", O_RDONLY);
   if (in < 0) die(Step::open_stdin);
@@ -76,6 +80,18 @@ const char* step_name(Step s) {
   close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   execve(path, argv, envp);
   child_fail(report_fd, Step::exec);
+}
+
+struct ChildArgs {
+  int report_fd;
+  const char *path, *workdir, *out_path, *err_path;
+  char* const* argv;
+  char* const* envp;
+};
+
+int child_main(void* p) {
+  const auto* a = static_cast<const ChildArgs*>(p);
+  child_exec(a->report_fd, a->path, a->argv, a->envp, a->workdir, a->out_path, a->err_path);
 }
 
 std::vector<char*> c_array(std::vector<std::string>& v) {
@@ -146,16 +162,24 @@ Result<pid_t> spawn_process(const std::vector<std::string>& argv_in, const std::
     return fail(fmt::format("cannot start '{}': pipe failed: {}", program, std::strerror(errno)), "job",
                 "the orchestrator may be out of file descriptors (ulimit -n)");
   }
-  const pid_t pid = fork();
+  // clone(CLONE_VM | CLONE_VFORK) on a stack of its own, as glibc's posix_spawn does: no
+  // copy of the orchestrator's page tables (fork's cost grows with its heap; this is
+  // constant), and we resume once the child has exec'd or died. posix_spawn itself cannot
+  // say which step failed (chdir, an open, exec); this can.
+  ChildArgs args{fds[1], path->c_str(), wd.c_str(), out_path.c_str(), err_path.c_str(), argv.data(), envp.data()};
+  std::vector<char> stack(64 * 1024);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = clone(child_main, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  const int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
-    const int e = errno;
     close(fds[0]);
     close(fds[1]);
-    return fail(fmt::format("cannot start '{}': fork failed: {}", program, std::strerror(e)), "job",
+    return fail(fmt::format("cannot start '{}': clone failed: {}", program, std::strerror(clone_errno)), "job",
                 "the machine may be out of processes or memory");
   }
-  if (pid == 0) child_exec(fds[1], path->c_str(), argv.data(), envp.data(), wd.c_str(), out_path.c_str(),
-                           err_path.c_str());
   close(fds[1]);
 
   // EOF means exec succeeded (the pipe closed on exec); a full report means it failed.

@@ -10,8 +10,10 @@
 //  - spawn_process() returns only after the child has exec'd or failed to: a failure in
 //    the child (chdir, open, execve) travels back through a close-on-exec pipe with its
 //    errno, and the failed child is reaped before returning, so no zombie is left.
-//  - Between fork and exec the child calls only async-signal-safe functions: everything it
-//    needs (C strings, envp) is built before fork.
+//  - Between clone and exec the child makes only system calls, on a stack of its own and
+//    with every signal blocked until the handlers are reset: it shares the parent's memory
+//    (CLONE_VM | CLONE_VFORK, as posix_spawn), so everything it needs (C strings, envp) is
+//    built before, and the parent waits in clone until the child has exec'd or died.
 #pragma once
 
 #include <sys/types.h>

@@ -162,3 +162,48 @@ TEST_CASE("parzen: Optuna's default weights and the normal quantile", "[search][
   CHECK(normal_quantile(0.975) == Approx(1.959963984540054).epsilon(1e-12));
   CHECK(normal_quantile(1e-10) == Approx(-6.361340902404056).epsilon(1e-9));
 }
+
+// The mixture density against Optuna's _ParzenEstimator.log_pdf on the same observations
+// (prior on, magic clip on, endpoints off; values computed with Debian's Optuna 3.1 with
+// its truncated-normal log density fixed as upstream did in 3.5, optuna#5109/#5110 —
+// 3.1 leaves out -log(sigma), see bench/optuna_quality.py). Log ints: dlsweep scores a
+// value by its cell's mass, Optuna 3.1 by the density in log space; the two differ by the
+// cell's log width, log((v + 0.5) / (v - 0.5)).
+TEST_CASE("parzen: the mixture density equals Optuna's (fixed) on the same observations", "[search][tpe]") {
+  auto log_density = [](const Dimension& d, const std::vector<double>& obs, double at) {
+    const InternalDim id(d);
+    std::vector<double> x;
+    for (double o : obs) x.push_back(*id.to_internal(o));
+    const Kernels k(id, x, KernelOptions{1.0, true, false, 1});
+    const auto w = component_log_weights(x.size(), 1.0);
+    std::vector<double> t;
+    for (std::size_t i = 0; i < w.size(); ++i) t.push_back(w[i] + k.log_k(i, *id.to_internal(at)));
+    return log_sum_exp(t);
+  };
+  Dimension f;
+  f.name = "x";
+  f.kind = Dimension::Kind::uniform;
+  f.low = -5;
+  f.high = 10;
+  const std::vector<double> obs = {-3.0, 2.5, 9.0, 0.1};
+  CHECK(log_density(f, obs, -4) == Approx(-2.79557325).epsilon(1e-8));
+  CHECK(log_density(f, obs, 0) == Approx(-2.40135695).epsilon(1e-8));
+  CHECK(log_density(f, obs, 3.14) == Approx(-2.50731250).epsilon(1e-8));
+  CHECK(log_density(f, obs, 9.5) == Approx(-3.32946917).epsilon(1e-8));
+  f.low = 0;
+  f.high = 1;
+  std::vector<double> thirty;  // 30 observations: magic clip binds for most kernels
+  for (int i = 0; i < 30; ++i) thirty.push_back(std::pow(0.05 + 0.9 * i / 29.0, 2));
+  CHECK(log_density(f, thirty, 0.1) == Approx(0.65318444).epsilon(1e-7));
+  CHECK(log_density(f, thirty, 0.5) == Approx(-0.16681715).epsilon(1e-7));
+  CHECK(log_density(f, thirty, 0.9) == Approx(-0.74369381).epsilon(1e-7));
+  Dimension li;
+  li.name = "batch_size";
+  li.kind = Dimension::Kind::int_range;
+  li.int_low = 256;
+  li.int_high = 65536;
+  li.log = true;
+  const std::vector<double> bs = {256, 1024, 4096};
+  for (auto [v, optuna] : {std::pair{300.0, -1.39298324}, {2000.0, -1.40852530}, {60000.0, -3.03973737}})
+    CHECK(log_density(li, bs, v) == Approx(optuna + std::log(std::log((v + 0.5) / (v - 0.5)))).epsilon(1e-6));
+}
