@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/shared_runs_dir.hpp"
 #include "schedulers/slurm_refusal.hpp"
 
 #include "schedulers/slurm_quote.hpp"
@@ -97,7 +98,11 @@ Status SlurmBackend::preflight(const JobSpec& sample) {
     return fail("the Slurm controller did not answer `sbatch --test-only`: " + r.error().error.message(), "backend",
                 "check that slurmctld is up (`scontrol ping`), then submit again");
   if (!r) return std::unexpected(explain_refusal(r.error().error.what, options_));
-  return {};
+  // Then (the cluster's own refusals, e.g. an unknown partition, come first): can the
+  // nodes see the trial directories?
+  std::map<std::string, std::string> slurm_env;
+  if (!options_.slurm_conf.empty()) slurm_env["SLURM_CONF"] = options_.slurm_conf;
+  return slurm::check_runs_dir(sample.workdir.parent_path(), options_.partition, slurm_env);
 }
 
 // ---------------------------------------------------------------- construction

@@ -92,3 +92,33 @@ TEST_CASE("slurm: no slurm.conf reachable gets a clear message with the fix, bef
   CHECK(none.err.find("resolve_ctls_from_dns_srv") == std::string::npos);
   CHECK_FALSE(fs::exists(db));
 }
+
+TEST_CASE("slurm: a runs_dir under /tmp is refused when a node is another machine, naming runs_dir") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-runs-dir");  // under /tmp: accepted as is, every node is this machine
+  auto db = dir / "sweep.db";
+  std::ofstream(dir / "study.yaml") << quick_study(
+      "e2e-runs-dir", fmt::format(", slurm_conf: '{}'", cluster.conf));
+  // A cluster with a real node: an `sinfo` first on PATH that reports one (as sinfo -N -o "%o %n").
+  fs::create_directories(dir / "bin");
+  std::ofstream(dir / "bin" / "sinfo") << "#!/bin/sh\necho '127.0.0.1 localhost'\necho '10.1.0.5 node005'\n";
+  fs::permissions(dir / "bin" / "sinfo", fs::perms::owner_all);
+  const std::string path = (dir / "bin").string() + ":" + std::getenv("PATH");
+  auto r = run_command({"env", "PATH=" + path, DLSWEEP_BIN, "--db", db.string(), "submit", "study.yaml"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("runs_dir: the runs directory must be on a filesystem the compute nodes share") !=
+        std::string::npos);
+  CHECK(r.err.find("is under /tmp") != std::string::npos);
+  CHECK_FALSE(fs::exists(db));
+  CHECK_FALSE(fs::exists(dir / "dlsweep-runs" / "e2e-runs-dir"));
+  // With the real sinfo (both nodes are this machine) the same study runs.
+  auto ok = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+}
