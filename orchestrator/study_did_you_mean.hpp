@@ -3,6 +3,11 @@
 // A suggestion is the closest candidate by Levenshtein distance, offered only when the
 // distance is at most max(2, len(word)/3): close enough to be a typo, far enough from
 // unrelated words. Ties go to the earlier candidate, so suggestions are deterministic.
+// Never a key of another meaning: a candidate is skipped when the word replaces one of its
+// words ('_'-separated, plural 's' ignored) by a real word — one of another candidate key
+// or of a short list (min/max, gpu/cpu, node/task, train/val/test, ...). So
+// "gpus_per_task" never becomes "cpus_per_task", "min_lr" never "max_lr", while
+// "cpu_per_task" and "warmup_epoch" still get "cpus_per_task" and "warmup_epochs".
 #pragma once
 
 #include <cstddef>

@@ -72,6 +72,23 @@ TEST_CASE("JSON trees keep file order and signed integers") {
   CHECK(to_plain_json(t->root) == nlohmann::json{{"z", 1}, {"a", {2, -3}}, {"m", 1.5}});
 }
 
+TEST_CASE("did you mean: never a key of another meaning") {
+  const std::vector<std::string_view> slurm = {"cpus_per_task", "gpus_per_node", "mem_per_cpu", "ntasks_per_node",
+                                               "partition", "max_concurrent"};
+  CHECK_FALSE(did_you_mean("gpus_per_task", slurm).has_value());  // was "cpus_per_task"
+  CHECK_FALSE(did_you_mean("mem_per_gpu", slurm).has_value());    // gpu is a word of gpus_per_node
+  CHECK_FALSE(did_you_mean("min_concurrent", slurm).has_value());
+  CHECK(did_you_mean("cpu_per_task", slurm) == "cpus_per_task");  // plural only
+  CHECK(did_you_mean("cpus_per_tsk", slurm) == "cpus_per_task");  // a typo inside a word
+  CHECK(did_you_mean("cpus_pertask", slurm) == "cpus_per_task");  // a lost separator
+  CHECK(did_you_mean("parition", slurm) == "partition");
+  CHECK(did_you_mean("max_concurency", slurm) == "max_concurrent");
+  const std::vector<std::string_view> lr = {"max_lr", "warmup_epochs", "base_lr"};
+  CHECK_FALSE(did_you_mean("min_lr", lr).has_value());
+  CHECK(did_you_mean("warmup_epoch", lr) == "warmup_epochs");
+  CHECK(suggest_fix("gpus_per_task", slurm, "allowed keys").rfind("allowed keys: ", 0) == 0);
+}
+
 TEST_CASE("edit distance and suggestions") {
   CHECK(edit_distance("", "") == 0);
   CHECK(edit_distance("kitten", "sitting") == 3);
