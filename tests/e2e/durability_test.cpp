@@ -36,10 +36,11 @@ int started_trials(const fs::path& runs) {
 
 // Starts `dlsweep --db DB args` in `dir`, waits until `threshold` trials have started (or
 // it exits), then kills it with SIGKILL. Returns false when it had already finished.
-bool kill_midway(const fs::path& dir, const fs::path& db, const std::vector<std::string>& args, int threshold) {
+bool kill_midway(const fs::path& dir, const fs::path& db, const std::vector<std::string>& args, int threshold,
+                 const std::string& study = "e2e-durable") {
   pid_t pid = spawn_dlsweep(dir, db, args);
   REQUIRE(pid >= 0);
-  const fs::path runs = dir / "dlsweep-runs" / "e2e-durable";
+  const fs::path runs = dir / "dlsweep-runs" / study;
   // Bounds a hang only: a loaded machine may take long, a healthy run never needs this.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(5);
   while (started_trials(runs) < threshold && std::chrono::steady_clock::now() < give_up) {
@@ -125,4 +126,75 @@ space:
                         std::to_string(kTrials) + "\n");
   auto st = run_dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir);
   CHECK(st.out == "state\nFINISHED\n");
+}
+
+namespace {
+
+// A study whose value is a function of its params (so a replay sees the same history), one
+// trial at a time (so each suggestion sees every earlier trial finished).
+std::string replay_study(const std::string& algorithm) {
+  return R"(
+name: e2e-replay
+backend: {kind: local, max_concurrent: 1}
+trial:
+  command:
+    - /usr/bin/python3
+    - -c
+    - |
+      import json, math
+      p = json.load(open("params.json"))
+      loss = (p["x"] - 0.3) ** 2 + (math.log10(p["lr"]) + 2) ** 2 + (0.1 if p["opt"] == "adam" else 0.0)
+      open("metrics.jsonl", "a").write(json.dumps({"seq": 0, "kind": "final", "metrics": {"loss": loss}}) + "\n")
+objective: {metric: loss, mode: min}
+search: {algorithm: )" + algorithm + R"(, trials: 14, seed: 11}
+space:
+  x: {uniform: [0.0, 1.0]}
+  lr: {log_uniform: [1.0e-4, 1.0]}
+  opt: [sgd, adam]
+)";
+}
+
+std::vector<nlohmann::json> params_in_order(const fs::path& db) {
+  auto storage = dlsweep::db::Storage::open_readonly(db);
+  REQUIRE(storage.has_value());
+  auto study = (*storage)->find_study("e2e-replay");
+  REQUIRE(study.has_value());
+  REQUIRE(study->has_value());
+  auto trials = (*storage)->list_trials((*study)->id);
+  REQUIRE(trials.has_value());
+  std::vector<nlohmann::json> out;
+  for (const auto& t : *trials) out.push_back(t.params);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kill -9 and resume: tpe and qmc draw the params an uninterrupted run draws") {
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    WARN("skipped: /usr/bin/python3 is not installed");
+    return;
+  }
+  const std::string algorithm = GENERATE(as<std::string>{}, "tpe, startup_trials: 4", "qmc");
+  INFO(algorithm);
+  const std::string tag = algorithm.substr(0, 3);
+  auto straight = fresh_dir("replay-straight-" + tag), killed = fresh_dir("replay-killed-" + tag);
+  std::ofstream(straight / "study.yaml") << replay_study(algorithm);
+  std::ofstream(killed / "study.yaml") << replay_study(algorithm);
+  auto a = run_dlsweep(straight / "sweep.db", {"submit", "study.yaml"}, straight);
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  int kills = 0;
+  if (kill_midway(killed, killed / "sweep.db", {"submit", "study.yaml"}, 5, "e2e-replay")) ++kills;
+  if (kill_midway(killed, killed / "sweep.db", {"resume", "e2e-replay"}, 9, "e2e-replay")) ++kills;
+  CHECK(kills >= 1);
+  auto b = run_dlsweep(killed / "sweep.db", {"resume", "e2e-replay"}, killed);
+  INFO(b.err);
+  REQUIRE(b.exit_code == 0);
+  const auto want = params_in_order(straight / "sweep.db"), got = params_in_order(killed / "sweep.db");
+  REQUIRE(want.size() == 14);
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO("trial " << i);
+    CHECK(got[i] == want[i]);
+  }
 }
