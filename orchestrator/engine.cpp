@@ -48,7 +48,7 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
   if (spec_.search.trials > 0) total_ = size ? std::min(*size, spec_.search.trials) : spec_.search.trials;
   else if (size) total_ = *size;
   counts_.metric = spec_.objective.metric;
-  axis_ = CurveAxis{spec_.objective.metric, spec_.objective.mode == "max", spec_.pruner.by == "step"};
+  axis_ = CurveAxis{spec_.objective.metric, spec_.objective.mode == "max"};
 }
 
 search::TrialRecord* Engine::history_of(std::int64_t trial_id) {

@@ -8,7 +8,6 @@ bool TrialCurve::add(const protocol::Record& r, const CurveAxis& axis) {
   auto m = r.metrics.find(axis.metric);
   if (m == r.metrics.end() || m->second != m->second) return false;
   const double v = m->second;
-  curve.points.emplace_back(axis.by_step ? double(r.step) : r.epoch, v);
   points.push_back({double(r.step), r.epoch, double(r.samples), r.wall_s, v});
   last_value = v;
   if (!best_value || better_value(v, *best_value, axis.maximize)) best_value = v;

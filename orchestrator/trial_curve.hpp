@@ -1,5 +1,5 @@
 // trial_curve.hpp — what the engine keeps of one attempt's reports: the objective's curve
-// on the pruning axis, its last and best value, and which metrics the trial reported in
+// on every axis (step, epoch, samples, wall_s) for the pruners, its last and best value, and which metrics the trial reported in
 // its eval/final records (a clean exit without the objective is a failure).
 //
 // Pure: the engine parses metrics.jsonl and folds each record in here.
@@ -12,23 +12,20 @@
 
 #include "common/protocol.hpp"
 #include "search/history.hpp"
-#include "search/median_pruner.hpp"
 
 namespace dlsweep::orch {
 
-/// Which metric is the objective, which way is better, and the curve's x axis.
+/// Which metric is the objective and which way is better.
 struct CurveAxis {
   std::string metric;
   bool maximize = true;
-  bool by_step = false;  ///< x = step; else x = epoch
 };
 
 /// True when `a` is better than `b` for the objective's direction.
 inline bool better_value(double a, double b, bool maximize) { return maximize ? a > b : a < b; }
 
 struct TrialCurve {
-  search::Curve curve;             ///< (x, objective) of eval/final records with a finite-or-inf value
-  std::vector<search::CurvePoint> points;  ///< the same reports on every axis, for search::History
+  std::vector<search::CurvePoint> points;  ///< eval/final records with the objective, on every axis (search::History)
   std::optional<double> last_value, best_value;
   std::set<std::string> reported;  ///< metric names of the attempt's eval/final records
 

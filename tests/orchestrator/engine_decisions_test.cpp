@@ -36,26 +36,28 @@ static protocol::Record rec(protocol::RecordKind kind, std::int64_t step, double
   return r;
 }
 
-TEST_CASE("trial curve: points on the chosen axis, last and best by direction, reported names") {
+TEST_CASE("trial curve: points on every axis, last and best by direction, reported names") {
   using protocol::RecordKind;
   TrialCurve c;
-  CurveAxis by_epoch{"loss", /*maximize=*/false, /*by_step=*/false};
+  CurveAxis by_epoch{"loss", /*maximize=*/false};
   CHECK(c.add(rec(RecordKind::eval, 10, 0.5, {{"loss", 2.0}, {"acc", 0.1}}), by_epoch));
   CHECK(c.add(rec(RecordKind::eval, 20, 1.0, {{"loss", 1.0}}), by_epoch));
   CHECK_FALSE(c.add(rec(RecordKind::log, 25, 1.2, {{"loss", 0.1}}), by_epoch));  // not a report
   CHECK_FALSE(c.add(rec(RecordKind::eval, 30, 1.5, {{"loss", std::nan("")}}), by_epoch));  // NaN: no point
   CHECK_FALSE(c.add(rec(RecordKind::final, 40, 2.0, {{"loss", 1.5}}), by_epoch));  // a point, but final
-  REQUIRE(c.curve.points.size() == 3);
-  CHECK(c.curve.points[1] == std::pair<double, double>{1.0, 1.0});
+  REQUIRE(c.points.size() == 3);
+  CHECK(c.points[1].step == 20);
+  CHECK(c.points[1].epoch == 1.0);
+  CHECK(c.points[1].value == 1.0);
   CHECK(*c.last_value == 1.5);
   CHECK(*c.best_value == 1.0);
   CHECK(c.reported == std::set<std::string>{"acc", "loss"});
 
   TrialCurve s;
-  CurveAxis by_step{"acc", true, true};
+  CurveAxis by_step{"acc", true};
   s.add(rec(RecordKind::eval, 10, 0.5, {{"acc", 0.3}}), by_step);
   s.add(rec(RecordKind::eval, 20, 1.0, {{"acc", 0.2}}), by_step);
-  CHECK(s.curve.points[1].first == 20);
+  CHECK(s.points[1].step == 20);
   CHECK(*s.best_value == 0.3);
 }
 
