@@ -122,6 +122,7 @@ Explanation explain_best(const StudyData& study, Criterion criterion, const FitO
   if (e.winner)
     for (const auto& s : learning_speedups(e.table))
       if (s.batch == e.winner->batch) e.speedup = s;
+  e.scaling = scaling_tables(study);
   e.noise = summarize_noise(study, noise_scales(study), e.fit ? std::optional<double>(e.fit->b_crit) : std::nullopt);
 
   for (const auto& t : study.trials) {
@@ -205,6 +206,19 @@ std::vector<std::string> Explanation::lines() const {
     if (speedup->parallel_speedup) s += fmt::format(", parallel {:.3g}x (time per step)", *speedup->parallel_speedup);
     if (speedup->time_speedup) s += fmt::format(", time-to-solution {:.3g}x", *speedup->time_speedup);
     out.push_back(s);
+  }
+  for (const auto& t : scaling) {
+    auto rows = [&](const std::vector<ScalingRow>& series, const char* kind) {
+      if (series.empty()) return;
+      out.push_back(fmt::format("{} scaling over {} (throughput; efficiency = speedup / resource ratio):", kind, t.resource));
+      for (const auto& r : series)
+        out.push_back(fmt::format("  {}={}: {:.4g} samples/s, speedup {:.3g}x, efficiency {:.0f}% ({}batch {}{})",
+                                  t.resource, r.resources, r.samples_per_s.mean, r.speedup, r.efficiency * 100,
+                                  r.config.empty() ? "" : r.config + ", ", r.batch,
+                                  kind == std::string("weak") ? fmt::format(", {:g} per worker", r.per_worker_batch) : ""));
+    };
+    rows(t.strong, "strong");
+    rows(t.weak, "weak");
   }
   if (noise.median_at_target) {
     std::string s = fmt::format("gradient noise scale B_simple at the target: median {:.4g} over {} trials (range {:.4g} .. {:.4g})",

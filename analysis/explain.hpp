@@ -1,8 +1,8 @@
 // explain.hpp — the evidence behind `dlsweep best --explain` (docs/math.md#best-explained):
 // the winner among COMPLETE trials (by seed-group mean, so a lucky seed does not win over a
 // better mean), its regime, B_crit with its interval, runner-ups within seed noise, its
-// learning/parallel/time-to-solution speedups, the noise scale at target, and what was
-// excluded and why. Pure: a StudyData in, an Explanation out.
+// learning/parallel/time-to-solution speedups, the scaling efficiency over ranks/threads
+// when the study varied them, the noise scale at target, and what was excluded and why. Pure: a StudyData in, an Explanation out.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +45,7 @@ struct Explanation {
   std::vector<Contender> runner_ups;        ///< within seed noise (or the next best 2 when unknown)
   bool runner_ups_within_noise = false;     ///< runner_ups are those within noise
   std::optional<LearningSpeedup> speedup;   ///< of the winner's batch vs the smallest batch
+  std::vector<ScalingTable> scaling;        ///< strong/weak scaling over ranks and threads (when searched)
   NoiseSummary noise;
   TargetTable table;
   std::vector<Exclusion> excluded;          ///< every trial that could not win, and why

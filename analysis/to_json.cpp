@@ -126,6 +126,11 @@ json to_json(const Explanation& e) {
           {"runner_ups_within_noise", e.runner_ups_within_noise},
           {"speedup", e.speedup ? to_json(std::vector<LearningSpeedup>{*e.speedup}).at(0) : json(nullptr)},
           {"noise_scale", to_json(e.noise)},
+          {"scaling", [&] {
+             json a = json::array();
+             for (const auto& t : e.scaling) a.push_back(to_json(t));
+             return a;
+           }()},
           {"steps_to_target", to_json(e.table)},
           {"excluded", ex},
           {"lines", e.lines()}};

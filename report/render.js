@@ -305,15 +305,18 @@
     if (never.length) c.append(el('p', { class: 'note', text: 'Never reached the target: ' + never.map((b) => `B=${fmt(b.batch_size)}: ${b.trials - b.reached} of ${b.trials}`).join(', ') + '.' }));
 
     const c3 = card(root, 'time-to-target', 'Time to target vs batch size',
-      'Wall time until the objective first reached the target (the trial program\'s clock), every trial (small) and the best per batch size (line).');
+      'Wall time until the objective first reached the target (the trial program\'s clock), every trial (small) and, per batch size, the mean of the seed group the charts above use (line; the fastest trial when no COMPLETE trial reached the target).');
     const reached = m.trials.filter((t) => finite(t.time_to_target_s) && finite(t.batch_size));
     if (!reached.length) return emptyNote(c3, 'time-to-target', 'no trial has reached the target yet');
-    const best = m.per_batch.filter((b) => finite(b.time_s)).map((b) => ({ x: b.batch_size, y: b.time_s }));
+    // The same points as the charts above: the best seed group per batch of COMPLETE trials
+    // (its mean time) when the analysis has them, else the fastest trial per batch.
+    const grouped = m.analysis && Array.isArray(m.analysis.points) && m.analysis.points.some((b) => finite(b.time_s));
+    const best = (grouped ? m.analysis.points : m.per_batch).filter((b) => finite(b.time_s)).map((b) => ({ x: b.batch_size, y: b.time_s }));
     const opts = baseOptions('batch size', 'time to target (s)', 'logarithmic', 'logarithmic');
     opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
     opts.plugins.dlsweepMarks = { bands: regimeBands(an) };
     chart(state, c3, 'time-to-target', { type: 'scatter', options: opts, plugins: [marksPlugin], data: { datasets: [
-      { label: 'best per batch', data: best, showLine: true, borderColor: '#212529', backgroundColor: '#212529', pointRadius: 5, borderWidth: 1 },
+      { label: grouped ? 'best per batch (seed-group mean, as above)' : 'best per batch', data: best, showLine: true, borderColor: '#212529', backgroundColor: '#212529', pointRadius: 5, borderWidth: 1 },
       { label: 'trials', data: reached.map((t) => ({ x: t.batch_size, y: t.time_to_target_s })), pointRadius: 2.5, backgroundColor: reached.map((t) => ctx.color(t.batch_size)), borderColor: 'transparent' },
     ] } });
   }

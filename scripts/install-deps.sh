@@ -2,8 +2,9 @@
 # install-deps.sh — installs every Debian package dlsweep needs to build, test and run.
 # Idempotent: packages already present are left alone; safe to run twice. Needs root (or
 # sudo). Set DLSWEEP_SKIP_APT=1 to skip (e.g. on a machine managed by someone else).
-# --bench also installs the peer baseline the benchmarks compare against (Debian's
-# python3-torch with OpenBLAS's OpenMP build; see TOOLCHAIN notes in bench/).
+# --bench also installs the peers the benchmarks compare against in the same run: Debian's
+# python3-torch with OpenBLAS's OpenMP build (bench_trainer_throughput) and python3-optuna
+# (bench_search_quality, bench_bookkeeping).
 set -euo pipefail
 
 PACKAGES=(
@@ -33,7 +34,7 @@ PACKAGES=(
 )
 
 if [[ "${1:-}" == --bench ]]; then
-  PACKAGES+=(python3-torch libopenblas0-openmp)
+  PACKAGES+=(python3-torch libopenblas0-openmp python3-optuna)
 fi
 
 if [[ "${DLSWEEP_SKIP_APT:-0}" == 1 ]]; then

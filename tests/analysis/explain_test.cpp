@@ -111,3 +111,23 @@ TEST_CASE("explain: no COMPLETE trial, nothing to recommend") {
   CHECK_FALSE(e.winner);
   CHECK(e.lines().front() == "no COMPLETE trial: nothing to recommend");
 }
+
+TEST_CASE("explain: a study that varied ranks shows its scaling efficiency, in text and JSON") {
+  auto one = trial(0, 256, 0.1, 1, 100, 10.0);
+  one.samples_per_s = 1000;
+  one.params["ranks"] = 1;
+  auto two = trial(1, 256, 0.1, 1, 100, 6.0);
+  two.samples_per_s = 1600;  // strong scaling at global batch 256: speedup 1.6, efficiency 80%
+  two.ranks = 2;
+  two.params["ranks"] = 2;
+  auto e = explain_best(study_of({one, two}), Criterion::time);
+  REQUIRE(e.scaling.size() == 1);
+  CHECK(e.scaling[0].resource == "ranks");
+  const auto text = joined(e.lines());
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("strong scaling over ranks"));
+  CHECK_THAT(text, Catch::Contains("ranks=2: 1600 samples/s, speedup 1.6x, efficiency 80%"));
+  auto j = to_json(e);
+  REQUIRE(j["scaling"].size() == 1);
+  CHECK(j["scaling"][0]["resource"] == "ranks");
+}
