@@ -156,6 +156,9 @@ class Engine {
   /// The study's pruner on a live trial's curve (decide_prune) after its reports from
   /// index `first_new` on; asks the trial to stop if it falls behind.
   void maybe_prune(Live& live, std::size_t first_new);
+  /// objective.stop_at_target: asks a trial that has reached the target to stop (it ends
+  /// COMPLETE). True when the trial is (now or already) asked to stop, so no pruning.
+  bool maybe_stop_at_target(Live& live);
   /// Applies one state-machine event to a live (or waiting) trial and records it.
   bool apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code = {});
   void finish_trial(std::int64_t trial_id);

@@ -190,7 +190,27 @@ void Engine::ingest(Live& live, bool may_prune) {
   }
   if (auto n = db().ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
   if (auto* rec = history_of(live.row.id)) rec->curve = live.curve.points;  // running trials count too (asha)
-  if (may_prune && new_eval) maybe_prune(live, first_new);
+  if (may_prune && new_eval && !maybe_stop_at_target(live)) maybe_prune(live, first_new);
+}
+
+bool Engine::maybe_stop_at_target(Live& live) {
+  const auto& target = spec_.objective.target;
+  const auto& best = live.curve.best_value;
+  if (!spec_.objective.stop_at_target || !target || !best || !live.stop_reason.empty() || interrupted_ || done_)
+    return !live.stop_reason.empty();
+  if (axis_.maximize ? *best < *target : *best > *target) return false;
+  live.stop_reason = kStopAtTarget;
+  if (auto st = request_stop(live.row.trial_dir, kStopAtTarget); !st) {
+    progress_.event(fmt::format("warning: trial {}: cannot ask it to stop: {}", live.row.number, st.error().message()),
+                    snapshot());
+    return true;
+  }
+  const auto& p = live.curve.points.back();
+  progress_.event(fmt::format("trial {} reached the target {} = {:g} at epoch {:.3g} (step {:g}); asked to stop "
+                              "(objective.stop_at_target)",
+                              live.row.number, spec_.objective.metric, *best, p.epoch, p.step),
+                  snapshot());
+  return true;
 }
 
 void Engine::maybe_prune(Live& live, std::size_t first_new) {

@@ -52,7 +52,7 @@ constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
 constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
 constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "env"};
 constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
-constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target"};
+constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target", "stop_at_target"};
 constexpr std::string_view kModes[] = {"min", "max"};
 constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed"};
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
@@ -292,8 +292,17 @@ class StudyParser {
     Field mode = StudyReader::field(o, "mode");
     if (r_.require(mode, "add `mode: max` (higher is better) or `mode: min`"))
       if (auto s = r_.word(mode, kModes)) spec_.objective.mode = *s;
-    if (Field t = StudyReader::field(o, "target"))
+    Field t = StudyReader::field(o, "target");
+    if (t)
       if (auto v = r_.number(t, -std::numeric_limits<double>::max(), false)) spec_.objective.target = *v;
+    if (Field s = StudyReader::field(o, "stop_at_target")) {
+      if (auto b = r_.boolean(s)) {
+        if (*b && !t)
+          r_.error(s.path, "stop_at_target needs a target to stop at",
+                   "add `target: 0.88` to objective, or remove stop_at_target");
+        else spec_.objective.stop_at_target = *b;
+      }
+    }
   }
 
   void read_search() {
@@ -540,6 +549,7 @@ nlohmann::json StudySpec::to_json() const {
 
   json objective_j = {{"metric", objective.metric}, {"mode", objective.mode}};
   if (objective.target) objective_j["target"] = *objective.target;
+  if (objective.stop_at_target) objective_j["stop_at_target"] = true;
 
   json search_j = search.options.is_object() ? search.options : json::object();
   search_j["algorithm"] = search.algorithm;

@@ -59,6 +59,7 @@ struct StudySpec {
     std::string metric = "val_acc";
     std::string mode = "max";               ///< "min" | "max"
     std::optional<double> target;           ///< for steps/time-to-target
+    bool stop_at_target = false;            ///< ask a trial to stop once it reaches the target
   } objective;
 
   struct SearchSpec {

@@ -35,7 +35,12 @@ TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts&
   if (ok && !no_objective) {
     d.outcome = Outcome::complete;
     d.event = TrialEvent::completed;
-    d.why = "finished";
+    d.why = f.stop_reason == kStopAtTarget ? "stopped at the target" : "finished";
+  } else if (stopped_on_request && f.stop_reason == kStopAtTarget) {
+    // It reached the target (that is why it was asked), so it has the objective.
+    d.outcome = Outcome::complete;
+    d.event = TrialEvent::completed;
+    d.why = "stopped at the target";
   } else if (no_objective) {
     // Deterministic: the same program with the same params reports the same metrics.
     d.outcome = Outcome::no_objective;

@@ -28,6 +28,10 @@ struct TerminalFacts {
 
 enum class Outcome { complete, no_objective, pruned, cancelled, failed };
 
+/// The stop reason (control.json "reason") of a trial asked to stop because it reached the
+/// objective's target (objective.stop_at_target): it ends COMPLETE, not cancelled.
+inline constexpr const char* kStopAtTarget = "target reached";
+
 struct TerminalDecision {
   Outcome outcome = Outcome::failed;
   bool mark_started = false;          ///< a QUEUED trial that exited: record `started` first

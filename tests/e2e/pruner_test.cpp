@@ -89,3 +89,49 @@ TEST_CASE("pruner group_by: a trial is judged only against completed trials of i
   CHECK(why.out.find("worse than the median 11.5 of 2 completed trial(s) by then (among trials with g=2)") !=
         std::string::npos);
 }
+
+// objective.stop_at_target: a trial is asked to stop once its objective reaches the target
+// and ends COMPLETE (not PRUNED, not cancelled), with its curve up to that point. The trial
+// program waits for control.json after each report (up to 60 s, a hang bound only), so
+// where it stops does not depend on how fast the orchestrator is.
+TEST_CASE("stop_at_target: a trial that reaches the target is stopped there and is COMPLETE") {
+  auto dir = fresh_dir("stop-at-target");
+  std::ofstream(dir / "study.yaml") << R"(
+name: e2e-stop-at-target
+backend: {kind: local, max_concurrent: 2}
+trial:
+  command:
+    - /bin/sh
+    - -c
+    - |
+      x=$(tr -d ' \n' < params.json | sed -E 's/.*"x":([0-9.]+).*/\1/')
+      for i in 1 2 3 4 5 6 7 8 9 10; do
+        acc=$(awk -v i=$i -v x=$x 'BEGIN { print i * x / 10 }')
+        echo "{\"seq\":$((i-1)),\"kind\":\"eval\",\"step\":$((i*100)),\"epoch\":$i,\"metrics\":{\"acc\":$acc}}" >> metrics.jsonl
+        if awk -v a=$acc 'BEGIN { exit !(a >= 0.5) }'; then
+          n=0
+          while [ ! -f control.json ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done
+        fi
+        [ -f control.json ] && exit 75
+      done
+objective: {metric: acc, mode: max, target: 0.5, stop_at_target: true}
+search: {algorithm: grid}
+space: {x: [1.0, 0.25]}
+)";
+  auto r = run_dlsweep(dir / "sweep.db", {"submit", "study.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("trial 0 reached the target acc = 0.5 at epoch 5"));
+  // x = 1 reaches 0.5 at epoch 5 and stops there; x = 0.25 never does (0.25 at epoch 10).
+  auto q = run_dlsweep(dir / "sweep.db",
+                       {"query",
+                        "SELECT t.number, t.state, (SELECT CAST(MAX(epoch) AS INTEGER) FROM records r "
+                        "WHERE r.trial_id = t.id), t.message FROM trials t ORDER BY t.number",
+                        "--format", "csv"},
+                       dir);
+  INFO(q.err);
+  CHECK_THAT(q.out, Catch::Contains("0,COMPLETE,5,stopped at the target"));
+  CHECK_THAT(q.out, Catch::Contains("1,COMPLETE,10,finished"));
+  auto best = run_dlsweep(dir / "sweep.db", {"best", "e2e-stop-at-target"}, dir);
+  CHECK_THAT(best.out, Catch::Contains("trial 0"));
+}

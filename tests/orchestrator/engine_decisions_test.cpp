@@ -93,6 +93,17 @@ TEST_CASE("terminal decision: complete, no objective, pruned, cancelled, failed"
   CHECK(d.outcome == Outcome::pruned);
   CHECK(d.why == "pruned at epoch 2: behind");
 
+  // Asked to stop at the target (objective.stop_at_target): COMPLETE, whether it exits 75
+  // (stopped on request) or 0.
+  f.stop_reason = kStopAtTarget;
+  d = decide_terminal(exited(protocol::kExitStopped), f);
+  CHECK(d.outcome == Outcome::complete);
+  CHECK(d.event == TrialEvent::completed);
+  CHECK(d.why == "stopped at the target");
+  d = decide_terminal(exited(0), f);
+  CHECK(d.outcome == Outcome::complete);
+  CHECK(d.why == "stopped at the target");
+
   f.stop_reason = "cancelled by `dlsweep cancel`";
   sched::JobEvent cancelled;
   cancelled.kind = sched::JobEventKind::cancelled;
