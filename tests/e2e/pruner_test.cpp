@@ -112,8 +112,9 @@ trial:
           n=0
           while [ ! -f control.json ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done
         fi
-        [ -f control.json ] && exit 75
+        if [ -f control.json ]; then exit 75; fi
       done
+      exit 0
 objective: {metric: acc, mode: max, target: 0.5, stop_at_target: true}
 search: {algorithm: grid}
 space: {x: [1.0, 0.25]}
