@@ -206,6 +206,11 @@ async function main() {
 
   await s('Emulation.setDeviceMetricsOverride', { width: 1440, height: Math.min(Math.max(1000, result.height), 16000), deviceScaleFactor: 1, mobile: false });
   await sleep(300);
+  // The resize redraws every chart with its animation; on a big study (thousands of points)
+  // that outlasts any fixed wait and the screenshot caught blank canvases. Draw each one
+  // now, synchronously and without animation, at its new size.
+  await s('Runtime.evaluate', { expression: `Object.values(Chart.instances).forEach((c) => { c.resize(); c.update('none'); })` });
+  await sleep(100);
   const shot = await s('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true });
   fs.writeFileSync(shotPath, Buffer.from(shot.data, 'base64'));
   // $DLSWEEP_SHOT_CARDS=DIR: also one PNG per chart card (to look at a chart at full size).
