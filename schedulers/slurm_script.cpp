@@ -168,11 +168,68 @@ Result<std::vector<std::string>> sbatch_directives(const SubmitRequest& r, const
   return lines;
 }
 
+namespace {
+constexpr char kSectionMark = '\x01';
+}
+
+std::string mark_standalone_sections(const std::string& text) {
+  // The mustache spec removes a line that holds only a section tag ({{#x}}, {{^x}}, {{/x}})
+  // and whitespace; kainjow's renderer does so only for sections it renders, so a false
+  // section left an empty line behind (blank lines between setup lines, after a skipped
+  // trap). Each such line gets a mark before the tag (so the renderer keeps the line as
+  // it is), and drop_section_marks removes the lines that are only marks after rendering:
+  // the spec's output, for the project's template and a site's.
+  std::string out;
+  out.reserve(text.size() + 64);
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    std::string_view body = line;
+    while (!body.empty() && (body.front() == ' ' || body.front() == '\t')) body.remove_prefix(1);
+    while (!body.empty() && (body.back() == ' ' || body.back() == '\t' || body.back() == '\r')) body.remove_suffix(1);
+    const bool section_tag = body.size() > 5 && body.substr(0, 2) == "{{" &&
+                             (body[2] == '#' || body[2] == '^' || body[2] == '/') && body.find("}}") == body.size() - 2;
+    if (section_tag) out.push_back(kSectionMark), out.append(body);
+    else out.append(line);
+    if (end < text.size()) out.push_back('\n');
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::string drop_section_marks(const std::string& rendered) {
+  std::string out;
+  out.reserve(rendered.size());
+  std::size_t pos = 0;
+  while (pos < rendered.size()) {
+    std::size_t end = rendered.find('\n', pos);
+    const bool newline = end != std::string::npos;
+    if (!newline) end = rendered.size();
+    std::string_view line(rendered.data() + pos, end - pos);
+    if (line.find(kSectionMark) != std::string_view::npos) {
+      std::string kept;
+      for (char c : line)
+        if (c != kSectionMark) kept.push_back(c);
+      if (kept.find_first_not_of(" \t\r") != std::string::npos) {
+        out += kept;
+        if (newline) out.push_back('\n');
+      }
+    } else {
+      out.append(line);
+      if (newline) out.push_back('\n');
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
 Result<std::string> render_script(const std::string& template_text, const SlurmOptions& o, const BatchRequest& batch,
                                   const SubmitRequest& req) {
   auto directives = sbatch_directives(req, o);
   if (!directives) return std::unexpected(directives.error());
-  mus::mustache tmpl(template_text);
+  mus::mustache tmpl(mark_standalone_sections(template_text));
   if (!tmpl.is_valid()) return fail(tmpl.error_message(), "slurm batch template", "fix the template's mustache syntax");
   // Values are quoted before they reach the template: no HTML escaping on top.
   tmpl.set_custom_escape([](const std::string& s) { return s; });
@@ -202,14 +259,16 @@ Result<std::string> render_script(const std::string& template_text, const SlurmO
   d.set("ranks", std::to_string(batch.ranks));
   d.set("multi_rank", batch.ranks > 1 ? mus::data::type::bool_true : mus::data::type::bool_false);
   const int nodes = batch.launcher == "torchrun" ? std::max(req.nodes, 1) : std::max(o.nodes, 1);
-  d.set("launch", slurm_launch_prefix(batch.ranks, nodes, batch.launcher, SrunOptions{o.mpi, o.gpu_bind, o.cpu_bind}));
+  // With its separating space, so that a trial without a launcher starts the line.
+  const std::string launch = slurm_launch_prefix(batch.ranks, nodes, batch.launcher, SrunOptions{o.mpi, o.gpu_bind, o.cpu_bind});
+  d.set("launch", launch.empty() ? launch : launch + " ");
   d.set("torch_env", batch.launcher.empty() ? mus::data::type::bool_false : mus::data::type::bool_true);
   d.set("warn_always", batch.warn_always ? mus::data::type::bool_true : mus::data::type::bool_false);
   d.set("preempt_handler_file", shell_quote(protocol::kPreemptHandlerFile));
   d.set("exit_setup_failed", std::to_string(protocol::kExitSetupFailed));
   d.set("requeue", o.requeue ? mus::data::type::bool_true : mus::data::type::bool_false);
   d.set("exit_stopped", std::to_string(protocol::kExitStopped));
-  std::string text = tmpl.render(d);
+  std::string text = drop_section_marks(tmpl.render(d));
   if (!tmpl.is_valid()) return fail(tmpl.error_message(), "slurm batch template", "fix the template");
   if (text.rfind("#!", 0) != 0)
     return fail("the rendered script does not start with '#!'", "slurm batch template", "start it with #!/bin/bash");

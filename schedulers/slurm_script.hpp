@@ -60,6 +60,13 @@ Result<SubmitRequest> build_submit_request(const SlurmOptions& options, const Ba
 /// The #SBATCH lines for a request, in a fixed order, values quoted for sbatch.
 Result<std::vector<std::string>> sbatch_directives(const SubmitRequest& req, const SlurmOptions& options);
 
+/// Standalone section-tag lines ({{#x}}, {{^x}}, {{/x}} alone on a line) as the mustache
+/// spec renders them — removed whether the section renders or not — which kainjow does only
+/// for rendered sections: mark_standalone_sections before rendering, drop_section_marks
+/// after.
+std::string mark_standalone_sections(const std::string& text);
+std::string drop_section_marks(const std::string& rendered);
+
 /// Renders the template. Fails on a template that does not parse or render.
 Result<std::string> render_script(const std::string& template_text, const SlurmOptions& options,
                                   const BatchRequest& batch, const SubmitRequest& req);

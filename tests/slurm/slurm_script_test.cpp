@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <kainjow/mustache.hpp>
 
 #include "schedulers/slurm_options.hpp"
 #include "schedulers/slurm_quote.hpp"
@@ -227,4 +228,19 @@ TEST_CASE("a broken template is an error, not a broken script", "[slurm][script]
   SlurmOptions o = site_options();
   o.template_path = "/nonexistent/dlsweep/template.mustache";
   CHECK_FALSE(load_template(o).has_value());
+}
+
+TEST_CASE("template: a line holding only a section tag leaves no line behind, rendered or not", "[slurm][script]") {
+  auto render = [](const std::string& t, bool s) {
+    kainjow::mustache::mustache m(mark_standalone_sections(t));
+    kainjow::mustache::data d;
+    d.set("s", s ? kainjow::mustache::data::type::bool_true : kainjow::mustache::data::type::bool_false);
+    d.set("v", "V");
+    return drop_section_marks(m.render(d));
+  };
+  const std::string t = "a\n{{#s}}\n\nx\n{{/s}}\n  {{^s}}  \ny\n\t{{/s}}\nb {{v}}\n";
+  CHECK(render(t, true) == "a\n\nx\nb V\n");   // the blank line inside the section stays
+  CHECK(render(t, false) == "a\ny\nb V\n");     // was "a\n\ny\n\nb V\n" (kainjow)
+  // Tags sharing a line with text are not standalone: the line stays as rendered.
+  CHECK(render("a {{#s}}x{{/s}}\nb\n", false) == "a \nb\n");
 }

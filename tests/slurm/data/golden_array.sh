@@ -60,13 +60,10 @@ exec >>stdout.log 2>>stderr.log
 module load cuda/12.2
 dlsweep_rc=$?
 if ((dlsweep_rc != 0)); then echo "dlsweep: backend.setup[0] failed with exit ${dlsweep_rc}: "'module load cuda/12.2' >&2; exit 78; fi
-
-
 source /opt/venv/bin/activate
 dlsweep_rc=$?
 if ((dlsweep_rc != 0)); then echo "dlsweep: backend.setup[1] failed with exit ${dlsweep_rc}: "'source /opt/venv/bin/activate' >&2; exit 78; fi
 cd "$dlsweep_dir" || { echo "dlsweep: cannot enter the trial directory ${dlsweep_dir}" >&2; exit 70; }
-
 
 # Slurm sends the warning signal (B: batch shell only) and scancel's TERM here; the trial
 # runs in the background so that the trap runs at once, and gets the signal forwarded.
@@ -77,9 +74,8 @@ dlsweep_forward() {
   if [[ -n $dlsweep_child ]]; then kill -s "$1" "$dlsweep_child" 2>/dev/null; fi
 }
 trap 'dlsweep_forward USR2' USR2
-
 trap 'dlsweep_forward TERM' TERM
- "$@" &
+"$@" &
 dlsweep_child=$!
 if [[ -n $dlsweep_signal ]]; then kill -s "$dlsweep_signal" "$dlsweep_child" 2>/dev/null; fi
 while :; do

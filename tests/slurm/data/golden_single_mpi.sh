@@ -44,8 +44,6 @@ done
 cd "$dlsweep_dir" || { echo "dlsweep: cannot enter the trial directory ${dlsweep_dir}" >&2; exit 70; }
 exec >>stdout.log 2>>stderr.log
 
-
-
 # Slurm sends the warning signal (B: batch shell only) and scancel's TERM here; the trial
 # runs in the background so that the trap runs at once, and gets the signal forwarded.
 dlsweep_signal=
@@ -55,7 +53,6 @@ dlsweep_forward() {
   if [[ -n $dlsweep_child ]]; then kill -s "$1" "$dlsweep_child" 2>/dev/null; fi
 }
 trap 'dlsweep_forward USR2' USR2
-
 trap 'dlsweep_forward TERM' TERM
 srun --mpi=pmix --ntasks=4 "$@" &
 dlsweep_child=$!
@@ -66,5 +63,4 @@ while :; do
   # wait returns early when a trapped signal arrives; go on until the trial has ended.
   kill -0 "$dlsweep_child" 2>/dev/null || break
 done
-
 exit "$dlsweep_rc"
