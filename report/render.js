@@ -360,7 +360,11 @@
       label: `${r} rank${r === 1 ? '' : 's'}`, data: done.filter((t) => t.ranks === r).map((t) => ({ x: t.batch_size, y: t.samples_per_s })),
       backgroundColor: palette[i % palette.length], borderColor: palette[i % palette.length], pointRadius: 3 })) } });
     const series = (m.scaling || []).filter((s) => s.points.length > 1);
-    if (!series.length) return emptyNote(grid, 'throughput-ranks', 'every batch size ran on one rank count only: no scaling to show (add ranks: [1, 2, ...] to the space)');
+    if (!series.length) {
+      emptyNote(grid, 'throughput-ranks', 'every batch size ran on one rank count only: no scaling to show (add ranks: [1, 2, ...] to the space)');
+      scalingTables(c, m);  // threads may still have been varied
+      return;
+    }
     const datasets = [];
     series.forEach((s, i) => {
       const col = palette[i % palette.length];
@@ -373,6 +377,36 @@
     o2.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12, filter: (item) => !item.text.endsWith(' efficiency') } };
     o2.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${fmt(it.parsed.y)}${finite(it.raw.eff) ? ' (efficiency ' + fmt(it.raw.eff, 3) + ')' : ''}` };
     chart(state, grid, 'throughput-ranks', { type: 'scatter', data: { datasets }, options: o2 });
+    scalingTables(c, m);
+  }
+
+  // The efficiency tables of analysis/ (strong: fixed global batch; weak: fixed per-worker
+  // batch), over ranks and over threads, for the studies that varied them.
+  function scalingTables(c, m) {
+    for (const t of m.scaling_tables || []) {
+      for (const [kind, rows] of [['strong', t.strong], ['weak', t.weak]]) {
+        if (!rows || !rows.length) continue;
+        c.append(el('p', { class: 'note', text: `${kind === 'strong' ? 'Strong' : 'Weak'} scaling over ${t.resource}` +
+          (kind === 'strong' ? ' (same global batch): ' : ' (same batch per worker): ') +
+          'speedup = samples/s over that of the fewest ' + t.resource + ' of the series, efficiency = speedup / resource ratio.' }));
+        const table = el('table', { class: 'scaling', 'data-scaling': `${t.resource}-${kind}` });
+        const head = el('tr');
+        for (const h of ['configuration', 'batch', 'per worker', t.resource, 'samples/s', 'speedup', 'efficiency']) head.append(el('th', { text: h }));
+        table.append(head);
+        const shown = rows.slice(0, 24);
+        for (const r of shown) {
+          const tr = el('tr');
+          let config = r.config || '-';
+          try { const o = JSON.parse(config); if (o && typeof o === 'object') config = Object.entries(o).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ') || '-'; } catch (e) { /* plain text */ }
+          for (const v of [config, fmt(r.batch), fmt(r.per_worker_batch), fmt(r.resources), fmt(r.samples_per_s.mean, 4),
+            fmt(r.speedup, 3) + 'x', fmt(100 * r.efficiency, 3) + '%']) tr.append(el('td', { text: v }));
+          table.append(tr);
+        }
+        c.append(table);
+        if (rows.length > shown.length)
+          c.append(el('p', { class: 'note', text: `... and ${rows.length - shown.length} more rows (\`dlsweep best STUDY --explain --format json\` lists them all).` }));
+      }
+    }
   }
 
   // ---- 6. LR actually used vs step, best few trials

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "analysis/load.hpp"
+#include "analysis/speedup.hpp"
+#include "analysis/to_json.hpp"
 #include "report/report_analysis.hpp"
 #include "report/report_stats.hpp"
 
@@ -278,10 +280,14 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   model["varying_params"] = varying;
   model["importance"] = importance_json(*sums, varying);
   // The batch-size model comes from analysis/, which reads the same read-only Storage.
-  if (auto data = analysis::load_study(storage, study_name); data)
+  model["scaling_tables"] = json::array();
+  if (auto data = analysis::load_study(storage, study_name); data) {
     model["analysis"] = analysis_model(*data);
-  else
+    // Strong and weak scaling over ranks and threads (analysis/speedup.hpp), when varied.
+    for (const auto& t : analysis::scaling_tables(*data)) model["scaling_tables"].push_back(analysis::to_json(t));
+  } else {
     model["analysis"] = {{"available", false}, {"reason", data.error().message()}};
+  }
   return model;
 }
 

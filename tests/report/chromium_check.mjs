@@ -155,7 +155,10 @@ async function main() {
     const empty = {};
     for (const e of document.querySelectorAll('[data-empty]')) empty[e.getAttribute('data-chart')] = e.getAttribute('data-empty');
     const table = document.querySelector('table.trials');
+    const scaling = {};  // the efficiency tables under the throughput charts: rows (header excluded)
+    for (const t of document.querySelectorAll('table[data-scaling]')) scaling[t.getAttribute('data-scaling')] = t.rows.length - 1;
     return JSON.stringify({
+      scaling_tables: scaling,
       rendered: root ? root.getAttribute('data-rendered') : null,
       charts, empty,
       table_rows: table ? Number(table.getAttribute('data-rows')) : null,

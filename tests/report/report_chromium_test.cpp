@@ -153,6 +153,9 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     CHECK(sizes(p, "throughput-batch") == std::vector<std::size_t>{complete_r1, complete_r2});
     // 10 batch sizes, each run on 1 and 2 ranks: a throughput and an efficiency line each.
     CHECK(sizes(p, "throughput-ranks") == std::vector<std::size_t>(20, 2));
+    // analysis/'s strong-scaling table over ranks, one row per (configuration, rank count).
+    REQUIRE(p["scaling_tables"].contains("ranks-strong"));
+    CHECK(p["scaling_tables"]["ranks-strong"].get<int>() >= 2);
     CHECK(sizes(p, "lr") == std::vector<std::size_t>(5, 20));  // the 5 best trials are COMPLETE
     // One line per trial with a value, across 5 varying parameters and the objective.
     CHECK(sizes(p, "parallel") == std::vector<std::size_t>(with_value, 6));
