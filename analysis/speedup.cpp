@@ -80,7 +80,15 @@ std::vector<ScalingTable> scaling_tables(const StudyData& study) {
       auto cfg = config_key(t.params);
       cfg.erase(resource);
       cfg.erase("batch_size");
-      pts.push_back({cfg.dump(), r, t.batch, *t.samples_per_s});
+      // What else differs between trials, as "k=v, ..." ("" when nothing does): the series
+      // key, and readable in best --explain and the report.
+      std::string label;
+      for (auto& [k, v] : cfg.items()) {
+        const bool varies = std::any_of(study.trials.begin(), study.trials.end(),
+                                        [&](const TrialData& o) { return !o.params.contains(k) || o.params[k] != v; });
+        if (varies) label += (label.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      pts.push_back({label, r, t.batch, *t.samples_per_s});
     }
     if (values.size() < 2) continue;
     out.push_back(scaling_table(resource, pts));
