@@ -1,6 +1,8 @@
 // study_feed.cpp — see study_feed.hpp.
 #include "serve/study_feed.hpp"
 
+#include <algorithm>
+
 #include <chrono>
 
 #include "report/report_model.hpp"
@@ -53,13 +55,15 @@ Result<std::int64_t> StudyFeed::data_version() const {
 bool StudyFeed::fresh(const Entry& e, std::int64_t version) const {
   if (!e.doc) return false;
   if (e.version == version) return true;
-  return clock_() - e.built_at < min_rebuild_s_;  // changed, but rebuilt very recently
+  // Changed, but rebuilt very recently (for its cost).
+  return clock_() - e.built_at < std::max(min_rebuild_s_, kBuildShare * e.cost_s);
 }
 
 Result<Document> StudyFeed::studies() {
   auto v = data_version();
   if (!v) return std::unexpected(v.error());
   if (fresh(studies_, *v)) return studies_.doc;
+  const double start = clock_();
   auto rows = storage_->list_studies();
   if (!rows) return std::unexpected(rows.error());
   json out = json::array();
@@ -78,7 +82,9 @@ Result<Document> StudyFeed::studies() {
     out.push_back(std::move(j));
   }
   ++builds_;
-  studies_ = Entry{dump(out), *v, clock_()};
+  auto text = dump(out);
+  const double end = clock_();
+  studies_ = Entry{std::move(text), *v, end, end - start};
   return studies_.doc;
 }
 
@@ -94,10 +100,13 @@ Result<std::optional<Document>> StudyFeed::study(const std::string& name) {
     if (it != per_study_.end()) per_study_.erase(it);
     return std::optional<Document>{};
   }
+  const double start = clock_();
   auto doc = builder_(*storage_, **row);
   if (!doc) return std::unexpected(doc.error());
   ++builds_;
-  Entry e{dump(*doc), *v, clock_()};
+  auto text = dump(*doc);
+  const double end = clock_();
+  Entry e{std::move(text), *v, end, end - start};
   per_study_[name] = e;
   return std::optional<Document>(e.doc);
 }

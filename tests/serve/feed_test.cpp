@@ -113,3 +113,24 @@ TEST_CASE("feed: the connection is read-only") {
   CHECK_FALSE(ro->query("DELETE FROM studies").has_value());
   CHECK(must(f.writer->list_studies()).size() == 1);
 }
+
+TEST_CASE("feed: a document that takes long to build is rebuilt at most once per 20 build times") {
+  Fixture f;
+  auto t0 = f.add_trial(0, TrialState::running);
+  // A builder that takes 0.5 s of the (fake) clock: the period becomes 20 x 0.5 = 10 s.
+  serve::StudyFeed feed(must(db::Storage::open_readonly(f.dir / "sweep.db")),
+                        [&f](const db::Storage& s, const db::StudyRow& row) {
+                          f.now += 0.5;
+                          return serve::report_document(s, row);
+                        },
+                        /*min_rebuild_s=*/1.0, [&f] { return f.now; });
+  must(feed.study("alpha"));
+  CHECK(feed.builds() == 1);
+  must(f.writer->transition({t0, TrialState::running, TrialState::complete, 0, "test", "", 0}));
+  f.now += 5;  // past min_rebuild_s, within 20 build times
+  CHECK(parse(*must(feed.study("alpha")))["trials"][0]["state"] == "RUNNING");
+  CHECK(feed.builds() == 1);
+  f.now += 5.1;
+  CHECK(parse(*must(feed.study("alpha")))["trials"][0]["state"] == "COMPLETE");
+  CHECK(feed.builds() == 2);
+}
