@@ -208,17 +208,18 @@ std::vector<std::string> Explanation::lines() const {
     out.push_back(s);
   }
   for (const auto& t : scaling) {
-    auto rows = [&](const std::vector<ScalingRow>& series, const char* kind) {
+    auto rows = [&](const std::vector<ScalingRow>& series, bool weak) {
       if (series.empty()) return;
-      out.push_back(fmt::format("{} scaling over {} (throughput; efficiency = speedup / resource ratio):", kind, t.resource));
+      out.push_back(fmt::format("{} scaling over {} (throughput; efficiency = speedup / resource ratio):",
+                                weak ? "weak" : "strong", t.resource));
       for (const auto& r : series)
         out.push_back(fmt::format("  {}={}: {:.4g} samples/s, speedup {:.3g}x, efficiency {:.0f}% ({}batch {}{})",
                                   t.resource, r.resources, r.samples_per_s.mean, r.speedup, r.efficiency * 100,
                                   r.config.empty() ? "" : r.config + ", ", r.batch,
-                                  kind == std::string("weak") ? fmt::format(", {:g} per worker", r.per_worker_batch) : ""));
+                                  weak ? fmt::format(", {:g} per worker", r.per_worker_batch) : ""));
     };
-    rows(t.strong, "strong");
-    rows(t.weak, "weak");
+    rows(t.strong, /*weak=*/false);
+    rows(t.weak, /*weak=*/true);
   }
   if (noise.median_at_target) {
     std::string s = fmt::format("gradient noise scale B_simple at the target: median {:.4g} over {} trials (range {:.4g} .. {:.4g})",

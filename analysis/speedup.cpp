@@ -70,6 +70,15 @@ ScalingTable scaling_table(const std::string& resource, const std::vector<Throug
 
 std::vector<ScalingTable> scaling_tables(const StudyData& study) {
   std::vector<ScalingTable> out;
+  // The params whose value differs between trials (or that some trial lacks), found once.
+  std::map<std::string, nlohmann::json> first;
+  std::set<std::string> varying;
+  for (const auto& t : study.trials)
+    for (auto& [k, v] : t.params.items())
+      if (auto [it, fresh] = first.try_emplace(k, v); !fresh && it->second != v) varying.insert(k);
+  for (const auto& [k, v] : first)
+    for (const auto& t : study.trials)
+      if (!t.params.contains(k)) varying.insert(k);
   for (const std::string resource : {"ranks", "threads"}) {
     std::set<int> values;
     std::vector<ThroughputPoint> pts;
@@ -83,11 +92,8 @@ std::vector<ScalingTable> scaling_tables(const StudyData& study) {
       // What else differs between trials, as "k=v, ..." ("" when nothing does): the series
       // key, and readable in best --explain and the report.
       std::string label;
-      for (auto& [k, v] : cfg.items()) {
-        const bool varies = std::any_of(study.trials.begin(), study.trials.end(),
-                                        [&](const TrialData& o) { return !o.params.contains(k) || o.params[k] != v; });
-        if (varies) label += (label.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-      }
+      for (auto& [k, v] : cfg.items())
+        if (varying.count(k)) label += (label.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
       pts.push_back({label, r, t.batch, *t.samples_per_s});
     }
     if (values.size() < 2) continue;

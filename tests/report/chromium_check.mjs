@@ -212,8 +212,11 @@ async function main() {
   // The resize redraws every chart with its animation; on a big study (thousands of points)
   // that outlasts any fixed wait and the screenshot caught blank canvases. Draw each one
   // now, synchronously and without animation, at its new size.
-  await s('Runtime.evaluate', { expression: `Object.values(Chart.instances).forEach((c) => { c.resize(); c.update('none'); })` });
-  await sleep(100);
+  // ...then wait until the browser has painted them (two animation frames), not a guess.
+  await s('Runtime.evaluate', { awaitPromise: true, expression: `new Promise((done) => {
+    Object.values(Chart.instances).forEach((c) => { c.resize(); c.update('none'); });
+    requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+  })` });
   const shot = await s('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true });
   fs.writeFileSync(shotPath, Buffer.from(shot.data, 'base64'));
   // $DLSWEEP_SHOT_CARDS=DIR: also one PNG per chart card (to look at a chart at full size).
