@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/pooled_time.hpp"
+
 namespace dlsweep::analysis {
 
 std::string criterion_name(Criterion c) {
@@ -19,10 +21,13 @@ std::string criterion_name(Criterion c) {
 
 namespace {
 
-// The criterion's value of one trial (nullopt: the trial cannot be ranked by it).
-std::optional<double> trial_value(const TrialData& t, Criterion c) {
+// The criterion's value of one trial (nullopt: the trial cannot be ranked by it); time is
+// the pooled time to target (analysis/pooled_time.hpp) when given.
+std::optional<double> trial_value(const TrialData& t, Criterion c, const std::optional<PooledTime>& pooled = std::nullopt) {
   switch (c) {
-    case Criterion::time: return t.reached() ? t.time_to_target_s : std::nullopt;
+    case Criterion::time:
+      if (!t.reached()) return std::nullopt;
+      return pooled ? std::optional<double>(pooled->seconds) : t.time_to_target_s;
     case Criterion::steps:
       return t.reached() ? std::optional<double>(static_cast<double>(*t.steps_to_target)) : std::nullopt;
     case Criterion::value: return t.best_value;
@@ -61,12 +66,15 @@ Explanation explain_best(const StudyData& study, Criterion criterion, const FitO
 
   // Seed groups of every COMPLETE trial; a group is ranked only when every member has a value.
   const auto groups = group_by_seed(study.trials, complete);
+  const auto pooled = pooled_times_to_target(study);
+  for (std::size_t i : complete) e.pooled_over_several += pooled[i] && pooled[i]->trials > 1;
   std::vector<Ranked> ranked;
   for (const auto& g : groups) {
     Ranked r{&g, {}, {}};
     std::vector<double> raw;
     for (std::size_t i : g.members)
-      if (auto v = trial_value(study.trials[i], criterion)) raw.push_back(*v), r.values.push_back(transform(*v, criterion));
+      if (auto v = trial_value(study.trials[i], criterion, pooled[i]))
+        raw.push_back(*v), r.values.push_back(transform(*v, criterion));
     if (raw.size() != g.members.size() || raw.empty()) continue;
     r.raw = summarize(raw);
     ranked.push_back(std::move(r));
@@ -187,6 +195,11 @@ std::vector<std::string> Explanation::lines() const {
                               w.n > 1 ? fmt::format(" (mean of {} seeds, std {})", w.n, value_text(*this, w.std)) : ""));
   }
   if (target) out.push_back(fmt::format("{} of {} COMPLETE trials reached the target {:g}", reached, complete, *target));
+  if (criterion == Criterion::time && pooled_over_several > 0)
+    out.push_back(fmt::format("times to target are pooled: for {} trial(s), the median of when every trial that trains at "
+                              "the same speed (same parameters but LR schedule, optimizer scalars, epochs and seed) passed "
+                              "that trial's step, so one trial's timing luck does not decide the ranking",
+                              pooled_over_several));
   if (fit) {
     out.push_back(fmt::format("batch-size model: B_crit = {:.4g} ({:.0f}% bootstrap interval {:.4g} .. {:.4g}, {} resamples), "
                               "S_min = {:.4g} steps, E_min = {:.4g} samples, fitted on {} batch sizes {:g}..{:g}{}",

@@ -35,6 +35,9 @@ struct Explanation {
   Criterion criterion = Criterion::value;
   std::size_t complete = 0;                 ///< COMPLETE trials
   std::size_t reached = 0;                  ///< of which reached the target
+  /// COMPLETE trials whose time to target is a median over several trials of their speed group
+  /// (analysis/pooled_time.hpp); by time, the ranking uses those medians.
+  std::size_t pooled_over_several = 0;
   std::optional<Contender> winner;          ///< nullopt: nothing to recommend
   std::optional<BatchFit> fit;
   std::string fit_refusal;                  ///< why there is no fit (empty when there is one)

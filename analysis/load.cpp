@@ -44,8 +44,10 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
   study.target = st.objective_target;
   int spec_ranks = 1;
   auto spec = nlohmann::json::parse(st.spec_json, nullptr, /*allow_exceptions=*/false);
-  if (spec.is_object() && spec.contains("trial") && spec["trial"].is_object())
+  if (spec.is_object() && spec.contains("trial") && spec["trial"].is_object()) {
     spec_ranks = int_param(spec["trial"], "ranks", 1);
+    study.trainer = spec["trial"].contains("trainer");
+  }
 
   auto sums = storage.summaries(st.id);
   if (!sums) return std::unexpected(sums.error());

@@ -11,6 +11,7 @@
 //   batch_model.hpp  fit_batch_model, classify       (S(B) = S_min(1 + B_crit/B), regimes)
 //   noise.hpp        noise_scales, summarize_noise   (B_simple over training and at target)
 //   speedup.hpp      learning_speedups, scaling_tables, time_to_solution
+//   pooled_time.hpp  pooled_times_to_target          (time to target over trials of one speed)
 //   goodput.hpp      fit_step_time, predict_time_to_target, make_plan (Pollux-style plan)
 //   explain.hpp      explain_best                    (what `dlsweep best --explain` prints)
 //   to_json.hpp      to_json(...) for every result struct (--format json, the report)
@@ -75,6 +76,7 @@ struct StudyData {
   std::string mode = "max";     ///< "max" | "min"
   std::optional<double> target;
   std::vector<TrialData> trials;
+  bool trainer = false;         ///< trials run dlsweep's trainer (its parameter names are known)
 };
 
 /// The trial's parameters without `seed`: trials with equal keys are seed replicates.

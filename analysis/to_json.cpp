@@ -117,6 +117,7 @@ json to_json(const Explanation& e) {
           {"criterion", criterion_name(e.criterion)},
           {"complete", e.complete},
           {"reached", e.reached},
+          {"pooled_over_several", e.pooled_over_several},
           {"winner", e.winner ? contender(*e.winner) : json(nullptr)},
           {"batch_model", e.fit ? to_json(*e.fit) : json(nullptr)},
           {"batch_model_refusal", e.fit_refusal.empty() ? json(nullptr) : json(e.fit_refusal)},

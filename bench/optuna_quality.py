@@ -3,7 +3,10 @@
 has the same definitions). Prints one JSON object: {function: [[regret at each checkpoint]
 per seed]}. Run by bench_search_quality; needs Debian's python3-optuna (use /usr/bin/python3).
 
-usage: optuna_quality.py [--fixed-logpdf] SEEDS TRIALS CHECKPOINT...
+usage: optuna_quality.py [--fixed-logpdf] [--first-seed K] SEEDS TRIALS CHECKPOINT...
+
+Seeds K..K+SEEDS-1 (K = 1 unless given); a second run with other seeds shows how much the
+same algorithm's results move between seed sets.
 
 --fixed-logpdf: Optuna 3.1's truncated-normal log density leaves out -log(scale)
 (optuna#5109, fixed upstream by #5110 in Optuna 3.5), so its Parzen mixtures are not
@@ -102,12 +105,19 @@ def fix_logpdf():
 
 def main():
     args = sys.argv[1:]
-    if args and args[0] == "--fixed-logpdf":
-        fix_logpdf()
-        args = args[1:]
+    first = 1
+    while args and args[0].startswith("--"):
+        if args[0] == "--fixed-logpdf":
+            fix_logpdf()
+            args = args[1:]
+        elif args[0] == "--first-seed" and len(args) > 1:
+            first = int(args[1])
+            args = args[2:]
+        else:
+            sys.exit(__doc__)
     seeds, trials = int(args[0]), int(args[1])
     checkpoints = [int(c) for c in args[2:]]
-    result = {name: [run(name, s, trials, checkpoints) for s in range(1, seeds + 1)] for name in FUNCTIONS}
+    result = {name: [run(name, s, trials, checkpoints) for s in range(first, first + seeds)] for name in FUNCTIONS}
     print(json.dumps(result))
 
 

@@ -78,9 +78,11 @@ inline double branin(const Params& p) {
   return std::pow(x2 - b * x1 * x1 + c * x1 - 6, 2) + 10 * (1 - t) * std::cos(x1) + 10;
 }
 
+inline const std::array<std::string, 6> kHartmannNames = {"x0", "x1", "x2", "x3", "x4", "x5"};
+
 inline Space hartmann_space() {
   Space s;
-  for (int i = 0; i < 6; ++i) s.dims.push_back(real("x" + std::to_string(i), 0, 1));
+  for (int i = 0; i < 6; ++i) s.dims.push_back(real(kHartmannNames[i], 0, 1));
   return s;
 }
 
@@ -95,7 +97,7 @@ inline double hartmann6(const Params& p) {
   double sum = 0;
   for (int i = 0; i < 4; ++i) {
     double inner = 0;
-    for (int j = 0; j < 6; ++j) inner += A[i][j] * std::pow(p["x" + std::to_string(j)].get<double>() - P[i][j], 2);
+    for (int j = 0; j < 6; ++j) inner += A[i][j] * std::pow(p[kHartmannNames[j]].get<double>() - P[i][j], 2);
     sum += alpha[i] * std::exp(-inner);
   }
   return -sum;

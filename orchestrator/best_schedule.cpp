@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -89,7 +90,8 @@ std::string seed_note(const analysis::Stat& s, const std::string& unit) {
 
 std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std::vector<std::size_t> reached,
                                std::vector<std::size_t> valued, std::size_t eligible, const std::string& metric,
-                               const std::string& mode, std::optional<double> target, BestBy by);
+                               const std::string& mode, std::optional<double> target, BestBy by,
+                               const std::map<std::int64_t, PooledSeconds>& pooled);
 
 }  // namespace
 
@@ -100,7 +102,8 @@ std::string BestOutcome::left_out_text() const {
 }
 
 BestOutcome choose_best(const std::vector<db::TrialSummary>& trials, const std::string& metric,
-                        const std::string& mode, std::optional<double> target, BestBy by) {
+                        const std::string& mode, std::optional<double> target, BestBy by,
+                        const std::map<std::int64_t, PooledSeconds>& pooled) {
   BestOutcome out;
   for (const char* state : {"FAILED", "PRUNED", "CANCELLED", "RUNNING", "QUEUED", "WAITING"}) {
     std::size_t n = 0;
@@ -114,7 +117,7 @@ BestOutcome choose_best(const std::vector<db::TrialSummary>& trials, const std::
     if (trials[i].time_to_target_s && trials[i].steps_to_target) reached.push_back(i);
     if (trials[i].best_value) valued.push_back(i);
   }
-  out.choice = pick(trials, reached, valued, out.eligible, metric, mode, target, by);
+  out.choice = pick(trials, reached, valued, out.eligible, metric, mode, target, by, pooled);
   return out;
 }
 
@@ -122,7 +125,8 @@ namespace {
 
 std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std::vector<std::size_t> reached,
                                std::vector<std::size_t> valued, std::size_t eligible, const std::string& metric,
-                               const std::string& mode, std::optional<double> target, BestBy by) {
+                               const std::string& mode, std::optional<double> target, BestBy by,
+                               const std::map<std::int64_t, PooledSeconds>& pooled) {
   if (by == BestBy::automatic) by = (target && !reached.empty()) ? BestBy::time : BestBy::value;
   if ((by == BestBy::time || by == BestBy::steps) && !target) by = BestBy::value;
 
@@ -132,24 +136,38 @@ std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std:
   bool maximize = mode == "max";
   if (by == BestBy::time || by == BestBy::steps) {
     if (reached.empty()) return std::nullopt;
+    auto seconds = [&](std::size_t i) {
+      auto it = pooled.find(trials[i].number);
+      return it != pooled.end() ? it->second.seconds : *trials[i].time_to_target_s;
+    };
+    // Ties (pooled times of trials reaching the target at one step) go to the trial's own time.
     auto key = [&](std::size_t i) {
-      return by == BestBy::time ? std::pair<double, double>{*trials[i].time_to_target_s, double(*trials[i].steps_to_target)}
-                                : std::pair<double, double>{double(*trials[i].steps_to_target), *trials[i].time_to_target_s};
+      return by == BestBy::time ? std::tuple<double, double, double>{seconds(i), double(*trials[i].steps_to_target),
+                                                                     *trials[i].time_to_target_s}
+                                : std::tuple<double, double, double>{double(*trials[i].steps_to_target), seconds(i),
+                                                                     *trials[i].time_to_target_s};
+    };
+    auto pooled_note = [&](std::size_t i) {
+      auto it = pooled.find(trials[i].number);
+      if (by != BestBy::time || it == pooled.end() || it->second.trials < 2) return std::string();
+      return fmt::format(" (pooled over the {} trials that train at its speed: {:.3g} s)", it->second.trials,
+                         it->second.seconds);
     };
     std::sort(reached.begin(), reached.end(), [&](auto a, auto b) { return key(a) < key(b); });
-    auto g = rank_by_seed_mean(trials, reached, [&](std::size_t i) { return key(i).first; }, false);
+    auto g = rank_by_seed_mean(trials, reached, [&](std::size_t i) { return std::get<0>(key(i)); }, false);
     if (g.order.empty()) return std::nullopt;
     c.index = g.order.front();
     const auto& w = trials[c.index];
-    c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.3g} s and {} steps{}",
+    c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.3g} s{} and {} steps{}",
                                         w.number, params_text(w.params, varying), metric, maximize ? ">=" : "<=",
-                                        *target, *w.time_to_target_s, *w.steps_to_target,
+                                        *target, *w.time_to_target_s, pooled_note(c.index), *w.steps_to_target,
                                         seed_note(g.stat[c.index], by == BestBy::time ? " s" : " steps")));
     c.explanation.push_back(fmt::format("{} of {} complete trials reached the target", reached.size(), eligible));
     if (auto ru = runner_up(trials, g.order)) {
       const auto& r = trials[*ru];
-      c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s and {} steps{}", r.number,
-                                          params_text(r.params, varying), *r.time_to_target_s, *r.steps_to_target,
+      c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s{} and {} steps{}", r.number,
+                                          params_text(r.params, varying), *r.time_to_target_s, pooled_note(*ru),
+                                          *r.steps_to_target,
                                           seed_note(g.stat[*ru], by == BestBy::time ? " s" : " steps")));
     }
     return c;

@@ -12,9 +12,13 @@
 // over its COMPLETE seeds, so a lucky seed does not beat a better mean; the trial named is the
 // best seed of the best configuration. A configuration with a COMPLETE seed that did not
 // reach the target cannot win by time or steps (analysis/seed_groups.hpp).
-// Pure: works on the trial summaries only.
+// Time: when `pooled` gives a trial's time to target pooled over the trials that train at
+// its speed (analysis/pooled_time.hpp), the ranking uses it, so a trial's timing luck on a
+// shared node does not decide between schedules that reach the target at the same step.
+// Pure: works on the trial summaries (and the pooled times) only.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +46,15 @@ struct BestOutcome {
   std::string left_out_text() const;
 };
 
+/// A trial's time to target pooled over its speed group: the median and how many trials.
+struct PooledSeconds {
+  double seconds = 0;
+  int trials = 1;
+};
+
+/// `pooled`: trial number -> pooled time to target (none: rank by each trial's own time).
 BestOutcome choose_best(const std::vector<db::TrialSummary>& trials, const std::string& metric,
-                        const std::string& mode, std::optional<double> target, BestBy by);
+                        const std::string& mode, std::optional<double> target, BestBy by,
+                        const std::map<std::int64_t, PooledSeconds>& pooled = {});
 
 }  // namespace dlsweep::orch

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "analysis/load.hpp"
+#include "analysis/pooled_time.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/best_schedule.hpp"
 #include "orchestrator/commands.hpp"
@@ -158,7 +160,16 @@ int cmd_best(const BestArgs& a) {
   if (!st) return report(st.error(), exit_code::usage);
   auto trials = o->storage->summaries(st->id);
   if (!trials) return report(trials.error(), exit_code::runtime);
-  auto outcome = choose_best(*trials, st->objective_metric, st->objective_mode, st->objective_target, *by);
+  // Times to target pooled over each trial's speed group (trainer studies; analysis/pooled_time.hpp).
+  std::map<std::int64_t, PooledSeconds> pooled;
+  if (*by == BestBy::time || *by == BestBy::automatic) {
+    auto study = analysis::load_study(*o->storage, st->name);
+    if (!study) return report(study.error(), exit_code::runtime);
+    const auto times = analysis::pooled_times_to_target(*study);
+    for (std::size_t i = 0; i < times.size(); ++i)
+      if (times[i]) pooled[study->trials[i].number] = {times[i]->seconds, times[i]->trials};
+  }
+  auto outcome = choose_best(*trials, st->objective_metric, st->objective_mode, st->objective_target, *by, pooled);
   const std::string left_out = outcome.left_out_text();
   if (!outcome.choice) {
     std::string why;
@@ -188,6 +199,10 @@ int cmd_best(const BestArgs& a) {
            {"best_value", opt(t.best_value)},
            {"steps_to_target", opt(t.steps_to_target)},
            {"time_to_target_s", opt(t.time_to_target_s)},
+           {"time_to_target_pooled_s", pooled.contains(t.number) && best->criterion == BestBy::time
+                                           ? json(pooled.at(t.number).seconds) : json(nullptr)},
+           {"pooled_trials", pooled.contains(t.number) && best->criterion == BestBy::time
+                                 ? json(pooled.at(t.number).trials) : json(nullptr)},
            {"explanation", best->explanation},
            {"eligible", outcome.eligible},
            {"left_out", left}};

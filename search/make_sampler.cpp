@@ -45,7 +45,7 @@ std::unique_ptr<Sampler> make_qmc(OptionReader& r, const Space& space, std::uint
 }
 
 std::unique_ptr<Sampler> make_tpe(OptionReader& r, const Space& space, std::uint64_t seed) {
-  r.only({"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar"});
+  r.only({"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height"});
   const TpeOptions o = TpeOptions::read(r);
   if (!r.errors().empty()) return nullptr;
   return std::make_unique<TpeSampler>(space, seed, o);
@@ -55,7 +55,7 @@ const Entry kRegistry[] = {
     {"grid", false, {}, make_grid},
     {"random", true, {}, make_random},
     {"qmc", true, {"scramble"}, make_qmc},
-    {"tpe", true, {"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar"}, make_tpe},
+    {"tpe", true, {"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height"}, make_tpe},
 };
 
 }  // namespace

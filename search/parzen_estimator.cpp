@@ -213,6 +213,12 @@ std::vector<double> component_log_weights(std::size_t n, double prior_weight) {
   return w;
 }
 
+std::vector<double> height_log_weights(const std::vector<Kernels>& kernels, std::vector<double> log_w) {
+  for (const auto& k : kernels)
+    for (std::size_t i = 0; i < log_w.size(); ++i) log_w[i] += k.log_sigma(i);
+  return log_w;
+}
+
 double log_sum_exp(const std::vector<double>& v) {
   double m = -std::numeric_limits<double>::infinity();
   for (double x : v) m = std::max(m, x);

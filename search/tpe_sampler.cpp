@@ -20,6 +20,7 @@ TpeOptions TpeOptions::read(OptionReader& r) {
   o.prior_weight = r.number("prior_weight", o.prior_weight, 0.0, 1e6, /*low_open=*/true);
   o.multivariate = r.boolean("multivariate", o.multivariate);
   o.constant_liar = r.boolean("constant_liar", o.constant_liar);
+  o.equal_height = r.boolean("equal_height", !o.multivariate);
   return o;
 }
 
@@ -116,6 +117,8 @@ std::vector<double> choose(const std::vector<InternalDim>& dims, const Split& s,
   }
   const auto wl = component_log_weights(obs_l[0].size(), o.prior_weight);
   const auto wg = component_log_weights(obs_g[0].size(), o.prior_weight);
+  const auto sl = o.equal_height ? height_log_weights(kl, wl) : wl;
+  const auto sg = o.equal_height ? height_log_weights(kg, wg) : wg;
   // Categorical, univariate: the mixtures collapse to two probability vectors.
   const bool cat1 = dims.size() == 1 && dims[0].categorical;
   std::vector<double> pl, pg;
@@ -151,7 +154,7 @@ std::vector<double> choose(const std::vector<InternalDim>& dims, const Split& s,
       const auto idx = static_cast<std::size_t>(x[0]);
       score = std::log(pl[idx]) - std::log(pg[idx]);
     } else {
-      score = log_density(kl, wl, x) - log_density(kg, wg, x);
+      score = log_density(kl, sl, x) - log_density(kg, sg, x);
     }
     if (best.empty() || score > best_score) {
       best_score = score;

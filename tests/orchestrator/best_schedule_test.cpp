@@ -81,3 +81,24 @@ TEST_CASE("best: a lucky seed does not win over a configuration with a better me
   REQUIRE(out2.choice);
   CHECK(ts[out2.choice->index].number == 0);
 }
+
+TEST_CASE("best: by time, pooled times rank the trials; ties go to the own time") {
+  // Trial 1's own clock read 9.0 s, but the trials that train at its speed passed its step
+  // at 10.1 s (median); trial 2 (another speed group) at 9.5 s: pooled, trial 2 wins.
+  std::vector<TrialSummary> ts = {trial(0, "COMPLETE", 0.90, 10.0, 1000), trial(1, "COMPLETE", 0.90, 9.0, 1000),
+                                  trial(2, "COMPLETE", 0.90, 9.5, 300)};
+  auto own = choose_best(ts, "val_acc", "max", 0.88, BestBy::time);
+  REQUIRE(own.choice);
+  CHECK(ts[own.choice->index].number == 1);
+  const std::map<std::int64_t, dlsweep::orch::PooledSeconds> pooled = {{0, {10.1, 3}}, {1, {10.1, 3}}, {2, {9.5, 1}}};
+  auto out = choose_best(ts, "val_acc", "max", 0.88, BestBy::time, pooled);
+  REQUIRE(out.choice);
+  CHECK(ts[out.choice->index].number == 2);
+  CHECK(out.choice->explanation.front().find("pooled") == std::string::npos);  // a group of one says nothing
+  CHECK(out.choice->explanation.back().find("(pooled over the 3 trials that train at its speed: 10.1 s)") !=
+        std::string::npos);
+  // Steps ignore the pooled times; equal pooled times fall back to the own time.
+  CHECK(ts[choose_best(ts, "val_acc", "max", 0.88, BestBy::steps, pooled).choice->index].number == 2);
+  ts.pop_back();
+  CHECK(ts[choose_best(ts, "val_acc", "max", 0.88, BestBy::time, pooled).choice->index].number == 1);
+}
