@@ -5,7 +5,8 @@
 # (pruner: {kind: asha, by: epoch, min_resource: 1, reduction_factor: 3, max_resource: 10,
 # group_by: [batch_size]}: rungs at epochs 1, 3 and 9, a trial goes on past a rung only in
 # the top third of its batch size there). Then prints the epochs trained by each, the
-# share saved, and `dlsweep best` of each, ranked by time to target and by steps to target.
+# share saved, and `dlsweep best` of each, ranked by time to target (pooled over the trials
+# that train at the same speed, analysis/pooled_time.hpp) and by steps to target.
 # "Same winner" compares the schedule itself: batch size, warmup and the learning rate the
 # rule gives at that batch (at batch 128 = base_batch the three rules are one schedule).
 # Bar (issue 10): >= 40% of the epochs saved and the same winner. About 45 minutes on 2
@@ -59,7 +60,10 @@ n, rule, warm = b["trial"], p["lr_rule"], p["warmup_epochs"]
 tt = b.get("time_to_target_s")
 steps = b.get("steps_to_target")
 tt = tt if tt is None else round(tt, 1)
-print(f"trial {n}: batch {bs}, {rule}, warmup {warm} -> lr {lr:.4g}, {steps} steps, {tt} s to target|{bs} {warm} {lr:.6g}")'
+pooled = b.get("time_to_target_pooled_s")
+npool = b.get("pooled_trials")
+pooled = "" if pooled is None else f" (pooled over {npool} trials: {pooled:.1f} s)"
+print(f"trial {n}: batch {bs}, {rule}, warmup {warm} -> lr {lr:.4g}, {steps} steps, {tt} s to target{pooled}|{bs} {warm} {lr:.6g}")'
 }
 echo "ASHA on examples/lr-scaling.yaml (36 trials x 10 epochs; asha: rungs at epochs 1, 3, 9, eta 3, group_by batch_size)"
 echo
