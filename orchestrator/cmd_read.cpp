@@ -162,7 +162,10 @@ int cmd_best(const BestArgs& a) {
   if (!trials) return report(trials.error(), exit_code::runtime);
   // Times to target pooled over each trial's speed group (trainer studies; analysis/pooled_time.hpp).
   std::map<std::int64_t, PooledSeconds> pooled;
-  if (*by == BestBy::time || *by == BestBy::automatic) {
+  const auto spec = json::parse(st->spec_json, nullptr, /*allow_exceptions=*/false);
+  const bool trainer = spec.is_object() && spec.contains("trial") && spec["trial"].is_object() &&
+                       spec["trial"].contains("trainer");
+  if (trainer && (*by == BestBy::time || *by == BestBy::automatic)) {
     auto study = analysis::load_study(*o->storage, st->name);
     if (!study) return report(study.error(), exit_code::runtime);
     const auto times = analysis::pooled_times_to_target(*study);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <set>
+#include <vector>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -98,7 +99,17 @@ TEST_CASE("submit runs a real sweep on Fashion-MNIST and the read verbs report i
 
   auto best = run_dlsweep(db, {"best", "e2e-small", "--format", "json"}, dir);
   REQUIRE(best.exit_code == 0);
-  CHECK(json::parse(best.out)["criterion"] == "time-to-target");
+  const auto b = json::parse(best.out);
+  CHECK(b["criterion"] == "time-to-target");
+  // Pooled time: the two lr rules of the winner's batch size train at one speed and both
+  // reach the target at the first eval (the same step), so the pooled time is the median
+  // (mean) of their two clock readings.
+  std::vector<double> same_speed;
+  for (const auto& t : j)
+    if (t["params"]["batch_size"] == b["params"]["batch_size"]) same_speed.push_back(t["time_to_target_s"].get<double>());
+  REQUIRE(same_speed.size() == 2);
+  CHECK(b["pooled_trials"] == 2);
+  CHECK(b["time_to_target_pooled_s"].get<double>() == Approx((same_speed[0] + same_speed[1]) / 2).epsilon(1e-9));
 
   auto csv = run_dlsweep(db, {"query", "SELECT state, COUNT(*) AS n FROM trials GROUP BY state", "--format", "csv"}, dir);
   CHECK(csv.exit_code == 0);
