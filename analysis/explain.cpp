@@ -40,8 +40,10 @@ double transform(double v, Criterion c) { return c == Criterion::value ? v : std
 
 struct Ranked {
   const SeedGroup* group = nullptr;
-  std::vector<double> values;  ///< transformed, one per member
-  Stat raw;                    ///< of the untransformed values
+  std::vector<double> values;  ///< transformed ranking values (pooled times by time), one per member
+  std::vector<double> own;     ///< transformed own readings: what seed noise is measured on
+  Stat raw;                    ///< of the untransformed ranking values
+  Stat own_raw;                ///< of the untransformed own readings
 };
 
 }  // namespace
@@ -70,25 +72,35 @@ Explanation explain_best(const StudyData& study, Criterion criterion, const FitO
   for (std::size_t i : complete) e.pooled_over_several += pooled[i] && pooled[i]->trials > 1;
   std::vector<Ranked> ranked;
   for (const auto& g : groups) {
-    Ranked r{&g, {}, {}};
-    std::vector<double> raw;
-    for (std::size_t i : g.members)
-      if (auto v = trial_value(study.trials[i], criterion, pooled[i]))
-        raw.push_back(*v), r.values.push_back(transform(*v, criterion));
+    Ranked r;
+    r.group = &g;
+    std::vector<double> raw, own_raw;
+    for (std::size_t i : g.members) {
+      const auto v = trial_value(study.trials[i], criterion, pooled[i]);
+      const auto own = trial_value(study.trials[i], criterion);
+      if (!v || !own) continue;
+      raw.push_back(*v), r.values.push_back(transform(*v, criterion));
+      own_raw.push_back(*own), r.own.push_back(transform(*own, criterion));
+    }
     if (raw.size() != g.members.size() || raw.empty()) continue;
     r.raw = summarize(raw);
+    r.own_raw = summarize(own_raw);
     ranked.push_back(std::move(r));
   }
-  std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
-    return maximize ? a.raw.mean > b.raw.mean : a.raw.mean < b.raw.mean;
+  // Ties of the ranking value (pooled times of one speed group at one step) go to the own
+  // readings, as in plain `best`.
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
+    if (a.raw.mean != b.raw.mean) return maximize ? a.raw.mean > b.raw.mean : a.raw.mean < b.raw.mean;
+    return maximize ? a.own_raw.mean > b.own_raw.mean : a.own_raw.mean < b.own_raw.mean;
   });
-  // Pooled seed noise on the compared scale.
+  // Pooled seed noise on the compared scale, from the own readings (a pooled time is shared
+  // by the seeds that reach the target at one step, so it hides their spread).
   double ss = 0, dof = 0;
   for (const auto& r : ranked) {
-    if (r.values.size() < 2) continue;
-    const double m = summarize(r.values).mean;
-    for (double v : r.values) ss += (v - m) * (v - m);
-    dof += static_cast<double>(r.values.size() - 1);
+    if (r.own.size() < 2) continue;
+    const double m = summarize(r.own).mean;
+    for (double v : r.own) ss += (v - m) * (v - m);
+    dof += static_cast<double>(r.own.size() - 1);
   }
   if (dof > 0) e.seed_log_sd = std::sqrt(ss / dof);
 
@@ -99,7 +111,7 @@ Explanation explain_best(const StudyData& study, Criterion criterion, const FitO
     c.batch = r.group->batch;
     c.n = r.group->members.size();
     c.mean = r.raw.mean;
-    c.std = r.raw.std;
+    c.std = r.own_raw.std;
     return c;
   };
   if (!ranked.empty()) {
@@ -197,7 +209,7 @@ std::vector<std::string> Explanation::lines() const {
   if (target) out.push_back(fmt::format("{} of {} COMPLETE trials reached the target {:g}", reached, complete, *target));
   if (criterion == Criterion::time && pooled_over_several > 0)
     out.push_back(fmt::format("times to target are pooled: for {} trial(s), the median of when every trial that trains at "
-                              "the same speed (same parameters but LR schedule, optimizer scalars, epochs and seed) passed "
+                              "the same speed (same parameters but LR schedule, optimizer scalars, timeline and seed) passed "
                               "that trial's step, so one trial's timing luck does not decide the ranking",
                               pooled_over_several));
   if (fit) {

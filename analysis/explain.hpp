@@ -25,7 +25,8 @@ struct Contender {
   std::string config;                ///< describe_params of the group
   std::int64_t batch = 0;
   std::size_t n = 0;                 ///< seeds (group members)
-  double mean = 0, std = 0;          ///< of the criterion (seconds, steps or objective value)
+  double mean = 0;                   ///< of the criterion (seconds — pooled for the trainer —, steps or value)
+  double std = 0;                    ///< over seeds, of the trials' own readings
   double delta_rel = 0;              ///< (mean - winner's mean) / winner's mean (runner-ups)
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <string_view>
 
 #include "analysis/stats.hpp"
@@ -14,21 +15,30 @@ namespace {
 // The trainer's parameters that change the numbers a step computes, not its cost
 // (trainer/train_config.cpp reads them).
 constexpr std::string_view kSameCost[] = {
-    "seed",          "epochs",        "base_lr",        "base_batch",     "lr_rule",
-    "warmup_epochs", "warmup_steps",  "warmup_start",   "decay",          "decay_factor",
-    "decay_milestones", "decay_power", "lr_floor",      "momentum",       "momentum_correction",
-    "nesterov",      "weight_decay",  "beta1",          "beta2",          "adam_eps",
-    "lamb_eps",      "lars_eps",      "larc_eps",       "lars_trust_coefficient", "larc_trust_coefficient",
-    "larc_mode",
+    "seed",          "base_lr",       "base_batch",     "lr_rule",        "warmup_start",
+    "lr_floor",      "momentum",      "momentum_correction", "nesterov",  "weight_decay",
+    "beta1",         "beta2",         "adam_eps",       "lamb_eps",       "lars_eps",
+    "larc_eps",      "lars_trust_coefficient", "larc_trust_coefficient",  "larc_mode",
 };
+// The schedule's timeline: no cost of its own, but with a batch-size ramp it places the
+// batch increases (smith turns decay milestones into them; a ramp spans epochs), so then
+// it changes the steps' cost.
+constexpr std::string_view kTimeline[] = {"epochs", "warmup_epochs", "warmup_steps", "decay",
+                                          "decay_factor", "decay_milestones", "decay_power"};
+
+bool has(std::span<const std::string_view> keys, const std::string& k) {
+  return std::find(keys.begin(), keys.end(), k) != keys.end();
+}
 
 }  // namespace
 
 nlohmann::json speed_key(const nlohmann::json& params) {
   nlohmann::json key = nlohmann::json::object();
   if (!params.is_object()) return key;
+  const auto ramp = params.find("batch_ramp");
+  const bool ramped = ramp != params.end() && !ramp->is_null() && *ramp != "none" && *ramp != "";
   for (const auto& [k, v] : params.items())
-    if (std::find(std::begin(kSameCost), std::end(kSameCost), k) == std::end(kSameCost)) key[k] = v;
+    if (!has(kSameCost, k) && (ramped || !has(kTimeline, k))) key[k] = v;
   return key;
 }
 

@@ -5,8 +5,9 @@
 // schedules that differ only in their learning rate. Trials of dlsweep's trainer whose
 // parameters differ only in what a step computes — the LR schedule (base_lr, lr_rule,
 // warmup_*, decay*, lr_floor), optimizer scalars (momentum, betas, eps, trust
-// coefficients, weight_decay, ...), `epochs` (the schedule's length) and `seed` — run the
-// same steps at the same speed: they form one speed group. For a trial that reached the
+// coefficients, weight_decay, ...), `epochs` and the warmup/decay timeline (unless a
+// batch-size ramp makes the timeline place batch increases) and `seed` — run the same steps
+// at the same speed: they form one speed group. For a trial that reached the
 // target at step s, its pooled time is the median, over the members of its group whose
 // curves pass s (any state: a pruned or diverged trial ran at that speed too), of the wall
 // time at which each passed s (linear between evaluation records). One trial's luck no
@@ -26,8 +27,8 @@ namespace dlsweep::analysis {
 /// `params` without the keys that do not change how long a step takes (see above).
 nlohmann::json speed_key(const nlohmann::json& params);
 
-/// Wall time at which `curve` passed `step`: linear between the records around it, scaled
-/// from the first record before it (wall ∝ step), the record's own time at a record;
+/// Wall time at which `curve` passed `step`: linear between the records around it; before
+/// the first record, scaled from it (wall ∝ step); the record's own time at a record;
 /// nullopt past the last record or for an empty curve.
 std::optional<double> wall_at_step(const std::vector<EvalPoint>& curve, std::int64_t step);
 

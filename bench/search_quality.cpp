@@ -17,6 +17,7 @@
 //   --sampler adds a row (e.g. 'tpe ei96=tpe:{"ei_candidates":96}'); --json writes every
 //   regret (function -> sampler -> per seed -> per checkpoint) for offline comparison.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -125,7 +126,11 @@ int main(int argc, char** argv) {
     return 2;
   };
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) {
+      const std::string_view v(argv[++i]);
+      if (std::from_chars(v.data(), v.data() + v.size(), seeds).ptr != v.data() + v.size() || seeds < 1 || seeds > 100000)
+        return usage();
+    }
     else if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_out = argv[++i];
     else if (!std::strcmp(argv[i], "--sampler") && i + 1 < argc) {
@@ -143,9 +148,9 @@ int main(int argc, char** argv) {
           return 2;
         }
       }
-      if (auto s = make_sampler(r.algo, Space{}, 1, r.options); !s) {
-        for (const auto& e : s.error())
-          std::fprintf(stderr, "--sampler %s: %s: %s (%s)\n", spec.c_str(), e.key.c_str(), e.what.c_str(), e.fix.c_str());
+      if (std::any_of(kSamplers.begin(), kSamplers.end(), [&](const SamplerRun& k) { return k.label == r.label; }) ||
+          r.label.starts_with("optuna")) {
+        std::fprintf(stderr, "--sampler %s: the label is taken (labels must differ from every row's)\n", spec.c_str());
         return 2;
       }
       kSamplers.push_back(std::move(r));
@@ -157,6 +162,15 @@ int main(int argc, char** argv) {
       {"branin", bench::branin_space(), bench::branin, 0.397887, 0.0},
       {"hartmann6", bench::hartmann_space(), bench::hartmann6, -3.322368, 0.0},
   };
+  // Every sampler must work on every function's space (a grid needs finite dimensions).
+  for (const auto& r : kSamplers)
+    for (const auto& fn : fns)
+      if (auto s = make_sampler(r.algo, fn.space, 1, r.options); !s) {
+        for (const auto& e : s.error())
+          std::fprintf(stderr, "sampler '%s' on %s: %s%s%s (%s)\n", r.label.c_str(), fn.name.c_str(), e.key.c_str(),
+                       e.key.empty() ? "" : ": ", e.what.c_str(), e.fix.c_str());
+        return 2;
+      }
   // results[function][sampler][seed][checkpoint]
   std::map<std::string, std::map<std::string, std::vector<std::vector<double>>>> results;
   for (const auto& fn : fns)

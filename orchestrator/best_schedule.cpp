@@ -144,8 +144,8 @@ std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std:
     auto key = [&](std::size_t i) {
       return by == BestBy::time ? std::tuple<double, double, double>{seconds(i), double(*trials[i].steps_to_target),
                                                                      *trials[i].time_to_target_s}
-                                : std::tuple<double, double, double>{double(*trials[i].steps_to_target), seconds(i),
-                                                                     *trials[i].time_to_target_s};
+                                : std::tuple<double, double, double>{double(*trials[i].steps_to_target),
+                                                                     *trials[i].time_to_target_s, 0.0};
     };
     auto pooled_note = [&](std::size_t i) {
       auto it = pooled.find(trials[i].number);
@@ -155,20 +155,25 @@ std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std:
     };
     std::sort(reached.begin(), reached.end(), [&](auto a, auto b) { return key(a) < key(b); });
     auto g = rank_by_seed_mean(trials, reached, [&](std::size_t i) { return std::get<0>(key(i)); }, false);
+    // What the seed note reports: the trials' own readings (a pooled time is shared by the
+    // seeds that reach the target at one step, so it hides their spread).
+    const auto own = by == BestBy::time
+                         ? rank_by_seed_mean(trials, reached, [&](std::size_t i) { return *trials[i].time_to_target_s; }, false)
+                         : g;
     if (g.order.empty()) return std::nullopt;
     c.index = g.order.front();
     const auto& w = trials[c.index];
     c.explanation.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.3g} s{} and {} steps{}",
                                         w.number, params_text(w.params, varying), metric, maximize ? ">=" : "<=",
                                         *target, *w.time_to_target_s, pooled_note(c.index), *w.steps_to_target,
-                                        seed_note(g.stat[c.index], by == BestBy::time ? " s" : " steps")));
+                                        seed_note(own.stat.at(c.index), by == BestBy::time ? " s" : " steps")));
     c.explanation.push_back(fmt::format("{} of {} complete trials reached the target", reached.size(), eligible));
     if (auto ru = runner_up(trials, g.order)) {
       const auto& r = trials[*ru];
       c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s{} and {} steps{}", r.number,
                                           params_text(r.params, varying), *r.time_to_target_s, pooled_note(*ru),
                                           *r.steps_to_target,
-                                          seed_note(g.stat[*ru], by == BestBy::time ? " s" : " steps")));
+                                          seed_note(own.stat.at(*ru), by == BestBy::time ? " s" : " steps")));
     }
     return c;
   }

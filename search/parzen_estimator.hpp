@@ -63,8 +63,11 @@ class Kernels {
   double log_k(std::size_t i, double x) const { return log_k(i, point(x)); }
   /// One draw from component i.
   double sample(std::size_t i, SplitMix64& rng) const;
-  /// log of component i's bandwidth (0 for categorical dimensions).
-  double log_sigma(std::size_t i) const { return log_sigma_.empty() ? 0.0 : log_sigma_[i]; }
+  /// The log of component i's bandwidth that equal-height scoring adds: 0 for categorical
+  /// and linear int dimensions, whose kernels Optuna 3.1 scores by normalised cell mass too.
+  double log_sigma(std::size_t i) const {
+    return log_sigma_.empty() || (dim_.discrete && !dim_.dim->log) ? 0.0 : log_sigma_[i];
+  }
   /// Categorical only: the mixture's probability of each choice under `log_w`.
   std::vector<double> mixture_pmf(const std::vector<double>& log_w) const;
 
@@ -80,8 +83,8 @@ class Kernels {
 std::vector<double> component_log_weights(std::size_t n, double prior_weight);
 
 /// The weights of equal-height scoring: each component's log weight plus the log of its
-/// bandwidth in every numeric dimension of `kernels` (one Kernels per dimension; categorical
-/// ones add nothing). Not normalised: a constant shift moves log l − log g by a constant.
+/// bandwidth in every continuous or log-int dimension of `kernels` (one Kernels per
+/// dimension; categorical and linear int ones add nothing). Not normalised: a constant shift moves log l − log g by a constant.
 std::vector<double> height_log_weights(const std::vector<Kernels>& kernels, std::vector<double> log_w);
 
 /// log(sum exp(v)), stable.

@@ -2,6 +2,8 @@
 // step interpolates a curve, and the pooled time is the group's median at the trial's step.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "analysis/explain.hpp"
 #include "analysis/pooled_time.hpp"
 #include "analysis_test_support.hpp"
@@ -49,6 +51,21 @@ TEST_CASE("pooled time: the speed key drops schedule-only parameters", "[analysi
   c = a;
   c["optimizer"] = "lars";  // so does the optimizer (LARS computes norms per layer)
   CHECK(speed_key(a) != speed_key(c));
+  // The schedule's timeline costs nothing by itself...
+  c = a;
+  c["epochs"] = 20;
+  c["decay_milestones"] = {10, 15};
+  CHECK(speed_key(a) == speed_key(c));
+  // ...but with a batch ramp it places the batch increases (smith: at the decay milestones).
+  nlohmann::json r = a;
+  r["batch_ramp"] = "smith";
+  r["decay_milestones"] = {5, 8};
+  nlohmann::json r2 = r;
+  r2["decay_milestones"] = {3, 8};
+  CHECK(speed_key(r) != speed_key(r2));
+  r2 = r;
+  r2["base_lr"] = 0.8;  // the LR itself still costs nothing
+  CHECK(speed_key(r) == speed_key(r2));
 }
 
 TEST_CASE("pooled time: wall time at a step", "[analysis][pooled]") {
@@ -101,4 +118,24 @@ TEST_CASE("pooled time: explain ranks by it, so a lucky clock reading does not w
   REQUIRE(e.winner);
   CHECK(e.winner->batch == 512);
   CHECK(e.pooled_over_several == 6);
+}
+
+TEST_CASE("pooled time: seed noise and the std stay on the own readings; ties go to them", "[analysis][pooled]") {
+  // Two seeds of each of two schedules of one speed group, all at step 1000: every pooled
+  // time is the same (the group's median), the own readings differ.
+  std::vector<TrialData> ts;
+  const double own[] = {10.0, 11.0, 9.6, 10.2};
+  for (int i = 0; i < 4; ++i) {
+    TrialData t = trial(i, 128, i < 2 ? 0.1 : 0.2, i % 2, 1000, own[i]);
+    t.curve = curve(100, 10, own[i] / 1000);
+    ts.push_back(std::move(t));
+  }
+  StudyData s = study_of(ts);
+  s.trainer = true;
+  const auto e = explain_best(s, Criterion::time);
+  REQUIRE(e.winner);
+  CHECK(e.winner->trials == std::vector<std::int64_t>{2, 3});  // tie on pooled time: own mean 9.9 < 10.5
+  CHECK(e.winner->std == Approx(std::sqrt(0.18)));               // std of 9.6 and 10.2, not 0
+  REQUIRE(e.seed_log_sd);
+  CHECK(*e.seed_log_sd > 0.03);
 }

@@ -97,7 +97,7 @@ TEST_CASE("best: by time, pooled times rank the trials; ties go to the own time"
   CHECK(out.choice->explanation.front().find("pooled") == std::string::npos);  // a group of one says nothing
   CHECK(out.choice->explanation.back().find("(pooled over the 3 trials that train at its speed: 10.1 s)") !=
         std::string::npos);
-  // Steps ignore the pooled times; equal pooled times fall back to the own time.
+  // Steps rank by steps (ties by the own time); equal pooled times fall back to the own time.
   CHECK(ts[choose_best(ts, "val_acc", "max", 0.88, BestBy::steps, pooled).choice->index].number == 2);
   ts.pop_back();
   CHECK(ts[choose_best(ts, "val_acc", "max", 0.88, BestBy::time, pooled).choice->index].number == 1);
