@@ -186,9 +186,11 @@ def test_slurm_scontrol_requeue_resumes_to_the_same_result(tmp_path, cluster, re
 
 
 def test_slurm_time_limit_warning_checkpoints_and_resumes(tmp_path, cluster, reference):
-    # time: 1 and a 50 s lead: USR2 10 s into each run or a little later (slurmctld checks
-    # periodically); the training (96 steps of 0.4 s) needs longer.
-    fixed = "{epochs: 3, lr: 0.1, batch_size: 256, pause_s: 0.4}"
+    # time: 1 and a 50 s lead: USR2 is due 10 s into each run, but slurmctld checks time
+    # limits only every 30 s, so it may come as late as ~40 s. The training (96 steps of
+    # 0.6 s, ~58 s) outlasts that in any phase of the check (with 0.4 s steps, ~39 s, a run
+    # could end just before the check: a flaky test, seen in CI).
+    fixed = "{epochs: 3, lr: 0.1, batch_size: 256, pause_s: 0.6}"
     r = submit(tmp_path, study("ddp-warn", slurm_backend(cluster, ", time: 1, signal_lead_s: 50"), "torchrun",
                                "  ranks: 2", fixed=fixed))
     assert r.returncode == 0, r.stdout + r.stderr
