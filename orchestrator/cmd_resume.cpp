@@ -139,8 +139,9 @@ int cmd_resume(const ResumeArgs& a) {
                      auto st = e.restore(*trials, *summaries, *jobs);
                      if (st) {
                        const auto& c = e.restore_counts();
-                       fmt::print(stderr, "live trials: {} followed on {}, {} requeued; {} failed trial(s) retried; {} stray job(s) cancelled\n",
-                                  c.adopted, spec->backend.kind, c.requeued, c.retried, c.strays_cancelled);
+                       fmt::print(stderr, "live trials: {} followed on {}, {} requeued, {} had finished unwatched (recorded, "
+                                  "not run again); {} failed trial(s) retried; {} stray job(s) cancelled\n",
+                                  c.adopted, spec->backend.kind, c.requeued, c.finished, c.retried, c.strays_cancelled);
                        if (!opts.rerun.empty()) fmt::print(stderr, "{} trial(s) re-run (--rerun {})\n", c.rerun, a.rerun);
                      }
                      return st;

@@ -109,10 +109,16 @@ Result<SweepOutcome> Engine::run() {
   io_.restart();
   flush();
 
-  SweepOutcome out{interrupted_, detached_, snapshot(), failure_reasons_};
+  SweepOutcome out{interrupted_, detached_, snapshot(), {}, failed_fast_};
+  for (const auto& why : failure_order_) {
+    int n = 0;
+    for (const auto& [number, reason] : last_failure_) n += reason == why;
+    if (n > 0) out.failure_reasons.emplace_back(why, n);
+  }
   // A detached study is still RUNNING: its trials are.
-  std::string state = detached_ ? "RUNNING" : (fatal_ || interrupted_) ? "STOPPED" : "FINISHED";
+  std::string state = detached_ ? "RUNNING" : (fatal_ || interrupted_ || !failed_fast_.empty()) ? "STOPPED" : "FINISHED";
   std::string reason = fatal_       ? "stopped on an error: " + fatal_->message()
+                       : !failed_fast_.empty() ? "failed fast: " + failed_fast_
                        : detached_  ? std::string("orchestrator detached (SIGTERM); `dlsweep resume` follows the trials")
                        : interrupted_ ? std::string("interrupted")
                                       : std::string("all trials done");
@@ -129,6 +135,7 @@ Result<SweepOutcome> Engine::run() {
         snapshot());
   progress_.finish(out.snapshot, fmt::format("study {} {}", spec_.name,
                                              fatal_      ? "stopped on an error"
+                                             : !failed_fast_.empty() ? "stopped: its trials fail the same way"
                                              : detached_ ? "detached: its trials run on"
                                              : interrupted_ ? "interrupted"
                                                             : "finished"));

@@ -74,9 +74,13 @@ struct SweepOutcome {
   bool interrupted = false;
   bool detached = false;  ///< see EngineOptions::detach_on_sigterm
   SweepSnapshot snapshot;
-  /// Why trials failed (the short phrase, e.g. "diverged (exit 3: ...)") and how often,
-  /// in the order first seen: the summary says so when nothing completed.
+  /// Why trials failed (the short phrase, e.g. "exit code 1: ModuleNotFoundError: ...")
+  /// and how many trials (not attempts) it was, in the order first seen: the summary says
+  /// so when nothing completed. A trial counts under the reason of its latest failure.
   std::vector<std::pair<std::string, int>> failure_reasons;
+  /// trial.fail_fast stopped the sweep: why (empty otherwise). Trials not launched stay
+  /// WAITING, live ones were cancelled.
+  std::string failed_fast;
 };
 
 class Engine {
@@ -106,6 +110,7 @@ class Engine {
   /// What restore() did with the live trials, for the resume message.
   struct RestoreCounts {
     std::size_t adopted = 0, requeued = 0, retried = 0, strays_cancelled = 0, rerun = 0;
+    std::size_t finished = 0;  ///< live trials whose attempt had finished (final record on disk)
   };
   const RestoreCounts& restore_counts() const { return restored_; }
 
@@ -167,13 +172,26 @@ class Engine {
   /// restore(): follow `native_id` as the job of `row` (live, same attempt). False if the
   /// backend refused it (the caller requeues instead).
   bool adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word);
+  /// The stop the previous orchestrator asked of the trial (control.json), as its own ask.
+  void take_previous_ask(Live& live);
+  /// restore(): a live trial whose attempt finished unwatched (final record on disk) ends
+  /// from its files as a clean exit — COMPLETE, or the state of an ask — never relaunched.
+  void finish_from_disk(const db::TrialRow& row);
   /// An adopted job was lost: the trial goes back to WAITING's queue for the same attempt.
   void requeue_adopted(Live& live, const std::string& why);
   void check_done();
   void fatal(const Error& e);
   SweepSnapshot snapshot() const;
   double elapsed_s() const;
-  void note_failure(const std::string& why);
+  /// Records why trial `number` failed (its latest reason counts, once per trial).
+  void note_failure(std::int64_t number, const std::string& why);
+  /// trial.fail_fast: counts a failure by (phrase, last stderr line); stops the sweep when
+  /// fail_fast trials failed the same way before any completed.
+  void check_fail_fast(std::int64_t number, const std::string& failure, const std::string& last_stderr_line);
+  /// Stops launching and cancels the live trials; the sweep ends with `failed_fast`.
+  void fail_fast(const std::string& why);
+  /// The first evaluation of a live trial lacked the objective: it can never count.
+  void stop_no_objective(Live& live);
 
   boost::asio::io_context& io_;
   db::Storage& storage_;
@@ -206,7 +224,10 @@ class Engine {
   std::optional<Error> fatal_;
   SweepSnapshot counts_;
   RestoreCounts restored_;
-  std::vector<std::pair<std::string, int>> failure_reasons_;
+  std::map<std::int64_t, std::string> last_failure_;   ///< trial number -> its latest failure phrase
+  std::vector<std::string> failure_order_;              ///< failure phrases, first seen first
+  std::map<std::string, std::set<std::int64_t>> same_failures_;  ///< fail_fast: key -> trial numbers
+  std::string failed_fast_;                             ///< why fail_fast stopped the sweep
   CurveAxis axis_;  ///< the objective and the pruning axis, for TrialCurve::add
 };
 

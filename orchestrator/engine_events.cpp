@@ -1,10 +1,13 @@
 // engine_events.cpp — the engine's reactions: job events from the backend become
 // state-machine transitions (decided by next_state / decide_terminal, recorded through
 // Storage::transition), metrics.jsonl is ingested, and the pruner is asked (decide_prune).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/protocol.hpp"
 #include "orchestrator/engine.hpp"
+#include "orchestrator/failure_policy.hpp"
 #include "orchestrator/state_machine.hpp"
 #include "orchestrator/trial_files.hpp"
 #include "orchestrator/trial_outcome.hpp"
@@ -103,13 +106,17 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   }
   TerminalFacts facts{live.row.state, live.row.attempt, spec_.trial.max_retries, live.stop_reason, live.prune_note,
                       spec_.objective.metric, live.curve.reported, ""};
+  facts.objective_nonfinite = live.curve.last_nonfinite;
   const bool clean_exit = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
-  if (!clean_exit) facts.stderr_tail = log_tail(fs::path(live.row.trial_dir) / protocol::kStderrFile, 3);
+  const fs::path stderr_file = fs::path(live.row.trial_dir) / protocol::kStderrFile;
+  if (!clean_exit) facts.stderr_tail = log_tail(stderr_file, 3);
   const TerminalDecision d = decide_terminal(ev, facts);
 
   if (d.mark_started) apply(live.row, TrialEvent::started, "started");
   live.deterministic_failure = d.deterministic;
   apply(live.row, d.event, d.why, d.exit_code);
+  const std::int64_t number = live.row.number;
+  if (d.outcome != Outcome::failed && d.outcome != Outcome::no_objective) last_failure_.erase(number);
   switch (d.outcome) {
     case Outcome::complete: {
       // Only COMPLETE trials can be the best: one that reached a high value and then
@@ -117,36 +124,78 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
       const auto& best = live.curve.best_value;
       if (best && (!counts_.best_value || better_value(*best, *counts_.best_value, axis_.maximize))) {
         counts_.best_value = best;
-        counts_.best_trial = live.row.number;
+        counts_.best_trial = number;
       }
       const auto& last = live.curve.last_value;
-      progress_.event(fmt::format("trial {} complete: {} = {}", live.row.number, spec_.objective.metric,
+      progress_.event(fmt::format("trial {} complete{}: {} = {}", number,
+                                  d.why == "finished" ? "" : " (" + d.why + ")", spec_.objective.metric,
                                   last ? fmt::format("{:.4g}", *last) : "n/a"),
                       snapshot());
       break;
     }
     case Outcome::no_objective:
-      note_failure(d.failure);
-      progress_.event(fmt::format("trial {} failed: {}", live.row.number, d.failure), snapshot());
+      note_failure(number, d.failure);
+      progress_.event(fmt::format("trial {} failed: {}", number, d.failure), snapshot());
       break;
     case Outcome::pruned:
-      progress_.event(fmt::format("trial {} {}", live.row.number, d.why), snapshot());
+      progress_.event(fmt::format("trial {} {}", number, d.why), snapshot());
       break;
     case Outcome::cancelled:
+      progress_.event(fmt::format("trial {} cancelled: {}", number, d.why), snapshot());
       break;
-    case Outcome::failed:
-      note_failure(d.failure);
-      progress_.event(fmt::format("trial {} failed (attempt {}): {}", live.row.number, live.row.attempt, d.why),
-                      snapshot());
+    case Outcome::failed: {
+      // The summary quotes the program's last words: "exit code 1" alone hides the
+      // ModuleNotFoundError that says what to fix.
+      const std::string last_line = ev.kind == JobEventKind::exited ? log_tail(stderr_file, 1) : "";
+      note_failure(number, last_line.empty() ? d.failure : d.failure + ": " + last_line);
+      progress_.event(fmt::format("trial {} failed (attempt {}): {}", number, live.row.attempt, d.why), snapshot());
+      if (ev.kind == JobEventKind::exited) check_fail_fast(number, d.failure, last_line);
       break;
+    }
   }
   finish_trial(id);
 }
 
-void Engine::note_failure(const std::string& why) {
-  for (auto& [reason, n] : failure_reasons_)
-    if (reason == why) { ++n; return; }
-  failure_reasons_.emplace_back(why, 1);
+void Engine::note_failure(std::int64_t number, const std::string& why) {
+  if (std::find(failure_order_.begin(), failure_order_.end(), why) == failure_order_.end()) failure_order_.push_back(why);
+  last_failure_[number] = why;
+}
+
+void Engine::check_fail_fast(std::int64_t number, const std::string& failure, const std::string& last_stderr_line) {
+  if (spec_.trial.fail_fast <= 0 || counts_.complete > 0 || !failed_fast_.empty() || interrupted_) return;
+  auto& trials = same_failures_[failure + '\n' + last_stderr_line];
+  trials.insert(number);
+  if (trials.size() < static_cast<std::size_t>(spec_.trial.fail_fast)) return;
+  fail_fast(fmt::format("{} trials failed the same way before any completed ({}{})", trials.size(), failure,
+                        last_stderr_line.empty() ? "" : "; last stderr line: " + last_stderr_line));
+}
+
+void Engine::fail_fast(const std::string& why) {
+  failed_fast_ = why;
+  exhausted_ = true;
+  progress_.event(fmt::format("{}: launching no more (trial.fail_fast: {}); fix the program, then `dlsweep resume {} "
+                              "--rerun failed,cancelled`",
+                              why, spec_.trial.fail_fast, spec_.name),
+                  snapshot());
+  // Trials not launched yet stay WAITING in the database: resume launches them.
+  waiting_.clear();
+  for (auto& [id, live] : live_) {
+    if (!live.stop_reason.empty()) continue;
+    live.stop_reason = "cancelled: the sweep failed fast";
+    backend_.cancel(live.job_id);
+  }
+  boost::asio::post(io_, [this] { check_done(); });
+}
+
+void Engine::stop_no_objective(Live& live) {
+  live.stop_reason = kStopNoObjective;
+  const auto why = missing_objective(spec_.objective.metric, live.curve.reported);
+  progress_.event(fmt::format("trial {}: its first evaluation has no {} — {}; stopping it: it can never count (fix: "
+                              "report {} in every evaluation record, or set objective.metric to one it reports)",
+                              live.row.number, spec_.objective.metric, why.value_or("?"), spec_.objective.metric),
+                  snapshot());
+  (void)request_stop(live.row.trial_dir, kStopNoObjective);
+  backend_.cancel(live.job_id);
 }
 
 void Engine::finish_trial(std::int64_t trial_id) {
@@ -157,7 +206,7 @@ void Engine::finish_trial(std::int64_t trial_id) {
     rec->value = live.curve.best_value;
     rec->curve = live.curve.points;
   }
-  if (live.row.state == TrialState::failed && !interrupted_ && !live.deterministic_failure &&
+  if (live.row.state == TrialState::failed && !interrupted_ && failed_fast_.empty() && !live.deterministic_failure &&
       live.row.attempt < spec_.trial.max_retries) {
     if (auto st = rotate_metrics(live.row.trial_dir, live.row.attempt); !st) { fatal(st.error()); return; }
     if (apply(live.row, TrialEvent::retry, fmt::format("retry {} of {}", live.row.attempt + 1, spec_.trial.max_retries))) {
@@ -174,7 +223,7 @@ void Engine::ingest(Live& live, bool may_prune) {
   if (!lines) { progress_.event("warning: " + lines.error().message(), snapshot()); return; }
   if (lines->empty()) return;
   std::vector<protocol::Record> records;
-  bool new_eval = false;
+  bool new_eval = false, no_objective = false;
   const std::size_t first_new = live.curve.points.size();
   records.reserve(lines->size());
   for (const auto& l : *lines) {
@@ -185,11 +234,17 @@ void Engine::ingest(Live& live, bool may_prune) {
                       snapshot());
       continue;
     }
+    const bool first_eval = live.curve.evals == 0;
     if (live.curve.add(*r, axis_)) new_eval = true;
+    if (first_eval && live.curve.evals == 1 && !r->metrics.contains(axis_.metric)) no_objective = true;
     records.push_back(std::move(*r));
   }
   if (auto n = db().ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
   if (auto* rec = history_of(live.row.id)) rec->curve = live.curve.points;  // running trials count too (asha)
+  if (may_prune && no_objective && live.stop_reason.empty() && !interrupted_) {
+    stop_no_objective(live);
+    return;
+  }
   if (may_prune && new_eval && !maybe_stop_at_target(live)) maybe_prune(live, first_new);
 }
 

@@ -116,6 +116,13 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
             break;
           }
         }
+        // Its attempt finished (the `final` record is on disk) after the previous
+        // orchestrator last looked: record its end, never run it again.
+        if (has_final_record(row.trial_dir)) {
+          finish_from_disk(row);
+          ++restored_.finished;
+          break;
+        }
         // Its job died with the previous orchestrator (the caller stopped any survivor),
         // or none is known: requeue the same attempt; the program resumes from its checkpoint.
         if (!apply(row, TrialEvent::requeued, "requeued: the orchestrator restarted while it was live"))
@@ -191,16 +198,35 @@ bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const 
   live.job_id = *id;
   // The previous orchestrator may have asked it to stop (pruned, cancelled) just before it
   // died: the stop it comes back with is that one, not a failure.
-  std::ifstream control(std::filesystem::path(row.trial_dir) / protocol::kControlFile);
-  auto asked = nlohmann::json::parse(control, nullptr, /*allow_exceptions=*/false);
-  if (asked.is_object() && asked.value("action", "") == "stop") {
-    live.stop_reason = asked.value("reason", "cancelled");
-    if (live.stop_reason == "pruned") live.prune_note = "pruned (asked by the previous orchestrator)";
-  }
+  take_previous_ask(live);
   progress_.event(fmt::format("trial {}: following {} job {} ({}) left by the previous orchestrator", row.number,
                               backend_.name(), native_id, state_word),
                   snapshot());
   return true;
+}
+
+void Engine::take_previous_ask(Live& live) {
+  live.stop_reason = asked_stop(live.row.trial_dir);
+  if (live.stop_reason == "pruned") live.prune_note = "pruned (asked by the previous orchestrator)";
+}
+
+void Engine::finish_from_disk(const db::TrialRow& row) {
+  Live& live = live_[row.id];
+  live.row = row;
+  live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
+  take_previous_ask(live);
+  ingest(live, /*may_prune=*/false);
+  sched::JobEvent ev;
+  ev.kind = sched::JobEventKind::exited;
+  ev.trial_id = row.id;
+  ev.attempt = row.attempt;
+  ev.job_id = fmt::format("finished-unwatched-{}-{}", row.id, row.attempt);
+  ev.exit_code = protocol::kExitDone;
+  progress_.event(fmt::format("trial {}: its final record is on disk: it finished while no orchestrator watched; "
+                              "recorded, not run again",
+                              row.number),
+                  snapshot());
+  on_terminal(live, ev);
 }
 
 void Engine::requeue_adopted(Live& live, const std::string& why) {

@@ -4,6 +4,12 @@
 // far, elapsed, ETA) with transitions that matter (failed, finished) printed above it.
 // Not a TTY (CI logs, nohup): plain timestamped lines, one per transition and a summary
 // line every `summary_every_s`. The engine reports; this decides how it looks.
+//
+// A lost terminal never stops a sweep: a write that fails (a closed pipe — `submit | head`
+// —, a hung-up ssh session) points the stream at /dev/null and the sweep goes on
+// (dlsweep ignores SIGPIPE and SIGHUP while it drives a sweep). Every line also goes,
+// timestamped, to the study's log file (set_log: <runs_dir>/<study>/orchestrator.log),
+// which holds the whole story whatever happened to the terminal.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +18,12 @@
 #include <string>
 
 namespace dlsweep::orch {
+
+/// The study's log of the orchestrator's output, in <runs_dir>/<study>/.
+inline constexpr const char* kOrchestratorLog = "orchestrator.log";
+
+/// "1 trial", "3 trials".
+std::string trials_word(std::int64_t n);
 
 struct SweepSnapshot {
   std::int64_t total = -1;  ///< trials the study will run; -1 when unknown
@@ -29,6 +41,10 @@ class Progress {
   /// `out` is where the output goes (stderr by default); `tty` forces the mode.
   Progress(std::FILE* out, bool tty, double summary_every_s = 30);
   static Progress for_stderr();
+  ~Progress();
+  Progress(Progress&& o) noexcept;
+  Progress& operator=(Progress&&) = delete;
+  Progress(const Progress&) = delete;
 
   /// A trial changed state (or a notable event happened): `line` is already phrased.
   void event(const std::string& line, const SweepSnapshot& s);
@@ -37,12 +53,24 @@ class Progress {
   /// The sweep ended; prints the final summary line.
   void finish(const SweepSnapshot& s, const std::string& outcome);
 
-  /// The status line for a snapshot (exposed for tests).
-  static std::string status_line(const SweepSnapshot& s);
+  /// Free text (a summary after the sweep), to the terminal and the log.
+  void say(const std::string& text);
+  /// Appends every event and the final summary to `path` (created if missing).
+  void set_log(const std::string& path);
+  /// True once a write to the terminal failed (its later output is dropped).
+  bool output_lost() const { return lost_; }
+
+  /// The status line for a snapshot (exposed for tests). `eta`: add the ETA while the sweep runs.
+  static std::string status_line(const SweepSnapshot& s, bool eta = true);
 
  private:
   void clear_line();
+  /// Writes to the terminal; never throws (a failed write drops the stream's output).
+  void put(const std::string& text);
+  void log(const std::string& line);
   std::FILE* out_;
+  std::FILE* log_ = nullptr;
+  bool lost_ = false;
   bool tty_;
   double summary_every_s_;
   double last_summary_s_ = -1e9;

@@ -50,7 +50,7 @@ constexpr std::string_view kBackendKeys[] = {
     "poll_min_s", "poll_max_s", "gpus_per_task", "cpus_per_gpu", "gpu_bind", "cpu_bind", "mpi"};
 constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
 constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
-constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "env"};
+constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env"};
 constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
 constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target", "stop_at_target"};
 constexpr std::string_view kModes[] = {"min", "max"};
@@ -239,6 +239,8 @@ class StudyParser {
       if (auto v = r_.number(f, 0, /*min_exclusive=*/true)) spec_.trial.timeout_s = *v;
     if (Field f = StudyReader::field(trial_, "max_retries"))
       if (auto v = r_.integer(f, 0, kIntMax)) spec_.trial.max_retries = int(*v);
+    if (Field f = StudyReader::field(trial_, "fail_fast"))
+      if (auto v = r_.integer(f, 0, kIntMax)) spec_.trial.fail_fast = int(*v);
     if (Field f = StudyReader::field(trial_, "env")) read_env(f);
   }
 
@@ -545,6 +547,7 @@ nlohmann::json StudySpec::to_json() const {
   if (!trial.launcher.empty()) trial_j["launcher"] = trial.launcher;
   if (trial.timeout_s > 0) trial_j["timeout"] = trial.timeout_s;
   trial_j["max_retries"] = trial.max_retries;
+  if (trial.fail_fast != kDefaultFailFast) trial_j["fail_fast"] = trial.fail_fast;
   trial_j["env"] = trial.env;
 
   json objective_j = {{"metric", objective.metric}, {"mode", objective.mode}};

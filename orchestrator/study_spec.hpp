@@ -34,6 +34,9 @@ struct ValidationError {
   std::string message() const;
 };
 
+/// trial.fail_fast when the study does not say.
+inline constexpr int kDefaultFailFast = 3;
+
 struct StudySpec {
   std::string name;
   std::string description;
@@ -52,6 +55,9 @@ struct StudySpec {
     std::string launcher;                   ///< "" (dlsweep's MPI launch) | mpirun | srun | torchrun
     double timeout_s = 0;                   ///< 0 = no limit
     int max_retries = 0;
+    /// Stop launching when this many trials failed the same way (exit code and last stderr
+    /// line) before any trial completed; 0: never.
+    int fail_fast = kDefaultFailFast;
     std::map<std::string, std::string> env;
   } trial;
 

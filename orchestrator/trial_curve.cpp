@@ -1,12 +1,17 @@
 #include "orchestrator/trial_curve.hpp"
 
+#include <cmath>
+
 namespace dlsweep::orch {
 
 bool TrialCurve::add(const protocol::Record& r, const CurveAxis& axis) {
   if (r.kind != protocol::RecordKind::eval && r.kind != protocol::RecordKind::final) return false;
+  ++evals;
   for (const auto& [name, value] : r.metrics) reported.insert(name);
   auto m = r.metrics.find(axis.metric);
-  if (m == r.metrics.end() || m->second != m->second) return false;
+  if (m == r.metrics.end()) return false;
+  last_nonfinite = !std::isfinite(m->second);
+  if (last_nonfinite) return false;
   const double v = m->second;
   points.push_back({double(r.step), r.epoch, double(r.samples), r.wall_s, v});
   last_value = v;

@@ -28,6 +28,10 @@ struct TrialCurve {
   std::vector<search::CurvePoint> points;  ///< eval/final records with the objective, on every axis (search::History)
   std::optional<double> last_value, best_value;
   std::set<std::string> reported;  ///< metric names of the attempt's eval/final records
+  std::size_t evals = 0;           ///< eval/final records folded in
+  /// The latest eval/final record naming the objective gave NaN/inf (null in the file):
+  /// a trial that ends so diverged.
+  bool last_nonfinite = false;
 
   /// Folds one record in; true when it was an eval record carrying the objective (what may
   /// change a pruner's verdict). NaN values are not points.

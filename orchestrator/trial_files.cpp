@@ -71,6 +71,26 @@ Status request_stop(const fs::path& dir, const std::string& reason) {
   return write_file_atomic(dir / protocol::kControlFile, protocol::to_json({"stop", reason}) + "\n");
 }
 
+std::string asked_stop(const fs::path& dir) {
+  std::ifstream control(dir / protocol::kControlFile);
+  auto asked = nlohmann::json::parse(control, nullptr, /*allow_exceptions=*/false);
+  if (!asked.is_object() || asked.value("action", "") != "stop") return {};
+  auto reason = asked.find("reason");
+  return reason != asked.end() && reason->is_string() && !reason->get<std::string>().empty() ? reason->get<std::string>()
+                                                                                             : "cancelled";
+}
+
+bool has_final_record(const fs::path& dir) {
+  std::ifstream in(metrics_file(dir));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("final") == std::string::npos) continue;  // cheap filter before parsing
+    auto r = protocol::parse_record(line);
+    if (r && r->kind == protocol::RecordKind::final) return true;
+  }
+  return false;
+}
+
 void clear_control(const fs::path& dir) {
   std::error_code ec;
   fs::remove(dir / protocol::kControlFile, ec);

@@ -37,6 +37,14 @@ Status restore_params_file(const std::filesystem::path& dir, const nlohmann::jso
 /// Asks the trial to stop: writes control.json {"action":"stop","reason":...}.
 Status request_stop(const std::filesystem::path& dir, const std::string& reason);
 
+/// The reason of the stop control.json asks for ("" when it asks none): what the previous
+/// orchestrator asked of a trial before it died.
+std::string asked_stop(const std::filesystem::path& dir);
+
+/// True when metrics.jsonl holds a `final` record: the attempt finished its work (resume
+/// never runs it again).
+bool has_final_record(const std::filesystem::path& dir);
+
 /// Removes a stale control.json before a relaunch.
 void clear_control(const std::filesystem::path& dir);
 

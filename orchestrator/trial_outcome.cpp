@@ -1,5 +1,7 @@
 #include "orchestrator/trial_outcome.hpp"
 
+#include <fmt/format.h>
+
 #include "common/protocol.hpp"
 #include "orchestrator/failure_policy.hpp"
 
@@ -19,43 +21,56 @@ std::string failure_message(const sched::JobEvent& ev, const std::string& verdic
   return what;
 }
 
+std::string diverged_phrase(const std::string& metric) {
+  return fmt::format("diverged (objective {} NaN/inf at its end)", metric);
+}
+
 TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts& f) {
   TerminalDecision d;
   d.mark_started = f.state == TrialState::queued && ev.kind == JobEventKind::exited;
   if (ev.kind == JobEventKind::exited && ev.signal == 0) d.exit_code = ev.exit_code;
   const bool ok = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
-  const bool stopped_on_request =
-      !f.stop_reason.empty() && (ev.kind == JobEventKind::cancelled ||
-                                 (ev.kind == JobEventKind::exited && ev.exit_code == protocol::kExitStopped));
+  // Asked to stop: the state of the ask, whatever the exit (a script that breaks out of its
+  // loop exits 0, a torchrun over stopped workers exits 1, a cancelled job dies by signal).
+  const bool asked = !f.stop_reason.empty();
   const bool retries_left = f.max_retries > f.attempt;
 
-  // A clean exit without the objective is no result: the study cannot rank it.
-  std::optional<std::string> no_objective;
-  if (ok) no_objective = missing_objective(f.metric, f.reported);
-  if (ok && !no_objective) {
-    d.outcome = Outcome::complete;
-    d.event = TrialEvent::completed;
-    d.why = f.stop_reason == kStopAtTarget ? "stopped at the target" : "finished";
-  } else if (stopped_on_request && f.stop_reason == kStopAtTarget) {
+  if (asked && f.stop_reason == kStopAtTarget) {
     // It reached the target (that is why it was asked), so it has the objective.
     d.outcome = Outcome::complete;
     d.event = TrialEvent::completed;
     d.why = "stopped at the target";
-  } else if (no_objective) {
-    // Deterministic: the same program with the same params reports the same metrics.
+  } else if (asked && f.stop_reason == kStopNoObjective) {
     d.outcome = Outcome::no_objective;
     d.event = TrialEvent::failed;
     d.deterministic = true;
-    d.failure = *no_objective;
-    d.why = *no_objective + (retries_left ? std::string(" — ") + kNotRetried : "");
-  } else if (stopped_on_request && f.stop_reason == "pruned") {
+    d.failure = missing_objective(f.metric, f.reported).value_or("objective " + f.metric + " was never reported");
+    d.why = d.failure + "; stopped at its first evaluation" + (retries_left ? std::string(" — ") + kNotRetried : "");
+  } else if (asked && f.stop_reason == "pruned") {
     d.outcome = Outcome::pruned;
     d.event = TrialEvent::pruned;
     d.why = f.prune_note.empty() ? "pruned" : f.prune_note;
-  } else if (stopped_on_request) {
+  } else if (asked) {
     d.outcome = Outcome::cancelled;
     d.event = TrialEvent::cancel;
     d.why = f.stop_reason;
+  } else if (ok) {
+    // A clean exit without the objective is no result: the study cannot rank it; nor is
+    // one whose objective ended NaN/inf. Both are deterministic: the same program with the
+    // same params reports the same again.
+    std::optional<std::string> bad = missing_objective(f.metric, f.reported);
+    if (!bad && f.objective_nonfinite) bad = diverged_phrase(f.metric);
+    if (!bad) {
+      d.outcome = Outcome::complete;
+      d.event = TrialEvent::completed;
+      d.why = "finished";
+    } else {
+      d.outcome = Outcome::no_objective;
+      d.event = TrialEvent::failed;
+      d.deterministic = true;
+      d.failure = *bad;
+      d.why = *bad + (retries_left ? std::string(" — ") + kNotRetried : "");
+    }
   } else {
     // Exit 2 (bad parameters), 3 (diverged), a missing program repeat on every retry with
     // the same params and seed: retrying only burns machine time (failure_policy.hpp).

@@ -24,6 +24,8 @@ struct TerminalFacts {
   std::string metric;                 ///< the objective metric
   std::set<std::string> reported;     ///< metric names of its eval/final records
   std::string stderr_tail;            ///< last lines of stderr.log ("" if none)
+  /// The last eval/final record that named the objective gave NaN/inf (recorded as null).
+  bool objective_nonfinite = false;
 };
 
 enum class Outcome { complete, no_objective, pruned, cancelled, failed };
@@ -31,6 +33,13 @@ enum class Outcome { complete, no_objective, pruned, cancelled, failed };
 /// The stop reason (control.json "reason") of a trial asked to stop because it reached the
 /// objective's target (objective.stop_at_target): it ends COMPLETE, not cancelled.
 inline constexpr const char* kStopAtTarget = "target reached";
+
+/// The stop reason of a trial whose first evaluation lacked the objective metric: it can
+/// never count, so it is stopped at once and ends FAILED (not retried).
+inline constexpr const char* kStopNoObjective = "objective missing";
+
+/// The failure phrase of a trial whose objective was NaN/inf at its end.
+std::string diverged_phrase(const std::string& metric);
 
 struct TerminalDecision {
   Outcome outcome = Outcome::failed;
@@ -42,6 +51,9 @@ struct TerminalDecision {
   std::string failure;                ///< failed/no_objective: the short phrase to count
 };
 
+/// A trial that dlsweep asked to stop ends in the state of the ask — PRUNED for a prune,
+/// CANCELLED for a cancel, COMPLETE for stop_at_target, FAILED for a missing objective —
+/// whatever its exit code (0, 75, a launcher's 1, a signal), and is never retried.
 TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts& f);
 
 /// The failure text: what the backend said, the verdict and the stderr tail.

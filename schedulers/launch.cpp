@@ -79,15 +79,23 @@ torchrun-node)
   dlsweep_child=$!
   if [[ -n $dlsweep_signal ]]; then dlsweep_forward "$dlsweep_signal"; fi
   dlsweep_wait
-  if [[ -n $dlsweep_signal && $dlsweep_rc -ne 0 ]]; then
-    # torchrun calls any failed worker exit 1: if this node's workers all stopped resumably
-    # (75) after the signal, so did the node.
-    dlsweep_all=1
+  if ((dlsweep_rc != 0)); then
+    # torchrun calls any failed worker exit 1: the node's status is its workers' when every
+    # one of them recorded its own (a pruned trial's workers exit 75, a diverged one's 3).
+    # The first worker code that is neither 0 nor 75 wins, else 75 if any stopped so.
+    dlsweep_all=1 dlsweep_worst=0
     for ((dlsweep_r = 0; dlsweep_r < dlsweep_nproc; dlsweep_r++)); do
       dlsweep_f=$dlsweep_dir/rank-$((dlsweep_node_rank * dlsweep_nproc + dlsweep_r)).rc
-      if [[ ! -f $dlsweep_f || $(<"$dlsweep_f") != 75 ]]; then dlsweep_all=0; fi
+      if [[ ! -f $dlsweep_f ]]; then dlsweep_all=0; break; fi
+      dlsweep_c=$(<"$dlsweep_f")
+      if [[ ! $dlsweep_c =~ ^[0-9]+$ ]]; then dlsweep_all=0; break; fi
+      if ((dlsweep_c != 0 && dlsweep_c != 75 && (dlsweep_worst == 0 || dlsweep_worst == 75))); then
+        dlsweep_worst=$dlsweep_c
+      elif ((dlsweep_c == 75 && dlsweep_worst == 0)); then
+        dlsweep_worst=75
+      fi
     done
-    if ((dlsweep_all)); then dlsweep_rc=75; fi
+    if ((dlsweep_all && dlsweep_worst != 0)); then dlsweep_rc=$dlsweep_worst; fi
   fi
   exit "$dlsweep_rc"
   ;;

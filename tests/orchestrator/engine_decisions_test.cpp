@@ -135,6 +135,60 @@ TEST_CASE("terminal decision: complete, no objective, pruned, cancelled, failed"
   CHECK_THAT(d.why, Catch::StartsWith("lost: node failure"));
 }
 
+TEST_CASE("terminal decision: a trial asked to stop ends in the state of the ask, whatever its exit") {
+  TerminalFacts f;
+  f.state = TrialState::running;
+  f.max_retries = 2;
+  f.metric = "acc";
+  f.reported = {"acc"};
+  sched::JobEvent cancelled;
+  cancelled.kind = sched::JobEventKind::cancelled;
+  // A script that breaks out of its loop exits 0; torchrun over stopped workers exits 1;
+  // a job killed after the grace period dies by signal.
+  for (const auto& ev : {exited(0), exited(protocol::kExitStopped), exited(1), exited(0, 15), cancelled}) {
+    f.stop_reason = "pruned";
+    f.prune_note = "pruned at epoch 2: behind";
+    auto d = decide_terminal(ev, f);
+    CHECK(d.outcome == Outcome::pruned);
+    CHECK(d.event == TrialEvent::pruned);
+    CHECK(d.why == "pruned at epoch 2: behind");
+
+    f.stop_reason = "cancelled by `dlsweep cancel`";
+    d = decide_terminal(ev, f);
+    CHECK(d.outcome == Outcome::cancelled);
+    CHECK(d.event == TrialEvent::cancel);
+
+    f.stop_reason = kStopAtTarget;
+    d = decide_terminal(ev, f);
+    CHECK(d.outcome == Outcome::complete);
+    CHECK(d.why == "stopped at the target");
+
+    f.stop_reason = kStopNoObjective;
+    f.reported = {"loss"};
+    d = decide_terminal(ev, f);
+    CHECK(d.outcome == Outcome::no_objective);
+    CHECK(d.event == TrialEvent::failed);
+    CHECK(d.deterministic);
+    f.reported = {"acc"};
+  }
+}
+
+TEST_CASE("terminal decision: an objective NaN/inf at the end of a clean exit is a divergence") {
+  TerminalFacts f;
+  f.state = TrialState::running;
+  f.max_retries = 2;
+  f.metric = "val_loss";
+  f.reported = {"val_loss"};
+  f.objective_nonfinite = true;
+  auto d = decide_terminal(exited(0), f);
+  CHECK(d.outcome == Outcome::no_objective);
+  CHECK(d.event == TrialEvent::failed);
+  CHECK(d.deterministic);
+  CHECK(d.failure == diverged_phrase("val_loss"));
+  CHECK_THAT(d.why, Catch::StartsWith("diverged"));
+  CHECK_THAT(d.why, Catch::Contains(kNotRetried));
+}
+
 TEST_CASE("prune policy: the study's pruner, within the group, past warmup and startup") {
   auto median = search::make_pruner("median", {{"startup_trials", 2}, {"warmup", 1}, {"group_by", {"batch_size"}}});
   REQUIRE(median);
