@@ -167,6 +167,24 @@ struct SeriesPoint {
   std::optional<double> value;  ///< NULL in the database (a non-finite number) stays empty
 };
 
+/// The rows one study owns, by table: "studies" (1), "trials", then every table that
+/// refers to the study by study_id or to its trials by trial_id (params, records, metrics,
+/// jobs, events, enqueued_trials, and any a later schema adds). What `dlsweep delete` counts
+/// and removes (study_delete.cpp).
+struct StudyRows {
+  std::vector<std::pair<std::string, std::int64_t>> by_table;  ///< in a stable, readable order
+  std::int64_t of(const std::string& table) const {
+    for (const auto& [t, n] : by_table)
+      if (t == table) return n;
+    return 0;
+  }
+  std::int64_t total() const {
+    std::int64_t n = 0;
+    for (const auto& [t, c] : by_table) n += c;
+    return n;
+  }
+};
+
 /// Result of an arbitrary read-only query: column names and rows of JSON scalars.
 struct QueryResult {
   std::vector<std::string> columns;
@@ -197,6 +215,12 @@ class Storage {
   Result<std::optional<StudyRow>> find_study(const std::string& name) const;
   Result<std::vector<StudyRow>> list_studies() const;
   Status set_study_state(std::int64_t study_id, const std::string& state, const std::string& reason);
+  /// Counts the rows the study owns in every table (see StudyRows); error if there is no
+  /// such study.
+  Result<StudyRows> count_study_rows(std::int64_t study_id) const;
+  /// Deletes the study and every row it owns, in ONE transaction (all or nothing), and
+  /// returns what was deleted, counted inside that transaction (study_delete.cpp).
+  Result<StudyRows> delete_study(std::int64_t study_id);
 
   /// Replaces the study's spec_json (compare-and-swap: an error unless it still is
   /// `expected`) and appends `why` (a study-level event: kind, who, reason) in one

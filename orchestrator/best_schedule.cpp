@@ -9,6 +9,7 @@
 
 #include "analysis/stats.hpp"
 #include "analysis/study_data.hpp"
+#include "orchestrator/table_format.hpp"
 
 namespace dlsweep::orch {
 
@@ -20,15 +21,21 @@ Result<BestBy> parse_best_by(const std::string& s) {
   return fail("unknown criterion '" + s + "'", "--by", "use auto, time, steps or value");
 }
 
+std::string params_brief(const nlohmann::json& params, const nlohmann::json* only) {
+  if (!params.is_object()) return params.dump();
+  std::string out;
+  for (auto& [k, v] : params.items()) {
+    if (only && !only->contains(k)) continue;
+    out += (out.empty() ? "" : ", ") + k + "=" + cell_text(v, /*full_precision=*/false);
+  }
+  return out;
+}
+
 namespace {
 
 std::string params_text(const nlohmann::json& params, const nlohmann::json& varying) {
-  std::string out;
-  for (auto& [k, v] : params.items()) {
-    if (!varying.contains(k)) continue;
-    out += (out.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  return out.empty() ? params.dump() : out;
+  std::string out = params_brief(params, &varying);
+  return out.empty() ? params_brief(params) : out;
 }
 
 // Parameters whose value differs between trials: the ones worth naming in an explanation.
@@ -167,7 +174,8 @@ std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std:
                                         w.number, params_text(w.params, varying), metric, maximize ? ">=" : "<=",
                                         *target, *w.time_to_target_s, pooled_note(c.index), *w.steps_to_target,
                                         seed_note(own.stat.at(c.index), by == BestBy::time ? " s" : " steps")));
-    c.explanation.push_back(fmt::format("{} of {} complete trials reached the target", reached.size(), eligible));
+    c.explanation.push_back(fmt::format("{} of {} complete trial{} reached the target", reached.size(), eligible,
+                                        plural_s(static_cast<long long>(eligible))));
     if (auto ru = runner_up(trials, g.order)) {
       const auto& r = trials[*ru];
       c.explanation.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s{} and {} steps{}", r.number,
@@ -187,8 +195,8 @@ std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std:
                                       *w.best_value, seed_note(g.stat[c.index], "")));
   if (target && reached.empty()) c.explanation.push_back(fmt::format("no complete trial reached the target {:g}", *target));
   else if (target)
-    c.explanation.push_back(fmt::format("{} of {} complete trials reached the target {:g} (`--by time` ranks them by "
-                                        "time-to-target)", reached.size(), eligible, *target));
+    c.explanation.push_back(fmt::format("{} of {} complete trial{} reached the target {:g} (`--by time` ranks them by "
+                                        "time-to-target)", reached.size(), eligible, plural_s(static_cast<long long>(eligible)), *target));
   if (auto ru = runner_up(trials, g.order)) {
     const auto& r = trials[*ru];
     c.explanation.push_back(fmt::format("runner-up: trial {} ({}) with {:.4g}{}", r.number,

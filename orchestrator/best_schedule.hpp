@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/result.hpp"
 #include "db/storage.hpp"
 
@@ -51,6 +53,10 @@ struct PooledSeconds {
   double seconds = 0;
   int trials = 1;
 };
+
+/// Params as text for people: "base_lr=0.02104, batch_size=256" — numbers to 4 significant
+/// digits (JSON output keeps them whole); `only`: just the keys it holds.
+std::string params_brief(const nlohmann::json& params, const nlohmann::json* only = nullptr);
 
 /// `pooled`: trial number -> pooled time to target (none: rank by each trial's own time).
 BestOutcome choose_best(const std::vector<db::TrialSummary>& trials, const std::string& metric,

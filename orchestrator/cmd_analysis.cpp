@@ -58,7 +58,7 @@ int cmd_plan(const PlanArgs& a) {
                   exit_code::trials_failed);
   auto fit = analysis::fit_batch_model(pts);
   if (!fit) return report(fit.error(), exit_code::trials_failed);
-  auto model = analysis::fit_step_time(analysis::step_samples(*study));
+  auto model = analysis::fit_step_time(*study);  // a refusal names the metrics the trials lack
   if (!model) return report(model.error(), exit_code::trials_failed);
   auto plan = analysis::make_plan(*fit, *model, a.ranks);
   if (!plan) return report(plan.error(), exit_code::usage);
@@ -77,7 +77,8 @@ int cmd_plan(const PlanArgs& a) {
   for (const auto& r : plan->rows) {
     const auto& p = r.best;
     fmt::print("{:>6}  {:>10.0f}  {:>9.0f}  {:<24}  {:>8.0f}  {:>10.4f}  {:>10.4f}  {:>12.1f} s\n", r.ranks, p.batch,
-               p.batch / r.ranks, analysis::regime_name(p.regime), p.steps, p.compute_s, p.allreduce_s, p.time_s);
+               p.batch / r.ranks, p.regime ? analysis::regime_name(*p.regime) : "(B_crit not determined)", p.steps,
+               p.compute_s, p.allreduce_s, p.time_s);
   }
   fmt::print("inputs (measured):\n");
   for (const auto& s : plan->inputs) fmt::print("  - {}\n", s);

@@ -19,6 +19,7 @@
 #include "orchestrator/cancel_targets.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/engine.hpp"
+#include "orchestrator/progress.hpp"
 #include "orchestrator/recovery.hpp"
 #include "orchestrator/state_machine.hpp"
 #include "orchestrator/sweep_runner.hpp"
@@ -50,7 +51,7 @@ int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study, cons
   if (auto st = write_file_atomic(fs::path(study.root_dir) / kCancelRequestFile, words); !st)
     return report(st.error(), exit_code::runtime);
   fmt::print(stderr, "asked the running orchestrator to cancel {}\n",
-             a.trials.empty() ? "the study" : fmt::format("{} trial(s)", plan.numbers.size()));
+             a.trials.empty() ? "the study" : trials_word(static_cast<std::int64_t>(plan.numbers.size())));
   for (int i = 0; i < 1200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     auto storage = db::Storage::open_readonly(a.db);
@@ -60,7 +61,7 @@ int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study, cons
     bool pending = false;
     for (const auto& t : *trials) pending = pending || (targeted(t, plan.numbers) && unfinished(t.state));
     if (!pending) {
-      fmt::print(stderr, "cancelled {} trial(s) of {}\n", plan.numbers.size(), a.study);
+      fmt::print(stderr, "cancelled {} of {}\n", trials_word(static_cast<std::int64_t>(plan.numbers.size())), a.study);
       return exit_code::ok;
     }
   }
@@ -84,7 +85,7 @@ int cmd_cancel(const CancelArgs& a) {
   for (const auto& note : plan->notes) fmt::print(stderr, "{}\n", note);
   ro->reset();
   if (plan->numbers.empty() && !a.trials.empty()) {
-    fmt::print(stderr, "cancelled 0 trial(s) of {}: none of them is unfinished\n", a.study);
+    fmt::print(stderr, "cancelled 0 trials of {}: none of them is unfinished\n", a.study);
     return exit_code::ok;
   }
 
@@ -127,7 +128,7 @@ int cmd_cancel(const CancelArgs& a) {
   if (a.trials.empty())
     if (auto st = (*storage)->set_study_state((*study)->id, "STOPPED", "cancelled by `dlsweep cancel`"); !st)
       return report(st.error(), exit_code::runtime);
-  fmt::print(stderr, "cancelled {} trial(s) of {}\n", cancelled, a.study);
+  fmt::print(stderr, "cancelled {} of {}\n", trials_word(static_cast<std::int64_t>(cancelled)), a.study);
   return exit_code::ok;
 }
 

@@ -23,6 +23,7 @@
 #include "orchestrator/commands.hpp"
 #include "orchestrator/enqueue_request.hpp"
 #include "orchestrator/enqueue_values.hpp"
+#include "orchestrator/progress.hpp"
 #include "orchestrator/study_growth.hpp"
 #include "orchestrator/sweep_runner.hpp"
 
@@ -61,13 +62,16 @@ void print_standing(const db::Storage& storage, const db::StudyRow& study, const
   if (budget >= 0 && waiting > room) {
     const std::int64_t short_by = waiting - room;
     fmt::print(stderr,
-               "note: the study's budget is {} trials (search.trials) and {} exist, so {} of the {} enqueued "
-               "trial(s) wait for room: `dlsweep --db {} resume {} --add-trials {}` runs them\n",
-               budget, created, short_by, waiting, a.db, a.study, short_by);
+               "note: the study's budget is {} (search.trials) and {} exist, so {} of the {} enqueued trial{} "
+               "wait{} for room: `dlsweep --db {} resume {} --add-trials {}` runs {}\n",
+               trials_word(budget), created, short_by, waiting, waiting == 1 ? "" : "s", short_by == 1 ? "s" : "",
+               a.db, a.study, short_by, short_by == 1 ? "it" : "them");
     return;
   }
-  fmt::print(stderr, "{} enqueued trial(s) wait; they run before any sampled trial (budget: {} of {} trials created)\n",
-             waiting, created, budget);
+  fmt::print(stderr, "{} enqueued {}; {} before any sampled trial ({})\n", waiting,
+             waiting == 1 ? "trial waits" : "trials wait", waiting == 1 ? "it runs" : "they run",
+             budget >= 0 ? fmt::format("budget: {} of {} created", created, trials_word(budget))
+                         : fmt::format("{} created", created));
 }
 
 // The lock is ours: records the request files an orchestrator left unrecorded (they were

@@ -214,7 +214,7 @@ int cmd_best(const BestArgs& a) {
     fmt::print("best schedule of {} by {}: trial {}\n", st->name, crit[static_cast<int>(best->criterion)], t.number);
     for (const auto& line : best->explanation) fmt::print("  - {}\n", line);
     if (!left_out.empty()) fmt::print("  - {}\n", left_out);
-    fmt::print("  params: {}\n", t.params.dump());
+    fmt::print("  params: {}\n", params_brief(t.params));  // 4 significant digits; --format json: whole
   }
   return exit_code::ok;
 }

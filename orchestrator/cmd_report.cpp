@@ -9,6 +9,7 @@
 
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
+#include "orchestrator/progress.hpp"
 #include "report/report_model.hpp"
 #include "report/report_page.hpp"
 
@@ -56,8 +57,8 @@ int cmd_report(const ReportArgs& a) {
     fmt::print(stderr, "error: cannot write {}: {}\n", out, ec.message());
     return exit_code::runtime;
   }
-  fmt::print("wrote {} ({} trials, {:.1f} KiB; open it in a browser, no network needed)\n", out,
-             (*model)["trials"].size(), static_cast<double>(html.size()) / 1024.0);
+  fmt::print("wrote {} ({}, {:.1f} KiB; open it in a browser, no network needed)\n", out,
+             trials_word(static_cast<std::int64_t>((*model)["trials"].size())), static_cast<double>(html.size()) / 1024.0);
   return exit_code::ok;
 }
 

@@ -18,10 +18,12 @@
 #include <fmt/format.h>
 
 #include "orchestrator/commands.hpp"
+#include "orchestrator/progress.hpp"
 #include "orchestrator/recovery.hpp"
 #include "orchestrator/study_growth.hpp"
 #include "orchestrator/study_spec.hpp"
 #include "orchestrator/sweep_runner.hpp"
+#include "orchestrator/table_format.hpp"
 
 namespace dlsweep::orch {
 
@@ -122,8 +124,10 @@ int cmd_resume(const ResumeArgs& a) {
     fmt::print(stderr, "error: {}\n", summaries.error().message());
     return exit_code::runtime;
   }
-  fmt::print(stderr, "resuming study {}: {} trials known, {} new metric records read{}\n", a.study, trials->size(),
-             records, own_processes ? fmt::format(", {} orphaned process(es) stopped", stopped) : std::string());
+  fmt::print(stderr, "resuming study {}: {} known, {} new metric record{} read{}\n", a.study,
+             trials_word(static_cast<std::int64_t>(trials->size())), records, plural_s(static_cast<long long>(records)),
+             own_processes ? fmt::format(", {} orphaned process{} stopped", stopped, stopped == 1 ? "" : "es")
+                           : std::string());
   if (grown) {
     std::int64_t next = 0;
     for (const auto& t : *trials) next = std::max(next, t.number + 1);
@@ -140,9 +144,10 @@ int cmd_resume(const ResumeArgs& a) {
                      if (st) {
                        const auto& c = e.restore_counts();
                        fmt::print(stderr, "live trials: {} followed on {}, {} requeued, {} had finished unwatched (recorded, "
-                                  "not run again); {} failed trial(s) retried; {} stray job(s) cancelled\n",
-                                  c.adopted, spec->backend.kind, c.requeued, c.finished, c.retried, c.strays_cancelled);
-                       if (!opts.rerun.empty()) fmt::print(stderr, "{} trial(s) re-run (--rerun {})\n", c.rerun, a.rerun);
+                                  "not run again); {} failed trial{} retried; {} stray job{} cancelled\n",
+                                  c.adopted, spec->backend.kind, c.requeued, c.finished, c.retried, plural_s(static_cast<long long>(c.retried)),
+                                  c.strays_cancelled, plural_s(static_cast<long long>(c.strays_cancelled)));
+                       if (!opts.rerun.empty()) fmt::print(stderr, "{} re-run (--rerun {})\n", trials_word(static_cast<std::int64_t>(c.rerun)), a.rerun);
                      }
                      return st;
                    });

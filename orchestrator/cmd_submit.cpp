@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -24,6 +26,8 @@
 #include "orchestrator/trial_files.hpp"
 #include "orchestrator/sweep_runner.hpp"
 #include "orchestrator/study_spec.hpp"
+#include "orchestrator/study_removal.hpp"
+#include "orchestrator/table_format.hpp"
 #include "orchestrator/backend_factory.hpp"
 
 namespace dlsweep::orch {
@@ -98,36 +102,44 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
     return exit_code::runtime;
   }
   Progress progress = Progress::for_stderr();
+  std::error_code ec;
+  fs::create_directories(opts.runs_dir / spec.name, ec);
+  progress.set_log((opts.runs_dir / spec.name / kOrchestratorLog).string());
   Engine engine(io, storage, **backend, spec, study_id, opts, progress);
   if (before_run) {
     if (auto st = before_run(engine); !st) {
-      fmt::print(stderr, "error: {}\n", st.error().message());
+      progress.say(fmt::format("error: {}", st.error().message()));
       return exit_code::runtime;
     }
   }
   auto outcome = engine.run();
   if (!outcome) {
-    fmt::print(stderr, "error: {}\n", outcome.error().message());
+    progress.say(fmt::format("error: {}", outcome.error().message()));
     return exit_code::runtime;
   }
   const auto& s = outcome->snapshot;
   if (outcome->detached) {
-    fmt::print(stderr, "{} complete so far; the rest run on — `dlsweep --db {} resume {}` follows them\n", s.complete,
-               db, spec.name);
+    progress.say(fmt::format("{} complete so far; the rest run on — `dlsweep --db {} resume {}` follows them", s.complete,
+                             db, spec.name));
     return exit_code::detached;
   }
-  fmt::print(stderr, "{} complete, {} pruned, {} failed, {} cancelled — results: dlsweep --db {} results {}\n",
-             s.complete, s.pruned, s.failed, s.cancelled, db, spec.name);
+  progress.say(fmt::format("{} complete, {} pruned, {} failed, {} cancelled — results: dlsweep --db {} results {}",
+                           s.complete, s.pruned, s.failed, s.cancelled, db, spec.name));
   if (outcome->interrupted) {
     if (s.cancelled > 0)
-      fmt::print(stderr, "{} trial(s) cancelled; `dlsweep --db {} resume {} --rerun cancelled` runs them again\n",
-                 s.cancelled, db, spec.name);
+      progress.say(fmt::format("{} cancelled; `dlsweep --db {} resume {} --rerun cancelled` runs them again",
+                               trials_word(s.cancelled), db, spec.name));
     return exit_code::interrupted;
+  }
+  if (!outcome->failed_fast.empty()) {
+    progress.say(fmt::format("stopped early: {}\nfix the program, then `dlsweep --db {} resume {} --rerun failed,cancelled` "
+                             "runs the failed trials again and the rest",
+                             outcome->failed_fast, db, spec.name));
   }
   if (s.complete == 0 && s.created > 0) {
     std::string why;
-    for (const auto& [reason, n] : outcome->failure_reasons) why += fmt::format("\n  {} trial(s): {}", n, reason);
-    fmt::print(stderr, "no trial completed{}\n", why.empty() ? "" : ":" + why);
+    for (const auto& [reason, n] : outcome->failure_reasons) why += fmt::format("\n  {}: {}", trials_word(n), reason);
+    progress.say(fmt::format("no trial completed{}", why.empty() ? "" : ":" + why));
     return exit_code::trials_failed;
   }
   return exit_code::ok;
@@ -154,12 +166,59 @@ Status preflight(const StudySpec& spec, const EngineOptions& opts) {
   return st;
 }
 
+namespace {
+
+// `submit --replace`: under the database lock (kept for the sweep that follows), the study
+// of this name, if the database holds one, is removed as `delete --files --yes` removes it.
+// Returns the lock's storage handle and what was removed (nullopt: there was none), or the
+// exit code of a refusal (nothing deleted).
+struct Replacement {
+  std::unique_ptr<db::Storage> storage;
+  std::optional<db::StudyRow> old;
+  Removed removed;
+};
+
+std::variant<Replacement, int> replace_study(const SubmitArgs& a, const std::string& name) {
+  auto storage = open_as_orchestrator(a.db);
+  if (!storage) {
+    fmt::print(stderr, "error: {}\nnothing was deleted or recorded.\n", storage.error().message());
+    return exit_code::runtime;
+  }
+  Replacement r{std::move(*storage), std::nullopt, {}};
+  auto row = r.storage->find_study(name);
+  if (!row) {
+    fmt::print(stderr, "error: {}\n", row.error().message());
+    return exit_code::runtime;
+  }
+  if (!*row) {
+    fmt::print(stderr, "--replace: {} holds no study named '{}'; nothing to replace\n", a.db, name);
+    return r;
+  }
+  auto plan = plan_removal(*r.storage, **row, /*files=*/true);
+  if (!plan) {
+    fmt::print(stderr, "error: --replace: {}\nnothing was deleted or recorded.\n", plan.error().message());
+    return plan.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime;
+  }
+  auto removed = remove_study(*r.storage, *plan, a.db, "dlsweep submit --replace");
+  if (!removed) {
+    fmt::print(stderr, "error: --replace: {}\n", removed.error().message());
+    return exit_code::runtime;
+  }
+  fmt::print(stderr, "replaced study '{}': deleted {}; {}\n({})\n", name, describe_rows(removed->rows),
+             removed->files_note, removed->log_note);
+  r.old = **row;
+  r.removed = std::move(*removed);
+  return r;
+}
+
+}  // namespace
+
 int cmd_submit(const SubmitArgs& a) {
   auto spec = load_study(a.study_file);
   if (!spec) {
     for (const auto& e : spec.error()) fmt::print(stderr, "error: {}\n", e.message());
-    fmt::print(stderr, "{} error{} in {}; nothing was recorded.\n", spec.error().size(),
-               spec.error().size() == 1 ? "" : "s", a.study_file);
+    fmt::print(stderr, "{} error{} in {}; nothing was recorded{}.\n", spec.error().size(),
+               spec.error().size() == 1 ? "" : "s", a.study_file, a.replace ? " or deleted" : "");
     return exit_code::usage;
   }
   EngineOptions opts;
@@ -172,14 +231,31 @@ int cmd_submit(const SubmitArgs& a) {
   opts.detach_on_sigterm = a.detach_on_term;
   std::error_code ec;
   opts.runs_dir = fs::absolute(spec->runs_dir, ec);
-  if (a.dry_run) return dry_run(*spec, opts.runs_dir, opts.train_binary);
+  if (a.dry_run) {
+    if (a.replace) fmt::print(stderr, "--replace: a dry run deletes nothing\n");
+    return dry_run(*spec, opts.runs_dir, opts.train_binary);
+  }
+  // --as-job with a backend that cannot run it: refused before --replace deletes anything.
+  if (a.as_job && spec->backend.kind != "slurm") return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
+  // The new study file is valid: only now may --replace delete the old study.
+  std::optional<Replacement> replaced;
+  if (a.replace) {
+    auto r = replace_study(a, spec->name);
+    if (auto* code = std::get_if<int>(&r)) return *code;
+    replaced = std::move(std::get<Replacement>(r));
+  }
   if (a.as_job) return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
   fs::path study_root = opts.runs_dir / spec->name;
   if (fs::exists(study_root, ec) && !fs::is_empty(study_root, ec)) {
+    const std::string fix = a.replace ? "no study of this database owns it: remove that directory, or set runs_dir "
+                                        "in the study"
+                                      : fmt::format("`dlsweep submit --replace {}` deletes that study and its "
+                                                    "directory first when this database holds it; else remove the "
+                                                    "directory, or set runs_dir in the study",
+                                                    a.study_file);
     fmt::print(stderr,
-               "error: {}: runs_dir: {} already holds trial directories of an earlier study named '{}' "
-               "(fix: remove that directory, or set runs_dir in the study)\n",
-               a.study_file, study_root.string(), spec->name);
+               "error: {}: runs_dir: {} already holds trial directories of an earlier study named '{}' (fix: {})\n",
+               a.study_file, study_root.string(), spec->name, fix);
     return exit_code::usage;
   }
 
@@ -188,20 +264,43 @@ int cmd_submit(const SubmitArgs& a) {
     return exit_code::usage;
   }
 
-  auto storage = open_as_orchestrator(a.db);
-  if (!storage) {
-    fmt::print(stderr, "error: {}\n", storage.error().message());
-    return exit_code::runtime;
+  std::unique_ptr<db::Storage> storage;
+  if (replaced) {
+    storage = std::move(replaced->storage);
+  } else {
+    auto opened = open_as_orchestrator(a.db);
+    if (!opened) {
+      fmt::print(stderr, "error: {}\n", opened.error().message());
+      return exit_code::runtime;
+    }
+    storage = std::move(*opened);
   }
   db::NewStudy ns{spec->name, spec->to_json().dump(), fs::absolute(a.study_file, ec).string(), study_root.string(),
                   spec->objective.metric, spec->objective.mode, spec->objective.target};
-  auto study_id = (*storage)->create_study(ns);
+  auto study_id = storage->create_study(ns);
   if (!study_id) {
     fmt::print(stderr, "error: {}\n", study_id.error().message());
+    if (auto existing = storage->find_study(spec->name); existing && *existing)
+      fmt::print(stderr, "(`dlsweep submit --replace {}` deletes the recorded study and submits this file)\n",
+                 a.study_file);
     return exit_code::usage;
   }
+  if (auto row = storage->find_study(spec->name); row && *row) {
+    if (auto st = write_study_marker(study_root, spec->name, (*row)->created_at, fs::absolute(a.db, ec).string()); !st)
+      fmt::print(stderr, "warning: {}\n", st.error().message());
+    if (replaced && replaced->old) {
+      db::EventRow why;
+      why.study_id = *study_id;
+      why.who = "user";
+      why.kind = "replace";
+      why.reason = fmt::format("replaced the study of this name created {} (`dlsweep submit --replace`): deleted {}; {}",
+                               iso_utc(replaced->old->created_at), describe_rows(replaced->removed.rows),
+                               replaced->removed.files_note);
+      if (auto e = storage->note_event(why); !e) fmt::print(stderr, "warning: {}\n", e.error().message());
+    }
+  }
 
-  return run_sweep(**storage, *spec, *study_id, opts, a.db, nullptr);
+  return run_sweep(*storage, *spec, *study_id, opts, a.db, nullptr);
 }
 
 }  // namespace dlsweep::orch

@@ -18,6 +18,7 @@ struct SubmitArgs {
   bool dry_run = false;  ///< write what would be launched, submit nothing
   bool as_job = false;   ///< run the orchestrator itself as a Slurm job
   bool detach_on_term = false;  ///< SIGTERM leaves Slurm jobs running (EngineOptions)
+  bool replace = false;  ///< delete a study of the same name (rows and directory) first, as `delete --files`
 };
 int cmd_submit(const SubmitArgs& a);
 
@@ -86,6 +87,15 @@ struct CancelArgs {
   std::vector<long long> trials;  ///< empty: the whole study
 };
 int cmd_cancel(const CancelArgs& a);
+
+struct DeleteArgs {
+  std::string db;
+  std::string study;
+  bool files = false;  ///< also remove <runs_dir>/<study> (when provably the study's)
+  bool yes = false;    ///< do not ask (needed when stdin is not a terminal)
+};
+/// Removes a study's rows (one transaction) and, with files, its directory (cmd_delete.cpp).
+int cmd_delete(const DeleteArgs& a);
 
 struct ExportArgs {
   std::string db;

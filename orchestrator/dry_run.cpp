@@ -7,6 +7,7 @@
 #include "common/shell_quote.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/job_builder.hpp"
+#include "orchestrator/progress.hpp"
 #include "orchestrator/trial_files.hpp"
 #include "schedulers/slurm_script.hpp"
 
@@ -44,7 +45,7 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
     fmt::print(stderr, "error: {}\n", st.error().message());
     return exit_code::runtime;
   }
-  fmt::print(stderr, "dry run of {}: {} trial(s); params of each in {}\n", spec.name, jobs.size(),
+  fmt::print(stderr, "dry run of {}: {}; params of each in {}\n", spec.name, trials_word(static_cast<std::int64_t>(jobs.size())),
              (out / "params.jsonl").string());
 
   if (spec.backend.kind == "slurm") {

@@ -29,6 +29,11 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
 
       timer_(io),
       signals_(io),
+      watch_(io, [this](const std::set<std::int64_t>& ids) {
+        if (done_) return;
+        for (auto id : ids)
+          if (auto it = live_.find(id); it != live_.end()) ingest(it->second);
+      }, options_.watch_files),
       start_(std::chrono::steady_clock::now()) {
   // The study validator ran both factories on this spec; an error here is a bug, reported
   // by run() (fatal_) rather than a crash.
@@ -81,6 +86,7 @@ SweepSnapshot Engine::snapshot() const {
   s.total = total_;
   s.created = next_number_;
   s.elapsed_s = elapsed_s();
+  s.stopping = interrupted_ || !failed_fast_.empty();
   return s;
 }
 
@@ -163,6 +169,7 @@ void Engine::detach() {
                   snapshot());
   detached_ = done_ = true;
   timer_.cancel();
+  watch_.close();
   boost::system::error_code ec;
   signals_.cancel(ec);
   signals_.clear(ec);
@@ -235,6 +242,7 @@ void Engine::launch(std::int64_t trial_id) {
   live.stop_reason.clear();
   live.deterministic_failure = false;
   live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
+  watch_.add(trial_id, dir);
   live.curve = {};
   live.prune_note.clear();
   if (auto* rec = history_of(trial_id)) {  // a new attempt starts a new curve
@@ -284,6 +292,7 @@ void Engine::abandon_launch(Live& live, const Result<std::string>& submitted) {
     backend_.cancel(live.job_id);
     return;
   }
+  watch_.remove(live.row.id);
   live_.erase(live.row.id);
   boost::asio::post(io_, [this] { fill(); check_done(); });
 }
@@ -332,6 +341,7 @@ void Engine::check_done() {
   if (!nothing_left) return;
   done_ = true;
   timer_.cancel();
+  watch_.close();
   boost::system::error_code ec;
   signals_.cancel(ec);
   signals_.clear(ec);

@@ -49,6 +49,7 @@
 #include "orchestrator/state_machine.hpp"
 #include "orchestrator/study_spec.hpp"
 #include "orchestrator/trial_curve.hpp"
+#include "orchestrator/trial_watch.hpp"
 #include "schedulers/backend.hpp"
 #include "search/sampler.hpp"
 
@@ -59,6 +60,9 @@ struct EngineOptions {
   std::filesystem::path runs_dir;      ///< absolute: trial dirs are runs_dir/<study>/trial-NNNN
   double tick_s = 0.5;                 ///< metric ingestion / progress period
   bool handle_signals = true;          ///< SIGINT/SIGTERM interrupt the sweep
+  /// Read a trial's new records the moment they are written (inotify, trial_watch.hpp);
+  /// false: on ticks only.
+  bool watch_files = inotify_wanted();
   /// SIGTERM detaches instead of interrupting when the backend's jobs outlive the
   /// orchestrator: live jobs keep running, trial states stay as they are, run() returns
   /// with `detached`, and `dlsweep resume` follows the jobs later. For the orchestrator
@@ -203,6 +207,7 @@ class Engine {
   std::unique_ptr<search::Sampler> sampler_;
   boost::asio::steady_timer timer_;
   boost::asio::signal_set signals_;
+  TrialWatch watch_;  ///< wakes ingest() when a live trial's metrics.jsonl changes
   std::chrono::steady_clock::time_point start_;
 
   std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)

@@ -199,6 +199,7 @@ void Engine::stop_no_objective(Live& live) {
 }
 
 void Engine::finish_trial(std::int64_t trial_id) {
+  watch_.remove(trial_id);
   auto node = live_.extract(trial_id);
   Live& live = node.mapped();
   if (auto* rec = history_of(trial_id)) {

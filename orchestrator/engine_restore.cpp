@@ -187,11 +187,13 @@ bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const 
   // From the start of the file: ingestion is idempotent, and the trial's best value so far
   // is rebuilt on the way.
   live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
+  watch_.add(row.id, row.trial_dir);
   auto id = backend_.adopt(build_job(spec_, options_.train_binary, row.id, row.number, row.attempt, row.trial_dir, row.params), native_id);
   if (!id) {
     progress_.event(fmt::format("trial {}: cannot follow job {}: {}; requeuing it", row.number, native_id,
                                 id.error().message()),
                     snapshot());
+    watch_.remove(row.id);
     live_.erase(row.id);
     return false;
   }
@@ -231,6 +233,7 @@ void Engine::finish_from_disk(const db::TrialRow& row) {
 
 void Engine::requeue_adopted(Live& live, const std::string& why) {
   db::TrialRow row = live.row;
+  watch_.remove(row.id);
   live_.erase(row.id);
   if (apply(row, TrialEvent::requeued, "requeued: the job left by the previous orchestrator cannot be followed (" +
                                            why + ")")) {

@@ -1,5 +1,6 @@
 // main.cpp — the `dlsweep` command line: parses arguments (CLI11) and dispatches to the
 // verbs in commands.hpp. The one catch of the program lives here.
+#include <csignal>
 #include <cstdlib>
 #include <exception>
 
@@ -32,6 +33,9 @@ int main(int argc, char** argv) try {
       "on SIGTERM, leave the Slurm jobs running and exit 75 (`dlsweep resume` follows them) instead of "
       "cancelling them; what the orchestrator job of --as-job does";
   s->add_flag("--detach-on-term", submit.detach_on_term, detach_help);
+  s->add_flag("--replace", submit.replace,
+              "if the database holds a study of this name, delete it first (its rows and its runs directory, as "
+              "`dlsweep delete --files --yes`), after the new study file is validated; then submit");
 
   StatusArgs status;
   auto* st = app.add_subcommand("status", "studies and their trial counts by state (read-only)");
@@ -87,6 +91,18 @@ int main(int argc, char** argv) try {
   c->add_option("study", cancel.study, "study name")->required();
   c->add_option("--trial", cancel.trials, "trial number (repeatable); default: every unfinished trial");
 
+  DeleteArgs del;
+  auto* d = app.add_subcommand("delete",
+                               "remove a study from the database (every row of it, in one transaction) and, with "
+                               "--files, its runs directory; asks first");
+  d->add_option("study", del.study, "study name")->required();
+  d->add_flag("--files", del.files,
+              "also remove <runs_dir>/<study> (only when provably that study's directory)");
+  d->add_flag("-y,--yes", del.yes, "do not ask; needed when standard input is not a terminal");
+  d->footer("Refuses, deleting nothing, while an orchestrator drives the database (exit 1), for an unknown study,\n"
+            "live (QUEUED/RUNNING) trials, a directory it cannot prove is the study's, or no confirmation (exit 2).\n"
+            "Each deletion is printed and logged in <runs_dir>/dlsweep-deletions.log.");
+
   ReportArgs report;
   auto* rp = app.add_subcommand("report", "one self-contained HTML file with the study's charts (read-only; works offline)");
   rp->add_option("study", report.study, "study name")->required();
@@ -99,7 +115,7 @@ int main(int argc, char** argv) try {
   sv->add_option("--max-connections", serve.max_connections, "connections served at once; more get 503 (default 256)");
   sv->add_flag("--verbose", serve.verbose, "log every response to stderr");
 
-  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp, sv, eq}) sub->fallthrough();
+  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp, sv, eq, d}) sub->fallthrough();
 
   ExportArgs exp;
   auto* ex = app.add_subcommand("export", "a study as CSV for pandas/polars: one row per trial, or --curves (read-only)");
@@ -123,12 +139,19 @@ int main(int argc, char** argv) try {
       return exit_code::usage;
     }
   }
-  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = enqueue.db = db;
+  submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = enqueue.db = del.db = db;
   resume.add_trials_given = add_trials->count() > 0;
   exp.db = db;
   plan.db = db;
   report.db = db;
   serve.db = db;
+  if (*s || *rs) {
+    // A sweep outlives its terminal: a closed pipe (`submit | head`) or a hung-up ssh
+    // session must not kill the orchestrator mid-write (Progress drops the output; the
+    // study's orchestrator.log keeps it). Trials get default dispositions (process_spawn).
+    std::signal(SIGPIPE, SIG_IGN);
+    std::signal(SIGHUP, SIG_IGN);
+  }
   if (*s) return cmd_submit(submit);
   if (*st) return cmd_status(status);
   if (*r) return cmd_results(results);
@@ -137,6 +160,7 @@ int main(int argc, char** argv) try {
   if (*pl) return cmd_plan(plan);
   if (*rs) return cmd_resume(resume);
   if (*c) return cmd_cancel(cancel);
+  if (*d) return cmd_delete(del);
   if (*eq) return cmd_enqueue(enqueue);
   if (*ex) return cmd_export(exp);
   if (*rp) return cmd_report(report);

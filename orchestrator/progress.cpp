@@ -76,7 +76,7 @@ std::string Progress::status_line(const SweepSnapshot& s, bool eta) {
   if (s.best_value)
     line += fmt::format(" best {} {:.4g} (trial {})", s.metric, *s.best_value, s.best_trial);
   line += fmt::format(" | {} elapsed", clock_time(s.elapsed_s));
-  if (eta && s.total > 0 && s.done() > 0 && s.done() < s.total) {
+  if (eta && !s.stopping && s.total > 0 && s.done() > 0 && s.done() < s.total) {
     double left = s.elapsed_s / static_cast<double>(s.done()) * static_cast<double>(s.total - s.done());
     line += fmt::format(", ETA {}", clock_time(left));
   }

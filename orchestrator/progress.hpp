@@ -33,6 +33,7 @@ struct SweepSnapshot {
   std::optional<double> best_value;
   std::int64_t best_trial = -1;
   double elapsed_s = 0;
+  bool stopping = false;    ///< interrupted or failing fast: no ETA (nothing more will start)
   std::int64_t done() const { return complete + pruned + failed + cancelled; }
 };
 

@@ -14,7 +14,8 @@ TEST_CASE("a bad --db gets the same clear error and exit code 2 from every verb"
   const std::vector<std::vector<std::string>> verbs = {
       {"submit", (dir / "study.yaml").string()}, {"status"}, {"status", "x"}, {"results", "x"},
       {"query", "SELECT 1"}, {"best", "x"}, {"resume", "x"}, {"cancel", "x"},
-      {"enqueue", "x", "--set", "seed=1"}, {"resume", "x", "--add-trials", "1"}};
+      {"enqueue", "x", "--set", "seed=1"}, {"resume", "x", "--add-trials", "1"},
+      {"delete", "x", "--files", "--yes"}, {"submit", "--replace", (dir / "study.yaml").string()}};
   struct Case {
     fs::path db;
     std::string says, fix;

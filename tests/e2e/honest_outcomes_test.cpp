@@ -127,7 +127,7 @@ TEST_CASE("e2e honest: a trial that reached the target and diverged is FAILED, n
   auto done = run_dlsweep(db, {"cancel", "h-diverge", "--trial", "1"}, dir);
   CHECK(done.exit_code == 0);
   CHECK(done.err.find("trial 1 is already COMPLETE") != std::string::npos);
-  CHECK(done.err.find("cancelled 0 trial(s)") != std::string::npos);
+  CHECK(done.err.find("cancelled 0 trials") != std::string::npos);
 }
 
 TEST_CASE("e2e honest: every trial crashed: submit and best exit 3, best names no trial") {
@@ -263,7 +263,7 @@ space: {x: [1, 2, 3]}
   auto r = run_dlsweep(db, {"resume", "h-rerun", "--rerun", "cancelled"}, dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.err.find("2 trial(s) re-run") != std::string::npos);
+  CHECK(r.err.find("2 trials re-run") != std::string::npos);
   auto q = run_dlsweep(db, {"query", "SELECT number, state, attempt FROM trials ORDER BY number", "--format", "csv"}, dir);
   CHECK(q.out == "number,state,attempt\n0,COMPLETE,1\n1,COMPLETE,1\n2,COMPLETE,0\n");
   auto ev = run_dlsweep(db, {"query", "SELECT COUNT(*) FROM events WHERE from_state='CANCELLED' AND to_state='WAITING'",

@@ -118,7 +118,7 @@ TEST_CASE("slurm: resume follows the jobs a killed orchestrator left and cancels
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("3 followed on slurm, 0 requeued") != std::string::npos);
-  CHECK(r.err.find("1 stray job(s) cancelled") != std::string::npos);
+  CHECK(r.err.find("1 stray job cancelled") != std::string::npos);
   CHECK(csv(db, "SELECT number, state, attempt FROM trials ORDER BY number", dir) ==
         "number,state,attempt\n0,COMPLETE,0\n1,COMPLETE,0\n2,COMPLETE,0\n3,CANCELLED,0\n");
   // No trial was submitted twice: one Slurm job id per trial, all tasks of one array.

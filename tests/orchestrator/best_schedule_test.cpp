@@ -102,3 +102,22 @@ TEST_CASE("best: by time, pooled times rank the trials; ties go to the own time"
   ts.pop_back();
   CHECK(ts[choose_best(ts, "val_acc", "max", 0.88, BestBy::time, pooled).choice->index].number == 1);
 }
+
+TEST_CASE("best: params in the explanation have 4 significant digits; one complete trial is 'trial'") {
+  using dlsweep::orch::params_brief;
+  std::vector<TrialSummary> ts = {trial(0, "COMPLETE", 0.95, 9.0, 90), trial(1, "FAILED", 0.90)};
+  ts[0].params = {{"base_lr", 0.021039895028383833}, {"batch_size", 64}, {"opt", "sgd"}};
+  ts[1].params = {{"base_lr", 0.3}, {"batch_size", 128}, {"opt", "sgd"}};
+  auto out = choose_best(ts, "val_acc", "max", 0.88, BestBy::automatic);
+  REQUIRE(out.choice);
+  CHECK(out.choice->explanation.at(0).find("(base_lr=0.02104, batch_size=64)") != std::string::npos);
+  CHECK(out.choice->explanation.at(1) == "1 of 1 complete trial reached the target");
+  auto by_value = choose_best(ts, "val_acc", "max", 0.88, BestBy::value);
+  REQUIRE(by_value.choice);
+  CHECK(by_value.choice->explanation.at(1).rfind("1 of 1 complete trial reached the target 0.88", 0) == 0);
+
+  CHECK(params_brief(ts[0].params) == "base_lr=0.02104, batch_size=64, opt=sgd");
+  CHECK(params_brief({{"wd", 1.0e-5}, {"warmup", true}, {"lr", 0.1}}) == "lr=0.1, warmup=true, wd=1e-05");
+  nlohmann::json only = {{"opt", true}};
+  CHECK(params_brief(ts[0].params, &only) == "opt=sgd");
+}

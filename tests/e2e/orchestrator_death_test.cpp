@@ -1,0 +1,193 @@
+// End-to-end: the prune contract and the orchestrator's death, with the real dlsweep and a
+// protocol-speaking Python trial. A trial asked to stop ends in the state of the ask even
+// when the script just breaks out of its loop and exits 0; a closed pipe or a hung-up
+// terminal never stops a sweep; resume after a kill -9 just after a trial finished never
+// runs that attempt again, and no metric row is recorded twice.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/shell_quote.hpp"
+#include "run_command.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using dlsweep::shell_quote;
+
+namespace {
+
+// Counts its launches in launches.txt; reports val_acc at 4 evaluations (`acc` param: the
+// first value; `sleep`: seconds between them), then a final record; stops on control.json
+// the way the README's loop does (break, then exit 0). `kill_parent`: after its final
+// record, trial 0 kills -9 the orchestrator (its parent) — the death "just after a trial finished".
+const char* kTrial = R"(import json, os, sys, time
+d = os.environ["DLSWEEP_TRIAL_DIR"]
+p = json.load(open(os.path.join(d, "params.json")))
+with open(os.path.join(d, "launches.txt"), "a") as f:
+    f.write("launch\n")
+def stop_asked():
+    try:
+        return json.load(open(os.path.join(d, "control.json"))).get("action") == "stop"
+    except (OSError, ValueError):
+        return False
+out = open(os.path.join(d, "metrics.jsonl"), "a")
+def rec(seq, kind, step, acc):
+    out.write(json.dumps({"seq": seq, "kind": kind, "step": step, "epoch": seq + 1, "samples": step * 32,
+                          "wall_s": 0.1 * (seq + 1), "metrics": {"val_acc": acc}}) + "\n")
+    out.flush()
+acc = p["acc"]
+for i in range(4):
+    rec(i, "eval", 256 * (i + 1), acc + 0.01 * i)
+    time.sleep(p.get("sleep", 0.05))
+    if stop_asked():
+        break
+else:
+    rec(4, "final", 1280, acc + 0.04)
+    if p.get("kill_parent") == 1 and os.environ.get("DLSWEEP_TRIAL_ID") == "0":
+        os.kill(os.getppid(), 9)
+        time.sleep(1)
+sys.exit(0)
+)";
+
+std::string study(const std::string& name, const std::string& space, const std::string& extra = "",
+                  int concurrent = 2) {
+  return "name: " + name + "\nbackend: {kind: local, max_concurrent: " + std::to_string(concurrent) + R"(}
+trial:
+  command: [python3, "{study_dir}/trial.py"]
+  max_retries: 2
+objective: {metric: val_acc, mode: max, target: 0.8}
+search: {algorithm: grid}
+space:
+)" + space + "\n" + extra;
+}
+
+fs::path setup(const std::string& name, const std::string& yaml) {
+  auto dir = fresh_dir(name);
+  std::ofstream(dir / "trial.py") << kTrial;
+  std::ofstream(dir / "study.yaml") << yaml << "runs_dir: " << (dir / "runs").string() << "\n";
+  return dir;
+}
+
+json results(const fs::path& db, const std::string& name, const fs::path& dir) {
+  auto r = run_dlsweep(db, {"results", name, "--format", "json"}, dir);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+int launches(const fs::path& dir, const std::string& study, int n) {
+  std::ifstream in(dir / "runs" / study / fmt::format("trial-{:04d}", n) / "launches.txt");
+  int k = 0;
+  std::string line;
+  while (std::getline(in, line)) k += !line.empty();
+  return k;
+}
+
+/// Metric rows recorded more than once for the same (trial, attempt, kind, step, name).
+std::string duplicate_rows(const fs::path& db, const fs::path& dir) {
+  auto q = run_dlsweep(db, {"query",
+                            "SELECT trial_id, attempt, kind, step, name, COUNT(*) AS c FROM metrics "
+                            "GROUP BY trial_id, attempt, kind, step, name HAVING c > 1",
+                            "--format", "csv"},
+                       dir);
+  REQUIRE(q.exit_code == 0);
+  auto nl = q.out.find('\n');
+  return nl == std::string::npos ? "" : q.out.substr(nl + 1);
+}
+
+}  // namespace
+
+TEST_CASE("e2e asked: a pruned script that breaks out of its loop and exits 0 is PRUNED, never best") {
+  // Trial 0 stays at 0.1, below the threshold pruner's 0.3 after warmup: asked to stop, it
+  // breaks and exits 0 as the README's loop does. Trial 1 (0.85) completes.
+  auto dir = setup("ask-exit0", study("ask-exit0", "  acc: [0.1, 0.85]\n  sleep: [0.4]",
+                                      "pruner: {kind: threshold, lower: 0.3, by: step}\n"));
+  auto db = dir / "sweep.db";
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto j = results(db, "ask-exit0", dir);
+  REQUIRE(j.size() == 2);
+  CHECK(j[0]["state"] == "PRUNED");
+  CHECK(j[0]["attempt"] == 0);  // never retried
+  CHECK(j[1]["state"] == "COMPLETE");
+  CHECK(launches(dir, "ask-exit0", 0) == 1);
+  auto best = run_dlsweep(db, {"best", "ask-exit0", "--by", "value", "--format", "json"}, dir);
+  REQUIRE(best.exit_code == 0);
+  CHECK(json::parse(best.out)["trial"] == 1);
+  CHECK(r.err.find("1 complete, 1 pruned") != std::string::npos);
+}
+
+TEST_CASE("e2e death: a closed pipe (submit | head) does not stop the sweep") {
+  auto dir = setup("sigpipe", study("sigpipe", "  acc: [0.5, 0.6, 0.7, 0.8]\n  sleep: [0.2]"));
+  auto db = dir / "sweep.db";
+  // head exits after the first line; every later write of the orchestrator meets EPIPE.
+  std::string cmd = fmt::format("cd {} && {} --db {} submit study.yaml 2>&1 | head -1 >/dev/null; "
+                                "echo \"rc=${{PIPESTATUS[0]}}\"",
+                                shell_quote(dir.string()), shell_quote(DLSWEEP_BIN), shell_quote(db.string()));
+  auto r = run_command({"bash", "-c", cmd});
+  INFO(r.out << r.err);
+  CHECK(r.out.find("rc=0") != std::string::npos);
+  auto j = results(db, "sigpipe", dir);
+  REQUIRE(j.size() == 4);
+  for (const auto& t : j) CHECK(t["state"] == "COMPLETE");
+  // The whole story is in the study's log.
+  std::ifstream log(dir / "runs" / "sigpipe" / "orchestrator.log");
+  std::stringstream ss;
+  ss << log.rdbuf();
+  CHECK(ss.str().find("study sigpipe finished") != std::string::npos);
+}
+
+TEST_CASE("e2e death: SIGHUP (a closed ssh session) does not stop the sweep") {
+  auto dir = setup("sighup", study("sighup", "  acc: [0.5, 0.6, 0.7]\n  sleep: [0.3]"));
+  auto db = dir / "sweep.db";
+  int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
+  REQUIRE(pid > 0);
+  // Once the first trial is running, hang up.
+  for (int i = 0; i < 600 && launches(dir, "sighup", 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(launches(dir, "sighup", 0) == 1);
+  ::kill(pid, SIGHUP);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  auto j = results(db, "sighup", dir);
+  REQUIRE(j.size() == 3);
+  for (const auto& t : j) CHECK(t["state"] == "COMPLETE");
+}
+
+TEST_CASE("e2e death: kill -9 just after a trial finished; resume never runs that attempt again") {
+  // One trial at a time: trial 0 writes its final record, then kills the orchestrator
+  // before it can see the exit. Resume must record trial 0 from its files and run trial 1.
+  auto dir = setup("kill9", study("kill9", "  acc: [0.6, 0.7]\n  kill_parent: [1]", "", 1));
+  auto db = dir / "sweep.db";
+  auto first = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  CHECK(first.exit_code == 128 + SIGKILL);
+  auto before = results(db, "kill9", dir);
+  REQUIRE(before.size() == 1);
+  CHECK(before[0]["state"] == "RUNNING");  // what the dead orchestrator left
+
+  auto resumed = run_dlsweep(db, {"resume", "kill9"}, dir);
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("1 had finished unwatched") != std::string::npos);
+  CHECK(launches(dir, "kill9", 0) == 1);
+  CHECK(launches(dir, "kill9", 1) == 1);
+  auto j = results(db, "kill9", dir);
+  REQUIRE(j.size() == 2);
+  for (const auto& t : j) {
+    CHECK(t["state"] == "COMPLETE");
+    CHECK(t["attempt"] == 0);
+  }
+  CHECK(duplicate_rows(db, dir).empty());
+}
