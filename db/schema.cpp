@@ -197,8 +197,45 @@ CREATE TABLE enqueued_trials (
 );
 )sql";
 
+// Version 2 -> 3: a trial's `value` (the objective's last value) is its current attempt's:
+// a rerun that has not reported yet has none, instead of showing the previous attempt's last
+// value in `status`. (best_value and time to target still span attempts: a retry continues
+// from the checkpoint of the attempt before.)
+constexpr const char* kSchemaV3 = R"sql(
+DROP VIEW trial_summary;
+DROP VIEW trial_objective;
+CREATE VIEW trial_objective AS
+SELECT t.id AS trial_id, t.study_id,
+       s.objective_metric AS metric, s.objective_mode AS mode, s.objective_target AS target,
+       (SELECT m.value FROM metrics m
+         WHERE m.trial_id = t.id AND m.attempt = t.attempt AND m.name = s.objective_metric
+           AND m.kind IN ('eval', 'final')
+         ORDER BY m.seq DESC LIMIT 1) AS value,
+       (SELECT CASE s.objective_mode WHEN 'max' THEN max(m.value) ELSE min(m.value) END
+          FROM metrics m
+         WHERE m.trial_id = t.id AND m.name = s.objective_metric AND m.kind IN ('eval', 'final')) AS best_value
+FROM trials t JOIN studies s ON s.id = t.study_id;
+CREATE VIEW trial_summary AS
+SELECT t.id AS trial_id, t.study_id, t.number, t.state, t.attempt,
+       tp.params,
+       o.metric AS objective_metric, o.mode AS objective_mode, o.target AS objective_target,
+       o.value, o.best_value,
+       tt.steps_to_target, tt.samples_to_target, tt.time_to_target_s,
+       (SELECT m.value FROM metrics m
+         WHERE m.trial_id = t.id AND m.name = 'samples_per_s'
+         ORDER BY m.attempt DESC, m.seq DESC LIMIT 1) AS samples_per_s,
+       (SELECT r.wall_s FROM records r
+         WHERE r.trial_id = t.id AND r.kind <> 'log'
+         ORDER BY r.attempt DESC, r.seq DESC LIMIT 1) AS wall_s,
+       t.exit_code, t.message, t.trial_dir, t.created_at, t.updated_at
+FROM trials t
+JOIN trial_params tp ON tp.trial_id = t.id
+JOIN trial_objective o ON o.trial_id = t.id
+JOIN time_to_target tt ON tt.trial_id = t.id;
+)sql";
+
 // kMigrations[v] takes a database from version v to v + 1.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 Result<std::int64_t> pragma_int(sqlite3* db, const char* sql) {

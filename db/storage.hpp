@@ -40,7 +40,7 @@ struct sqlite3;
 
 namespace dlsweep::db {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 /// The metric name the trial_summary view reads throughput from (samples per second, as
 /// reported by the trial program in its eval/final records).

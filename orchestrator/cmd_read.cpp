@@ -86,9 +86,11 @@ int cmd_status(const StatusArgs& a) {
     if (!st) return report(st.error(), exit_code::usage);
     auto trials = o->storage->summaries(st->id);
     if (!trials) return report(trials.error(), exit_code::runtime);
-    rows.columns = {"trial", "state", "attempt", st->objective_metric, "wall_s", "message"};
+    // `value`: the objective's last value in the current attempt; `best`: its best so far
+    // (what `best --by value` and the progress line's "best" rank by).
+    rows.columns = {"trial", "state", "attempt", st->objective_metric, "best", "wall_s", "message"};
     for (const auto& t : *trials)
-      rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.wall_s), t.message});
+      rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.best_value), opt(t.wall_s), t.message});
   }
   fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;

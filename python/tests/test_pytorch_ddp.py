@@ -105,6 +105,24 @@ def test_local_mpirun_launcher(tmp_path, reference):
     close(curve(row[2]), reference[0])
 
 
+def test_local_torchrun_pruned_trial_is_pruned_not_failed(tmp_path):
+    """Both workers of a pruned trial exit 75 and torchrun exits 1: the trial is PRUNED (the
+    state of the ask), on its first attempt, never FAILED and retried."""
+    text = study("ddp-prune", "{kind: local, max_concurrent: 1}", "torchrun", "  ranks: 2",
+                 fixed="{epochs: 6, lr: 0.1, batch_size: 256}").replace("  ranks: 2", "  ranks: 2\n  max_retries: 2")
+    text += "pruner: {kind: threshold, upper: 0.0001, by: step}\n"  # any val_loss is too high
+    r = submit(tmp_path, text)
+    assert r.returncode == 3, r.stdout + r.stderr  # nothing completed
+    ((number, state, trial_dir, message),) = trials(tmp_path)
+    assert state == "PRUNED", (state, message)
+    con = sqlite3.connect(f"file:{tmp_path / 'sweep.db'}?mode=ro", uri=True)
+    (attempt,) = con.execute("SELECT attempt FROM trials").fetchone()
+    con.close()
+    assert attempt == 0
+    launch = pathlib.Path(trial_dir) / ".launch"
+    assert sorted(p.read_text().strip() for p in launch.glob("rank-*.rc")) in (["75", "75"], ["0", "75"], ["75"])
+
+
 # ------------------------------------------------------------------ Slurm, 2 nodes
 
 def slurm_missing():

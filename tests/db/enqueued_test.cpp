@@ -116,7 +116,7 @@ TEST_CASE("a version-1 database is migrated to version 2 and keeps its data") {
   CHECK_THAT(ro.error().message(), Catch::Contains("older dlsweep") && Catch::Contains("resume"));
   auto s = must(Storage::open_readwrite(file));
   CHECK(s->schema_version() == kSchemaVersion);
-  CHECK(kSchemaVersion == 2);
+  CHECK(kSchemaVersion == 3);
   auto study = must(s->find_study("old"));
   REQUIRE(study);
   CHECK(must(s->list_trials(study->id)).size() == 1);

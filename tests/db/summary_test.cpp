@@ -60,6 +60,9 @@ TEST_CASE("summaries for a max objective with a target") {
                               eval_record(1, 200, 22.0, {{"val_acc", 0.9}})}));
   must(s->ingest(retried, 1, {eval_record(0, 100, 3.0, {{"val_acc", 0.95}}),
                               eval_record(1, 250, 8.0, {{"val_acc", 0.97}})}));
+  // The trial row is on attempt 1 (retried): its value is attempt 1's.
+  must(s->transition({retried, TrialState::waiting, TrialState::failed, 0, "test", "failed"}));
+  must(s->transition({retried, TrialState::failed, TrialState::waiting, 1, "test", "retry"}));
   // Has reported nothing yet.
   auto silent = st.trial();
 
@@ -185,4 +188,21 @@ TEST_CASE("metric_curves: (epoch or step, value) of eval/final records of the cu
   auto by_step = must(s->metric_curves(st.id, "val_acc", "COMPLETE", /*by_step=*/true));
   CHECK(by_step.at(done) == std::vector<std::pair<double, double>>{{100.0, 0.5}, {300.0, 0.7}});
   CHECK(must(s->metric_curves(st.id, "val_acc", "RUNNING")).at(running).size() == 1);
+}
+
+TEST_CASE("summaries: a rerun that has not reported yet has no value, not the previous attempt's") {
+  TempDir dir;
+  auto s = must(Storage::open_readwrite(dir / "sweep.db"));
+  Study st{*s, must(s->create_study(study_named("rerun", "max", 0.9, "val_acc")))};
+  auto t = st.trial();
+  must(s->ingest(t, 0, {eval_record(0, 100, 10.0, {{"val_acc", 0.7725}}),
+                        eval_record(1, 200, 20.0, {{"val_acc", 0.7646}}, RecordKind::final)}));
+  CHECK(must(s->summaries(st.id))[0].value == Approx(0.7646));
+  must(s->transition({t, TrialState::waiting, TrialState::cancelled, 0, "test", "cancelled"}));
+  must(s->transition({t, TrialState::cancelled, TrialState::waiting, 1, "test", "rerun"}));
+  auto a = must(s->summaries(st.id))[0];
+  CHECK(a.attempt == 1);
+  CHECK_FALSE(a.value.has_value());
+  must(s->ingest(t, 1, {eval_record(0, 100, 10.0, {{"val_acc", 0.5}})}));
+  CHECK(must(s->summaries(st.id))[0].value == Approx(0.5));
 }

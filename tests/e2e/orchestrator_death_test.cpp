@@ -125,6 +125,13 @@ TEST_CASE("e2e asked: a pruned script that breaks out of its loop and exits 0 is
   REQUIRE(best.exit_code == 0);
   CHECK(json::parse(best.out)["trial"] == 1);
   CHECK(r.err.find("1 complete, 1 pruned") != std::string::npos);
+  // status: each trial's last value and its best; the pruned trial's 0.1 is both.
+  auto st = run_dlsweep(db, {"status", "ask-exit0", "--format", "json"}, dir);
+  REQUIRE(st.exit_code == 0);
+  auto sj = json::parse(st.out);
+  REQUIRE(sj.size() == 2);
+  CHECK(sj[1]["best"].get<double>() == Approx(0.89));
+  CHECK(sj[1]["val_acc"].get<double>() == Approx(0.89));
 }
 
 TEST_CASE("e2e death: a closed pipe (submit | head) does not stop the sweep") {
