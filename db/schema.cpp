@@ -15,6 +15,28 @@
 namespace dlsweep::db {
 namespace {
 
+// The trial_summary view, as version 1 created it and version 3 recreates it (its
+// trial_objective changed under it). A macro so that it joins both raw strings.
+#define DLSWEEP_TRIAL_SUMMARY_VIEW R"sql(
+CREATE VIEW trial_summary AS
+SELECT t.id AS trial_id, t.study_id, t.number, t.state, t.attempt,
+       tp.params,
+       o.metric AS objective_metric, o.mode AS objective_mode, o.target AS objective_target,
+       o.value, o.best_value,
+       tt.steps_to_target, tt.samples_to_target, tt.time_to_target_s,
+       (SELECT m.value FROM metrics m
+         WHERE m.trial_id = t.id AND m.name = 'samples_per_s'
+         ORDER BY m.attempt DESC, m.seq DESC LIMIT 1) AS samples_per_s,
+       (SELECT r.wall_s FROM records r
+         WHERE r.trial_id = t.id AND r.kind <> 'log'
+         ORDER BY r.attempt DESC, r.seq DESC LIMIT 1) AS wall_s,
+       t.exit_code, t.message, t.trial_dir, t.created_at, t.updated_at
+FROM trials t
+JOIN trial_params tp ON tp.trial_id = t.id
+JOIN trial_objective o ON o.trial_id = t.id
+JOIN time_to_target tt ON tt.trial_id = t.id;
+)sql"
+
 // Version 0 -> 1: the initial schema.
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE studies (
@@ -161,24 +183,7 @@ LEFT JOIN metrics h
 
 -- Everything a results table needs, one row per trial. samples_per_s is the latest value
 -- of that metric (as in metric_latest, looked up directly so each trial costs one seek).
-CREATE VIEW trial_summary AS
-SELECT t.id AS trial_id, t.study_id, t.number, t.state, t.attempt,
-       tp.params,
-       o.metric AS objective_metric, o.mode AS objective_mode, o.target AS objective_target,
-       o.value, o.best_value,
-       tt.steps_to_target, tt.samples_to_target, tt.time_to_target_s,
-       (SELECT m.value FROM metrics m
-         WHERE m.trial_id = t.id AND m.name = 'samples_per_s'
-         ORDER BY m.attempt DESC, m.seq DESC LIMIT 1) AS samples_per_s,
-       (SELECT r.wall_s FROM records r
-         WHERE r.trial_id = t.id AND r.kind <> 'log'
-         ORDER BY r.attempt DESC, r.seq DESC LIMIT 1) AS wall_s,
-       t.exit_code, t.message, t.trial_dir, t.created_at, t.updated_at
-FROM trials t
-JOIN trial_params tp ON tp.trial_id = t.id
-JOIN trial_objective o ON o.trial_id = t.id
-JOIN time_to_target tt ON tt.trial_id = t.id;
-)sql";
+)sql" DLSWEEP_TRIAL_SUMMARY_VIEW;
 
 // Version 1 -> 2: trials asked for with `dlsweep enqueue` (fixed params, run before the
 // sampled ones). `request` makes recording a request idempotent (a request file read twice
@@ -215,24 +220,7 @@ SELECT t.id AS trial_id, t.study_id,
           FROM metrics m
          WHERE m.trial_id = t.id AND m.name = s.objective_metric AND m.kind IN ('eval', 'final')) AS best_value
 FROM trials t JOIN studies s ON s.id = t.study_id;
-CREATE VIEW trial_summary AS
-SELECT t.id AS trial_id, t.study_id, t.number, t.state, t.attempt,
-       tp.params,
-       o.metric AS objective_metric, o.mode AS objective_mode, o.target AS objective_target,
-       o.value, o.best_value,
-       tt.steps_to_target, tt.samples_to_target, tt.time_to_target_s,
-       (SELECT m.value FROM metrics m
-         WHERE m.trial_id = t.id AND m.name = 'samples_per_s'
-         ORDER BY m.attempt DESC, m.seq DESC LIMIT 1) AS samples_per_s,
-       (SELECT r.wall_s FROM records r
-         WHERE r.trial_id = t.id AND r.kind <> 'log'
-         ORDER BY r.attempt DESC, r.seq DESC LIMIT 1) AS wall_s,
-       t.exit_code, t.message, t.trial_dir, t.created_at, t.updated_at
-FROM trials t
-JOIN trial_params tp ON tp.trial_id = t.id
-JOIN trial_objective o ON o.trial_id = t.id
-JOIN time_to_target tt ON tt.trial_id = t.id;
-)sql";
+)sql" DLSWEEP_TRIAL_SUMMARY_VIEW;
 
 // kMigrations[v] takes a database from version v to v + 1.
 constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};

@@ -19,23 +19,18 @@ std::string clock_time(double s) {
   return fmt::format("{:02d}:{:02d}", t / 60, t % 60);
 }
 
-std::string timestamp() {
+/// Now, formatted by strftime: local time for the terminal, UTC for the log.
+std::string now_as(const char* format, bool utc) {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
-  ::localtime_r(&now, &tm);
+  if (utc) ::gmtime_r(&now, &tm);
+  else ::localtime_r(&now, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
 
-std::string date_time() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string timestamp() { return now_as("%H:%M:%S", false); }
 
 }  // namespace
 
@@ -100,7 +95,7 @@ void Progress::put(const std::string& text) {
 
 void Progress::log(const std::string& line) {
   if (!log_) return;
-  std::fputs(fmt::format("{} {}\n", date_time(), line).c_str(), log_);
+  std::fputs(fmt::format("{} {}\n", now_as("%Y-%m-%dT%H:%M:%SZ", true), line).c_str(), log_);
   std::fflush(log_);
 }
 
