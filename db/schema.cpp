@@ -16,8 +16,8 @@ namespace dlsweep::db {
 namespace {
 
 // The trial_summary view, as version 1 created it and version 3 recreates it (its
-// trial_objective changed under it). A macro so that it joins both raw strings.
-#define DLSWEEP_TRIAL_SUMMARY_VIEW R"sql(
+// trial_objective changed under it).
+constexpr const char* kTrialSummaryView = R"sql(
 CREATE VIEW trial_summary AS
 SELECT t.id AS trial_id, t.study_id, t.number, t.state, t.attempt,
        tp.params,
@@ -35,9 +35,9 @@ FROM trials t
 JOIN trial_params tp ON tp.trial_id = t.id
 JOIN trial_objective o ON o.trial_id = t.id
 JOIN time_to_target tt ON tt.trial_id = t.id;
-)sql"
+)sql";
 
-// Version 0 -> 1: the initial schema.
+// Version 0 -> 1: the initial schema (and kTrialSummaryView after it).
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE studies (
   id               INTEGER PRIMARY KEY,
@@ -183,7 +183,7 @@ LEFT JOIN metrics h
 
 -- Everything a results table needs, one row per trial. samples_per_s is the latest value
 -- of that metric (as in metric_latest, looked up directly so each trial costs one seek).
-)sql" DLSWEEP_TRIAL_SUMMARY_VIEW;
+)sql";
 
 // Version 1 -> 2: trials asked for with `dlsweep enqueue` (fixed params, run before the
 // sampled ones). `request` makes recording a request idempotent (a request file read twice
@@ -202,7 +202,7 @@ CREATE TABLE enqueued_trials (
 );
 )sql";
 
-// Version 2 -> 3: a trial's `value` (the objective's last value) is its current attempt's:
+// Version 2 -> 3 (and kTrialSummaryView after it): a trial's `value` (the objective's last value) is its current attempt's:
 // a rerun that has not reported yet has none, instead of showing the previous attempt's last
 // value in `status`. (best_value and time to target still span attempts: a retry continues
 // from the checkpoint of the attempt before.)
@@ -220,10 +220,11 @@ SELECT t.id AS trial_id, t.study_id,
           FROM metrics m
          WHERE m.trial_id = t.id AND m.name = s.objective_metric AND m.kind IN ('eval', 'final')) AS best_value
 FROM trials t JOIN studies s ON s.id = t.study_id;
-)sql" DLSWEEP_TRIAL_SUMMARY_VIEW;
+)sql";
 
 // kMigrations[v] takes a database from version v to v + 1.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
+const std::string kMigrations[] = {std::string(kSchemaV1) + kTrialSummaryView, kSchemaV2,
+                                   std::string(kSchemaV3) + kTrialSummaryView};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 Result<std::int64_t> pragma_int(sqlite3* db, const char* sql) {
