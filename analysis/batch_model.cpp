@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -80,6 +82,50 @@ std::size_t distinct_batches(const std::vector<BatchPoint>& p) {
   return s.size();
 }
 
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+// Sets f.determined and, when false, why and what to run (docs/math.md#when-b_crit-is-determined).
+void judge(BatchFit& f) {
+  std::vector<std::string> why, todo;
+  const double span = f.b_crit_lo > 0 ? f.b_crit_hi / f.b_crit_lo : INFINITY;
+  if (f.at_edge)
+    why.push_back(fmt::format("the fit ran to the edge of its search ({:.3g} .. {:.3g}): the steps show no bend, so "
+                              "B_crit = {:.4g} is only a bound",
+                              f.batch_lo / 1e3, f.batch_hi * 1e3, f.b_crit));
+  else if (f.b_crit > f.batch_hi * kRegimeFactor || f.b_crit < f.batch_lo / kRegimeFactor)
+    why.push_back(fmt::format("B_crit = {:.4g} lies more than {:g}x outside the batch sizes fitted ({:g} .. {:g}): "
+                              "the data do not show the bend",
+                              f.b_crit, kRegimeFactor, f.batch_lo, f.batch_hi));
+  if (f.resamples == 0)
+    why.push_back("no bootstrap interval was computed");
+  else if (!(span <= kDeterminedSpan))
+    why.push_back(fmt::format("its {:.0f}% bootstrap interval {:.3g} .. {:.3g} spans a factor {:.3g}, more than {:g}",
+                              f.level * 100, f.b_crit_lo, f.b_crit_hi, span, kDeterminedSpan));
+  f.determined = why.empty();
+  if (f.determined) return;
+  f.undetermined_reason = join(why, "; ");
+  // Where the interval (or the estimate, at the edge) leaves the measured batch sizes, the
+  // data that would close it lie there; an interval inside them is wide from noise.
+  const double up = f.at_edge ? f.b_crit : f.b_crit_hi, down = f.at_edge ? f.b_crit : f.b_crit_lo;
+  if (up > f.batch_hi)
+    todo.push_back(fmt::format("run batch sizes above {0:g} (e.g. {1:g}, {2:g}) long enough to reach the target, until "
+                               "a bigger batch stops saving steps",
+                               f.batch_hi, 2 * f.batch_hi, 4 * f.batch_hi));
+  if (down < f.batch_lo && f.batch_lo > 1)
+    todo.push_back(fmt::format("run batch sizes below {0:g} (e.g. {1:g}, {2:g}), where halving the batch should double "
+                               "the steps",
+                               f.batch_lo, std::max(1.0, std::floor(f.batch_lo / 2)), std::max(1.0, std::floor(f.batch_lo / 4))));
+  if (todo.empty() || f.points < 5)
+    todo.push_back(fmt::format("run each configuration with 2-3 seeds (`seed: [1, 2, 3]` in `space`) so each batch "
+                               "size's steps are a mean, and more batch sizes within {:g} .. {:g} ({} so far)",
+                               f.batch_lo, f.batch_hi, f.points));
+  f.to_determine = join(todo, "; ");
+}
+
 }  // namespace
 
 Result<BatchFit> fit_batch_model(const std::vector<BatchPoint>& points, const FitOptions& opt) {
@@ -121,6 +167,7 @@ Result<BatchFit> fit_batch_model(const std::vector<BatchPoint>& points, const Fi
       out.b_crit_hi = std::exp(percentile(logs, (1 + opt.level) / 2));
     }
   }
+  judge(out);
   return out;
 }
 

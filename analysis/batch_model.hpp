@@ -9,6 +9,9 @@
 // batch-size points (resampled with replacement, fixed seed, percentiles of B_crit).
 // Regimes (rule documented in docs/math.md#regimes): B <= B_crit/4 perfect scaling,
 // B >= 4 B_crit maximal data parallelism, in between diminishing returns.
+// Whether the data determine B_crit at all (docs/math.md#when-b_crit-is-determined): not at
+// the edge of the search, an interval spanning at most kDeterminedSpan, and B_crit within a
+// factor kRegimeFactor of the measured batch sizes. An undetermined B_crit names no regime.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,8 @@
 #include "common/result.hpp"
 
 namespace dlsweep::analysis {
+
+inline constexpr double kRegimeFactor = 4;  ///< the regime bands are B_crit/4 and 4 B_crit
 
 struct BatchPoint {
   double batch = 0;   ///< B > 0
@@ -43,7 +48,17 @@ struct BatchFit {
   /// B_crit ended at the edge of the searched range (1e-3 x smallest .. 1e3 x largest batch):
   /// the data show no bend (all perfect scaling, or all flat); the value is a bound only.
   bool at_edge = false;
+  /// The data pin B_crit down (see kDeterminedSpan): only then are regimes named. Set by
+  /// fit_batch_model; false on a default-constructed fit.
+  bool determined = false;
+  std::string undetermined_reason;  ///< why not, in words (empty when determined)
+  std::string to_determine;         ///< what to run so that it is (empty when determined)
 };
+
+/// B_crit counts as determined only when its bootstrap interval spans at most this factor
+/// (hi/lo): within it B_crit is known to about sqrt(10) = 3.2x either way, less than the
+/// factor kRegimeFactor between B_crit and either regime boundary.
+inline constexpr double kDeterminedSpan = 10;
 
 /// Fewer than 3 distinct batch sizes (or a non-positive value) is refused with an Error that
 /// says how many there were and what to run.
@@ -54,7 +69,6 @@ double steps_at(const BatchFit& f, double batch);
 double samples_at(const BatchFit& f, double batch);
 
 enum class Regime { perfect_scaling, diminishing_returns, maximal_parallelism };
-inline constexpr double kRegimeFactor = 4;  ///< the bands are B_crit/4 and 4 B_crit
 Regime classify(double batch, double b_crit);
 /// "perfect scaling", "diminishing returns", "maximal data parallelism".
 std::string regime_name(Regime r);

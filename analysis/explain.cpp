@@ -137,13 +137,17 @@ Explanation explain_best(const StudyData& study, Criterion criterion, const FitO
   if (!study.target) e.fit_refusal = "the study has no objective target, so there are no steps to a target to fit";
   else if (auto f = fit_batch_model(pts, fit_opt)) e.fit = *f;
   else e.fit_refusal = f.error().what;
-  if (e.fit && e.winner && e.winner->batch > 0) e.regime = classify(static_cast<double>(e.winner->batch), e.fit->b_crit);
+  // An undetermined B_crit names no regime (docs/math.md#when-b_crit-is-determined).
+  const bool known = e.fit && e.fit->determined;
+  if (known && e.winner && e.winner->batch > 0) e.regime = classify(static_cast<double>(e.winner->batch), e.fit->b_crit);
 
   if (e.winner)
     for (const auto& s : learning_speedups(e.table))
       if (s.batch == e.winner->batch) e.speedup = s;
   e.scaling = scaling_tables(study);
-  e.noise = summarize_noise(study, noise_scales(study), e.fit ? std::optional<double>(e.fit->b_crit) : std::nullopt);
+  const auto noise = noise_scales(study);
+  e.noise_reported = !noise.empty();
+  e.noise = summarize_noise(study, noise, known ? std::optional<double>(e.fit->b_crit) : std::nullopt);
 
   for (const auto& t : study.trials) {
     if (!t.complete()) {
@@ -218,6 +222,9 @@ std::vector<std::string> Explanation::lines() const {
                               fit->b_crit, fit->level * 100, fit->b_crit_lo, fit->b_crit_hi, fit->resamples, fit->s_min,
                               fit->e_min, fit->points, fit->batch_lo, fit->batch_hi,
                               fit->at_edge ? " (at the edge of the search: no bend in the data, a bound only)" : ""));
+    if (!fit->determined)
+      out.push_back(fmt::format("B_crit is not determined: {}. No regime is named. To determine it: {}",
+                                fit->undetermined_reason, fit->to_determine));
   } else if (!fit_refusal.empty()) {
     out.push_back("no batch-size model: " + fit_refusal);
   }
@@ -251,6 +258,10 @@ std::vector<std::string> Explanation::lines() const {
                                 *noise.median_at_target, noise.trials, *noise.lo, *noise.hi);
     if (noise.ratio_to_b_crit) s += fmt::format("; B_simple / B_crit = {:.3g}", *noise.ratio_to_b_crit);
     out.push_back(s);
+  } else if (fit && !noise_reported) {
+    out.push_back("gradient noise scale: no trial reported the metric grad_noise_scale (B_simple), so it is not "
+                  "compared with B_crit; a program reports it with its eval records (README, \"Metrics the analysis "
+                  "reads\")");
   }
   if (winner) {
     if (runner_ups_within_noise) {

@@ -42,7 +42,7 @@ struct Explanation {
   std::optional<Contender> winner;          ///< nullopt: nothing to recommend
   std::optional<BatchFit> fit;
   std::string fit_refusal;                  ///< why there is no fit (empty when there is one)
-  std::optional<Regime> regime;             ///< of the winner's batch
+  std::optional<Regime> regime;             ///< of the winner's batch; only when fit->determined
   /// Pooled seed std of the criterion, on log scale for time/steps, raw for value (nullopt:
   /// no configuration has several seeds, so seed noise is unknown).
   std::optional<double> seed_log_sd;
@@ -50,7 +50,8 @@ struct Explanation {
   bool runner_ups_within_noise = false;     ///< runner_ups are those within noise
   std::optional<LearningSpeedup> speedup;   ///< of the winner's batch vs the smallest batch
   std::vector<ScalingTable> scaling;        ///< strong/weak scaling over ranks and threads (when searched)
-  NoiseSummary noise;
+  NoiseSummary noise;                       ///< ratio_to_b_crit only when B_crit is determined
+  bool noise_reported = false;              ///< some trial reported grad_noise_scale
   TargetTable table;
   std::vector<Exclusion> excluded;          ///< every trial that could not win, and why
 

@@ -46,6 +46,7 @@ std::vector<StepSample> step_samples(const StudyData& study) {
     s.eval_s = summarize(eval_each).mean;
     s.start_s = std::max(0.0, first.wall_s - static_cast<double>(first.step) * per_step - first.t_eval_s.value_or(0));
     s.eval_interval_samples = median(gaps);
+    for (const EvalPoint* p : ev) s.eval_timed |= p->t_eval_s.has_value(), s.allreduce_timed |= p->t_allreduce_s.has_value();
     out.push_back(s);
   }
   return out;
@@ -57,7 +58,8 @@ Result<StepTimeModel> fit_step_time(const std::vector<StepSample>& samples) {
   if (sizes.size() < 2)
     return fail(fmt::format("cannot fit the step-time model: {} per-rank batch size{} with timings, at least 2 are needed",
                             sizes.size(), sizes.size() == 1 ? "" : "s"),
-                "step-time model", "run complete trials at two or more batch sizes (the trainer reports the timings)");
+                "step-time model",
+                "run complete trials at two or more batch sizes, each reporting time_compute_s with its eval records");
   // Weighted least squares of y = a + b x with weights 1/y^2 (relative error).
   double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& s : samples) {
@@ -89,6 +91,8 @@ Result<StepTimeModel> fit_step_time(const std::vector<StepSample>& samples) {
     ev[s.ranks].push_back(s.eval_s);
     starts.push_back(s.start_s);
     if (s.eval_interval_samples > 0) gaps.push_back(s.eval_interval_samples);
+    m.eval_untimed += !s.eval_timed;
+    m.allreduce_untimed += s.ranks > 1 && !s.allreduce_timed;
   }
   for (auto& [n, xs] : ar) m.allreduce_measured[n] = summarize(xs).mean;
   for (auto& [n, xs] : ev) m.eval_measured[n] = summarize(xs).mean;
@@ -119,6 +123,48 @@ Result<StepTimeModel> fit_step_time(const std::vector<StepSample>& samples) {
   return m;
 }
 
+Result<StepTimeModel> fit_step_time(const StudyData& study) {
+  auto model = fit_step_time(step_samples(study));
+  if (model) return model;
+  // Say what the trials lack, so a user program knows which metric to report.
+  std::size_t complete = 0, single = 0, evals = 0, timed = 0;
+  for (const auto& t : study.trials) {
+    if (!t.complete()) continue;
+    ++complete;
+    if (t.batch_ramp || t.batch <= 0) continue;
+    ++single;
+    std::size_t ev = 0, tv = 0;
+    for (const auto& p : t.curve)
+      if (!p.final) ++ev, tv += p.t_compute_s.has_value();
+    evals += ev >= 2;
+    timed += tv >= 2;
+  }
+  const std::string where = "step-time model";
+  const std::string report = "report time_compute_s (seconds of training since the previous eval record) with every "
+                             "eval record, and time_eval_s (seconds the evaluation took) and, on several ranks, "
+                             "time_allreduce_exposed_s (README, \"Metrics the analysis reads\")";
+  if (complete == 0)
+    return fail("cannot fit the step-time model: no trial is COMPLETE", where,
+                "let trials finish: step times are measured on COMPLETE trials");
+  if (single == 0)
+    return fail(fmt::format("cannot fit the step-time model: none of the {} COMPLETE trials has one batch size", complete),
+                where, "give the trials a batch_size parameter (or report the metric batch_size) and no batch_ramp");
+  if (evals == 0)
+    return fail(fmt::format("cannot fit the step-time model: none of the {} COMPLETE trials with one batch size has two "
+                            "or more eval records (the step time is measured between them)",
+                            single),
+                where, "report an eval record more than once per trial (e.g. every epoch), and " + report);
+  if (timed == 0)
+    return fail(fmt::format("cannot fit the step-time model: none of the {} COMPLETE trials with one batch size reported "
+                            "time_compute_s in its eval records",
+                            evals),
+                where, report);
+  Error e = model.error();
+  if (timed < evals)
+    e.what += fmt::format(" ({} of the {} COMPLETE trials with one batch size reported time_compute_s)", timed, evals);
+  return std::unexpected(e);
+}
+
 double compute_time(const StepTimeModel& m, double per_rank_batch) { return m.a_c + m.b_c * per_rank_batch; }
 
 double allreduce_time(const StepTimeModel& m, int ranks) {
@@ -140,7 +186,8 @@ double eval_time(const StepTimeModel& m, int ranks) {
   return t * r / ranks;
 }
 
-Prediction predict_with_steps(double steps, const StepTimeModel& m, double batch, int ranks, double b_crit) {
+Prediction predict_with_steps(double steps, const StepTimeModel& m, double batch, int ranks,
+                              std::optional<double> b_crit) {
   Prediction p;
   p.batch = batch;
   p.ranks = ranks;
@@ -153,12 +200,13 @@ Prediction predict_with_steps(double steps, const StepTimeModel& m, double batch
   p.eval_s = eval_time(m, ranks);
   p.start_s = m.start_s;
   p.time_s = p.start_s + p.steps * p.step_s + p.evals * p.eval_s;
-  p.regime = classify(batch, b_crit);
+  if (b_crit) p.regime = classify(batch, *b_crit);
   return p;
 }
 
 Prediction predict(const BatchFit& fit, const StepTimeModel& m, double batch, int ranks) {
-  return predict_with_steps(steps_at(fit, batch), m, batch, ranks, fit.b_crit);
+  return predict_with_steps(steps_at(fit, batch), m, batch, ranks,
+                            fit.determined ? std::optional<double>(fit.b_crit) : std::nullopt);
 }
 
 Result<Plan> make_plan(const BatchFit& fit, const StepTimeModel& m, const std::vector<int>& ranks, const PlanOptions& opt) {
@@ -190,15 +238,29 @@ Result<Plan> make_plan(const BatchFit& fit, const StepTimeModel& m, const std::v
                                     "(RMS log residual {:.3f})",
                                     fit.s_min, fit.b_crit, fit.level * 100, fit.b_crit_lo, fit.b_crit_hi, fit.e_min,
                                     fit.points, fit.batch_lo, fit.batch_hi, fit.rmse_log));
+  if (!fit.determined)
+    plan.inputs.push_back(fmt::format("B_crit is not determined ({}), so no regime is named; S(B) is used only within "
+                                      "the batch sizes measured. To determine it: {}",
+                                      fit.undetermined_reason, fit.to_determine));
   plan.inputs.push_back(fmt::format("compute per step: {:.4g} s + {:.4g} s x per-rank batch (fitted on {} trials, RMS "
                                     "relative residual {:.1f}%)",
                                     m.a_c, m.b_c, m.compute_points, m.compute_rms_rel * 100));
   for (auto& [n, t] : m.allreduce_measured)
     plan.inputs.push_back(fmt::format("exposed allreduce per step measured at {} ranks: {:.4g} s", n, t));
-  for (auto& [n, t] : m.eval_measured)
-    plan.inputs.push_back(fmt::format("one evaluation measured at {} rank{}: {:.4g} s", n, n == 1 ? "" : "s", t));
+  if (m.eval_untimed < m.compute_points)  // else nothing was measured: said below
+    for (auto& [n, t] : m.eval_measured)
+      plan.inputs.push_back(fmt::format("one evaluation measured at {} rank{}: {:.4g} s", n, n == 1 ? "" : "s", t));
   plan.inputs.push_back(fmt::format("startup before the first step: {:.3g} s; samples between evaluations: {:.0f}",
                                     m.start_s, m.eval_interval_samples));
+  // Missing timings are said, with the metric that would give them (README, "Metrics the analysis reads").
+  if (m.eval_untimed > 0)
+    plan.inputs.push_back(fmt::format("{} of the {} trials reported no time_eval_s: their evaluations count as step time "
+                                      "(report time_eval_s, the seconds each evaluation took, to separate them)",
+                                      m.eval_untimed, m.compute_points));
+  if (m.allreduce_untimed > 0)
+    plan.inputs.push_back(fmt::format("{} multi-rank trial(s) reported no time_allreduce_exposed_s: their allreduce counts "
+                                      "as compute and is taken as 0 (report time_allreduce_exposed_s to measure it)",
+                                      m.allreduce_untimed));
   plan.assumptions = {
       "steps to target follow the fitted S(B) = S_min (1 + B_crit/B) at every rank count (data parallelism changes the "
       "speed, not the trajectory: the loss is averaged over the global batch)",

@@ -45,6 +45,8 @@ struct StepSample {
   double eval_s = 0;              ///< mean time_eval_s per evaluation
   double start_s = 0;             ///< wall_s of the first eval record - its steps x step time - its eval
   double eval_interval_samples = 0;  ///< samples between consecutive evaluations
+  bool eval_timed = false;        ///< some record carried time_eval_s (else eval_s = 0: evaluations count as steps)
+  bool allreduce_timed = false;   ///< some record carried time_allreduce_exposed_s
 };
 
 /// One sample per trial of `study` in state COMPLETE with timing metrics and a single batch.
@@ -60,10 +62,15 @@ struct StepTimeModel {
   std::string net_rule;           ///< how T_net(N) is obtained, in words
   double start_s = 0;             ///< mean startup time
   double eval_interval_samples = 0;
+  std::size_t eval_untimed = 0;       ///< samples without time_eval_s
+  std::size_t allreduce_untimed = 0;  ///< multi-rank samples without time_allreduce_exposed_s
 };
 
 /// Needs >= 2 distinct per-rank batch sizes among the samples (else an Error saying so).
 Result<StepTimeModel> fit_step_time(const std::vector<StepSample>& samples);
+/// fit_step_time(step_samples(study)), refused with what the trials lack: which metric
+/// (time_compute_s, ...) a user program must report, or which batch sizes to run.
+Result<StepTimeModel> fit_step_time(const StudyData& study);
 
 double compute_time(const StepTimeModel& m, double per_rank_batch);
 double allreduce_time(const StepTimeModel& m, int ranks);
@@ -78,13 +85,14 @@ struct Prediction {
   double evals = 0, eval_s = 0;   ///< evaluations before the target, seconds each
   double start_s = 0;
   double time_s = 0;              ///< predicted time to target
-  Regime regime = Regime::diminishing_returns;
+  std::optional<Regime> regime;   ///< nullopt when B_crit is not determined
 };
 
-/// T(B, N) with S(B) from the fit.
+/// T(B, N) with S(B) from the fit (a regime only when fit.determined).
 Prediction predict(const BatchFit& fit, const StepTimeModel& m, double batch, int ranks);
-/// T(B, N) with a measured steps-to-target in place of S(B).
-Prediction predict_with_steps(double steps, const StepTimeModel& m, double batch, int ranks, double b_crit);
+/// T(B, N) with a measured steps-to-target in place of S(B); a regime only with a b_crit.
+Prediction predict_with_steps(double steps, const StepTimeModel& m, double batch, int ranks,
+                              std::optional<double> b_crit);
 
 struct PlanOptions {
   int candidates = 50;            ///< geometric grid of batch sizes (AdaptDL uses ~50)

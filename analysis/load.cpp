@@ -3,7 +3,9 @@
 // every trial's current attempt, long form, pivoted here into EvalPoints.
 #include "analysis/load.hpp"
 
+#include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -21,6 +23,22 @@ void set_metric(EvalPoint& p, const std::string& name, std::optional<double> v) 
   else if (name == "samples_per_s") p.samples_per_s = v;
   else if (name == "lr") p.lr = v;
   else if (name == "batch_size") p.batch = v;
+}
+
+// A program without a batch_size parameter may report its batch as the metric batch_size
+// (as the report reads it): one value throughout is the trial's batch, several a ramp.
+void batch_from_metric(TrialData& t) {
+  if (t.batch > 0 || t.batch_ramp || t.params.contains("batch_size")) return;
+  std::optional<double> first;
+  for (const auto& p : t.curve) {
+    if (!p.batch) continue;
+    if (!first) first = p.batch;
+    else if (*p.batch != *first) {
+      t.batch_ramp = true;
+      return;
+    }
+  }
+  if (first && *first >= 1 && std::floor(*first) == *first) t.batch = static_cast<std::int64_t>(*first);
 }
 
 int int_param(const nlohmann::json& params, const char* key, int otherwise) {
@@ -102,6 +120,7 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
     if (name == study.metric) p->value = v;
     set_metric(*p, name, v);
   }
+  for (auto& t : study.trials) batch_from_metric(t);
   return study;
 }
 

@@ -8,7 +8,7 @@
 //   stats.hpp        Stat, summarize, percentile     (mean/std/n)
 //   seed_groups.hpp  group_by_seed                   (trials differing only in `seed`)
 //   target_table.hpp target_table                    (steps/samples/time to target per batch)
-//   batch_model.hpp  fit_batch_model, classify       (S(B) = S_min(1 + B_crit/B), regimes)
+//   batch_model.hpp  fit_batch_model, classify       (S(B) = S_min(1 + B_crit/B), regimes, determined)
 //   noise.hpp        noise_scales, summarize_noise   (B_simple over training and at target)
 //   speedup.hpp      learning_speedups, scaling_tables, time_to_solution
 //   pooled_time.hpp  pooled_times_to_target          (time to target over trials of one speed)

@@ -40,7 +40,8 @@ TargetTable target_table(const StudyData& study) {
     const auto& t = study.trials[i];
     if (!t.complete()) table.excluded.push_back({t.number, exclusion_reason(t)});
     else if (t.batch_ramp) table.excluded.push_back({t.number, "batch_ramp: the batch changes during training, so it has no single batch size"});
-    else if (t.batch <= 0) table.excluded.push_back({t.number, "no batch_size parameter"});
+    else if (t.batch <= 0)
+      table.excluded.push_back({t.number, "no batch size: neither a batch_size parameter nor a reported batch_size metric"});
     else usable.push_back(i);
   }
   table.groups = group_by_seed(study.trials, usable);

@@ -18,8 +18,13 @@ json to_json(const BatchFit& f) {
           {"b_crit_lo", f.b_crit_lo}, {"b_crit_hi", f.b_crit_hi}, {"level", f.level},
           {"resamples", f.resamples}, {"rmse_log", f.rmse_log},   {"points", f.points},
           {"batch_lo", f.batch_lo},   {"batch_hi", f.batch_hi},   {"at_edge", f.at_edge},
-          {"regime_bands", {{"perfect_scaling_below", f.b_crit / kRegimeFactor},
-                            {"maximal_parallelism_above", f.b_crit * kRegimeFactor}}}};
+          {"determined", f.determined},
+          {"undetermined_reason", f.determined ? json(nullptr) : json(f.undetermined_reason)},
+          {"to_determine", f.determined ? json(nullptr) : json(f.to_determine)},
+          // No bands from an undetermined B_crit (docs/math.md#when-b_crit-is-determined).
+          {"regime_bands", f.determined ? json{{"perfect_scaling_below", f.b_crit / kRegimeFactor},
+                                               {"maximal_parallelism_above", f.b_crit * kRegimeFactor}}
+                                        : json(nullptr)}};
 }
 
 json to_json(const TargetTable& t) {
@@ -82,13 +87,16 @@ json to_json(const StepTimeModel& m) {
   for (auto& [n, t] : m.eval_measured) ev[std::to_string(n)] = t;
   return {{"compute_a_s", m.a_c},          {"compute_b_s_per_sample", m.b_c}, {"compute_points", m.compute_points},
           {"compute_rms_rel", m.compute_rms_rel}, {"allreduce_measured_s", ar}, {"eval_measured_s", ev},
-          {"net_rule", m.net_rule},        {"start_s", m.start_s},           {"eval_interval_samples", m.eval_interval_samples}};
+          {"net_rule", m.net_rule},        {"start_s", m.start_s},           {"eval_interval_samples", m.eval_interval_samples},
+          {"trials_without_time_eval_s", m.eval_untimed},
+          {"multi_rank_trials_without_time_allreduce_exposed_s", m.allreduce_untimed}};
 }
 
 json to_json(const Prediction& p) {
   return {{"batch", p.batch},   {"ranks", p.ranks},     {"steps", p.steps},         {"samples", p.samples},
           {"compute_s", p.compute_s}, {"allreduce_s", p.allreduce_s}, {"step_s", p.step_s}, {"evals", p.evals},
-          {"eval_s", p.eval_s}, {"start_s", p.start_s}, {"time_to_target_s", p.time_s}, {"regime", regime_id(p.regime)}};
+          {"eval_s", p.eval_s}, {"start_s", p.start_s}, {"time_to_target_s", p.time_s},
+          {"regime", p.regime ? json(regime_id(*p.regime)) : json(nullptr)}};
 }
 
 json to_json(const Plan& p) {
@@ -127,6 +135,7 @@ json to_json(const Explanation& e) {
           {"runner_ups_within_noise", e.runner_ups_within_noise},
           {"speedup", e.speedup ? to_json(std::vector<LearningSpeedup>{*e.speedup}).at(0) : json(nullptr)},
           {"noise_scale", to_json(e.noise)},
+          {"noise_scale_reported", e.noise_reported},
           {"scaling", [&] {
              json a = json::array();
              for (const auto& t : e.scaling) a.push_back(to_json(t));

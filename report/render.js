@@ -157,7 +157,12 @@
     return c;
   }
 
-  function emptyNote(parent, id, why) {
+  // FAILED trials whose objective or loss became NaN/inf (their message says "diverged").
+function divergedTrials(m) {
+  return m.trials.filter((t) => t.state === 'FAILED' && /^diverged/.test(t.message || ''));
+}
+
+function emptyNote(parent, id, why) {
     parent.append(el('p', { class: 'empty', 'data-chart': id, 'data-empty': why, text: 'Nothing to draw: ' + why }));
   }
 
@@ -197,11 +202,18 @@
         if (box.checked) state.hiddenStates.delete(s); else state.hiddenStates.add(s);
         applyVisibility(state, m);
       });
-      ctl.append(el('label', { style: `color:${STATE_COLOR[s]}` }, box, ` ${s} (${m.counts[s]})`));
+      const nDiverged = s === 'FAILED' ? divergedTrials(m).length : 0;
+      ctl.append(el('label', { style: `color:${STATE_COLOR[s]}` }, box,
+        ` ${s} (${m.counts[s]}${nDiverged ? `, ${nDiverged} diverged` : ''})`));
     }
     c.append(ctl, batchLegend(ctx));
     const withCurve = m.trials.filter((t) => m.curves[t.number] && m.curves[t.number].objective.some(finite));
-    if (!withCurve.length) return emptyNote(c, 'convergence', `no trial has reported ${obj} yet`);
+    if (!withCurve.length) {
+      const nDiverged = divergedTrials(m).length;
+      return emptyNote(c, 'convergence', nDiverged
+        ? `no trial has a finite ${obj}: ${nDiverged} diverged (their ${obj} was NaN/inf, recorded as null)`
+        : `no trial has reported ${obj} yet`);
+    }
     const grid = el('div', { class: 'grid3' });
     c.append(grid);
     for (const [key, label] of [['step', 'step'], ['samples', 'samples seen'], ['wall_s', 'wall time (s)']]) {
@@ -257,8 +269,12 @@
   // ---- 2 and 3. steps/samples/time to target vs batch size
   function analysisOf(m) { return m.analysis && m.analysis.available ? m.analysis : null; }
 
+  // An undetermined B_crit (analysis: docs/math.md#when-b_crit-is-determined) shades no regime
+  // and draws no B_crit line.
+  const bCritKnown = (an) => !!an && an.determined !== false && finite(an.b_crit);
+
   function regimeBands(an) {
-    if (!an || !Array.isArray(an.regimes)) return [];
+    if (!bCritKnown(an) || !Array.isArray(an.regimes)) return [];
     const colors = { perfect_scaling: 'rgba(43,138,62,0.08)', diminishing_returns: 'rgba(230,119,0,0.08)', maximal_parallelism: 'rgba(201,42,42,0.08)' };
     return an.regimes.filter((r) => finite(r.from) && finite(r.to)).map((r) => ({ from: r.from, to: r.to, color: colors[r.regime] || 'rgba(0,0,0,0.05)', label: r.label || r.regime }));
   }
@@ -269,7 +285,8 @@
     const fitNote = an ? `Curves: the fitted batch-size model (${an.method || 'least squares in log space'}); ` +
       `B_crit = ${fmt(an.b_crit, 3)}${an.b_crit_interval ? ` (${Math.round(100 * (an.level || 0.9))}% interval ${fmt(an.b_crit_interval[0], 3)} to ${fmt(an.b_crit_interval[1], 3)})` : ''}` +
       `${an.at_edge ? ' (at the edge of the searched range: a bound only)' : ''}; S_min = ${fmt(an.s_min, 3)} steps, E_min = ${fmt(an.e_min, 3)} samples; ` +
-      'shaded: the regimes (perfect scaling, diminishing returns, maximal data parallelism).'
+      (bCritKnown(an) ? 'shaded: the regimes (perfect scaling, diminishing returns, maximal data parallelism).'
+        : `B_crit is NOT determined (${an.undetermined_reason || 'see best --explain'}), so no regime is shaded. To determine it: ${an.to_determine || 'run more batch sizes'}.`)
       : `No fitted curve: ${m.analysis && m.analysis.reason ? m.analysis.reason : 'no analysis'}.`;
     const c = card(root, 'to-target', 'Steps and samples to target vs batch size (log-log)',
       `Per batch size, the best trial over the other parameters (filled) and every trial that reached ${m.study.objective_metric} ` +
@@ -297,7 +314,7 @@
         datasets.push({ label: 'fit', data: an[fitKey].map((p) => ({ x: p.batch_size, y: p.value })), showLine: true, borderColor: '#c2255c', borderWidth: 2, pointRadius: 0 });
       const opts = baseOptions('batch size', label, 'logarithmic', 'logarithmic');
       opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
-      opts.plugins.dlsweepMarks = { bands: regimeBands(an), vlines: an && finite(an.b_crit) ? [{ x: an.b_crit, label: 'B_crit ' + fmt(an.b_crit, 3), color: '#c2255c' }] : [] };
+      opts.plugins.dlsweepMarks = { bands: regimeBands(an), vlines: bCritKnown(an) ? [{ x: an.b_crit, label: 'B_crit ' + fmt(an.b_crit, 3), color: '#c2255c' }] : [] };
       opts.plugins.tooltip.callbacks = { label: (it) => `B=${fmt(it.parsed.x)}: ${fmt(it.parsed.y)}${it.raw.n !== undefined ? ' (trial #' + it.raw.n + ')' : ''}` };
       chart(state, grid, id, { type: 'scatter', data: { datasets }, options: opts, plugins: [marksPlugin] });
     }
@@ -324,9 +341,15 @@
   // ---- 4. gradient noise scale over training
   function noiseScale(state, root, m, ctx) {
     const an = analysisOf(m);
+    const ns = m.noise_scale;
+    // No trial reported the metric: the chart is hidden, and the note says how a program reports it.
+    if (ns && ns.reported === false) {
+      const h = card(root, 'noise-scale', 'Gradient noise scale B_simple: not measured');
+      return emptyNote(h, 'noise-scale', ns.note || 'no trial reported grad_noise_scale');
+    }
     const c = card(root, 'noise-scale', 'Gradient noise scale B_simple over training',
-      'B_simple = tr(Σ)/|G|² (McCandlish et al. 2018) as the trainer measured it, per trial, against samples seen; ' +
-      (an && finite(an.b_crit) ? `dashed: the fitted B_crit = ${fmt(an.b_crit, 3)}.` : 'no fitted B_crit to compare with (see above).') +
+      'B_simple = tr(Σ)/|G|² (McCandlish et al. 2018) as the trial reported it (metric grad_noise_scale), per trial, against samples seen; ' +
+      (bCritKnown(an) ? `dashed: the fitted B_crit = ${fmt(an.b_crit, 3)}.` : 'no determined B_crit to compare with (see above).') +
       (an && an.noise && finite(an.noise.median_at_target) ? ` Median B_simple where the COMPLETE trials reached the target: ${fmt(an.noise.median_at_target, 3)} ` +
         `(${an.noise.trials} trials, range ${fmt(an.noise.lo, 3)} to ${fmt(an.noise.hi, 3)})${finite(an.noise.ratio_to_b_crit) ? `, ${fmt(an.noise.ratio_to_b_crit, 3)} x B_crit` : ''}.` : ''));
     c.append(batchLegend(ctx));
@@ -338,7 +361,7 @@
       return { label: trialLabel(t), data, trial: t.number, borderColor: ctx.color(t.batch_size), borderDash: DASH[t.state] || [], borderWidth: 1.3, pointRadius: 0, hidden: isHidden(state, t) };
     });
     const opts = baseOptions('samples seen', 'B_simple', 'linear', 'logarithmic');
-    opts.plugins.dlsweepMarks = { hlines: an && finite(an.b_crit) ? [{ y: an.b_crit, label: 'fitted B_crit', color: '#c2255c' }] : [] };
+    opts.plugins.dlsweepMarks = { hlines: bCritKnown(an) ? [{ y: an.b_crit, label: 'fitted B_crit', color: '#c2255c' }] : [] };
     chart(state, c, 'noise-scale', { type: 'line', data: { datasets }, options: opts, plugins: [marksPlugin] });
   }
 
@@ -349,7 +372,7 @@
       'global batch and threads per rank (mean over trials of a shape); scaling efficiency = T(N) / (N/N0 · T(N0)), ' +
       'N0 the smallest rank count measured, in the tooltip and the dashed lines (right axis).');
     const done = m.trials.filter((t) => t.state === 'COMPLETE' && finite(t.samples_per_s) && finite(t.batch_size));
-    if (!done.length) return emptyNote(c, 'throughput-batch', 'no COMPLETE trial reported samples_per_s');
+    if (!done.length) return emptyNote(c, 'throughput-batch', 'no COMPLETE trial reported the metric samples_per_s (training samples per second; a program reports it with its eval records)');
     const grid = el('div', { class: 'grid2' });
     c.append(grid);
     const ranks = [...new Set(done.map((t) => t.ranks))].sort((a, b) => a - b);
@@ -424,7 +447,7 @@
       cv.step.forEach((x, j) => { if (finite(x) && finite(cv.lr[j])) data.push({ x, y: cv.lr[j] }); });
       if (data.length) datasets.push({ label: trialLabel(t), data, trial: n, borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length], stepped: false, pointRadius: 2, borderWidth: 1.5 });
     });
-    if (!datasets.length) return emptyNote(c, 'lr', 'no trial reported lr');
+    if (!datasets.length) return emptyNote(c, 'lr', 'no trial reported the metric lr (the learning rate of the last update; a program reports it with its eval records)');
     const opts = baseOptions('step', 'learning rate');
     opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
     chart(state, c, 'lr', { type: 'line', data: { datasets }, options: opts });
@@ -515,7 +538,10 @@
     }
     const imp = m.importance.values || [];
     if (!imp.length) return emptyNote(grid, 'importance', m.importance.note || 'no importance computed');
+    // Parameters the data cannot rate (too few trials per group) have no bar; the note says why.
+    if (m.importance.note) c.append(el('p', { class: 'note', 'data-note': 'importance', text: 'Importance ' + m.importance.note + '.' }));
     const opts = baseOptions('importance (eta squared, 0..1)', '', 'linear', 'category');
+    opts.plugins.tooltip.callbacks = { label: (it) => { const v = imp[it.dataIndex] || {}; return `eta² ${fmt(v.importance, 3)}: ${v.trials} trials in ${v.groups} groups (no effect at all would give about ${fmt(v.chance, 2)})`; } };
     opts.indexAxis = 'y';
     opts.parsing = true;
     opts.scales.x.min = 0; opts.scales.x.max = 1;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 #include "analysis/batch_model.hpp"
 #include "analysis/noise.hpp"
@@ -43,6 +45,9 @@ json analysis_model(const analysis::StudyData& study) {
               {"s_min", fit->s_min},
               {"e_min", fit->e_min},
               {"at_edge", fit->at_edge},
+              {"determined", fit->determined},
+              {"undetermined_reason", fit->determined ? json(nullptr) : json(fit->undetermined_reason)},
+              {"to_determine", fit->determined ? json(nullptr) : json(fit->to_determine)},
               {"rmse_log", fit->rmse_log},
               {"points", points},
               {"excluded", table.excluded.size()}};
@@ -57,16 +62,20 @@ json analysis_model(const analysis::StudyData& study) {
   }
   out["steps_fit"] = steps_fit;
   out["samples_fit"] = samples_fit;
-  const double edge1 = fit->b_crit / analysis::kRegimeFactor, edge2 = fit->b_crit * analysis::kRegimeFactor;
-  using analysis::Regime;
+  // Regime bands (and B_simple / B_crit) only from a determined B_crit
+  // (docs/math.md#when-b_crit-is-determined): an undetermined one shades nothing.
   json regimes = json::array();
-  for (auto [from, to, r] : {std::tuple{lo / 1e3, edge1, Regime::perfect_scaling},
-                             std::tuple{edge1, edge2, Regime::diminishing_returns},
-                             std::tuple{edge2, hi * 1e3, Regime::maximal_parallelism}})
-    regimes.push_back({{"from", from}, {"to", to}, {"regime", analysis::regime_id(r)}, {"label", analysis::regime_name(r)}});
+  if (fit->determined) {
+    const double edge1 = fit->b_crit / analysis::kRegimeFactor, edge2 = fit->b_crit * analysis::kRegimeFactor;
+    using analysis::Regime;
+    for (auto [from, to, r] : {std::tuple{lo / 1e3, edge1, Regime::perfect_scaling},
+                               std::tuple{edge1, edge2, Regime::diminishing_returns},
+                               std::tuple{edge2, hi * 1e3, Regime::maximal_parallelism}})
+      regimes.push_back({{"from", from}, {"to", to}, {"regime", analysis::regime_id(r)}, {"label", analysis::regime_name(r)}});
+  }
   out["regimes"] = regimes;
   const auto noise = analysis::noise_scales(study);
-  const auto ns = analysis::summarize_noise(study, noise, fit->b_crit);
+  const auto ns = analysis::summarize_noise(study, noise, fit->determined ? std::optional<double>(fit->b_crit) : std::nullopt);
   out["noise"] = {{"trials", ns.trials},
                   {"median_at_target", opt(ns.median_at_target)},
                   {"lo", opt(ns.lo)},

@@ -14,8 +14,9 @@
 namespace dlsweep::report {
 
 /// {"available": true, "method", "b_crit", "b_crit_interval": [lo, hi], "level", "s_min",
-///  "e_min", "at_edge", "rmse_log", "points": [{batch_size, steps, samples, time_s, trials}],
-///  "steps_fit"/"samples_fit": [{batch_size, value}], "regimes": [{from, to, regime, label}],
+///  "e_min", "at_edge", "determined", "undetermined_reason"|null, "to_determine"|null, "rmse_log",
+///  "points": [{batch_size, steps, samples, time_s, trials}], "steps_fit"/"samples_fit":
+///  [{batch_size, value}], "regimes": [{from, to, regime, label}] (empty unless determined),
 ///  "noise": {median_at_target, lo, hi, trials, ratio_to_b_crit}, "excluded": n}
 /// or {"available": false, "reason", "points": [...]} (points may still be there).
 nlohmann::json analysis_model(const analysis::StudyData& study);

@@ -107,8 +107,28 @@ Result<db::StudyRow> find(const db::Storage& storage, const std::string& name) {
                                : "known studies: " + known);
 }
 
+// Whether any trial reported the gradient noise scale. When none did, render.js hides the
+// B_simple chart and shows the note: which metric a program reports to get it.
+json noise_json(const std::map<std::int64_t, std::vector<Row>>& curves) {
+  std::size_t trials = 0;
+  for (const auto& [id, rows] : curves)
+    trials += std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+      auto it = r.values.find("grad_noise_scale");
+      return it != r.values.end() && it->second > 0;
+    });
+  return {{"metric", "grad_noise_scale"},
+          {"trials", trials},
+          {"reported", trials > 0},
+          {"note", trials > 0 ? ""
+                              : "no trial reported the metric grad_noise_scale, so the chart is hidden. A program "
+                                "shows it by reporting grad_noise_scale (its gradient noise scale B_simple = "
+                                "tr(Sigma)/|G|^2, e.g. from the squared gradient norms at two batch sizes: "
+                                "docs/math.md, \"Gradient noise scale\") in the metrics of its eval records; the "
+                                "embedded trainer does with noise_scale_every > 0"}};
+}
+
 json importance_json(const std::vector<db::TrialSummary>& sums, const std::vector<std::string>& names) {
-  json values = json::array();
+  json values = json::array(), not_rated = json::array();
   std::size_t used = 0;
   for (const auto& name : names) {
     std::vector<ImportanceInput> rows;
@@ -118,20 +138,34 @@ json importance_json(const std::vector<db::TrialSummary>& sums, const std::vecto
       rows.push_back({it == t.params.end() ? json(nullptr) : *it, *t.value});
     }
     used = std::max(used, rows.size());
-    if (auto eta = correlation_ratio(rows)) values.push_back({{"param", name}, {"importance", *eta}});
+    const ImportanceRating r = rate_importance(rows);
+    if (r.eta2)
+      values.push_back({{"param", name}, {"importance", *r.eta2}, {"trials", r.trials}, {"groups", r.groups},
+                        {"chance", r.chance}});
+    else
+      not_rated.push_back({{"param", name}, {"reason", r.why_not}});
   }
   std::stable_sort(values.begin(), values.end(),
                    [](const json& a, const json& b) { return a["importance"].get<double>() > b["importance"].get<double>(); });
+  // Why a parameter has no bar (docs/math.md#parameter-importance); render.js shows it.
+  std::string note;
+  if (names.empty()) note = "no parameter varies between the trials";
+  else if (used < 3) note = "needs at least 3 COMPLETE trials with an objective value";
+  else
+    for (const auto& n : not_rated)
+      note += (note.empty() ? "not shown (a parameter needs at least 2 COMPLETE trials per value or bin on average): "
+                            : "; ") +
+              n["param"].get<std::string>() + ": " + n["reason"].get<std::string>();
   return {{"method",
            "correlation ratio (eta squared): the share of the variance of the objective over COMPLETE trials "
-           "explained by grouping the trials by the parameter's value (numbers in up to 8 equal-count bins); "
-           "each parameter on its own, so interactions are not separated (not fANOVA)"},
+           "explained by grouping the trials by the parameter's value (numbers in up to 8 equal-count bins), shown "
+           "only with at least 2 trials per group on average; each parameter on its own, so interactions are not "
+           "separated (not fANOVA)"},
           {"target", "objective value (last reported) of COMPLETE trials"},
           {"trials", used},
           {"values", values},
-          {"note", values.empty() ? "needs at least 3 COMPLETE trials with an objective value and a parameter "
-                                    "that varies"
-                                  : ""}};
+          {"not_rated", not_rated},
+          {"note", note}};
 }
 
 }  // namespace
@@ -218,6 +252,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   }
   model["trials"] = trials;
   model["curves"] = curve_map;
+  model["noise_scale"] = noise_json(*curves);
 
   json per_batch = json::array();
   for (const auto& b : best_per_batch(batch_rows))

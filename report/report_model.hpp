@@ -31,7 +31,9 @@
 //    "lr_trials": [numbers],                       the best few trials (LR chart)
 //    "pareto": [numbers],                          time-to-target vs rank-seconds front
 //    "history": [{number, value, best_so_far}],    finished trials in number order
-//    "importance": {"method": "...", "target": "...", "values": [{param, importance}], "note"},
+//    "importance": {"method", "target", "trials", "values": [{param, importance, trials, groups, chance}],
+//                   "not_rated": [{param, reason}], "note"},   note: why parameters have no bar
+//    "noise_scale": {"metric", "trials", "reported", "note"},   note: how to report it, when none did
 //    "throughput": {"by_batch": [...], "by_ranks": [...]},  see report_model.cpp
 //    "analysis": {...} | {"available": false, "reason": "..."} }
 #pragma once

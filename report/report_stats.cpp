@@ -5,7 +5,11 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
+#include <string>
 #include <utility>
+
+#include <fmt/format.h>
 
 namespace dlsweep::report {
 
@@ -37,14 +41,21 @@ namespace {
 
 std::string group_key(const nlohmann::json& v) { return v.dump(); }
 
-}  // namespace
+// The rows with a finite objective and a value, and each one's group: its value, or for
+// numbers with more than max_bins distinct values an equal-count bin by rank.
+struct Grouped {
+  std::vector<ImportanceInput> rows;
+  std::vector<std::size_t> group;
+  std::size_t groups = 0;
+};
 
-std::optional<double> correlation_ratio(const std::vector<ImportanceInput>& rows, std::size_t max_bins) {
-  std::vector<ImportanceInput> r;
+Grouped group_rows(const std::vector<ImportanceInput>& rows, std::size_t max_bins) {
+  Grouped g;
   for (const auto& x : rows)
-    if (std::isfinite(x.objective) && !x.value.is_null()) r.push_back(x);
-  if (r.size() < 3) return std::nullopt;
-  std::vector<std::size_t> group(r.size());
+    if (std::isfinite(x.objective) && !x.value.is_null()) g.rows.push_back(x);
+  auto& r = g.rows;
+  auto& group = g.group;
+  group.resize(r.size());
   const bool numeric = std::all_of(r.begin(), r.end(), [](const ImportanceInput& x) {
     return x.value.is_number() && std::isfinite(x.value.get<double>());
   });
@@ -64,24 +75,55 @@ std::optional<double> correlation_ratio(const std::vector<ImportanceInput>& rows
   } else {
     for (std::size_t i = 0; i < r.size(); ++i) group[i] = distinct.at(group_key(r[i].value));
   }
+  g.groups = std::set<std::size_t>(group.begin(), group.end()).size();
+  return g;
+}
+
+std::optional<double> eta_squared(const Grouped& g) {
+  const auto& r = g.rows;
+  if (r.size() < 3) return std::nullopt;
   double mean = 0;
   for (const auto& x : r) mean += x.objective;
   mean /= static_cast<double>(r.size());
   std::map<std::size_t, std::pair<double, std::size_t>> sums;
   double total = 0;
   for (std::size_t i = 0; i < r.size(); ++i) {
-    auto& [s, n] = sums[group[i]];
+    auto& [s, n] = sums[g.group[i]];
     s += r[i].objective;
     ++n;
     total += (r[i].objective - mean) * (r[i].objective - mean);
   }
   if (sums.size() < 2 || !(total > 0)) return std::nullopt;
   double between = 0;
-  for (const auto& [g, sn] : sums) {
+  for (const auto& [k, sn] : sums) {
     const double m = sn.first / static_cast<double>(sn.second);
     between += static_cast<double>(sn.second) * (m - mean) * (m - mean);
   }
   return std::clamp(between / total, 0.0, 1.0);
+}
+
+}  // namespace
+
+std::optional<double> correlation_ratio(const std::vector<ImportanceInput>& rows, std::size_t max_bins) {
+  return eta_squared(group_rows(rows, max_bins));
+}
+
+ImportanceRating rate_importance(const std::vector<ImportanceInput>& rows, std::size_t max_bins) {
+  const Grouped g = group_rows(rows, max_bins);
+  ImportanceRating out;
+  out.trials = g.rows.size();
+  out.groups = g.groups;
+  if (out.trials > 1) out.chance = static_cast<double>(out.groups - 1) / static_cast<double>(out.trials - 1);
+  if (out.groups < 2) {
+    out.why_not = fmt::format("its {} COMPLETE trial{} with a value share one value", out.trials, out.trials == 1 ? "" : "s");
+  } else if (out.trials < kMinTrialsPerGroup * out.groups) {
+    out.why_not = fmt::format("{} trials in {} groups, fewer than {} per group: eta^2 would be near 1 whatever the "
+                              "objective (expected {:.2g} with no effect at all); needs at least {} trials",
+                              out.trials, out.groups, kMinTrialsPerGroup, out.chance, kMinTrialsPerGroup * out.groups);
+  } else if (!(out.eta2 = eta_squared(g))) {
+    out.why_not = "the objective does not vary over these trials";
+  }
+  return out;
 }
 
 std::vector<BatchBest> best_per_batch(const std::vector<BatchTrial>& trials) {

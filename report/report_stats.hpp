@@ -36,6 +36,22 @@ struct ImportanceInput {
 /// 3 finite objectives, one group only, or zero total variance.
 std::optional<double> correlation_ratio(const std::vector<ImportanceInput>& rows, std::size_t max_bins = 8);
 
+/// A parameter's importance is shown only with at least this many trials per group on
+/// average (docs/math.md#parameter-importance): with one trial per group eta^2 is 1 whatever
+/// the objective, and its expected value with no effect at all is (groups-1)/(trials-1).
+inline constexpr std::size_t kMinTrialsPerGroup = 2;
+
+struct ImportanceRating {
+  std::optional<double> eta2;  ///< correlation_ratio; nullopt when not rated (why_not says why)
+  std::size_t trials = 0;      ///< rows with a finite objective and a value
+  std::size_t groups = 0;      ///< distinct values, or bins
+  double chance = 0;           ///< (groups-1)/(trials-1): the expected eta^2 of a parameter with no effect
+  std::string why_not;         ///< empty when rated
+};
+
+/// correlation_ratio, given only when trials >= kMinTrialsPerGroup x groups (and it exists).
+ImportanceRating rate_importance(const std::vector<ImportanceInput>& rows, std::size_t max_bins = 8);
+
 struct BatchTrial {
   std::int64_t number = 0;
   double batch = 0;

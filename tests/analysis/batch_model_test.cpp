@@ -93,3 +93,59 @@ TEST_CASE("regimes: B <= B_crit/4 perfect scaling, B >= 4 B_crit maximal data pa
   CHECK(regime_name(Regime::maximal_parallelism) == "maximal data parallelism");
   CHECK(regime_id(Regime::perfect_scaling) == "perfect_scaling");
 }
+
+TEST_CASE("batch model: the README's real sweeps count as determined") {
+  // examples/critical-batch.yaml at 88% (README, "The critical batch size, measured"):
+  // B_crit 1066, interval 796 .. 2555.
+  auto f = fit_batch_model({{32, 14070}, {64, 6786}, {128, 3276}, {256, 1829}, {512, 812}, {1024, 615}, {2048, 539},
+                            {4096, 540}});
+  REQUIRE(f);
+  CHECK(f->b_crit == Approx(1066).epsilon(0.01));
+  CHECK(f->b_crit_lo == Approx(796).epsilon(0.01));
+  CHECK(f->b_crit_hi == Approx(2555).epsilon(0.01));
+  CHECK(f->determined);
+  CHECK(f->undetermined_reason.empty());
+  CHECK(f->to_determine.empty());
+  // bench/plan_validation.sh's 1-rank sweep at 85% (README, "dlsweep best --explain"): 187 .. 762.
+  auto g = fit_batch_model({{64, 936}, {128, 468}, {256, 413}, {512, 203}, {1024, 180}});
+  REQUIRE(g);
+  CHECK(g->b_crit_lo == Approx(187).epsilon(0.01));
+  CHECK(g->b_crit_hi == Approx(762.2).epsilon(0.01));
+  CHECK(g->determined);
+}
+
+TEST_CASE("batch model: a wide interval leaves B_crit undetermined, with what to run") {
+  // Steps still halve with the batch at 256: the interval runs from 235 to 1.28e5 (545x).
+  auto f = fit_batch_model({{32, 1000}, {64, 560}, {128, 250}, {256, 160}});
+  REQUIRE(f);
+  INFO(f->undetermined_reason << " / " << f->to_determine);
+  CHECK_FALSE(f->at_edge);
+  CHECK(f->b_crit_hi / f->b_crit_lo > kDeterminedSpan);
+  CHECK_FALSE(f->determined);
+  CHECK_THAT(f->undetermined_reason, Catch::Contains("90% bootstrap interval") && Catch::Contains("more than 10"));
+  CHECK_THAT(f->to_determine, Catch::Contains("run batch sizes above 256 (e.g. 512, 1024)"));
+  CHECK_THAT(f->to_determine, Catch::Contains("seed: [1, 2, 3]"));  // only 4 batch sizes
+  // Flat steps from 256 on: the bend, if any, lies below the batch sizes run.
+  auto g = fit_batch_model({{256, 130}, {512, 100}, {1024, 98}, {2048, 101}});
+  REQUIRE(g);
+  CHECK_FALSE(g->determined);
+  CHECK_THAT(g->to_determine, Catch::Contains("run batch sizes below 256 (e.g. 128, 64)"));
+  CHECK_THAT(g->to_determine, !Catch::Contains("above"));
+}
+
+TEST_CASE("batch model: B_crit far outside the batch sizes, at the edge, or without an interval is not determined") {
+  // Perfect scaling over 32 .. 512: B_crit ~2e4, more than 4x beyond the largest batch.
+  auto f = fit_batch_model({{32, 1000}, {64, 500}, {128, 250}, {256, 125}, {512, 64}});
+  REQUIRE(f);
+  CHECK_FALSE(f->determined);
+  CHECK_THAT(f->undetermined_reason, Catch::Contains("more than 4x outside the batch sizes fitted (32 .. 512)"));
+  CHECK_THAT(f->to_determine, Catch::Contains("above 512"));
+  auto g = fit_batch_model({{10, 1e5}, {100, 1e4}, {1000, 1e3}}, {.bootstrap = 0});
+  REQUIRE(g);
+  CHECK_FALSE(g->determined);
+  CHECK_THAT(g->undetermined_reason, Catch::Contains("edge of its search") && Catch::Contains("no bootstrap interval"));
+  // Noise-free data and an interval of zero width: determined.
+  auto h = fit_batch_model(exact());
+  REQUIRE(h);
+  CHECK(h->determined);
+}

@@ -45,6 +45,7 @@ TEST_CASE("explain: the better mean wins over the lucky seed; the evidence is co
   // S = 100 (1 + 1000/B) exactly at 100, 1000 and 10000.
   REQUIRE(e.fit);
   CHECK(e.fit->b_crit == Approx(1000).epsilon(1e-5));
+  CHECK(e.fit->determined);  // exact points: a zero-width interval
   REQUIRE(e.regime);
   CHECK(*e.regime == Regime::diminishing_returns);
   // Seed noise: log(22/20) and log(30/15) within the two groups: the lucky config is within noise.
@@ -130,4 +131,76 @@ TEST_CASE("explain: a study that varied ranks shows its scaling efficiency, in t
   auto j = to_json(e);
   REQUIRE(j["scaling"].size() == 1);
   CHECK(j["scaling"][0]["resource"] == "ranks");
+}
+
+namespace {
+
+// One COMPLETE trial per batch size with the given steps to target, each carrying B_simple = 100
+// at the record that reached the target.
+StudyData by_batch(const std::vector<std::pair<std::int64_t, std::int64_t>>& batch_steps) {
+  std::vector<TrialData> ts;
+  for (auto [b, steps] : batch_steps) {
+    auto t = trial(static_cast<std::int64_t>(ts.size()), b, 0.1, 1, steps, static_cast<double>(steps) / 100.0);
+    EvalPoint p;
+    p.step = steps;
+    p.samples = steps * b;
+    p.value = 0.9;
+    p.noise_scale = 100;
+    t.curve.push_back(p);
+    ts.push_back(t);
+  }
+  return study_of(ts);
+}
+
+}  // namespace
+
+TEST_CASE("explain: an undetermined B_crit names no regime and says what data would determine it") {
+  // Steps still fall about in proportion to the batch at 256: B_crit ~960, interval 235 .. 1.28e5.
+  auto e = explain_best(by_batch({{32, 1000}, {64, 560}, {128, 250}, {256, 160}}), Criterion::steps);
+  REQUIRE(e.fit);
+  REQUIRE(e.winner);
+  CHECK_FALSE(e.fit->determined);
+  CHECK_FALSE(e.regime);
+  const auto text = joined(e.lines());
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("B_crit is not determined: its 90% bootstrap interval"));
+  CHECK_THAT(text, Catch::Contains(". No regime is named. To determine it: run batch sizes above 256"));
+  CHECK_THAT(text, !Catch::Contains("regime of batch"));
+  CHECK_THAT(text, !Catch::Contains("perfect scaling"));
+  // B_simple is still reported, but not as a ratio to an undetermined B_crit.
+  CHECK_THAT(text, Catch::Contains("gradient noise scale B_simple at the target: median 100"));
+  CHECK_THAT(text, !Catch::Contains("B_simple / B_crit"));
+  auto j = to_json(e);
+  CHECK(j["batch_model"]["determined"] == false);
+  CHECK_THAT(j["batch_model"]["undetermined_reason"].get<std::string>(), Catch::Contains("more than 10"));
+  CHECK_THAT(j["batch_model"]["to_determine"].get<std::string>(), Catch::Contains("above 256"));
+  CHECK(j["batch_model"]["regime_bands"].is_null());
+  CHECK(j["regime"].is_null());
+  CHECK(j["noise_scale"]["ratio_to_b_crit"].is_null());
+}
+
+TEST_CASE("explain: the README's critical-batch sweep determines B_crit and names the regime") {
+  auto e = explain_best(by_batch({{32, 14070}, {64, 6786}, {128, 3276}, {256, 1829}, {512, 812}, {1024, 615},
+                                  {2048, 539}, {4096, 540}}),
+                        Criterion::time);
+  REQUIRE(e.fit);
+  CHECK(e.fit->determined);
+  REQUIRE(e.winner);
+  REQUIRE(e.regime);
+  const auto text = joined(e.lines());
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("(90% bootstrap interval 795.8 .. 2555"));
+  CHECK_THAT(text, Catch::Contains("regime of batch "));
+  CHECK_THAT(text, !Catch::Contains("not determined"));
+  CHECK_THAT(text, Catch::Contains("B_simple / B_crit = "));
+  auto j = to_json(e);
+  CHECK(j["batch_model"]["determined"] == true);
+  CHECK(j["batch_model"]["to_determine"].is_null());
+  CHECK(j["batch_model"]["regime_bands"].is_object());
+}
+
+TEST_CASE("explain: a fitted study whose program reports no noise scale says which metric would give it") {
+  auto s = sweep();
+  const auto text = joined(explain_best(s, Criterion::time).lines());
+  CHECK_THAT(text, Catch::Contains("no trial reported the metric grad_noise_scale"));
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/goodput.hpp"
+#include "analysis/to_json.hpp"
 #include "analysis_test_support.hpp"
 
 using namespace dlsweep::analysis;
@@ -51,6 +52,9 @@ BatchFit fit_100_1000() {
   f.e_min = 100000;
   f.batch_lo = 100;
   f.batch_hi = 10000;
+  f.b_crit_lo = 800;
+  f.b_crit_hi = 1250;
+  f.determined = true;
   return f;
 }
 
@@ -161,4 +165,65 @@ TEST_CASE("step-time model: a negative fitted intercept becomes a per-sample cos
   const double den = 32 * 32 / 1e-4 + 64 * 64 / 9e-4 + 128 * 128 / 49e-4;
   CHECK(m->b_c == Approx(num / den));
   CHECK(compute_time(*m, 1) > 0);
+}
+
+TEST_CASE("plan: an undetermined B_crit names no regime, and the inputs say so") {
+  StepTimeModel m;
+  m.a_c = 0.1;
+  m.b_c = 0.0001;
+  m.net_rule = "test";
+  BatchFit f = fit_100_1000();
+  f.determined = false;
+  f.undetermined_reason = "its 90% bootstrap interval 0.064 .. 2.56e+05 spans a factor 4e+06, more than 10";
+  f.to_determine = "run batch sizes above 10000";
+  auto plan = make_plan(f, m, {1, 2});
+  REQUIRE(plan);
+  for (const auto& row : plan->rows) {
+    CHECK_FALSE(row.best.regime);
+    for (const auto& c : row.candidates) CHECK_FALSE(c.regime);
+    CHECK(to_json(row.best)["regime"].is_null());
+  }
+  std::string inputs;
+  for (const auto& s : plan->inputs) inputs += s + "\n";
+  CHECK_THAT(inputs, Catch::Contains("B_crit is not determined (its 90% bootstrap interval 0.064 .. 2.56e+05") &&
+                         Catch::Contains("no regime is named") && Catch::Contains("run batch sizes above 10000"));
+  // The determined fit names one.
+  auto named = make_plan(fit_100_1000(), m, {1});
+  REQUIRE(named);
+  CHECK(named->rows[0].best.regime);
+}
+
+TEST_CASE("step-time model of a study: the refusal names the metric the trials did not report") {
+  // Four batch sizes ran to the end, but the program reported no time_compute_s.
+  std::vector<TrialData> ts;
+  for (std::int64_t b : {32, 64, 128, 256}) {
+    TrialData t = timed(static_cast<std::int64_t>(ts.size()), b, 1, 0);
+    for (auto& p : t.curve) p.t_compute_s.reset();
+    ts.push_back(t);
+  }
+  auto m = fit_step_time(study_of(ts));
+  REQUIRE_FALSE(m);
+  INFO(m.error().message());
+  CHECK_THAT(m.error().what, Catch::Contains("none of the 4 COMPLETE trials with one batch size reported time_compute_s"));
+  CHECK_THAT(m.error().fix, Catch::Contains("report time_compute_s") && Catch::Contains("time_eval_s") &&
+                                Catch::Contains("time_allreduce_exposed_s"));
+  // Timings at one batch size only: the fix says to run more batch sizes, each with the metric.
+  for (auto& p : ts[0].curve) p.t_compute_s = 0.1;
+  auto one = fit_step_time(study_of(ts));
+  REQUIRE_FALSE(one);
+  CHECK_THAT(one.error().what, Catch::Contains("1 per-rank batch size") && Catch::Contains("(1 of the 4 COMPLETE"));
+  CHECK_THAT(one.error().fix, Catch::Contains("two or more batch sizes, each reporting time_compute_s"));
+  // With the metric at every batch size the model fits; the plan says what the missing
+  // time_eval_s means, and does not call 0 s a measured evaluation time.
+  for (auto& t : ts)
+    for (auto& p : t.curve) p.t_compute_s = 0.1, p.t_eval_s.reset();
+  auto fitted = fit_step_time(study_of(ts));
+  REQUIRE(fitted);
+  CHECK(fitted->eval_untimed == 4);
+  auto plan = make_plan(fit_100_1000(), *fitted, {1});
+  REQUIRE(plan);
+  std::string inputs;
+  for (const auto& s : plan->inputs) inputs += s + "\n";
+  CHECK_THAT(inputs, Catch::Contains("4 of the 4 trials reported no time_eval_s: their evaluations count as step time"));
+  CHECK_THAT(inputs, !Catch::Contains("one evaluation measured"));
 }

@@ -93,3 +93,30 @@ TEST_CASE("load_study: params, ranks from the spec, outcome and the curve with i
   REQUIRE_FALSE(none);
   CHECK(none.error().is(ErrorKind::not_found));
 }
+
+TEST_CASE("load_study: a program without a batch_size parameter is read at the batch_size it reports") {
+  Dir dir;
+  auto st = db::Storage::open_readwrite(dir.p / "x.db");
+  REQUIRE(st);
+  db::NewStudy ns{"p", R"({"trial": {"command": ["python3", "train.py"]}})", "p.yaml", "runs", "val_acc", "max", 0.8};
+  auto sid = (*st)->create_study(ns);
+  REQUIRE(sid);
+  auto t0 = (*st)->create_trial(*sid, 0, {{"lr", 0.1}}, "runs/0");
+  auto t1 = (*st)->create_trial(*sid, 1, {{"lr", 0.2}}, "runs/1");
+  REQUIRE(t0);
+  REQUIRE(t1);
+  REQUIRE((*st)->ingest(*t0, 0, {rec(0, 10, 1.0, {{"val_acc", 0.7}, {"batch_size", 128}}),
+                                 rec(1, 20, 2.0, {{"val_acc", 0.85}, {"batch_size", 128}})}));
+  REQUIRE((*st)->ingest(*t1, 0, {rec(0, 10, 1.0, {{"val_acc", 0.7}, {"batch_size", 128}}),
+                                 rec(1, 20, 2.0, {{"val_acc", 0.85}, {"batch_size", 256}})}));
+  complete(**st, *t0);
+  complete(**st, *t1);
+  auto s = analysis::load_study(**st, "p");
+  REQUIRE(s);
+  REQUIRE(s->trials.size() == 2);
+  CHECK_FALSE(s->trainer);
+  CHECK(s->trials[0].batch == 128);
+  CHECK_FALSE(s->trials[0].batch_ramp);
+  CHECK(s->trials[1].batch == 0);  // the batch changed during training: a ramp, no single batch
+  CHECK(s->trials[1].batch_ramp);
+}

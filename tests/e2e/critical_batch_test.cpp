@@ -59,7 +59,8 @@ TEST_CASE("critical-batch example, shortened: best --explain and plan answer fro
   CHECK(ex.out.find(" of 6 COMPLETE trials reached the target 0.7") != std::string::npos);
   CHECK(ex.out.find("batch-size model: B_crit = ") != std::string::npos);
   CHECK(ex.out.find("bootstrap interval") != std::string::npos);
-  CHECK(ex.out.find("regime of batch ") != std::string::npos);
+  // 3 short batch sizes may leave B_crit undetermined: then no regime is named, and it says so.
+  CHECK((ex.out.find("regime of batch ") != std::string::npos) != (ex.out.find("B_crit is not determined") != std::string::npos));
   CHECK(ex.out.find("speedups vs batch 32: learning ") != std::string::npos);
   CHECK(ex.out.find("gradient noise scale B_simple at the target: median ") != std::string::npos);
   CHECK(ex.out.find("seed noise unknown") != std::string::npos);  // one seed per configuration
@@ -75,7 +76,7 @@ TEST_CASE("critical-batch example, shortened: best --explain and plan answer fro
   CHECK(j["batch_model"]["b_crit_hi"].get<double>() >= b_crit);
   CHECK(j["steps_to_target"]["rows"].size() == 3);
   CHECK(j["noise_scale"]["trials"].get<int>() >= 1);
-  CHECK(j["regime"].is_string());
+  CHECK(j["regime"].is_string() == j["batch_model"]["determined"].get<bool>());
   CHECK(j["lines"].size() >= 5);
   // The same winner as the text.
   CHECK(ex.out.find(fmt_winner(j)) != std::string::npos);

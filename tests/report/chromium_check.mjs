@@ -147,11 +147,14 @@ async function main() {
 
   const probe = `(() => {
     const root = document.getElementById('root');
-    const charts = {};
+    const charts = {}, marks = {};
     for (const c of document.querySelectorAll('canvas[data-chart]')) {
       const ch = Chart.getChart(c);
       charts[c.getAttribute('data-chart')] = ch ? ch.data.datasets.map((d) => d.data.length) : null;
+      const mk = ch && ch.options.plugins && ch.options.plugins.dlsweepMarks;  // regime bands, B_crit lines
+      if (mk) marks[c.getAttribute('data-chart')] = { bands: (mk.bands || []).length, vlines: (mk.vlines || []).length, hlines: (mk.hlines || []).length };
     }
+    const notes = [...document.querySelectorAll('p.note')].map((e) => e.textContent);
     const empty = {};
     for (const e of document.querySelectorAll('[data-empty]')) empty[e.getAttribute('data-chart')] = e.getAttribute('data-empty');
     const table = document.querySelector('table.trials');
@@ -160,7 +163,7 @@ async function main() {
     return JSON.stringify({
       scaling_tables: scaling,
       rendered: root ? root.getAttribute('data-rendered') : null,
-      charts, empty,
+      charts, empty, marks, notes,
       table_rows: table ? Number(table.getAttribute('data-rows')) : null,
       table_dom_rows: table ? table.tBodies[0].rows.length : null,
       external: [...document.querySelectorAll('[src],[href]')].map((e) => e.getAttribute('src') || e.getAttribute('href')),

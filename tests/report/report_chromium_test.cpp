@@ -7,6 +7,8 @@
 // DLSWEEP_SHOT_CARDS=DIR adds one PNG per chart card).
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include "analysis/target_table.hpp"
 #include "chromium_support.hpp"
 #include "db/storage.hpp"
+#include "program_study.hpp"
 #include "synthetic_study.hpp"
 
 namespace fs = std::filesystem;
@@ -160,6 +163,9 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     // One line per trial with a value, across 5 varying parameters and the objective.
     CHECK(sizes(p, "parallel") == std::vector<std::size_t>(with_value, 6));
     CHECK_FALSE(sizes(p, "importance").empty());
+    // The synthetic B_crit (1024) is determined: three regime bands and the B_crit line.
+    CHECK(p["marks"]["steps-to-target"] == json{{"bands", 3}, {"vlines", 1}, {"hlines", 0}});
+    CHECK(p["marks"]["time-to-target"]["bands"] == 3);
     CHECK(p["table_rows"] == 500);
     // Unticking COMPLETE hides exactly the COMPLETE trials' lines; ticking it shows them again.
     std::size_t complete_curves = 0;
@@ -175,6 +181,68 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     CHECK(p["interaction"]["first_number_after_restore"] == "0");
     CHECK(p["table_dom_rows"] == 500);
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a user program's report claims only what its data carry, in Chromium") {
+  // 8 trials at 4 batch sizes, each with its own lr, reporting neither grad_noise_scale nor
+  // timings: B_crit is not determined (interval ~235 .. 1.3e5).
+  const fs::path dir = fresh_dir("report-program");
+  const fs::path db = dir / "program.db";
+  {
+    auto s = db::Storage::open_readwrite(db);
+    REQUIRE(s);
+    auto st = write_program_study(**s, "program", undetermined_sweep());
+    INFO((st ? "" : st.error().message()));
+    REQUIRE(st);
+  }
+  json p = report_in_chromium(db, "program", dir, "program-study.png");
+  std::string notes;
+  for (const auto& n : p["notes"]) notes += n.get<std::string>() + "\n";
+  INFO(notes);
+  // The fit is drawn, but no regime is shaded and no B_crit line claims a value; the note says why.
+  CHECK(sizes(p, "steps-to-target").size() == 3);
+  CHECK(p["marks"]["steps-to-target"] == json{{"bands", 0}, {"vlines", 0}, {"hlines", 0}});
+  CHECK(p["marks"]["time-to-target"]["bands"] == 0);
+  CHECK_THAT(notes, Catch::Contains("B_crit is NOT determined") && Catch::Contains("run batch sizes above 256"));
+  // No B_simple chart: the card names the metric to report.
+  CHECK_FALSE(p["charts"].contains("noise-scale"));
+  REQUIRE(p["empty"].contains("noise-scale"));
+  CHECK_THAT(p["empty"]["noise-scale"].get<std::string>(), Catch::Contains("reporting grad_noise_scale"));
+  // Importance: batch_size (2 trials per value) has a bar, lr (1 per value) does not, and the note says why.
+  CHECK(sizes(p, "importance") == std::vector<std::size_t>{1});
+  CHECK_THAT(notes, Catch::Contains("lr: 8 trials in 8 groups"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a study whose trials diverged says so, not that nothing was reported, in Chromium") {
+  // Two trials reported val_acc only as NaN (null) and ended FAILED "diverged".
+  const fs::path dir = fresh_dir("report-diverged");
+  const fs::path db = dir / "diverged.db";
+  {
+    auto s = db::Storage::open_readwrite(db);
+    REQUIRE(s);
+    db::NewStudy ns{"diverged", json{{"name", "diverged"}}.dump(), "d.yaml", "runs/diverged", "val_acc", "max", 0.88};
+    auto sid = (*s)->create_study(ns);
+    REQUIRE(sid);
+    for (int i = 0; i < 2; ++i) {
+      auto tid = (*s)->create_trial(*sid, i, {{"lr", 0.1 * (i + 1)}}, "runs/" + std::to_string(i));
+      REQUIRE(tid);
+      REQUIRE((*s)->transition({*tid, TrialState::waiting, TrialState::running, 0, "test", "started"}));
+      protocol::Record r;
+      r.kind = protocol::RecordKind::final;
+      r.step = 100;
+      r.metrics = {{"val_acc", std::numeric_limits<double>::quiet_NaN()}};
+      REQUIRE((*s)->ingest(*tid, 0, {r}));
+      REQUIRE((*s)->transition({*tid, TrialState::running, TrialState::failed, 0, "test",
+                                "diverged (objective val_acc NaN/inf at its end)", 0}));
+    }
+  }
+  json p = report_in_chromium(db, "diverged", dir, "diverged-study.png");
+  REQUIRE(p["empty"].contains("convergence"));
+  const std::string why = p["empty"]["convergence"].get<std::string>();
+  CHECK_THAT(why, Catch::Contains("2 diverged"));
+  CHECK_THAT(why, !Catch::Contains("no trial has reported"));
   fs::remove_all(dir);
 }
 

@@ -70,3 +70,32 @@ TEST_CASE("scaling_over_ranks: efficiency relative to the smallest rank count of
   // Base 2 ranks: 4 ranks at 1.5x the throughput is 75% efficient.
   CHECK(*s[1].points[1].efficiency == Approx(0.75));
 }
+
+TEST_CASE("rate_importance: one trial per value is not rated; two per group on average are") {
+  using nlohmann::json;
+  // 8 trials, each its own value: eta^2 would be exactly 1 whatever the objective.
+  std::vector<ImportanceInput> each;
+  for (int i = 0; i < 8; ++i) each.push_back({json(0.01 * (i + 1)), 0.9 + 0.01 * ((i * 5) % 8)});
+  CHECK(*correlation_ratio(each) == Approx(1.0));
+  auto r = rate_importance(each);
+  CHECK_FALSE(r.eta2);
+  CHECK(r.trials == 8);
+  CHECK(r.groups == 8);
+  CHECK(r.chance == Approx(1.0));
+  CHECK_THAT(r.why_not, Catch::Contains("8 trials in 8 groups") && Catch::Contains("needs at least 16 trials"));
+  // Numbers with more distinct values than bins: 12 values in 8 bins still fall short of 16.
+  std::vector<ImportanceInput> twelve;
+  for (int i = 0; i < 12; ++i) twelve.push_back({json(i), static_cast<double>(i % 3)});
+  CHECK_FALSE(rate_importance(twelve).eta2);
+  CHECK(rate_importance(twelve).groups == 8);
+  // The 4-row example above: 2 groups of 2, rated 0.8; no effect would give (2-1)/(4-1) on average.
+  auto g = rate_importance({{json("a"), 1}, {json("a"), 3}, {json("b"), 5}, {json("b"), 7}});
+  REQUIRE(g.eta2);
+  CHECK(*g.eta2 == Approx(0.8));
+  CHECK(g.chance == Approx(1.0 / 3.0));
+  CHECK(g.why_not.empty());
+  // One value only, or no variance.
+  CHECK_THAT(rate_importance({{json("a"), 1}, {json("a"), 2}}).why_not, Catch::Contains("share one value"));
+  CHECK_THAT(rate_importance({{json("a"), 2}, {json("a"), 2}, {json("b"), 2}, {json("b"), 2}}).why_not,
+             Catch::Contains("does not vary"));
+}

@@ -1,4 +1,4 @@
-// report_test_support.hpp — a self-removing temporary directory and must() for report tests.
+// report_test_support.hpp — a self-removing temporary directory and must()/must_ok() for report tests.
 #pragma once
 
 #include <atomic>
@@ -41,6 +41,11 @@ T must(Result<T> r) {
   INFO((r ? std::string() : r.error().message()));
   REQUIRE(r.has_value());
   return std::move(*r);
+}
+
+inline void must_ok(const Status& st) {
+  INFO((st ? std::string() : st.error().message()));
+  REQUIRE(st.has_value());
 }
 
 }  // namespace dlsweep::report::testing
