@@ -212,10 +212,10 @@ std::vector<std::string> Explanation::lines() const {
   }
   if (target) out.push_back(fmt::format("{} of {} COMPLETE trials reached the target {:g}", reached, complete, *target));
   if (criterion == Criterion::time && pooled_over_several > 0)
-    out.push_back(fmt::format("times to target are pooled: for {} trial(s), the median of when every trial that trains at "
+    out.push_back(fmt::format("times to target are pooled: for {} trial{}, the median of when every trial that trains at "
                               "the same speed (same parameters but LR schedule, optimizer scalars, timeline and seed) passed "
                               "that trial's step, so one trial's timing luck does not decide the ranking",
-                              pooled_over_several));
+                              pooled_over_several, pooled_over_several == 1 ? "" : "s"));
   if (fit) {
     out.push_back(fmt::format("batch-size model: B_crit = {:.4g} ({:.0f}% bootstrap interval {:.4g} .. {:.4g}, {} resamples), "
                               "S_min = {:.4g} steps, E_min = {:.4g} samples, fitted on {} batch sizes {:g}..{:g}{}",

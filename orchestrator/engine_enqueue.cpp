@@ -18,7 +18,7 @@ Status Engine::load_enqueued() {
   check_enqueue_requests();
   if (fatal_) return std::unexpected(*fatal_);
   if (!enqueued_.empty())
-    progress_.event(fmt::format("{} enqueued trial(s) run before the sampled ones", enqueued_.size()), snapshot());
+    progress_.event(fmt::format("{} enqueued {} before the sampled ones", enqueued_.size(), enqueued_.size() == 1 ? "trial runs" : "trials run"), snapshot());
   return {};
 }
 

@@ -127,8 +127,8 @@ Result<RemovalPlan> plan_removal(const db::Storage& storage, const db::StudyRow&
     if (auto s = parse_trial_state(state); s && is_active(*s)) live += n;
   if (live > 0)
     return fail_as(ErrorKind::bad_input,
-                   fmt::format("{} trial(s) are QUEUED or RUNNING: their processes or jobs may still run and write",
-                               live),
+                   fmt::format("{} QUEUED or RUNNING: their processes or jobs may still run and write",
+                               live == 1 ? std::string("1 trial is") : fmt::format("{} trials are", live)),
                    "study '" + study.name + "'",
                    fmt::format("`dlsweep cancel {}` stops them and records it; then delete the study", study.name));
   if (files)

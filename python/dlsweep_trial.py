@@ -10,9 +10,13 @@ this file next to your script. Three lines make a script a dlsweep trial::
 and, for preemption and requeue on Slurm::
 
     dt.on_preempt(lambda: torch.save(state, dt.checkpoint_dir() / "last.pt"))
-    if dt.resumed(): state = torch.load(dt.checkpoint_dir() / "last.pt")
+    last = dt.latest_checkpoint()       # None on a first run, and on a rerun that saved nothing
+    if last is not None: state = torch.load(last)
     ...
     if dt.should_stop(): break          # pruned or cancelled by dlsweep (control.json)
+
+Load what latest_checkpoint() returns, not a fixed name guarded by resumed(): resumed() is
+also true when an earlier run left only records (killed before its first save).
 
 The contract (README, "The trial protocol"; common/protocol.hpp): dlsweep sets
 DLSWEEP_TRIAL_DIR, DLSWEEP_TRIAL_ID, DLSWEEP_ATTEMPT and DLSWEEP_STUDY; the trial reads
@@ -35,6 +39,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import signal
 import sys
 import threading
@@ -43,7 +48,7 @@ import time
 __all__ = [
     "EXIT_DONE", "EXIT_FAILURE", "EXIT_BAD_INPUT", "EXIT_DIVERGED", "EXIT_RESUMABLE",
     "params", "report", "final", "log", "checkpointed", "should_stop", "stop_reason",
-    "checkpoint_dir", "on_preempt", "resumed", "rank", "is_writer", "trial_dir",
+    "checkpoint_dir", "latest_checkpoint", "on_preempt", "resumed", "rank", "is_writer", "trial_dir",
     "trial_id", "attempt", "study", "run_name", "ProtocolError",
 ]
 
@@ -63,6 +68,7 @@ ENV_ATTEMPT = "DLSWEEP_ATTEMPT"
 ENV_STUDY = "DLSWEEP_STUDY"
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.jsonl"
+ROTATED_METRICS_FILE = "metrics.attempt-{}.jsonl"  # an earlier attempt's (orchestrator/trial_files)
 CONTROL_FILE = "control.json"
 CHECKPOINT_DIR = "checkpoints"
 
@@ -174,14 +180,68 @@ def params(defaults: dict | None = None) -> dict:
 # ---------------------------------------------------------------------------------------
 # metrics.jsonl
 
+def _scan_records(data: bytes) -> tuple[int, float | None, bool]:
+    """(next seq, the largest finite wall_s or None, whether any record) of whole lines."""
+    next_seq, wall, had = 0, None, False
+    for line in data.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(rec, dict) or not isinstance(rec.get("seq"), int):
+            continue
+        had = True
+        next_seq = max(next_seq, rec["seq"] + 1)
+        w = rec.get("wall_s")
+        if isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w):
+            wall = float(w) if wall is None else max(wall, float(w))
+    return next_seq, wall, had
+
+
+def _earlier_attempt_wall(d: pathlib.Path) -> float | None:
+    """The last wall_s recorded by the latest earlier attempt that recorded one: dlsweep
+    renames each finished attempt's metrics.jsonl to metrics.attempt-<N>.jsonl."""
+    for n in range(attempt() - 1, -1, -1):
+        try:
+            data = (d / ROTATED_METRICS_FILE.format(n)).read_bytes()
+        except OSError:
+            continue
+        wall = _scan_records(data[:data.rfind(b"\n") + 1])[1]
+        if wall is not None:
+            return wall
+    return None
+
+
+# What this run found when it started (taken at import, before the program saves anything of
+# its own): (trial dir, a checkpoint was there, the last wall_s of the latest earlier attempt).
+_start_state: tuple[pathlib.Path, bool, float | None] | None = None
+
+
+def _start_of(d: pathlib.Path) -> tuple[pathlib.Path, bool, float | None]:
+    global _start_state
+    if _start_state is None or _start_state[0] != d:
+        try:
+            ck = _find_checkpoint(d / CHECKPOINT_DIR, "*") is not None
+        except OSError:
+            ck = False
+        _start_state = (d, ck, _earlier_attempt_wall(d) if ck else None)
+    return _start_state
+
+
 class _Writer:
-    """Appends whole lines to metrics.jsonl; numbering (seq) and wall_s continue a file
-    left by an earlier run of the same attempt (a requeue after preemption)."""
+    """Appends whole lines to metrics.jsonl. Numbering (seq) and wall_s continue a file left
+    by an earlier run of the same attempt (a requeue after preemption); a new attempt that
+    found a checkpoint when it started (a retry resuming) continues wall_s from the last
+    record of the attempt before it, so a resumed curve never goes back in time."""
 
     def __init__(self, path: pathlib.Path):
         self.path = path
         self.lock = threading.RLock()
         self.next_seq, self.wall_offset, self.had_records = self._scan()
+        if not self.had_records:
+            _, checkpoint_at_start, earlier_wall = _start_of(path.parent)
+            if checkpoint_at_start and earlier_wall is not None:
+                self.wall_offset = max(earlier_wall, 0.0)
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
 
     def _scan(self) -> tuple[int, float, bool]:
@@ -195,20 +255,8 @@ class _Writer:
         if complete < len(data):  # a run killed mid-write: the torn line is no record
             with open(self.path, "r+b") as f:
                 f.truncate(complete)
-        next_seq, wall, had = 0, 0.0, False
-        for line in data[:complete].splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(rec, dict) or not isinstance(rec.get("seq"), int):
-                continue
-            had = True
-            next_seq = max(next_seq, rec["seq"] + 1)
-            w = rec.get("wall_s")
-            if isinstance(w, (int, float)) and math.isfinite(w):
-                wall = max(wall, float(w))
-        return next_seq, wall, had
+        next_seq, wall, had = _scan_records(data[:complete])
+        return next_seq, max(wall, 0.0) if wall is not None else 0.0, had
 
     def write(self, kind: str, step, epoch, samples, wall_s, metrics: dict, text: str | None):
         with self.lock:
@@ -293,7 +341,11 @@ def report(*, step: int, epoch: float = 0.0, samples: int = 0, wall_s: float | N
 
     step: optimizer steps so far; epoch: passes over the data (fractional); samples:
     training samples seen so far (time- and samples-to-target use them). wall_s defaults to
-    seconds since this module was imported, continued across a requeue. Metric values are
+    seconds since this module was imported, continued after a rerun that resumes: from the
+    last record of this attempt (a requeue), or, for a retry that found a checkpoint when it
+    started, from the last record of the attempt before (a lower bound of the time spent:
+    what ran after that record is not counted; a checkpointed() after each save keeps the
+    gap small; on_preempt(save) records one itself). Metric values are
     numbers (NaN/inf are recorded as null). Only global rank 0 writes.
     """
     _record("eval", step, epoch, samples, wall_s, metrics)
@@ -362,21 +414,66 @@ def checkpoint_dir() -> pathlib.Path:
     return p
 
 
+def _natural(name: str) -> list:
+    """Sort key: "epoch-10.pt" after "epoch-9.pt"."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name) if t]
+
+
+def _find_checkpoint(ck: pathlib.Path, pattern: str) -> pathlib.Path | None:
+    best, best_key = None, None
+    try:
+        entries = list(ck.glob(pattern)) if ck.is_dir() else []
+    except (OSError, ValueError):
+        return None
+    for e in entries:
+        name = e.name
+        if name.startswith(".") or name.endswith(_UNFINISHED_SUFFIXES) or e.parent != ck:
+            continue
+        try:
+            mtime = e.stat().st_mtime_ns
+        except OSError:  # removed meanwhile, or a dangling link
+            continue
+        key = (mtime, _natural(name))
+        if best_key is None or key > best_key:
+            best, best_key = e, key
+    return best
+
+
+_UNFINISHED_SUFFIXES = (".tmp", ".partial", ".incomplete")
+
+
+def latest_checkpoint(pattern: str = "*") -> pathlib.Path | None:
+    """The checkpoint to resume from: the newest entry of checkpoint_dir() (file, or
+    directory for sharded checkpoints) whose name matches `pattern` (a glob: "*.pt"), or
+    None when there is none — on a first run, and on a rerun whose earlier run saved
+    nothing (killed before its first save). Newest: latest modification time, then the
+    name read with numbers as numbers ("epoch-10.pt" after "epoch-9.pt"). Names starting
+    with "." or ending in .tmp, .partial or .incomplete are skipped: a save in progress
+    that writes a temporary name and renames it (torch.save to "last.pt.tmp", then
+    os.replace) leaves only such a name when it is killed midway.
+
+    Outside dlsweep (no DLSWEEP_TRIAL_DIR) None, like resumed(): a script run by hand
+    starts from scratch. Use it as `if (last := dt.latest_checkpoint()): torch.load(last)`.
+    """
+    d = trial_dir()
+    if d is None:
+        return None
+    return _find_checkpoint(d / CHECKPOINT_DIR, pattern)
+
+
 def resumed() -> bool:
-    """True when an earlier run of this trial left something to resume from: a file in
-    checkpoint_dir(), records in this attempt's metrics.jsonl, or a Slurm requeue
-    (SLURM_RESTART_COUNT > 0). Call it before the first report()."""
+    """True when an earlier run of this trial left something to resume from: a checkpoint
+    (latest_checkpoint() is not None), records in this attempt's metrics.jsonl, or a Slurm
+    requeue (SLURM_RESTART_COUNT > 0). Call it before the first report(). It may be true
+    with no checkpoint at all (a run killed before its first save): to load one, use
+    latest_checkpoint(), which says which, or None."""
     d = trial_dir()
     if d is None:
         return False
     if (_env_int("SLURM_RESTART_COUNT", 0) or 0) > 0:
         return True
-    ck = d / CHECKPOINT_DIR
-    try:
-        if ck.is_dir() and any(ck.iterdir()):
-            return True
-    except OSError:
-        pass
+    if _find_checkpoint(d / CHECKPOINT_DIR, "*") is not None:
+        return True
     if _writer is not None:
         return _writer.had_records
     try:
@@ -441,9 +538,13 @@ def on_preempt(save=None, *, signals=(signal.SIGUSR2, signal.SIGTERM), all_ranks
 
 def _reset_for_tests() -> None:
     """Forgets cached state (params, open metrics file, preemption flag). Tests only."""
-    global _params_cache, _writer, _warned_outside
+    global _params_cache, _writer, _warned_outside, _start_state
     if _writer is not None:
         os.close(_writer.fd)
-    _params_cache, _writer, _warned_outside = None, None, False
+    _params_cache, _writer, _warned_outside, _start_state = None, None, False, None
     _preempted.clear()
     _handler_state["busy"] = False
+
+
+if trial_dir() is not None:  # what this run starts from, before it saves anything itself
+    _start_of(trial_dir())

@@ -3,8 +3,9 @@
 # and trying dlsweep's Slurm backend on a laptop.
 #
 #   scripts/slurm-local.sh start  [--nodes 1|2] [--dir DIR]   # prints SLURM_CONF=DIR/slurm.conf
-#   scripts/slurm-local.sh stop   [--dir DIR]
+#   scripts/slurm-local.sh stop   [--dir DIR] [--force]
 #   scripts/slurm-local.sh status [--dir DIR]
+#   scripts/slurm-local.sh --help
 #
 # Everything lives in DIR (default $DLSWEEP_SLURM_DIR, else /tmp/dlsweep-slurm): slurm.conf,
 # controller state, spool, logs, pid files, and a private munged with its own socket, so the
@@ -16,6 +17,11 @@
 #  - start is idempotent: daemons already running are left alone; missing ones are started
 #    (so `start` after a crashed or stopped slurmctld restarts only the controller, which
 #    recovers its jobs from DIR/state). It returns once every node answers (idle, mixed, ...).
+#  - one cluster per DIR, shared by whoever names DIR: DIR/started_by records who started it
+#    (the user behind sudo: SUDO_UID/SUDO_USER, else the caller). `start` of a cluster that
+#    is already running says so, and whose it is; `stop` of one started by another uid is
+#    refused unless --force (it would end their jobs). Another DIR (--dir) is another
+#    cluster: that is how two users (or two test runs) keep out of each other's way.
 #  - stop signals only the pids in DIR's pid files, and only if /proc/PID/stat shows a live
 #    (not zombie) process running the expected program; then the slurmstepd processes of
 #    this cluster that outlived slurmd (jobs still running) and their children.
@@ -28,23 +34,51 @@
 # starts within a second, not at the next 30 s backfill pass.
 set -euo pipefail
 
+default_dir=${DLSWEEP_SLURM_DIR:-/tmp/dlsweep-slurm}
+
 usage() {
-  echo "usage: $0 start|stop|status [--nodes 1|2] [--dir DIR]" >&2
+  echo "usage: $0 start|stop|status [--nodes 1|2] [--dir DIR] [--force]  ($0 --help explains them)" >&2
   exit 2
+}
+
+show_help() {
+  cat <<EOF
+usage: $0 start|stop|status [--nodes 1|2] [--dir DIR] [--force]
+
+A real, private Slurm cluster on this machine (run as root; Debian's slurmctld slurmd munge).
+
+  start    start the cluster in DIR (or those of its daemons that are not running) and
+           print SLURM_CONF=DIR/slurm.conf, to export for sbatch, squeue and dlsweep
+  stop     stop the cluster in DIR: its daemons, and the jobs still running on it
+  status   which daemons of DIR's cluster run, who started it, and sinfo
+
+  --dir DIR   the cluster's directory: config, state, logs and munge socket live there, and
+              one directory is one cluster: whoever names it shares it. Default:
+              \$DLSWEEP_SLURM_DIR, else /tmp/dlsweep-slurm (here: $default_dir).
+              Name your own (e.g. --dir /tmp/slurm-\$USER) for a separate cluster that no
+              one else's start or stop touches; several run side by side on free ports.
+  --nodes N   1 (default) or 2 "nodes" (n1, n2) on this host; fixed when DIR is first used
+  --force     stop: stop a cluster that another user started (refused without it)
+EOF
+  exit 0
 }
 
 [[ $# -ge 1 ]] || usage
 cmd=$1
 shift
+[[ $cmd == -h || $cmd == --help || $cmd == help ]] && show_help
 nodes=1
 nodes_given=0
-dir=${DLSWEEP_SLURM_DIR:-/tmp/dlsweep-slurm}
+force=0
+dir=$default_dir
 while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) nodes=${2:?--nodes needs 1 or 2}; nodes_given=1; shift 2 ;;
     --nodes=*) nodes=${1#*=}; nodes_given=1; shift ;;
     --dir) dir=${2:?--dir needs a directory}; shift 2 ;;
     --dir=*) dir=${1#*=}; shift ;;
+    --force) force=1; shift ;;
+    -h | --help) show_help ;;
     *) usage ;;
   esac
 done
@@ -67,6 +101,49 @@ pid_alive() {
   state=${rest%% *}
   [[ $state != Z && $state != X ]] || return 1
   [[ $stat == *"($comm)"* ]]
+}
+
+# The user this run acts for: the one behind sudo (the script itself runs as root).
+my_uid() { echo "${SUDO_UID:-$(id -u)}"; }
+my_name() { echo "${SUDO_USER:-$(id -un 2>/dev/null || id -u)}"; }
+
+# owner_field uid|user|at: from DIR/started_by ("uid=0 user=root at=..."), written by the
+# start that found nothing running; for a cluster started before that file existed, the
+# directory's owner.
+owner_field() {
+  local line
+  if [[ -s $dir/started_by ]]; then
+    line=$(<"$dir/started_by")
+    case $1 in
+      uid) [[ $line =~ (^| )uid=([0-9]+) ]] && echo "${BASH_REMATCH[2]}" ;;
+      user) [[ $line =~ (^| )user=([^ ]+) ]] && echo "${BASH_REMATCH[2]}" ;;
+      at) [[ $line =~ (^| )at=([^ ]+) ]] && echo "${BASH_REMATCH[2]}" ;;
+    esac
+    return 0
+  fi
+  case $1 in
+    uid) stat -c %u "$dir" 2>/dev/null ;;
+    user) stat -c %U "$dir" 2>/dev/null ;;
+  esac
+  return 0
+}
+
+# "alice (uid 1000) at 2026-...Z"
+owner_text() {
+  local at
+  at=$(owner_field at)
+  echo "$(owner_field user) (uid $(owner_field uid))${at:+ at $at}"
+}
+
+# How many of DIR's daemons are alive.
+running_daemons() {
+  local up=0 f
+  pid_alive "$dir/munge/munged.pid" munged && up=$((up + 1))
+  pid_alive "$dir/run/slurmctld.pid" slurmctld && up=$((up + 1))
+  for f in "$dir"/run/slurmd-*.pid; do
+    [[ -e $f ]] && pid_alive "$f" slurmd && up=$((up + 1))
+  done
+  echo "$up"
 }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -189,6 +266,16 @@ do_start() {
     nodes=$had
   fi
   echo "$nodes" >"$dir/nodes"
+  if [[ $(running_daemons) -gt 0 ]]; then
+    # Joining a running cluster (start is idempotent) is fine, but never silently: it may
+    # be someone else's, whose `stop` then ends your jobs (and yours theirs).
+    local whose=" — not yours"
+    [[ $(owner_field uid) == "$(my_uid)" ]] && whose=""
+    echo "slurm-local: a cluster is already running in $dir, started by $(owner_text)$whose; using it." >&2
+    echo "slurm-local: for a separate cluster of your own, pass another --dir (e.g. --dir /tmp/slurm-$(my_name)); see --help" >&2
+  else
+    echo "uid=$(my_uid) user=$(my_name) at=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$dir/started_by"
+  fi
   choose_ports
   write_conf
   start_munged
@@ -262,6 +349,13 @@ descendants() {
 
 do_stop() {
   [[ -d $dir ]] || return 0
+  local owner
+  owner=$(owner_field uid)
+  if [[ -n $owner && $owner != "$(my_uid)" && $force != 1 ]]; then
+    echo "slurm-local: not stopping the cluster in $dir: $(owner_text) started it, not you (uid $(my_uid)), and" \
+      "stopping it would end their jobs. Pass --force to stop it anyway; for a cluster of your own, use --dir." >&2
+    exit 1
+  fi
   local f
   stop_pid "$dir/run/slurmctld.pid" slurmctld
   for f in "$dir"/run/slurmd-*.pid; do [[ -e $f ]] && stop_pid "$f" slurmd; done
@@ -288,6 +382,7 @@ do_status() {
     echo "slurm-local: not running ($dir)"
     return 1
   fi
+  echo "started by $(owner_text)"
   echo "SLURM_CONF=$conf"
   sinfo 2>/dev/null || true
 }

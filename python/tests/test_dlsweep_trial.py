@@ -194,3 +194,94 @@ def test_final_makes_a_late_time_limit_warning_harmless(trial):
     finally:
         signal.signal(signal.SIGUSR2, before)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def test_latest_checkpoint_is_the_newest_finished_save(trial, tmp_path, monkeypatch):
+    import os
+    ck = trial / "checkpoints"
+    assert dt.latest_checkpoint() is None  # a first run: nothing to load
+    for name in ("epoch-9.pt", "epoch-10.pt"):
+        (ck / name).write_bytes(b"x")
+        os.utime(ck / name, ns=(10**18, 10**18))  # the same mtime: numbers decide, read as numbers
+    assert dt.latest_checkpoint() == ck / "epoch-10.pt"
+    os.utime(ck / "epoch-9.pt", ns=(2 * 10**18, 2 * 10**18))
+    assert dt.latest_checkpoint() == ck / "epoch-9.pt"  # newer wins over the name
+    for unfinished in ("last.pt.tmp", ".last.pt", "x.partial"):  # a save killed midway
+        (ck / unfinished).write_bytes(b"half")
+        os.utime(ck / unfinished, ns=(3 * 10**18, 3 * 10**18))
+    assert dt.latest_checkpoint() == ck / "epoch-9.pt"
+    (ck / "step-500").mkdir()  # a sharded checkpoint: a directory
+    os.utime(ck / "step-500", ns=(4 * 10**18, 4 * 10**18))
+    assert dt.latest_checkpoint() == ck / "step-500"
+    assert dt.latest_checkpoint("*.pt") == ck / "epoch-9.pt"
+    assert dt.latest_checkpoint("*.safetensors") is None
+    monkeypatch.delenv("DLSWEEP_TRIAL_DIR")  # by hand: start from scratch, like resumed()
+    monkeypatch.chdir(trial)
+    assert dt.latest_checkpoint() is None
+
+
+def test_resumed_by_records_alone_has_no_checkpoint_to_load(trial):
+    # The README once said `if dt.resumed(): torch.load(ckpt)`: a run killed after its first
+    # report but before its first save is resumed() with nothing to load.
+    dt.report(step=1, val_acc=0.5)
+    dt._reset_for_tests()  # the requeued run of the same attempt
+    assert dt.resumed()
+    assert dt.latest_checkpoint() is None
+    (trial / "checkpoints" / "last.pt.tmp").write_bytes(b"half")  # its save was cut short
+    assert dt.latest_checkpoint() is None
+    (trial / "checkpoints" / "last.pt").write_bytes(b"x")
+    assert dt.latest_checkpoint() == trial / "checkpoints" / "last.pt"
+
+
+def _rotated(trial, n, walls):
+    recs = [{"seq": i, "kind": "eval", "step": i + 1, "epoch": i + 1.0, "samples": 0, "wall_s": w,
+             "metrics": {"val_acc": 0.5}} for i, w in enumerate(walls)]
+    (trial / f"metrics.attempt-{n}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def test_wall_continues_on_a_retry_that_resumes_from_a_checkpoint(trial, monkeypatch):
+    # Attempt 0 reported epochs 1..3 (3rd at 5.4 s), saved, and failed; dlsweep renamed its
+    # metrics.jsonl and started attempt 1, which loads the checkpoint: its epoch 4 must not
+    # come at 2.7 s.
+    _rotated(trial, 0, [1.8, 3.6, 5.4])
+    with open(trial / "metrics.attempt-0.jsonl", "a") as f:
+        f.write('{"seq": 3, "kind": "eval", "wall_s": 99')  # torn: no record
+    (trial / "checkpoints" / "last.pt").write_bytes(b"x")
+    monkeypatch.setenv("DLSWEEP_ATTEMPT", "1")
+    dt.report(step=4, epoch=4.0, val_acc=0.6)
+    w = read_records(trial)[0]["wall_s"]
+    assert 5.4 <= w < 5.4 + 60
+    dt.report(step=5, epoch=5.0, val_acc=0.6, wall_s=1.0)  # a wall_s given is taken as it is
+    assert read_records(trial)[1]["wall_s"] == 1.0
+
+
+def test_wall_continues_from_the_latest_attempt_that_recorded(trial, monkeypatch):
+    _rotated(trial, 0, [10.0, 20.0])
+    _rotated(trial, 1, [4.0, 7.0])  # attempt 1 started over (no checkpoint then): its own clock
+    (trial / "metrics.attempt-2.jsonl").write_text("")  # attempt 2 died before any record
+    (trial / "checkpoints" / "last.pt").write_bytes(b"x")
+    monkeypatch.setenv("DLSWEEP_ATTEMPT", "3")
+    dt.report(step=1, val_acc=0.6)
+    assert 7.0 <= read_records(trial)[0]["wall_s"] < 10.0
+
+
+def test_a_retry_without_a_checkpoint_starts_the_clock_at_zero(trial, monkeypatch):
+    _rotated(trial, 0, [100.0, 200.0])
+    monkeypatch.setenv("DLSWEEP_ATTEMPT", "1")
+    dt.report(step=1, val_acc=0.6)
+    assert read_records(trial)[0]["wall_s"] < 100.0  # it starts over: so does its clock
+
+
+def test_a_checkpoint_this_run_saved_itself_does_not_move_the_clock(trial, tmp_path):
+    # What counts is what the run found when it started (the import), not a save of its own
+    # made before its first report.
+    import os
+    import subprocess
+    _rotated(trial, 0, [100.0, 200.0])
+    script = tmp_path / "t.py"
+    script.write_text("import dlsweep_trial as dt\n"
+                      "(dt.checkpoint_dir() / 'last.pt').write_bytes(b'x')\n"
+                      "dt.report(step=1, val_acc=0.5)\n")
+    env = dict(os.environ, DLSWEEP_ATTEMPT="1", PYTHONPATH=str(LIB_DIR))
+    subprocess.run([sys.executable, str(script)], check=True, env=env, timeout=120)
+    assert read_records(trial)[0]["wall_s"] < 100.0
