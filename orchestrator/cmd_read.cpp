@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "analysis/load.hpp"
 #include "analysis/pooled_time.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/best_schedule.hpp"
 #include "orchestrator/commands.hpp"
+#include "orchestrator/pending_notice.hpp"
 #include "orchestrator/results_frame.hpp"
 #include "orchestrator/table_format.hpp"
 
@@ -86,11 +88,21 @@ int cmd_status(const StatusArgs& a) {
     if (!st) return report(st.error(), exit_code::usage);
     auto trials = o->storage->summaries(st->id);
     if (!trials) return report(trials.error(), exit_code::runtime);
+    // The scheduler's reason why a QUEUED trial's job waits, as the orchestrator last
+    // recorded it (pending_notice.hpp): the latest job of the trial's current attempt.
+    auto jobs = o->storage->list_jobs(st->id);
+    if (!jobs) return report(jobs.error(), exit_code::runtime);
+    std::map<std::pair<std::int64_t, int>, std::string> job_state;
+    for (const auto& j : *jobs) job_state[{j.trial_id, j.attempt}] = j.state;
     // `value`: the objective's last value in the current attempt; `best`: its best so far
     // (what `best --by value` and the progress line's "best" rank by).
     rows.columns = {"trial", "state", "attempt", st->objective_metric, "best", "wall_s", "message"};
-    for (const auto& t : *trials)
-      rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.best_value), opt(t.wall_s), t.message});
+    for (const auto& t : *trials) {
+      std::string message = t.message;
+      if (auto js = job_state.find({t.trial_id, t.attempt}); t.state == "QUEUED" && js != job_state.end())
+        if (auto why = pending_reason_of(js->second); why && !why->empty()) message = pending_status_message(*why, message);
+      rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.best_value), opt(t.wall_s), message});
+    }
   }
   fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;

@@ -87,6 +87,8 @@ SweepSnapshot Engine::snapshot() const {
   s.created = next_number_;
   s.elapsed_s = elapsed_s();
   s.stopping = interrupted_ || !failed_fast_.empty();
+  for (const auto& [id, live] : live_)
+    s.blocked += live.row.state == TrialState::queued && live.pending_class == sched::PendingClass::notable;
   return s;
 }
 
@@ -105,8 +107,8 @@ Result<SweepOutcome> Engine::run() {
     signals_.add(SIGTERM);
     wait_for_signal();
   }
-  progress_.event(fmt::format("study {}: {} trials, {} at a time on backend {}", spec_.name,
-                              total_ >= 0 ? fmt::format("{}", total_) : std::string("?"),
+  progress_.event(fmt::format("study {}: {}, {} at a time on backend {}", spec_.name,
+                              total_ >= 0 ? trials_word(total_) : std::string("? trials"),
                               backend_.max_concurrent(), backend_.name()),
                   snapshot());
   if (auto st = load_enqueued(); !st) fatal(st.error());
@@ -133,11 +135,12 @@ Result<SweepOutcome> Engine::run() {
   if (!enqueued_.empty() && !fatal_)
     progress_.event(
         interrupted_ || detached_
-            ? fmt::format("{} enqueued trial(s) not started yet; `dlsweep resume {}` runs them first", enqueued_.size(),
+            ? fmt::format("{} enqueued {} not started yet; `dlsweep resume {}` runs them first", enqueued_.size(), enqueued_.size() == 1 ? "trial" : "trials",
                           spec_.name)
-            : fmt::format("{} enqueued trial(s) wait: the study's budget of {} trials is used up; "
+            : fmt::format("{} enqueued {} wait: the study's budget of {} is used up; "
                           "`dlsweep resume {} --add-trials {}` runs them",
-                          enqueued_.size(), total_, spec_.name, enqueued_.size()),
+                          enqueued_.size(), enqueued_.size() == 1 ? "trial" : "trials", trials_word(total_), spec_.name,
+                          enqueued_.size()),
         snapshot());
   progress_.finish(out.snapshot, fmt::format("study {} {}", spec_.name,
                                              fatal_      ? "stopped on an error"
@@ -164,8 +167,9 @@ void Engine::wait_for_signal() {
 void Engine::detach() {
   if (done_) return;
   for (auto& [id, live] : live_) ingest(live);
-  progress_.event(fmt::format("SIGTERM: detaching; {} live trial(s) keep running on {} — `dlsweep resume {}` follows them",
-                              live_.size(), backend_.name(), spec_.name),
+  progress_.event(fmt::format("SIGTERM: detaching; {} live trial{} keep{} running on {} — `dlsweep resume {}` follows them",
+                              live_.size(), live_.size() == 1 ? "" : "s", live_.size() == 1 ? "s" : "", backend_.name(),
+                              spec_.name),
                   snapshot());
   detached_ = done_ = true;
   timer_.cancel();
@@ -180,7 +184,7 @@ void Engine::interrupt(const std::string& why) {
   if (done_) return;
   bool first = !interrupted_;
   interrupted_ = true;
-  if (first) progress_.event(fmt::format("{}: cancelling {} live trial(s)", why, live_.size()), snapshot());
+  if (first) progress_.event(fmt::format("{}: cancelling {}", why, live_.size() == 1 ? std::string("1 live trial") : fmt::format("{} live trials", live_.size())), snapshot());
   // Trials that never launched are cancelled on the spot.
   while (!waiting_.empty()) {
     auto row = waiting_.front();
@@ -328,6 +332,7 @@ void Engine::tick() {
   check_cancel_request();
   if (done_) return;
   check_enqueue_requests();
+  check_pending();
   progress_.tick(snapshot());
   timer_.expires_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)));
   timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -30,6 +30,7 @@
 //    waited for, and every unfinished trial ends CANCELLED before run() returns.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -131,6 +132,14 @@ class Engine {
     bool adopted = false;            ///< its job was submitted by a previous orchestrator
     TrialCurve curve;                ///< this attempt's objective curve and reported metrics
     std::string prune_note;          ///< why the pruner stopped it
+    // Its job waiting in the scheduler's queue (engine_pending.cpp).
+    std::string native_id;           ///< the scheduler's id of its job, once known
+    std::string pending_reason;      ///< the scheduler's latest reason for the wait ("" none)
+    sched::PendingClass pending_class = sched::PendingClass::routine;
+    /// Waiting on the scheduler since (unset while running, or held back by the study's
+    /// own max_concurrent): backend.pending_warn counts from here.
+    std::optional<std::chrono::steady_clock::time_point> pending_since;
+    bool pending_warned = false;     ///< backend.pending_warn's warning was given
   };
 
   /// The storage, for a write: opens this turn's write batch if none is open.
@@ -160,6 +169,14 @@ class Engine {
   void tick();
   void check_cancel_request();
   void record_job(const sched::JobEvent& ev, const std::string& state);
+  /// A `pending` event: the reason goes to the jobs table, a notable one to the terminal;
+  /// the pending clock stops while the study's own throttle holds the job.
+  void on_pending(Live& live, const sched::JobEvent& ev);
+  /// The job is (again) in the scheduler's queue (`queued`, `requeued`) or leaves it
+  /// (`started`): the pending clock and reason follow.
+  static void note_queued(Live& live, bool queued);
+  /// Each tick: backend.pending_warn's one warning per trial that waits too long.
+  void check_pending();
   /// Reads the trial's new records into the database; `may_prune`: then asks the pruner.
   void ingest(Live& live, bool may_prune = true);
   /// The study's pruner on a live trial's curve (decide_prune) after its reports from

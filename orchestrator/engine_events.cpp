@@ -60,11 +60,17 @@ void Engine::on_job_event(const JobEvent& ev) {
   switch (ev.kind) {
     case JobEventKind::queued:
       record_job(ev, "QUEUED");
+      live.native_id = ev.native_id;
+      note_queued(live, true);
+      break;
+    case JobEventKind::pending:
+      on_pending(live, ev);
       break;
     case JobEventKind::requeued:
       // Preempted or warned of its time limit: it checkpointed and went back to the queue;
       // same attempt, it resumes from its checkpoint when it starts again.
       record_job(ev, "REQUEUED");
+      note_queued(live, true);
       if (is_active(live.row.state)) {
         apply(live.row, TrialEvent::requeued, ev.message.empty() ? "requeued" : "requeued: " + ev.message);
         progress_.event(fmt::format("trial {} requeued{}", live.row.number, ev.message.empty() ? "" : ": " + ev.message),
@@ -73,6 +79,7 @@ void Engine::on_job_event(const JobEvent& ev) {
       break;
     case JobEventKind::started:
       record_job(ev, "RUNNING");
+      note_queued(live, false);
       if (live.row.state == TrialState::queued) {
         apply(live.row, TrialEvent::started, "started");
         progress_.tick(snapshot());
@@ -97,7 +104,8 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   ingest(live, /*may_prune=*/false);  // the last records, written just before exit
   std::int64_t id = live.row.id;
   record_job(ev, std::string(sched::to_string(ev.kind)));
-  if (live.adopted && ev.kind == JobEventKind::lost && live.stop_reason.empty() && !interrupted_) {
+  if (live.adopted && ev.kind == JobEventKind::lost && !ev.launch_failed && live.stop_reason.empty() &&
+      !interrupted_) {
     // A job left by the previous orchestrator whose end the scheduler cannot tell (e.g. an
     // array task that finished while nobody watched, on a cluster whose accounting knows
     // only plain job ids): run the same attempt again; it resumes from its checkpoint.

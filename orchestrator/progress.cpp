@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/table_format.hpp"
+
 namespace dlsweep::orch {
 
 namespace {
@@ -34,7 +36,14 @@ std::string timestamp() { return now_as("%H:%M:%S", false); }
 
 }  // namespace
 
-std::string trials_word(std::int64_t n) { return fmt::format("{} trial{}", n, n == 1 ? "" : "s"); }
+std::string trials_word(std::int64_t n) { return fmt::format("{} trial{}", n, plural_s(n)); }
+
+std::string duration_text(double s) {
+  auto t = static_cast<long long>(s < 0 ? 0 : s + 0.5);
+  if (t < 60) return fmt::format("{} s", t);
+  if (t < 3600) return t % 60 ? fmt::format("{} min {} s", t / 60, t % 60) : fmt::format("{} min", t / 60);
+  return (t / 60) % 60 ? fmt::format("{} h {} min", t / 3600, (t / 60) % 60) : fmt::format("{} h", t / 3600);
+}
 
 Progress::Progress(std::FILE* out, bool tty, double summary_every_s)
     : out_(out), tty_(tty), summary_every_s_(summary_every_s) {}
@@ -61,8 +70,9 @@ void Progress::set_log(const std::string& path) {
 
 std::string Progress::status_line(const SweepSnapshot& s, bool eta) {
   std::string total = s.total >= 0 ? fmt::format("{}", s.total) : "?";
-  std::string line = fmt::format("[{}/{} done | {} running | {} queued | {} failed", s.done(), total,
-                                 s.running, s.queued + s.waiting, s.failed);
+  std::string line = fmt::format("[{}/{} done | {} running | {} queued{} | {} failed", s.done(), total, s.running,
+                                 s.queued + s.waiting, s.blocked ? fmt::format(" ({} blocked)", s.blocked) : "",
+                                 s.failed);
   if (s.pruned) line += fmt::format(" | {} pruned", s.pruned);
   if (s.cancelled) line += fmt::format(" | {} cancelled", s.cancelled);
   line += "]";

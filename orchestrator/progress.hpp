@@ -24,11 +24,16 @@ inline constexpr const char* kOrchestratorLog = "orchestrator.log";
 
 /// "1 trial", "3 trials".
 std::string trials_word(std::int64_t n);
+/// A duration in words: "45 s", "7 min 3 s", "2 h 5 min".
+std::string duration_text(double s);
 
 struct SweepSnapshot {
   std::int64_t total = -1;  ///< trials the study will run; -1 when unknown
   std::int64_t created = 0;
   std::int64_t waiting = 0, queued = 0, running = 0, complete = 0, pruned = 0, failed = 0, cancelled = 0;
+  /// Of the queued: those whose scheduler gives a notable reason for the wait (held, nodes
+  /// down or drained, a limit): the status line says "4 queued (4 blocked)".
+  std::int64_t blocked = 0;
   std::string metric;       ///< objective metric name
   std::optional<double> best_value;
   std::int64_t best_trial = -1;

@@ -43,11 +43,12 @@ constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "tri
 constexpr std::string_view kPrunerShared[] = {"kind", "by", "group_by", "warmup"};
 constexpr std::string_view kPrunerAxes[] = {"epoch", "step", "samples", "wall_s"};
 constexpr std::string_view kBackendKeys[] = {
-    "kind", "max_concurrent",
-    // kind: slurm only
+    "kind", "max_concurrent", "pending_warn",
+    // kind: slurm only (from kFirstSlurmKey on)
     "driver", "slurm_conf", "partition", "account", "qos", "time", "nodes", "ntasks_per_node", "cpus_per_task",
     "gpus_per_node", "mem", "constraint", "extra_sbatch", "setup", "template", "signal_lead_s", "requeue",
     "poll_min_s", "poll_max_s", "gpus_per_task", "cpus_per_gpu", "gpu_bind", "cpu_bind", "mpi"};
+constexpr std::size_t kFirstSlurmKey = 3;
 constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
 constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
 constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env"};
@@ -133,6 +134,8 @@ class StudyParser {
       if (auto s = r_.word(k, kBackendKinds)) spec_.backend.kind = *s;
     if (Field m = StudyReader::field(b, "max_concurrent"))
       if (auto v = r_.integer(m, 1, kIntMax)) spec_.backend.max_concurrent = int(*v);
+    if (Field w = StudyReader::field(b, "pending_warn"))
+      if (auto v = r_.number(w, 0, false)) spec_.backend.pending_warn_s = *v;
     read_slurm(b);
   }
 
@@ -141,7 +144,7 @@ class StudyParser {
   void read_slurm(const Field& b) {
     auto& o = spec_.backend.slurm;
     bool slurm = spec_.backend.kind == "slurm";
-    for (std::size_t i = 2; i < std::size(kBackendKeys); ++i) {
+    for (std::size_t i = kFirstSlurmKey; i < std::size(kBackendKeys); ++i) {
       Field f = StudyReader::field(b, kBackendKeys[i]);
       if (!f) continue;
       if (!slurm) {
@@ -513,6 +516,7 @@ class StudyParser {
 
 nlohmann::json StudySpec::backend_json() const {
   nlohmann::json b{{"kind", backend.kind}, {"max_concurrent", backend.max_concurrent}};
+  if (backend.pending_warn_s != kDefaultPendingWarn) b["pending_warn"] = backend.pending_warn_s;
   if (backend.kind != "slurm") return b;
   const auto& o = backend.slurm;
   sched::SlurmOptions d;  // defaults: only what the study changed is written back

@@ -36,6 +36,8 @@ struct ValidationError {
 
 /// trial.fail_fast when the study does not say.
 inline constexpr int kDefaultFailFast = 3;
+/// backend.pending_warn (seconds) when the study does not say.
+inline constexpr double kDefaultPendingWarn = 600;
 
 struct StudySpec {
   std::string name;
@@ -45,6 +47,10 @@ struct StudySpec {
   struct BackendSpec {
     std::string kind = "local";             ///< "local" | "slurm"
     int max_concurrent = 1;
+    /// A trial waiting in the scheduler's queue this long (seconds; not counting the time
+    /// it waits for the study's own max_concurrent) gets one warning line naming the
+    /// scheduler's reason; 0: never.
+    double pending_warn_s = kDefaultPendingWarn;
     sched::SlurmOptions slurm;              ///< kind == slurm: the site settings (script_dir unset)
   } backend;
 

@@ -16,6 +16,7 @@ std::string_view to_string(JobEventKind k) {
     case JobEventKind::cancelled: return "cancelled";
     case JobEventKind::lost: return "lost";
     case JobEventKind::requeued: return "requeued";
+    case JobEventKind::pending: return "pending";
   }
   return "unknown";
 }

@@ -14,6 +14,8 @@
 //    stop (SIGTERM, then SIGKILL after a grace period) and emits `cancelled` when it is gone.
 //  - Every job carries its token "study/trial/attempt" so a job whose id never reached the
 //    database can still be recognised.
+//  - A backend that knows why a queued job waits (Slurm's pending reason) may emit
+//    `pending` whenever that reason changes; it is never terminal and may be ignored.
 #pragma once
 
 #include <cstdint>
@@ -58,8 +60,17 @@ enum class JobEventKind {
   requeued,  ///< it ran and was put back in the queue (preemption, time-limit warning +
              ///< checkpoint, `scontrol requeue`); `started` follows when it runs again.
              ///< Not terminal: the same attempt continues from its checkpoint.
+  pending,   ///< still waiting; `message` is the scheduler's reason, just changed ("Priority",
+             ///< "launch failed requeued held"), `pending_class` how it reads. Not terminal.
 };
 std::string_view to_string(JobEventKind k);
+
+/// How the reason of a `pending` event reads.
+enum class PendingClass {
+  routine,    ///< waits its turn: Priority, Resources, None, BeginTime (after a requeue)
+  throttled,  ///< held back by the study's own max_concurrent (Slurm: JobArrayTaskLimit)
+  notable,    ///< worth telling the user: held, nodes down or drained, a QOS or account limit, ...
+};
 
 struct JobEvent {
   std::string job_id;
@@ -72,6 +83,10 @@ struct JobEvent {
   std::string native_id;   ///< the scheduler's own id ("1234_5" for a Slurm array task); may be empty
   bool cannot_start = false;  ///< for lost: the program could not be started at all (not found,
                               ///< not executable): retrying cannot help
+  PendingClass pending_class = PendingClass::routine;  ///< for pending
+  bool launch_failed = false;  ///< for lost: the scheduler tried to start the job and could not
+                               ///< (Slurm: held after a failed launch, cancelled by the backend):
+                               ///< a failed attempt, even for a job adopted on resume
 };
 
 using EventHandler = std::function<void(const JobEvent&)>;

@@ -14,6 +14,11 @@
 
 extern char** environ;
 
+// Exported by libslurm (22.05: slurm_job_reason_string, the alias of job_reason_string) but
+// not declared in <slurm/slurm.h>: the reason code's name as squeue prints it ("Priority",
+// "JobHeldUser"), so that both drivers report the same words.
+extern "C" char* slurm_job_reason_string(enum job_state_reason inx);
+
 namespace dlsweep::sched::slurm {
 
 namespace {
@@ -87,7 +92,8 @@ DriverResult<std::vector<JobRecord>> to_records(job_info_msg_t* msg) {
     r.state = parse_job_state(r.state_name);
     r.wait_status = static_cast<int>(j.exit_code);
     r.restart_count = j.restart_cnt;
-    if (j.state_desc) r.reason = j.state_desc;
+    if (const char* why = slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason))) r.reason = why;
+    if (j.state_desc) r.reason_detail = j.state_desc;
     if (j.name) r.name = j.name;
     if (j.comment) r.comment = j.comment;
     out.push_back(std::move(r));

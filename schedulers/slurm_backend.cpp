@@ -169,7 +169,7 @@ void SlurmBackend::run_on_worker(F work, Done done) {
 }
 
 void SlurmBackend::emit(const Job& job, JobEventKind kind, std::string message, std::string native_id, int exit_code,
-                        int signal, bool cannot_start) {
+                        int signal, bool cannot_start, PendingClass pending_class, bool launch_failed) {
   JobEvent ev;
   ev.job_id = job.id;
   ev.trial_id = job.spec.trial_id;
@@ -180,6 +180,8 @@ void SlurmBackend::emit(const Job& job, JobEventKind kind, std::string message, 
   ev.exit_code = exit_code;
   ev.signal = signal;
   ev.cannot_start = cannot_start;
+  ev.pending_class = pending_class;
+  ev.launch_failed = launch_failed;
   boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_), ev = std::move(ev)] {
     if (alive.expired()) return;
     if (handler_) handler_(ev);
@@ -500,13 +502,22 @@ void SlurmBackend::after_poll(bool changed) {
 }
 
 void SlurmBackend::on_changes(const std::vector<TaskChange>& changes) {
+  bool cancels = false;
   for (const auto& c : changes) {
     auto it = jobs_.find(c.id);
     if (it == jobs_.end()) continue;
-    emit(*it->second, c.kind, c.message, c.native_id, c.exit_code, c.signal);
+    emit(*it->second, c.kind, c.message, c.native_id, c.exit_code, c.signal, /*cannot_start=*/false,
+         c.pending_class, c.launch_failed);
+    if (c.cancel && !it->second->cancel_requested) {
+      // Held after a failed launch: it would wait for a release forever (slurm_tracker.hpp).
+      log(fmt::format("{}: {}; cancelling it", c.native_id, c.message));
+      to_cancel_.push_back(c.id);
+      cancels = true;
+    }
     if (c.kind == JobEventKind::exited || c.kind == JobEventKind::cancelled || c.kind == JobEventKind::lost)
       jobs_.erase(it);
   }
+  if (cancels) schedule_cancel_flush();
 }
 
 // ---------------------------------------------------------------- cancel

@@ -9,7 +9,10 @@
 //    slurm_plan.hpp). Jobs that do not fit yet wait in the backend (no event).
 //  - Events: `queued` when the controller accepted the job (native_id "1234_5"), `started`,
 //    `requeued` (then `started` again), then one of `exited`, `cancelled`, `lost` — mapping
-//    in slurm_tracker.hpp. Every event after acceptance carries native_id.
+//    in slurm_tracker.hpp. Every event after acceptance carries native_id. While a job
+//    waits, `pending` each time squeue's reason for it changes (slurm_reason.hpp).
+//  - A job Slurm holds after a failed launch is cancelled by the backend itself (one scancel
+//    with the turn's other cancels) and ends `lost` with launch_failed: a failed attempt.
 //  - Before sbatch, the batch script (<script_dir>/<tag>.sh) and its index file (<tag>.index:
 //    task -> token, trial dir, env, argv) are written; a requeued task reads the same line,
 //    so a requeue or resubmission never runs another trial. The array's --comment is
@@ -124,7 +127,8 @@ class SlurmBackend final : public Backend {
   template <class F, class Done>
   void run_on_worker(F work, Done done);
   void emit(const Job& job, JobEventKind kind, std::string message, std::string native_id = {}, int exit_code = 0,
-            int signal = 0, bool cannot_start = false);
+            int signal = 0, bool cannot_start = false, PendingClass pending_class = PendingClass::routine,
+            bool launch_failed = false);
   void log(const std::string& msg);
 
   void schedule_flush();

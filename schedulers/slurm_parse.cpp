@@ -199,6 +199,7 @@ Result<std::vector<JobRecord>> parse_squeue_json(std::string_view text) {
     if (auto e = j.find("exit_code"); e != j.end()) r.wait_status = json_wait_status(*e);
     if (auto rc = j.find("restart_cnt"); rc != j.end()) r.restart_count = static_cast<int>(json_int(*rc).value_or(0));
     r.reason = json_string(j, "state_reason");
+    r.reason_detail = json_string(j, "state_description");
     r.name = json_string(j, "name");
     r.comment = json_string(j, "comment");
     out.push_back(std::move(r));

@@ -61,6 +61,10 @@ struct JobRecord {
   int wait_status = 0;                         ///< raw wait status (exit 3 -> 768, signal 9 -> 9)
   int restart_count = 0;
   std::string reason;                          ///< state_reason ("JobArrayTaskLimit", ...)
+  /// state_description: the controller's own words when it has more to say than the reason
+  /// code ("launch failed requeued held" with reason JobHeldUser; "Nodes required for job
+  /// are DOWN, DRAINED ..." with reason Resources). What squeue's %r prints when set.
+  std::string reason_detail;
   std::string name;                            ///< job name
   std::string comment;
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/slurm_reason.hpp"
+
 namespace dlsweep::sched::slurm {
 
 namespace {
@@ -146,6 +148,10 @@ void Tracker::apply(Task& t, const JobRecord& rec, std::vector<TaskChange>& out)
     case JobState::pending:
     case JobState::requeued:
     case JobState::held:
+      if (!t.launch_failure.empty() || note_failed_launch(t, rec, out)) {
+        t.restarts = std::max(t.restarts, rec.restart_count);  // not a requeue: it failed
+        return;
+      }
       if (t.started || restarted) {
         out.push_back(change(t, JobEventKind::requeued,
                              fmt::format("requeued by Slurm (restart {}{})", rec.restart_count,
@@ -153,6 +159,12 @@ void Tracker::apply(Task& t, const JobRecord& rec, std::vector<TaskChange>& out)
         t.started = false;
       }
       t.restarts = std::max(t.restarts, rec.restart_count);
+      if (std::string why = shown_reason(rec); why != t.reason) {
+        t.reason = why;
+        TaskChange c = change(t, JobEventKind::pending, why);
+        c.pending_class = classify_reason(rec);
+        out.push_back(std::move(c));
+      }
       return;
     case JobState::running:
     case JobState::suspended:
@@ -162,6 +174,7 @@ void Tracker::apply(Task& t, const JobRecord& rec, std::vector<TaskChange>& out)
         t.started = false;
       }
       t.restarts = std::max(t.restarts, rec.restart_count);
+      t.reason.clear();
       if (!t.started) {
         out.push_back(change(t, JobEventKind::started, fmt::format("running as Slurm job {}", native(t))));
         t.started = true;
@@ -177,6 +190,10 @@ void Tracker::apply(Task& t, const JobRecord& rec, std::vector<TaskChange>& out)
     out.push_back(change(t, JobEventKind::requeued, fmt::format("requeued by Slurm (restart {})", rec.restart_count)));
     t.started = false;
   }
+  if (!t.launch_failure.empty() && !t.cancel_requested && rec.state == JobState::cancelled) {
+    out.push_back(failed_launch_end(t));
+    return;
+  }
   TaskChange end = terminal_change(rec, t.cancel_requested);
   const bool never_ran = rec.state == JobState::cancelled && !t.started && !restarted;
   if (!t.started && !never_ran && end.kind != JobEventKind::lost) {
@@ -187,6 +204,24 @@ void Tracker::apply(Task& t, const JobRecord& rec, std::vector<TaskChange>& out)
   end.native_id = native(t);
   out.push_back(std::move(end));
   t.done = true;
+}
+
+bool Tracker::note_failed_launch(Task& t, const JobRecord& rec, std::vector<TaskChange>& out) {
+  if (!held_after_failed_launch(rec)) return false;
+  t.launch_failure = shown_reason(rec);
+  t.reason = t.launch_failure;
+  TaskChange c = change(t, JobEventKind::pending, t.launch_failure);
+  c.pending_class = PendingClass::notable;
+  c.cancel = !t.cancel_requested;  // else our cancel is on its way already
+  out.push_back(std::move(c));
+  return true;
+}
+
+TaskChange Tracker::failed_launch_end(Task& t) const {
+  TaskChange c = change(t, JobEventKind::lost, failed_launch_message(t.launch_failure));
+  c.launch_failed = true;
+  t.done = true;
+  return c;
 }
 
 std::vector<TaskChange> Tracker::observe(const std::vector<JobRecord>& records) {
@@ -237,6 +272,10 @@ std::vector<TaskChange> Tracker::observe_accounting(const std::vector<JobRecord>
     }
     if (found) {
       t.missing = 0;  // accounting still sees it running: squeue will again
+      continue;
+    }
+    if (!t.launch_failure.empty() && !t.cancel_requested) {
+      out.push_back(failed_launch_end(t));  // our scancel of the held task landed
       continue;
     }
     if (t.cancel_requested && !t.started) {

@@ -17,6 +17,15 @@
 //      NODE_FAIL, PREEMPTED, BOOT_FAIL -> lost, with the reason
 //  - A task we cancelled while pending that is missing from squeue and accounting ->
 //    cancelled (Slurm forgets such array tasks at once).
+//  - Waiting tasks: `pending` whenever the reason squeue shows changes (first sighting
+//    included; a run resets it), message = that reason (shown_reason), with its class.
+//  - A task Slurm holds after a failed launch ("launch failed requeued held",
+//    held_after_failed_launch) -> `pending` with `cancel` set: the backend scancels it (a
+//    release would need an operator for JobHeldAdmin, and a failed launch usually drained
+//    its node: a new job, within the trial's retries, is the way on). Its end, once the
+//    cancel lands (CANCELLED, or gone from squeue and accounting), is `lost` with
+//    launch_failed set, not `cancelled`; no `requeued` is reported for it. A cancel asked by
+//    dlsweep's caller wins: then it ends `cancelled` as usual.
 //  - A task missing from a successful squeue answer is looked up in accounting; one missing
 //    from both for `vanish_polls` polls in a row -> lost "vanished from the controller".
 //    A failed squeue (controller down) changes nothing.
@@ -41,6 +50,9 @@ struct TaskChange {
   int exit_code = 0;
   int signal = 0;
   std::string message;
+  PendingClass pending_class = PendingClass::routine;  ///< for pending
+  bool cancel = false;         ///< the backend must scancel this task (held after a failed launch)
+  bool launch_failed = false;  ///< for lost: it was held after a failed launch and cancelled
 };
 
 class Tracker {
@@ -88,10 +100,17 @@ class Tracker {
     bool seen = false;  ///< in the last observe()
     int restarts = 0;
     int missing = 0;
+    std::string reason;          ///< the pending reason last reported ("" none yet, or running)
+    std::string launch_failure;  ///< held after a failed launch: that reason (we cancel it)
   };
   using Key = std::pair<std::uint32_t, std::int64_t>;  ///< (job id, task or -1)
 
   void apply(Task& t, const JobRecord& rec, std::vector<TaskChange>& out);
+  /// A waiting task held after a failed launch: reported (`pending`, with `cancel` unless a
+  /// cancel was asked already) and remembered; false for any other waiting task.
+  bool note_failed_launch(Task& t, const JobRecord& rec, std::vector<TaskChange>& out);
+  /// The terminal change of a task held after a failed launch that we cancelled.
+  TaskChange failed_launch_end(Task& t) const;
   TaskChange change(const Task& t, JobEventKind kind, std::string message) const;
   static std::string native(const Task& t);
 

@@ -56,19 +56,22 @@ runs_dir: {}
     study_id = *id;
   }
 
+  /// Runs the engine to its end; its progress output goes to `out` (nullptr: nowhere), as
+  /// to a terminal when `tty` (the status line redrawn after every event).
   Result<orch::SweepOutcome> run(sched::Backend& backend, boost::asio::io_context& io,
-                                 std::function<void(orch::Engine&)> before = {}) {
+                                 std::function<void(orch::Engine&)> before = {}, std::FILE* out = nullptr,
+                                 bool tty = false) {
     orch::EngineOptions opts;
     opts.runs_dir = dir / "runs";
     opts.tick_s = 0.01;
     opts.handle_signals = false;
     opts.rerun = rerun;
-    std::FILE* sink = std::fopen("/dev/null", "w");
-    orch::Progress progress(sink, false);
+    std::FILE* sink = out ? out : std::fopen("/dev/null", "w");
+    orch::Progress progress(sink, tty);
     orch::Engine engine(io, *storage, backend, spec, study_id, opts, progress);
     if (before) before(engine);
     auto r = engine.run();
-    std::fclose(sink);
+    if (!out) std::fclose(sink);
     return r;
   }
 };

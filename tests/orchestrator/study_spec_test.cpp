@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "orchestrator/study_spec.hpp"
 #include "search/sampler.hpp"
 
@@ -259,6 +261,28 @@ TEST_CASE("defaults of a minimal study") {
   CHECK_FALSE(j["trial"].contains("timeout"));
   CHECK_FALSE(j["objective"].contains("target"));
   CHECK_FALSE(j["search"].contains("trials"));
+}
+
+TEST_CASE("backend.pending_warn: seconds, 600 by default, any backend, kept by to_json", "[pending]") {
+  auto min = parse_study("name: w\ntrial: {command: [p]}\nobjective: {metric: l, mode: min}\n", StudyFormat::yaml,
+                         "w.yaml");
+  REQUIRE(min.has_value());
+  CHECK(min->backend.pending_warn_s == 600);
+  CHECK_FALSE(min->to_json()["backend"].contains("pending_warn"));
+  const std::pair<const char*, double> cases[] = {
+      {"{kind: local, pending_warn: 90}", 90}, {"{kind: slurm, pending_warn: 90.5, max_concurrent: 2}", 90.5},
+      {"{pending_warn: 0}", 0}};
+  for (const auto& [backend, seconds] : cases) {
+    auto r = parse_study(fmt::format("name: w\nbackend: {}\ntrial: {{command: [p]}}\nobjective: {{metric: l, mode: min}}\n",
+                                     backend),
+                         StudyFormat::yaml, "w.yaml");
+    INFO(backend << "\n" << all_messages(r));
+    REQUIRE(r.has_value());
+    CHECK(r->backend.pending_warn_s == seconds);
+    auto again = parse_study(r->to_json().dump(), StudyFormat::json, "stored.json");
+    REQUIRE(again.has_value());
+    CHECK(again->backend.pending_warn_s == r->backend.pending_warn_s);
+  }
 }
 
 TEST_CASE("a command study passes names and values through") {

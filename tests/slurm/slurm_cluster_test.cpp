@@ -212,6 +212,26 @@ TEST_CASE("slurm: a job requeued with scontrol is reported requeued, runs again,
   CHECK(read_file(h.dir.path / "trial-1" / "runs") == "0\n1\n");
 }
 
+TEST_CASE("slurm: a job held after a failed launch is cancelled and ends lost, with the controller's reason",
+          "[slurm][cluster][pending]") {
+  const std::string driver = GENERATE(as<std::string>{}, "cli", "api");
+  NEED_DRIVER(driver);
+  NEED_CLUSTER(cluster);
+  cluster.set_prolog(cluster.failing_prolog());  // drains the node, holds the job
+  Harness h(cluster, driver, 2);
+  std::string id = h.submit(h.job(1, "exit 0"));
+  REQUIRE(h.run_until_done({id}, 60));
+  INFO(h.logs_text());
+  CHECK(h.rec.kinds(id) == std::vector<K>{K::queued, K::lost});
+  CHECK(h.rec.terminal(id)->launch_failed);
+  CHECK_THAT(h.rec.terminal(id)->message, Catch::Contains("launch failed requeued held"));
+  REQUIRE_FALSE(h.rec.pending(id).empty());
+  CHECK(h.rec.pending(id).back().message == "launch failed requeued held");
+  CHECK(h.rec.pending(id).back().pending_class == PendingClass::notable);
+  // Cancelled on the controller, not left held.
+  CHECK_THAT(cluster.run({"squeue", "-h", "-j", h.backend->native_id(id), "-o", "%T"}).out, !Catch::Contains("PENDING"));
+}
+
 TEST_CASE("slurm: at the time-limit warning the trial checkpoints, the script requeues it, the rerun completes",
           "[slurm][cluster][slow]") {
   NEED_CLUSTER(cluster);

@@ -203,3 +203,79 @@ TEST_CASE("tracker: a job seen again resets its missing count", "[slurm][tracker
   t.observe({});
   CHECK(t.observe_accounting({}).empty());  // one miss since it was last seen
 }
+
+namespace {
+
+JobRecord waiting(JobState st, std::string reason, std::string detail = "", int restarts = 0) {
+  JobRecord r = task(5, 0, st, 0, restarts);
+  r.reason = std::move(reason);
+  r.reason_detail = std::move(detail);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("tracker: a waiting task reports squeue's reason each time it changes", "[slurm][tracker][pending]") {
+  Tracker t;
+  t.add("a", 5, 0u);
+  CHECK(t.observe({waiting(JobState::pending, "None")}).empty());  // no reason yet: nothing to say
+  auto c = t.observe({waiting(JobState::pending, "Priority")});
+  REQUIRE(kinds(c, "a") == std::vector<K>{K::pending});
+  CHECK(c[0].message == "Priority");
+  CHECK(c[0].pending_class == PendingClass::routine);
+  CHECK_FALSE(c[0].cancel);
+  CHECK(t.observe({waiting(JobState::pending, "Priority")}).empty());  // once per change
+  c = t.observe({waiting(JobState::pending, "Resources",
+                         "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions")});
+  REQUIRE(kinds(c, "a") == std::vector<K>{K::pending});
+  CHECK_THAT(c[0].message, Catch::StartsWith("Nodes required for job are DOWN, DRAINED"));
+  CHECK(c[0].pending_class == PendingClass::notable);
+  CHECK(kinds(t.observe({waiting(JobState::running, "None")}), "a") == std::vector<K>{K::started});
+  // Requeued: the reason of the new wait is news again.
+  c = t.observe({waiting(JobState::pending, "BeginTime", "", 1)});
+  CHECK(kinds(c, "a") == std::vector<K>{K::requeued, K::pending});
+  CHECK(c[1].message == "BeginTime");
+}
+
+TEST_CASE("tracker: a task held after a failed launch is cancelled and ends lost, not requeued",
+          "[slurm][tracker][pending]") {
+  const auto held = waiting(JobState::pending, "JobHeldUser", "launch failed requeued held", 1);
+  SECTION("the cancel lands: CANCELLED") {
+    Tracker t;
+    t.add("a", 5, 0u);
+    auto c = t.observe({held});
+    REQUIRE(kinds(c, "a") == std::vector<K>{K::pending});  // no `requeued`: it never ran
+    CHECK(c[0].cancel);
+    CHECK(c[0].pending_class == PendingClass::notable);
+    CHECK(c[0].message == "launch failed requeued held");
+    CHECK(t.observe({held}).empty());  // asked once
+    JobRecord gone = held;
+    gone.state = JobState::cancelled;
+    gone.state_name = "CANCELLED";
+    c = t.observe({gone});
+    REQUIRE(kinds(c, "a") == std::vector<K>{K::lost});
+    CHECK(c[0].launch_failed);
+    CHECK_THAT(c[0].message, Catch::Contains("could not start it and held it (launch failed requeued held)"));
+    CHECK(t.live() == 0);
+  }
+  SECTION("the cancelled task is forgotten by squeue and accounting") {
+    Tracker t;
+    t.add("a", 5, 0u);
+    t.observe({held});
+    CHECK(t.observe({}).empty());
+    auto c = t.observe_accounting({});
+    REQUIRE(kinds(c, "a") == std::vector<K>{K::lost});
+    CHECK(c[0].launch_failed);
+  }
+  SECTION("a cancel asked by the caller wins") {
+    Tracker t;
+    t.add("a", 5, 0u);
+    t.cancel_requested("a");
+    auto c = t.observe({held});
+    REQUIRE(kinds(c, "a") == std::vector<K>{K::pending});
+    CHECK_FALSE(c[0].cancel);
+    JobRecord gone = held;
+    gone.state = JobState::cancelled;
+    CHECK(kinds(t.observe({gone}), "a") == std::vector<K>{K::cancelled});
+  }
+}

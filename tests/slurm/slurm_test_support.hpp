@@ -120,6 +120,26 @@ struct LocalCluster {
     return r ? *r : dlsweep::sched::slurm::CommandOutput{};
   }
 
+  /// Sets the node's Prolog (`prolog` "" removes it) in this cluster's slurm.conf and reloads
+  /// it (`scontrol reconfigure`). A Prolog that fails drains the node and holds the job
+  /// ("launch failed requeued held").
+  void set_prolog(const std::string& prolog) const {
+    std::istringstream in(read_file(conf));
+    std::string kept;
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("Prolog=", 0) != 0) kept += line + "\n";
+    if (!prolog.empty()) kept += "Prolog=" + prolog + "\n";
+    write_file(conf, kept);
+    run({"scontrol", "reconfigure"});
+  }
+  /// A Prolog script in the cluster's directory that always fails.
+  std::string failing_prolog() const {
+    const fs::path p = dir.path / "prolog-fails.sh";
+    write_file(p, "#!/bin/sh\nexit 1\n");
+    fs::permissions(p, fs::perms::owner_all);
+    return p.string();
+  }
+
   /// Stops slurmctld only (SIGTERM to the pid in its pid file); jobs keep running.
   void stop_controller() const {
     std::string pid = read_file(dir.path / "run" / "slurmctld.pid");
@@ -139,10 +159,19 @@ struct Recorder {
   dlsweep::sched::EventHandler handler() {
     return [this](const dlsweep::sched::JobEvent& ev) { events.push_back(ev); };
   }
+  /// The job's lifecycle: its events but `pending` (whose number depends on the
+  /// controller's timing: Priority, JobArrayTaskLimit, BeginTime, ...).
   std::vector<dlsweep::sched::JobEventKind> kinds(const std::string& id) const {
     std::vector<dlsweep::sched::JobEventKind> out;
     for (const auto& e : events)
-      if (e.job_id == id) out.push_back(e.kind);
+      if (e.job_id == id && e.kind != dlsweep::sched::JobEventKind::pending) out.push_back(e.kind);
+    return out;
+  }
+  /// The `pending` events of the job, in order.
+  std::vector<dlsweep::sched::JobEvent> pending(const std::string& id) const {
+    std::vector<dlsweep::sched::JobEvent> out;
+    for (const auto& e : events)
+      if (e.job_id == id && e.kind == dlsweep::sched::JobEventKind::pending) out.push_back(e);
     return out;
   }
   static bool is_terminal(dlsweep::sched::JobEventKind k) {
