@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/objective.hpp"
 #include "analysis/pooled_time.hpp"
 
 namespace dlsweep::analysis {
@@ -64,7 +65,7 @@ Explanation explain_best(const StudyData& study, Criterion criterion, const FitO
   e.complete = complete.size();
   if (criterion != Criterion::value && (!study.target || e.reached == 0)) criterion = Criterion::value;
   e.criterion = criterion;
-  const bool maximize = criterion == Criterion::value && study.mode == "max";
+  const bool maximize = criterion == Criterion::value && maximizes(study.mode);
 
   // Seed groups of every COMPLETE trial; a group is ranked only when every member has a value.
   const auto groups = group_by_seed(study.trials, complete);
@@ -206,7 +207,7 @@ std::vector<std::string> Explanation::lines() const {
     std::string what = criterion == Criterion::value
                            ? fmt::format("best {} {}", metric, value_text(*this, w.mean))
                            : fmt::format("{} to {} {} {:g}: {}", criterion == Criterion::time ? "time" : "steps", metric,
-                                         mode == "max" ? ">=" : "<=", *target, value_text(*this, w.mean));
+                                         reach_op(mode), *target, value_text(*this, w.mean));
     out.push_back(fmt::format("winner: {} ({}), {}{}", trials_text(w.trials), w.config, what,
                               w.n > 1 ? fmt::format(" (mean of {} seeds, std {})", w.n, value_text(*this, w.std)) : ""));
   }

@@ -23,8 +23,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "schedulers/slurm_backend.hpp"
-#include "schedulers/slurm_command.hpp"
+#include "schedulers/slurm/backend.hpp"
+#include "schedulers/slurm/command.hpp"
 
 namespace fs = std::filesystem;
 using namespace dlsweep::sched;

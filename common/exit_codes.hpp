@@ -2,7 +2,7 @@
 //   trial::   what a trial program (dlsweep-train, or any protocol-speaking program)
 //             exits with, and what the orchestrator concludes from it;
 //   cli::     what `dlsweep` itself exits with (README, "Exit codes of dlsweep").
-// A plain list of constants: no logic here (orchestrator/failure_policy decides what to
+// A plain list of constants: no logic here (engine/failure_policy decides what to
 // retry). Keep README's tables in step with it.
 #pragma once
 

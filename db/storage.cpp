@@ -11,6 +11,7 @@
 #include <memory>
 #include <system_error>
 
+#include "common/objective.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite_handle.hpp"
 #include "db/storage.hpp"
@@ -175,7 +176,7 @@ Status Storage::commit_batch() {
 Result<std::int64_t> Storage::create_study(const NewStudy& s) {
   const std::string where = file_.string() + ": study '" + s.name + "'";
   if (s.name.empty()) return fail("a study needs a name", file_.string(), "set `name:` in the study file");
-  if (s.objective_mode != "min" && s.objective_mode != "max")
+  if (!valid_mode(s.objective_mode))
     return fail("objective mode must be 'min' or 'max', got '" + s.objective_mode + "'", where,
                 "set objective.mode to min or max");
   if (s.objective_metric.empty())

@@ -1,5 +1,5 @@
 // slurm_parse_fuzz.cpp — libFuzzer target: what squeue/sacct/scontrol print
-// (schedulers/slurm_parse.cpp). Any text gives records or an Error; never a crash, UB or
+// (schedulers/slurm/parse.cpp). Any text gives records or an Error; never a crash, UB or
 // an exception. The same bytes go to every parser: the JSON one, the `sacct -P` lines, the
 // scontrol config reader, array task expressions and state names.
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "schedulers/slurm_parse.hpp"
+#include "schedulers/slurm/parse.hpp"
 
 namespace slurm = dlsweep::sched::slurm;
 

@@ -1,6 +1,6 @@
 // study_fuzz.cpp — libFuzzer target: any text, read as a YAML and as a JSON study file, gives
 // a validated StudySpec or a list of ValidationErrors; never a crash, a hang, an exception
-// or a leak (orchestrator/study_*.cpp, with the limits of study_limits.hpp).
+// or a leak (study/*.cpp, with the limits of study/limits.hpp).
 //
 // Property checked beyond "no crash": every error names the file and says what is wrong,
 // and a valid spec survives its own normalised form (to_json() parses back as a study),
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "orchestrator/study_spec.hpp"
+#include "study/spec.hpp"
 
 using dlsweep::orch::parse_study;
 using dlsweep::orch::StudyFormat;

@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "common/program_path.hpp"
 #include "common/shell_quote.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
-#include "orchestrator/trial_files.hpp"
-#include "schedulers/slurm_command.hpp"
+#include "engine/trial_files.hpp"
+#include "schedulers/slurm/command.hpp"
 
 namespace dlsweep::orch {
 
@@ -29,13 +30,12 @@ int submit_as_job(const StudySpec& spec, const std::string& db, const std::strin
         return exit_code::usage;
       }
   }
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) {
+  auto self_exe = self_executable();
+  if (!self_exe) {
     fmt::print(stderr, "error: cannot find the dlsweep executable (/proc/self/exe)\n");
     return exit_code::runtime;
   }
-  self[n] = '\0';
+  const std::string self = self_exe->string();
   fs::create_directories(runs_dir, ec);
   fs::path script = runs_dir / (spec.name + ".orchestrator.sh");
   const auto& o = spec.backend.slurm;

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "orchestrator/study_spec.hpp"
+#include "study/spec.hpp"
 
 namespace dlsweep::orch {
 

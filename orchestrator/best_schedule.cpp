@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/objective.hpp"
 #include "analysis/stats.hpp"
 #include "analysis/study_data.hpp"
 #include "orchestrator/table_format.hpp"
@@ -140,7 +141,7 @@ std::optional<BestChoice> pick(const std::vector<db::TrialSummary>& trials, std:
   BestChoice c;
   c.criterion = by;
   auto varying = varying_params(trials);
-  bool maximize = mode == "max";
+  bool maximize = maximizes(mode);
   if (by == BestBy::time || by == BestBy::steps) {
     if (reached.empty()) return std::nullopt;
     auto seconds = [&](std::size_t i) {

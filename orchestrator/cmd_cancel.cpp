@@ -15,16 +15,17 @@
 
 #include <fmt/format.h>
 
-#include "orchestrator/cancel_request.hpp"
+#include "engine/cancel_request.hpp"
 #include "orchestrator/cancel_targets.hpp"
 #include "orchestrator/commands.hpp"
-#include "orchestrator/engine.hpp"
-#include "orchestrator/progress.hpp"
-#include "orchestrator/recovery.hpp"
-#include "orchestrator/state_machine.hpp"
-#include "orchestrator/sweep_runner.hpp"
-#include "orchestrator/trial_files.hpp"
-#include "schedulers/process_spawn.hpp"
+#include "orchestrator/read_support.hpp"
+#include "engine/engine.hpp"
+#include "engine/progress.hpp"
+#include "engine/recovery.hpp"
+#include "engine/state_machine.hpp"
+#include "engine/sweep_runner.hpp"
+#include "engine/trial_files.hpp"
+#include "schedulers/local/process_spawn.hpp"
 
 namespace dlsweep::orch {
 
@@ -39,11 +40,6 @@ bool targeted(const db::TrialRow& t, const std::vector<std::int64_t>& numbers) {
 }
 
 bool unfinished(TrialState s) { return s == TrialState::waiting || is_active(s); }
-
-int report(const Error& e, int code) {
-  fmt::print(stderr, "error: {}\n", e.message());
-  return code;
-}
 
 // Cancels through the running orchestrator; waits until the database shows it.
 int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study, const CancelPlan& plan) {

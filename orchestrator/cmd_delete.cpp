@@ -6,7 +6,7 @@
 // Order: the name is looked up read-only first (an unknown one is a usage error with a
 // suggestion, whether or not an orchestrator runs); then the database lock is taken, so no
 // orchestrator drives the file while the study is counted, confirmed and deleted; then what
-// would go is shown and confirmed (a terminal's y/N, or --yes); then study_removal does it.
+// would go is shown and confirmed (a terminal's y/N, or --yes); then removal does it.
 #include <unistd.h>
 
 #include <iostream>
@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 
 #include "orchestrator/commands.hpp"
-#include "orchestrator/study_removal.hpp"
-#include "orchestrator/sweep_runner.hpp"
+#include "orchestrator/removal.hpp"
+#include "engine/sweep_runner.hpp"
 #include "orchestrator/table_format.hpp"
 
 namespace dlsweep::orch {

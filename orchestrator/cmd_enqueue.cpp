@@ -21,11 +21,11 @@
 
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
-#include "orchestrator/enqueue_request.hpp"
-#include "orchestrator/enqueue_values.hpp"
-#include "orchestrator/progress.hpp"
-#include "orchestrator/study_growth.hpp"
-#include "orchestrator/sweep_runner.hpp"
+#include "engine/enqueue_request.hpp"
+#include "study/enqueue_values.hpp"
+#include "engine/progress.hpp"
+#include "study/growth.hpp"
+#include "engine/sweep_runner.hpp"
 
 namespace dlsweep::orch {
 

@@ -18,6 +18,7 @@
 
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
+#include "orchestrator/read_support.hpp"
 #include "orchestrator/results_frame.hpp"
 #include "orchestrator/table_format.hpp"
 
@@ -26,11 +27,6 @@ namespace dlsweep::orch {
 namespace {
 
 namespace fs = std::filesystem;
-
-int report(const Error& e, int code) {
-  fmt::print(stderr, "error: {}\n", e.message());
-  return code;
-}
 
 /// stdout, or a temp file renamed to `path` by commit().
 class Sink {

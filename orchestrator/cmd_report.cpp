@@ -7,9 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/atomic_file.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
-#include "orchestrator/progress.hpp"
+#include "engine/progress.hpp"
 #include "report/report_model.hpp"
 #include "report/report_page.hpp"
 
@@ -38,23 +39,8 @@ int cmd_report(const ReportArgs& a) {
     return std::ferror(stdout) ? exit_code::runtime : exit_code::ok;
   }
   // Written beside the target and renamed over it, so a reader never sees half a report.
-  const std::filesystem::path target(out), tmp = target.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(html.data(), static_cast<std::streamsize>(html.size()));
-    f.close();
-    if (!f) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      fmt::print(stderr, "error: cannot write {}: check that its directory exists and is writable\n", tmp.string());
-      return exit_code::runtime;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    fmt::print(stderr, "error: cannot write {}: {}\n", out, ec.message());
+  if (auto st = write_file_atomic(out, html, Durability::none); !st) {
+    fmt::print(stderr, "error: cannot write the report: {}\n", st.error().message());
     return exit_code::runtime;
   }
   fmt::print("wrote {} ({}, {:.1f} KiB; open it in a browser, no network needed)\n", out,

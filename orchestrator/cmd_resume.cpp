@@ -11,18 +11,18 @@
 // cancels the study's jobs that belong to no live trial. Either way it retries failed
 // trials with retries left, launches WAITING ones, and keeps sampling.
 //
-// --add-trials N grows the study's trial budget first (study_growth.hpp): the stored spec's
+// --add-trials N grows the study's trial budget first (study/growth.hpp): the stored spec's
 // search.trials and an 'add_trials' event, in one transaction, before anything runs; what
 // the engine then runs is the grown study. Enqueued trials (`dlsweep enqueue`) waiting in
 // the database are created before any sampled one (engine_enqueue.cpp).
 #include <fmt/format.h>
 
 #include "orchestrator/commands.hpp"
-#include "orchestrator/progress.hpp"
-#include "orchestrator/recovery.hpp"
-#include "orchestrator/study_growth.hpp"
-#include "orchestrator/study_spec.hpp"
-#include "orchestrator/sweep_runner.hpp"
+#include "engine/progress.hpp"
+#include "engine/recovery.hpp"
+#include "study/growth.hpp"
+#include "study/spec.hpp"
+#include "engine/sweep_runner.hpp"
 #include "orchestrator/table_format.hpp"
 
 namespace dlsweep::orch {

@@ -51,7 +51,7 @@ struct BestArgs {
   bool explain = false;          ///< the evidence: regime, B_crit, runner-ups, speedups, exclusions
 };
 int cmd_best(const BestArgs& a);
-/// `best --explain` (cmd_analysis.cpp).
+/// `best --explain` (cmd_best.cpp).
 int cmd_best_explain(const BestArgs& a);
 
 struct PlanArgs {
@@ -60,7 +60,7 @@ struct PlanArgs {
   std::vector<int> ranks{1, 2, 8, 64};
   std::string format = "table";  ///< table | json
 };
-/// Predicted best batch and time to target per rank count (model prediction; cmd_analysis.cpp).
+/// Predicted best batch and time to target per rank count (model prediction; cmd_plan.cpp).
 int cmd_plan(const PlanArgs& a);
 
 struct ResumeArgs {
@@ -69,7 +69,7 @@ struct ResumeArgs {
   bool detach_on_term = false;  ///< SIGTERM leaves Slurm jobs running (EngineOptions)
   std::string rerun;            ///< "cancelled,failed": re-run the trials in these states (new attempt)
   bool add_trials_given = false;  ///< --add-trials was on the command line
-  std::int64_t add_trials = 0;    ///< grow the study's trial budget by this many (study_growth.hpp)
+  std::int64_t add_trials = 0;    ///< grow the study's trial budget by this many (study/growth.hpp)
 };
 int cmd_resume(const ResumeArgs& a);
 
@@ -121,7 +121,5 @@ struct ServeArgs {
 };
 int cmd_serve(const ServeArgs& a);
 
-/// Where `dlsweep-train` is: $DLSWEEP_TRAIN, else beside this executable, else on PATH.
-std::string locate_train_binary();
 
 }  // namespace dlsweep::orch

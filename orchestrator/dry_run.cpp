@@ -4,12 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "common/objective.hpp"
 #include "common/shell_quote.hpp"
 #include "orchestrator/commands.hpp"
-#include "orchestrator/job_builder.hpp"
-#include "orchestrator/progress.hpp"
-#include "orchestrator/trial_files.hpp"
-#include "schedulers/slurm_script.hpp"
+#include "engine/job_builder.hpp"
+#include "engine/progress.hpp"
+#include "engine/trial_files.hpp"
+#include "schedulers/slurm/script.hpp"
 
 namespace dlsweep::orch {
 
@@ -30,7 +31,7 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   }
   auto& sampler = *made;
   search::History history;
-  history.maximize = spec.objective.mode == "max";
+  history.maximize = maximizes(spec.objective.mode);
   std::int64_t total = spec.search.trials > 0 ? spec.search.trials : sampler->size().value_or(0);
   if (auto size = sampler->size()) total = std::min(total, *size);
   std::vector<sched::JobSpec> jobs;

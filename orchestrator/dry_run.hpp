@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "orchestrator/study_spec.hpp"
+#include "study/spec.hpp"
 
 namespace dlsweep::orch {
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/plural.hpp"
 #include "common/result.hpp"
 
 namespace dlsweep::orch {
@@ -32,10 +33,6 @@ std::string cell_text(const nlohmann::json& v, bool full_precision, const std::s
 /// One CSV line (RFC 4180 quoting, full precision, "\n" at the end), as render() writes
 /// each row: for writers that stream rows instead of building a Rows.
 std::string csv_row(const std::vector<nlohmann::json>& cells);
-
-/// "s" unless n is 1: fmt::format("{} stray job{}", n, plural_s(n)). (trials_word in
-/// progress.hpp says "1 trial" / "3 trials".)
-inline const char* plural_s(long long n) { return n == 1 ? "" : "s"; }
 
 /// Unix seconds as "2026-11-21T14:03:07Z".
 std::string iso_utc(double unix_s);

@@ -68,7 +68,7 @@ ENV_ATTEMPT = "DLSWEEP_ATTEMPT"
 ENV_STUDY = "DLSWEEP_STUDY"
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.jsonl"
-ROTATED_METRICS_FILE = "metrics.attempt-{}.jsonl"  # an earlier attempt's (orchestrator/trial_files)
+ROTATED_METRICS_FILE = "metrics.attempt-{}.jsonl"  # an earlier attempt's (engine/trial_files)
 CONTROL_FILE = "control.json"
 CHECKPOINT_DIR = "checkpoints"
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "common/objective.hpp"
 #include "analysis/load.hpp"
 #include "analysis/speedup.hpp"
 #include "analysis/to_json.hpp"
@@ -83,7 +84,6 @@ json curve_json(const std::vector<Row>& rows, const std::string& objective, std:
   return c;
 }
 
-bool better(double a, double b, const std::string& mode) { return mode == "max" ? a > b : a < b; }
 
 json study_json(const db::StudyRow& st) {
   return {{"name", st.name},
@@ -286,7 +286,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   std::optional<double> best;
   for (const auto& t : *sums) {
     if (t.state != "COMPLETE" || !t.value || !std::isfinite(*t.value)) continue;
-    if (!best || better(*t.value, *best, st->objective_mode)) best = *t.value;
+    if (!best || better_value(*t.value, *best, st->objective_mode)) best = *t.value;
     history.push_back({{"number", t.number}, {"value", *t.value}, {"best_so_far", *best}});
   }
   model["history"] = history;
@@ -299,7 +299,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* a, const auto* b) {
     const bool ca = a->state == "COMPLETE", cb = b->state == "COMPLETE";
     if (ca != cb) return ca;
-    return better(*a->best_value, *b->best_value, st->objective_mode);
+    return better_value(*a->best_value, *b->best_value, st->objective_mode);
   });
   json lr_trials = json::array();
   for (std::size_t i = 0; i < ranked.size() && i < options.lr_trials; ++i) lr_trials.push_back(ranked[i]->number);

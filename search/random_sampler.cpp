@@ -1,10 +1,12 @@
 // random_sampler.cpp — SplitMix64 streams and the mapping from 64-bit draws to values.
 //
-// Stream of (seed, number, dim): state = mix(mix(mix(seed) ^ number) ^ fnv1a(dim.name)).
+// Stream of (seed, number, dim): state = mix(mix(mix(seed) ^ number) ^ fnv1a64(dim.name)) (common/hash.hpp).
 // mix is a bijection, so distinct trial numbers under one seed start distinct streams.
 // Continuous values are clamped into [low, high): rounding in low + u*(high-low) or in
 // exp(log(...)) could otherwise land exactly on high.
 #include "search/random_sampler.hpp"
+
+#include "common/hash.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -39,15 +41,6 @@ std::uint64_t SplitMix64::next_below(std::uint64_t n) {
 }
 
 namespace {
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 double clamp_half_open(double v, double low, double high) {
   if (!(v >= low)) return low;  // also catches NaN
@@ -101,7 +94,7 @@ RandomSampler::RandomSampler(Space space, std::uint64_t seed) : space_(std::move
 
 nlohmann::json RandomSampler::draw(const Dimension& d, std::int64_t number) const {
   const std::uint64_t trial_key = SplitMix64::mix(SplitMix64::mix(seed_) ^ static_cast<std::uint64_t>(number));
-  SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a(d.name)));
+  SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64(d.name)));
   switch (d.kind) {
     case Dimension::Kind::choice:
       return d.choices[static_cast<std::size_t>(rng.next_below(d.choices.size()))];

@@ -2,6 +2,8 @@
 // jointly.
 #include "search/tpe_sampler.hpp"
 
+#include "common/hash.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,15 +30,6 @@ TpeSampler::TpeSampler(Space space, std::uint64_t seed, TpeOptions options)
     : space_(std::move(space)), seed_(seed), o_(options), startup_(space_, seed) {}
 
 namespace {
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 struct Split {
   std::vector<const TrialRecord*> below, above;  ///< each in trial-number order
@@ -184,7 +177,7 @@ std::optional<Params> TpeSampler::next(std::int64_t number, const History& histo
         which.push_back(i);
       }
     if (!joint.empty()) {
-      SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a("\x01joint")));
+      SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64("\x01joint")));
       const auto x = choose(joint, s, o_, /*multivariate=*/true, rng);
       for (std::size_t j = 0; j < joint.size(); ++j) {
         p[space_.dims[which[j]].name] = joint[j].from_internal(x[j]);
@@ -196,7 +189,7 @@ std::optional<Params> TpeSampler::next(std::int64_t number, const History& histo
     if (done[i]) continue;
     const Dimension& d = space_.dims[i];
     if (!d.when.empty() && !is_active(d, p)) continue;
-    SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a(d.name)));
+    SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64(d.name)));
     const std::vector<InternalDim> one{InternalDim(d)};
     p[d.name] = one[0].from_internal(choose(one, s, o_, /*multivariate=*/false, rng)[0]);
   }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# layering_test.sh — the folder dependencies of DESIGN.md's layout, checked on the sources:
+# layering_test.sh — the folder dependencies of docs/architecture.md, checked on the sources:
 # common/ includes nobody's headers but its own; db/, search/, schedulers/ and trainer/ include
 # only common/ (and themselves); orchestrator/ uses all of those but not trainer/ (the
 # trainer is a standalone program; what both need, like the params.json table, is in common/).
 # analysis/ (the batch-size model, noise scale, speedups, plan) uses common/ and db/ only.
 # report/ (the report model and page) reads db/ and the analysis/ library.
+# study/ (the study file) uses common/, search/, schedulers/; engine/ (the sweep) adds db/ and study/;
+# orchestrator/ (the command line) sits on all of them. Concrete backends stay inside schedulers/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
@@ -24,13 +26,28 @@ check db common
 check search common
 check schedulers common
 check trainer common
+check study common search schedulers
+check engine common db search schedulers study
 check analysis common db
 check report common db analysis
 check serve common db report
-check orchestrator common db search schedulers analysis report serve
+check orchestrator common db search schedulers study engine analysis report serve
 # analysis/ reads the database in one thin file (load.*); everything else in it is pure.
 while IFS= read -r f; do
   echo "layering: $f includes db/ (in analysis/ only load.hpp/load.cpp may)" >&2
   bad=1
 done < <(grep -rlE '^#include "db/' analysis --include='*.cpp' --include='*.hpp' | grep -vE '^analysis/load\.(hpp|cpp)$' || true)
+# Slurm knowledge only in schedulers/ (issue 19): outside schedulers/ only these files may name
+# a concrete backend (schedulers/slurm/, schedulers/local/); the backend registry empties the list.
+allowed=" study/spec.hpp engine/backend_factory.cpp orchestrator/as_job.cpp orchestrator/dry_run.cpp orchestrator/cmd_cancel.cpp "
+while IFS= read -r f; do
+  [[ "$allowed" == *" $f "* ]] && continue
+  echo "layering: $f includes schedulers/slurm/ or schedulers/local/ (go through schedulers/backend.hpp)" >&2
+  bad=1
+done < <(grep -rlE '^#include "schedulers/(slurm|local)/' common db search trainer study engine analysis report serve \
+           orchestrator --include='*.cpp' --include='*.hpp' || true)
+# Inside schedulers/: slurm/ and local/ do not know each other.
+while IFS= read -r f; do echo "layering: $f: schedulers/slurm/ and schedulers/local/ include each other" >&2; bad=1; done \
+  < <({ grep -rlE '^#include "schedulers/local/' schedulers/slurm; grep -rlE '^#include "schedulers/slurm/' schedulers/local; } || true)
+
 exit $bad

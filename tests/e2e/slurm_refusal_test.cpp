@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "../slurm/slurm_test_support.hpp"
+#include "../schedulers/slurm/slurm_test_support.hpp"
 #include "run_command.hpp"
 
 using namespace slurm_test;

@@ -3,7 +3,7 @@
 // resume must follow them (no second submission of a running or pending trial), cancel the
 // study's jobs that belong to no live trial, and take the end of jobs that finished unseen
 // from the controller's record (the fallback for a job nobody can account for, requeue, is
-// tested in tests/orchestrator/engine_resume_test.cpp).
+// tested in tests/engine/engine_resume_test.cpp).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "../slurm/slurm_test_support.hpp"
+#include "../schedulers/slurm/slurm_test_support.hpp"
 #include "run_command.hpp"
 
 using namespace slurm_test;

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
-#include "../slurm/slurm_test_support.hpp"
+#include "../schedulers/slurm/slurm_test_support.hpp"
 #include "run_command.hpp"
 
 using nlohmann::json;

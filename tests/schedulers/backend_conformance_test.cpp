@@ -11,7 +11,7 @@
 #include <set>
 
 #include "schedulers/fake_backend.hpp"
-#include "schedulers/local_backend.hpp"
+#include "schedulers/local/backend.hpp"
 #include "sched_test_support.hpp"
 
 using namespace dlsweep::sched;

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "schedulers/local_backend.hpp"
-#include "schedulers/process_spawn.hpp"
+#include "schedulers/local/backend.hpp"
+#include "schedulers/local/process_spawn.hpp"
 #include "sched_test_support.hpp"
 
 using namespace dlsweep::sched;

@@ -1,6 +1,7 @@
 // communicator.hpp — collectives between the ranks of a data-parallel run. Implementations:
-// local (one rank, local_communicator.hpp) and MPI (mpi_communicator.hpp), chosen in one
-// registry (comm_registry.hpp); NCCL later.
+// local (one rank, local_communicator.hpp), MPI (mpi_communicator.hpp) and, in CUDA builds,
+// NCCL (nccl_communicator.hpp, bootstrapped over MPI by nccl_bootstrap.hpp), chosen in one
+// registry (comm_registry.hpp).
 //
 // Contract:
 //  - every rank calls the same collectives in the same order with the same sizes;

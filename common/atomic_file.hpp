@@ -1,0 +1,27 @@
+// atomic_file.hpp — the one way dlsweep replaces a file: written to "<path>.tmp.<pid>" beside
+// it, then renamed over it, so a reader sees the old file or the new one, never half of
+// either (control.json, params.json, requests, Slurm scripts and their index, reports).
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "common/result.hpp"
+
+namespace dlsweep {
+
+enum class Durability {
+  none,  ///< atomic against other processes and a killed writer; an OS crash may lose it
+  file,  ///< fsync before the rename: the new content survives a crash of the OS
+};
+
+/// Writes `content` to `path` atomically. On failure the temporary file is removed and the
+/// error names the file and the step (create, write, flush, rename).
+Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
+                         Durability durability = Durability::file);
+
+/// True for the temporary names write_file_atomic uses ("<name>.tmp.<digits>"): what a crash
+/// may leave behind, never a file of the user's.
+bool is_atomic_temp_name(std::string_view file_name);
+
+}  // namespace dlsweep

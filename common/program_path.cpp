@@ -1,0 +1,59 @@
+#include "common/program_path.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string_view>
+
+extern char** environ;
+
+namespace dlsweep {
+
+std::optional<std::string> find_on_path(const std::string& name, const std::string& path_list) {
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) return name;
+  std::size_t start = 0;
+  while (start <= path_list.size()) {
+    std::size_t end = path_list.find(':', start);
+    if (end == std::string::npos) end = path_list.size();
+    std::string_view dir = std::string_view(path_list).substr(start, end - start);
+    if (dir.empty()) dir = ".";  // an empty PATH entry means the current directory
+    std::string candidate;
+    candidate.reserve(dir.size() + 1 + name.size());
+    candidate.append(dir).append(1, '/').append(name);
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::filesystem::path> self_executable() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || p.empty()) return std::nullopt;
+  return p;
+}
+
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos && overrides.contains(std::string(kv.substr(0, eq)))) continue;
+    out.emplace_back(kv);
+  }
+  for (const auto& [k, v] : overrides) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace dlsweep

@@ -1,0 +1,356 @@
+// engine.cpp — the engine's lifecycle: run, signals, fill/launch, interrupt, ticks, done.
+// Job events, transitions, ingestion and pruning are in engine_events.cpp.
+#include "engine/engine.hpp"
+
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include "common/objective.hpp"
+#include "engine/job_builder.hpp"
+#include "engine/state_machine.hpp"
+#include "engine/trial_files.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+using sched::JobEvent;
+using sched::JobEventKind;
+
+
+Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend& backend, const StudySpec& spec,
+               std::int64_t study_id, EngineOptions options, Progress& progress)
+    : io_(io),
+      storage_(storage),
+      backend_(backend),
+      spec_(spec),
+      study_id_(study_id),
+      options_(std::move(options)),
+      progress_(progress),
+
+      timer_(io),
+      signals_(io),
+      watch_(io, [this](const std::set<std::int64_t>& ids) {
+        if (done_) return;
+        for (auto id : ids)
+          if (auto it = live_.find(id); it != live_.end()) ingest(it->second);
+      }, options_.watch_files),
+      start_(std::chrono::steady_clock::now()) {
+  // The study validator ran both factories on this spec; an error here is a bug, reported
+  // by run() (fatal_) rather than a crash.
+  auto sampler = search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed, spec.search.options);
+  auto pruner = search::make_pruner(spec.pruner.kind, spec.pruner.options);
+  if (!sampler || !pruner) {
+    const auto& e = !sampler ? sampler.error().front() : pruner.error().front();
+    fatal_ = Error{e.what, fmt::format("{}: {}.{}", spec.source, !sampler ? "search" : "pruner", e.key), e.fix};
+    sampler = search::make_sampler("random", spec.space, spec.search.seed);
+    pruner = search::make_pruner("none");
+    exhausted_ = true;
+  }
+  sampler_ = std::move(*sampler);
+  pruner_ = std::move(*pruner);
+  history_.maximize = maximizes(spec.objective.mode);
+  auto size = sampler_->size();
+  if (spec_.search.trials > 0) total_ = size ? std::min(*size, spec_.search.trials) : spec_.search.trials;
+  else if (size) total_ = *size;
+  counts_.metric = spec_.objective.metric;
+  axis_ = CurveAxis{spec_.objective.metric, maximizes(spec_.objective.mode)};
+}
+
+search::TrialRecord* Engine::history_of(std::int64_t trial_id) {
+  auto h = history_index_.find(trial_id);
+  return h == history_index_.end() ? nullptr : &history_.trials[h->second];
+}
+
+Engine::~Engine() { flush(); }
+
+db::Storage& Engine::db() {
+  if (!storage_.in_batch()) {
+    if (auto st = storage_.begin_batch(); !st) fatal(st.error());  // the write goes on in a transaction of its own
+    // Two hops: the commit comes after the handlers this turn posts (fill() after a trial
+    // ends), so that their writes join the batch too.
+    else boost::asio::post(io_, [this] { boost::asio::post(io_, [this] { flush(); }); });
+  }
+  return storage_;
+}
+
+void Engine::flush() {
+  if (auto st = storage_.commit_batch(); !st) fatal(st.error());
+}
+
+double Engine::elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+SweepSnapshot Engine::snapshot() const {
+  SweepSnapshot s = counts_;
+  s.total = total_;
+  s.created = next_number_;
+  s.elapsed_s = elapsed_s();
+  s.stopping = interrupted_ || !failed_fast_.empty();
+  for (const auto& [id, live] : live_)
+    s.blocked += live.row.state == TrialState::queued && live.pending_class == sched::PendingClass::notable;
+  return s;
+}
+
+void Engine::fatal(const Error& e) {
+  if (fatal_) return;
+  fatal_ = e;
+  progress_.event("error: " + e.message() + " — stopping the sweep", snapshot());
+  interrupt("fatal error");
+}
+
+Result<SweepOutcome> Engine::run() {
+  start_ = std::chrono::steady_clock::now();
+  backend_.set_event_handler([this](const JobEvent& ev) { on_job_event(ev); });
+  if (options_.handle_signals) {
+    signals_.add(SIGINT);
+    signals_.add(SIGTERM);
+    wait_for_signal();
+  }
+  progress_.event(fmt::format("study {}: {}, {} at a time on backend {}", spec_.name,
+                              total_ >= 0 ? trials_word(total_) : std::string("? trials"),
+                              backend_.max_concurrent(), backend_.name()),
+                  snapshot());
+  if (auto st = load_enqueued(); !st) fatal(st.error());
+  boost::asio::post(io_, [this] { fill(); tick(); check_done(); });
+  io_.run();
+  io_.restart();
+  flush();
+
+  SweepOutcome out{interrupted_, detached_, snapshot(), {}, failed_fast_};
+  for (const auto& why : failure_order_) {
+    int n = 0;
+    for (const auto& [number, reason] : last_failure_) n += reason == why;
+    if (n > 0) out.failure_reasons.emplace_back(why, n);
+  }
+  // A detached study is still RUNNING: its trials are.
+  std::string state = detached_ ? "RUNNING" : (fatal_ || interrupted_ || !failed_fast_.empty()) ? "STOPPED" : "FINISHED";
+  std::string reason = fatal_       ? "stopped on an error: " + fatal_->message()
+                       : !failed_fast_.empty() ? "failed fast: " + failed_fast_
+                       : detached_  ? std::string("orchestrator detached (SIGTERM); `dlsweep resume` follows the trials")
+                       : interrupted_ ? std::string("interrupted")
+                                      : std::string("all trials done");
+  if (auto st = storage_.set_study_state(study_id_, state, reason); !st)
+    if (!fatal_) fatal_ = st.error();
+  if (!enqueued_.empty() && !fatal_)
+    progress_.event(
+        interrupted_ || detached_
+            ? fmt::format("{} enqueued {} not started yet; `dlsweep resume {}` runs them first", enqueued_.size(), enqueued_.size() == 1 ? "trial" : "trials",
+                          spec_.name)
+            : fmt::format("{} enqueued {} wait: the study's budget of {} is used up; "
+                          "`dlsweep resume {} --add-trials {}` runs them",
+                          enqueued_.size(), enqueued_.size() == 1 ? "trial" : "trials", trials_word(total_), spec_.name,
+                          enqueued_.size()),
+        snapshot());
+  progress_.finish(out.snapshot, fmt::format("study {} {}", spec_.name,
+                                             fatal_      ? "stopped on an error"
+                                             : !failed_fast_.empty() ? "stopped: its trials fail the same way"
+                                             : detached_ ? "detached: its trials run on"
+                                             : interrupted_ ? "interrupted"
+                                                            : "finished"));
+  if (fatal_) return std::unexpected(*fatal_);
+  return out;
+}
+
+void Engine::wait_for_signal() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (ec) return;  // cancelled: the sweep is over
+    if (sig == SIGTERM && options_.detach_on_sigterm && backend_.jobs_outlive_orchestrator()) {
+      detach();
+      return;
+    }
+    interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
+    wait_for_signal();  // a second Ctrl-C is handled the same way (cancel is idempotent)
+  });
+}
+
+void Engine::detach() {
+  if (done_) return;
+  for (auto& [id, live] : live_) ingest(live);
+  progress_.event(fmt::format("SIGTERM: detaching; {} live trial{} keep{} running on {} — `dlsweep resume {}` follows them",
+                              live_.size(), live_.size() == 1 ? "" : "s", live_.size() == 1 ? "s" : "", backend_.name(),
+                              spec_.name),
+                  snapshot());
+  detached_ = done_ = true;
+  timer_.cancel();
+  watch_.close();
+  boost::system::error_code ec;
+  signals_.cancel(ec);
+  signals_.clear(ec);
+  io_.stop();  // the backend's poll timers would keep the loop alive
+}
+
+void Engine::interrupt(const std::string& why) {
+  if (done_) return;
+  bool first = !interrupted_;
+  interrupted_ = true;
+  if (first) progress_.event(fmt::format("{}: cancelling {}", why, live_.size() == 1 ? std::string("1 live trial") : fmt::format("{} live trials", live_.size())), snapshot());
+  // Trials that never launched are cancelled on the spot.
+  while (!waiting_.empty()) {
+    auto row = waiting_.front();
+    waiting_.pop_front();
+    apply(row, TrialEvent::cancel, why);
+  }
+  for (auto& [id, live] : live_) {
+    if (live.stop_reason.empty()) live.stop_reason = "cancelled";
+    backend_.cancel(live.job_id);
+  }
+  check_done();
+}
+
+void Engine::fill() {
+  if (interrupted_ || done_) return;
+  // The backend bounds concurrency itself; its submit window says how many jobs it wants
+  // handed over at once (local: as many as run at once; Slurm: whole arrays).
+  while (backend_.active() < backend_.submit_window() && !interrupted_) {
+    if (!waiting_.empty()) {
+      auto row = waiting_.front();
+      waiting_.pop_front();
+      live_[row.id].row = row;
+      launch(row.id);
+      continue;
+    }
+    if (exhausted_) break;
+    if (total_ >= 0 && next_number_ >= total_) { exhausted_ = true; break; }
+    if (!enqueued_.empty()) {
+      if (auto st = create_enqueued(); !st) { fatal(st.error()); return; }
+      continue;
+    }
+    auto params = sampler_->next(next_number_, history_);
+    if (!params) { exhausted_ = true; break; }
+    if (auto st = create_next(next_number_, *params); !st) { fatal(st.error()); return; }
+  }
+}
+
+Status Engine::create_next(std::int64_t number, const search::Params& params, std::optional<std::int64_t> enqueued_id) {
+  fs::path dir = trial_dir_for(options_.runs_dir, spec_.name, number);
+  // Write-ahead: params.json and the WAITING row exist before any job does.
+  if (auto st = prepare_trial_dir(dir, params); !st) return st;
+  auto id = enqueued_id ? db().create_enqueued_trial(*enqueued_id, study_id_, number, params, dir.string())
+                        : db().create_trial(study_id_, number, params, dir.string());
+  if (!id) return std::unexpected(id.error());
+  ++next_number_;
+  counts_.waiting++;
+  history_index_[*id] = history_.trials.size();
+  history_.trials.push_back(search::TrialRecord{number, params, search::TrialStatus::running, std::nullopt, {}});
+  Live& live = live_[*id];
+  live.row = db::TrialRow{*id, study_id_, number, TrialState::waiting, 0, dir.string(), params, std::nullopt, ""};
+  launch(*id);
+  return {};
+}
+
+void Engine::launch(std::int64_t trial_id) {
+  Live& live = live_.at(trial_id);
+  fs::path dir = live.row.trial_dir;
+  clear_control(dir);
+  live.stop_reason.clear();
+  live.deterministic_failure = false;
+  live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
+  watch_.add(trial_id, dir);
+  live.curve = {};
+  live.prune_note.clear();
+  if (auto* rec = history_of(trial_id)) {  // a new attempt starts a new curve
+    rec->status = search::TrialStatus::running;
+    rec->curve.clear();
+  }
+
+  sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.number, live.row.attempt, dir,
+                                 live.row.params);
+
+  // Write-ahead: the trial's row and params (and everything before) are committed before
+  // its job can exist.
+  flush();
+  if (fatal_) {
+    abandon_launch(live, std::unexpected(*fatal_));
+    return;
+  }
+  auto id = backend_.submit(job);
+  // A requeued trial (QUEUED after its job died with a previous orchestrator) gets a new
+  // job for the same attempt; a WAITING one is launched.
+  if (live.row.state == TrialState::waiting &&
+      !apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed")) {
+    abandon_launch(live, id);
+    return;
+  }
+  if (!id) {
+    // The backend refused the job itself (a bad value, an unwritable directory): the same
+    // job would be refused again, so it is not retried.
+    live.deterministic_failure = true;
+    apply(live.row, TrialEvent::lost, id.error().message());
+    progress_.event(fmt::format("trial {} could not be submitted: {}", live.row.number, id.error().message()),
+                    snapshot());
+    finish_trial(trial_id);
+    return;
+  }
+  live.job_id = *id;
+  // The jobs row is written on the backend's `queued` event, under its native id.
+}
+
+void Engine::abandon_launch(Live& live, const Result<std::string>& submitted) {
+  if (submitted) {
+    // Its job exists: cancel it and wait for its end like any live job's, so that no
+    // process outlives the sweep; the trial stays WAITING in the database (`resume`
+    // launches it again).
+    live.job_id = *submitted;
+    live.stop_reason = "cancelled";
+    backend_.cancel(live.job_id);
+    return;
+  }
+  watch_.remove(live.row.id);
+  live_.erase(live.row.id);
+  boost::asio::post(io_, [this] { fill(); check_done(); });
+}
+
+void Engine::check_cancel_request() {
+  auto request = take_cancel_request(options_.runs_dir / spec_.name);
+  if (!request) return;
+  const std::string why = "cancelled by `dlsweep cancel`";
+  if (request->all) {
+    interrupt(why);
+    return;
+  }
+  for (std::int64_t number : request->numbers) {
+    for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+      if (it->number == number) {
+        db::TrialRow row = *it;
+        waiting_.erase(it);
+        apply(row, TrialEvent::cancel, why);
+        break;
+      }
+    for (auto& [id, live] : live_)
+      if (live.row.number == number && live.stop_reason.empty()) {
+        live.stop_reason = why;
+        backend_.cancel(live.job_id);
+      }
+  }
+  boost::asio::post(io_, [this] { fill(); check_done(); });
+}
+
+void Engine::tick() {
+  if (done_) return;
+  for (auto& [id, live] : live_) ingest(live);
+  check_cancel_request();
+  if (done_) return;
+  check_enqueue_requests();
+  check_pending();
+  progress_.tick(snapshot());
+  timer_.expires_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) tick();
+  });
+}
+
+void Engine::check_done() {
+  if (done_) return;
+  bool nothing_left = live_.empty() && waiting_.empty() && (exhausted_ || interrupted_);
+  if (!nothing_left) return;
+  done_ = true;
+  timer_.cancel();
+  watch_.close();
+  boost::system::error_code ec;
+  signals_.cancel(ec);
+  signals_.clear(ec);
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,297 @@
+// engine_events.cpp — the engine's reactions: job events from the backend become
+// state-machine transitions (decided by next_state / decide_terminal, recorded through
+// Storage::transition), metrics.jsonl is ingested, and the pruner is asked (decide_prune).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/objective.hpp"
+#include "common/protocol.hpp"
+#include "engine/engine.hpp"
+#include "engine/failure_policy.hpp"
+#include "engine/state_machine.hpp"
+#include "engine/trial_files.hpp"
+#include "engine/trial_outcome.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+using sched::JobEvent;
+using sched::JobEventKind;
+
+std::int64_t& Engine::count_of(SweepSnapshot& s, TrialState st) {
+  switch (st) {
+    case TrialState::waiting: return s.waiting;
+    case TrialState::queued: return s.queued;
+    case TrialState::running: return s.running;
+    case TrialState::complete: return s.complete;
+    case TrialState::pruned: return s.pruned;
+    case TrialState::failed: return s.failed;
+    case TrialState::cancelled: return s.cancelled;
+  }
+  return s.waiting;
+}
+
+bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code) {
+  auto next = next_state(row.state, row.attempt, ev, spec_.trial.max_retries);
+  if (!next) {
+    // A job event that does not fit the trial's state (e.g. a late duplicate) is logged
+    // and ignored: the state machine, not the backend, has the last word.
+    progress_.event(fmt::format("trial {}: ignored {}", row.number, next.error().what), snapshot());
+    return false;
+  }
+  db::TransitionRequest req{row.id, row.state, next->to, next->attempt, "orchestrator", reason, exit_code};
+  if (auto st = db().transition(req); !st) {
+    fatal(st.error());
+    return false;
+  }
+  count_of(counts_, row.state)--;
+  count_of(counts_, next->to)++;
+  row.state = next->to;
+  row.attempt = next->attempt;
+  if (exit_code) row.exit_code = exit_code;
+  row.message = reason;
+  return true;
+}
+
+void Engine::on_job_event(const JobEvent& ev) {
+  auto it = live_.find(ev.trial_id);
+  if (it == live_.end() || it->second.row.attempt != ev.attempt || it->second.job_id.empty()) return;
+  Live& live = it->second;
+  switch (ev.kind) {
+    case JobEventKind::queued:
+      record_job(ev, "QUEUED");
+      live.native_id = ev.native_id;
+      note_queued(live, true);
+      break;
+    case JobEventKind::pending:
+      on_pending(live, ev);
+      break;
+    case JobEventKind::requeued:
+      // Preempted or warned of its time limit: it checkpointed and went back to the queue;
+      // same attempt, it resumes from its checkpoint when it starts again.
+      record_job(ev, "REQUEUED");
+      note_queued(live, true);
+      if (is_active(live.row.state)) {
+        apply(live.row, TrialEvent::requeued, ev.message.empty() ? "requeued" : "requeued: " + ev.message);
+        progress_.event(fmt::format("trial {} requeued{}", live.row.number, ev.message.empty() ? "" : ": " + ev.message),
+                        snapshot());
+      }
+      break;
+    case JobEventKind::started:
+      record_job(ev, "RUNNING");
+      note_queued(live, false);
+      if (live.row.state == TrialState::queued) {
+        apply(live.row, TrialEvent::started, "started");
+        progress_.tick(snapshot());
+      }
+      break;
+    case JobEventKind::exited:
+    case JobEventKind::cancelled:
+    case JobEventKind::lost:
+      on_terminal(live, ev);
+      break;
+  }
+}
+
+void Engine::record_job(const JobEvent& ev, const std::string& state) {
+  // The backend's own id ("1234_5") when it has one: that is what a user greps sacct for.
+  const std::string& id = ev.native_id.empty() ? ev.job_id : ev.native_id;
+  if (auto st = db().record_job({ev.trial_id, ev.attempt, std::string(backend_.name()), id, state}); !st)
+    fatal(st.error());
+}
+
+void Engine::on_terminal(Live& live, const JobEvent& ev) {
+  ingest(live, /*may_prune=*/false);  // the last records, written just before exit
+  std::int64_t id = live.row.id;
+  record_job(ev, std::string(sched::to_string(ev.kind)));
+  if (live.adopted && ev.kind == JobEventKind::lost && !ev.launch_failed && live.stop_reason.empty() &&
+      !interrupted_) {
+    // A job left by the previous orchestrator whose end the scheduler cannot tell (e.g. an
+    // array task that finished while nobody watched, on a cluster whose accounting knows
+    // only plain job ids): run the same attempt again; it resumes from its checkpoint.
+    requeue_adopted(live, ev.message);
+    return;
+  }
+  TerminalFacts facts{live.row.state, live.row.attempt, spec_.trial.max_retries, live.stop_reason, live.prune_note,
+                      spec_.objective.metric, live.curve.reported, ""};
+  facts.objective_nonfinite = live.curve.last_nonfinite;
+  const bool clean_exit = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
+  const fs::path stderr_file = fs::path(live.row.trial_dir) / protocol::kStderrFile;
+  if (!clean_exit) facts.stderr_tail = log_tail(stderr_file, 3);
+  const TerminalDecision d = decide_terminal(ev, facts);
+
+  if (d.mark_started) apply(live.row, TrialEvent::started, "started");
+  live.deterministic_failure = d.deterministic;
+  apply(live.row, d.event, d.why, d.exit_code);
+  const std::int64_t number = live.row.number;
+  if (d.outcome != Outcome::failed && d.outcome != Outcome::no_objective) last_failure_.erase(number);
+  switch (d.outcome) {
+    case Outcome::complete: {
+      // Only COMPLETE trials can be the best: one that reached a high value and then
+      // diverged or crashed is no schedule to recommend.
+      const auto& best = live.curve.best_value;
+      if (best && (!counts_.best_value || better_value(*best, *counts_.best_value, axis_.maximize))) {
+        counts_.best_value = best;
+        counts_.best_trial = number;
+      }
+      const auto& last = live.curve.last_value;
+      progress_.event(fmt::format("trial {} complete{}: {} = {}", number,
+                                  d.why == "finished" ? "" : " (" + d.why + ")", spec_.objective.metric,
+                                  last ? fmt::format("{:.4g}", *last) : "n/a"),
+                      snapshot());
+      break;
+    }
+    case Outcome::no_objective:
+      note_failure(number, d.failure);
+      progress_.event(fmt::format("trial {} failed: {}", number, d.failure), snapshot());
+      break;
+    case Outcome::pruned:
+      progress_.event(fmt::format("trial {} {}", number, d.why), snapshot());
+      break;
+    case Outcome::cancelled:
+      progress_.event(fmt::format("trial {} cancelled: {}", number, d.why), snapshot());
+      break;
+    case Outcome::failed: {
+      // The summary quotes the program's last words: "exit code 1" alone hides the
+      // ModuleNotFoundError that says what to fix.
+      const std::string last_line = ev.kind == JobEventKind::exited ? log_tail(stderr_file, 1) : "";
+      note_failure(number, last_line.empty() ? d.failure : d.failure + ": " + last_line);
+      progress_.event(fmt::format("trial {} failed (attempt {}): {}", number, live.row.attempt, d.why), snapshot());
+      if (ev.kind == JobEventKind::exited) check_fail_fast(number, d.failure, last_line);
+      break;
+    }
+  }
+  finish_trial(id);
+}
+
+void Engine::note_failure(std::int64_t number, const std::string& why) {
+  if (std::find(failure_order_.begin(), failure_order_.end(), why) == failure_order_.end()) failure_order_.push_back(why);
+  last_failure_[number] = why;
+}
+
+void Engine::check_fail_fast(std::int64_t number, const std::string& failure, const std::string& last_stderr_line) {
+  if (spec_.trial.fail_fast <= 0 || counts_.complete > 0 || !failed_fast_.empty() || interrupted_) return;
+  auto& trials = same_failures_[failure + '\n' + last_stderr_line];
+  trials.insert(number);
+  if (trials.size() < static_cast<std::size_t>(spec_.trial.fail_fast)) return;
+  fail_fast(fmt::format("{} trials failed the same way before any completed ({}{})", trials.size(), failure,
+                        last_stderr_line.empty() ? "" : "; last stderr line: " + last_stderr_line));
+}
+
+void Engine::fail_fast(const std::string& why) {
+  failed_fast_ = why;
+  exhausted_ = true;
+  progress_.event(fmt::format("{}: launching no more (trial.fail_fast: {}); fix the program, then `dlsweep resume {} "
+                              "--rerun failed,cancelled`",
+                              why, spec_.trial.fail_fast, spec_.name),
+                  snapshot());
+  // Trials not launched yet stay WAITING in the database: resume launches them.
+  waiting_.clear();
+  for (auto& [id, live] : live_) {
+    if (!live.stop_reason.empty()) continue;
+    live.stop_reason = "cancelled: the sweep failed fast";
+    backend_.cancel(live.job_id);
+  }
+  boost::asio::post(io_, [this] { check_done(); });
+}
+
+void Engine::stop_no_objective(Live& live) {
+  live.stop_reason = kStopNoObjective;
+  const auto why = missing_objective(spec_.objective.metric, live.curve.reported);
+  progress_.event(fmt::format("trial {}: its first evaluation has no {} — {}; stopping it: it can never count (fix: "
+                              "report {} in every evaluation record, or set objective.metric to one it reports)",
+                              live.row.number, spec_.objective.metric, why.value_or("?"), spec_.objective.metric),
+                  snapshot());
+  (void)request_stop(live.row.trial_dir, kStopNoObjective);
+  backend_.cancel(live.job_id);
+}
+
+void Engine::finish_trial(std::int64_t trial_id) {
+  watch_.remove(trial_id);
+  auto node = live_.extract(trial_id);
+  Live& live = node.mapped();
+  if (auto* rec = history_of(trial_id)) {
+    rec->status = history_status(live.row.state);
+    rec->value = live.curve.best_value;
+    rec->curve = live.curve.points;
+  }
+  if (live.row.state == TrialState::failed && !interrupted_ && failed_fast_.empty() && !live.deterministic_failure &&
+      live.row.attempt < spec_.trial.max_retries) {
+    if (auto st = rotate_metrics(live.row.trial_dir, live.row.attempt); !st) { fatal(st.error()); return; }
+    if (apply(live.row, TrialEvent::retry, fmt::format("retry {} of {}", live.row.attempt + 1, spec_.trial.max_retries))) {
+      waiting_.push_back(live.row);
+      if (auto* rec = history_of(trial_id)) rec->status = search::TrialStatus::running;
+    }
+  }
+  boost::asio::post(io_, [this] { fill(); check_done(); });
+}
+
+void Engine::ingest(Live& live, bool may_prune) {
+  if (!live.tail) return;
+  auto lines = live.tail->read_new_lines();
+  if (!lines) { progress_.event("warning: " + lines.error().message(), snapshot()); return; }
+  if (lines->empty()) return;
+  std::vector<protocol::Record> records;
+  bool new_eval = false, no_objective = false;
+  const std::size_t first_new = live.curve.points.size();
+  records.reserve(lines->size());
+  for (const auto& l : *lines) {
+    auto r = protocol::parse_record(l);
+    if (!r) {
+      progress_.event(fmt::format("trial {}: skipped a bad line in {}: {}", live.row.number,
+                                  live.tail->path().string(), r.error().message()),
+                      snapshot());
+      continue;
+    }
+    const bool first_eval = live.curve.evals == 0;
+    if (live.curve.add(*r, axis_)) new_eval = true;
+    if (first_eval && live.curve.evals == 1 && !r->metrics.contains(axis_.metric)) no_objective = true;
+    records.push_back(std::move(*r));
+  }
+  if (auto n = db().ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());
+  if (auto* rec = history_of(live.row.id)) rec->curve = live.curve.points;  // running trials count too (asha)
+  if (may_prune && no_objective && live.stop_reason.empty() && !interrupted_) {
+    stop_no_objective(live);
+    return;
+  }
+  if (may_prune && new_eval && !maybe_stop_at_target(live)) maybe_prune(live, first_new);
+}
+
+bool Engine::maybe_stop_at_target(Live& live) {
+  const auto& target = spec_.objective.target;
+  const auto& best = live.curve.best_value;
+  if (!spec_.objective.stop_at_target || !target || !best || !live.stop_reason.empty() || interrupted_ || done_)
+    return !live.stop_reason.empty();
+  if (!reached_target(*best, *target, axis_.maximize)) return false;
+  live.stop_reason = kStopAtTarget;
+  if (auto st = request_stop(live.row.trial_dir, kStopAtTarget); !st) {
+    progress_.event(fmt::format("warning: trial {}: cannot ask it to stop: {}", live.row.number, st.error().message()),
+                    snapshot());
+    return true;
+  }
+  const auto& p = live.curve.points.back();
+  progress_.event(fmt::format("trial {} reached the target {} = {:g} at epoch {:.3g} (step {:g}); asked to stop "
+                              "(objective.stop_at_target)",
+                              live.row.number, spec_.objective.metric, *best, p.epoch, p.step),
+                  snapshot());
+  return true;
+}
+
+void Engine::maybe_prune(Live& live, std::size_t first_new) {
+  if (!live.stop_reason.empty() || interrupted_ || done_) return;
+  search::TrialRecord trial{live.row.number, live.row.params, search::TrialStatus::running, std::nullopt,
+                            live.curve.points};
+  auto stop = decide_prune(*pruner_, spec_.objective.metric, trial, first_new, history_);
+  if (!stop) return;
+  live.stop_reason = "pruned";
+  live.prune_note = stop->note;
+  if (auto st = request_stop(live.row.trial_dir, "pruned"); !st) {
+    progress_.event(fmt::format("warning: trial {}: cannot ask it to stop: {}", live.row.number, st.error().message()),
+                    snapshot());
+    return;
+  }
+  progress_.event(fmt::format("trial {} {}; asked to stop", live.row.number, stop->line), snapshot());
+}
+
+}  // namespace dlsweep::orch

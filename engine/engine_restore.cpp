@@ -1,0 +1,248 @@
+// engine_restore.cpp — Engine::restore and its helpers: how `dlsweep resume` picks a study
+// back up from the database (and, for batch schedulers, from the jobs still on the
+// controller). The live event loop is in engine.cpp.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "common/objective.hpp"
+#include "common/protocol.hpp"
+
+#include "engine/engine.hpp"
+#include "engine/failure_policy.hpp"
+#include "engine/job_builder.hpp"
+#include "engine/trial_files.hpp"
+
+namespace dlsweep::orch {
+
+namespace {
+
+/// "study/trial/attempt" -> (trial id, attempt) when `token` names `study`.
+std::optional<std::pair<std::int64_t, int>> parse_token(const std::string& token, const std::string& study) {
+  if (token.size() <= study.size() + 1 || token.compare(0, study.size(), study) != 0 || token[study.size()] != '/')
+    return std::nullopt;
+  std::string_view rest = std::string_view(token).substr(study.size() + 1);
+  auto slash = rest.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::int64_t trial = 0;
+  int attempt = 0;
+  auto a = std::from_chars(rest.data(), rest.data() + slash, trial);
+  auto b = std::from_chars(rest.data() + slash + 1, rest.data() + rest.size(), attempt);
+  if (a.ec != std::errc() || a.ptr != rest.data() + slash || b.ec != std::errc() || b.ptr != rest.data() + rest.size())
+    return std::nullopt;
+  return std::pair{trial, attempt};
+}
+
+}  // namespace
+
+Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vector<db::TrialSummary>& summaries,
+                       const std::vector<db::JobRow>& jobs) {
+  const bool follow = backend_.jobs_outlive_orchestrator();
+  // token -> (native id, scheduler state) of the study's jobs still on the scheduler.
+  std::map<std::string, std::pair<std::string, std::string>> surviving;
+  std::size_t unreadable = 0;
+  if (follow) {
+    auto found = backend_.surviving_jobs(spec_.name);
+    if (!found)
+      return fail(fmt::format("cannot list the study's jobs on {}: {}", backend_.name(), found.error().message()),
+                  "resume", "make sure the controller answers (squeue), then run `dlsweep resume` again");
+    for (auto& j : *found) {
+      if (j.token.empty()) { ++unreadable; continue; }
+      surviving.emplace(j.token, std::pair{j.native_id, j.state});
+    }
+  }
+  // The last job recorded for each (trial, attempt) on this backend.
+  std::map<std::pair<std::int64_t, int>, std::string> recorded;
+  for (const auto& j : jobs)
+    if (j.backend == backend_.name()) recorded[{j.trial_id, j.attempt}] = j.job_id;
+
+  // The whole curves of every trial's current attempt: what samplers and pruners see.
+  auto points = storage_.metric_points(study_id_, spec_.objective.metric);
+  if (!points) return std::unexpected(points.error());
+  std::map<std::int64_t, const db::TrialSummary*> by_id;
+  for (const auto& s : summaries) by_id[s.trial_id] = &s;
+  for (const auto& t : trials) {
+    next_number_ = std::max(next_number_, t.number + 1);
+    count_of(counts_, t.state)++;
+    std::optional<double> value;
+    if (auto it = by_id.find(t.id); it != by_id.end()) value = it->second->best_value;
+    history_index_[t.id] = history_.trials.size();
+    search::TrialRecord rec{t.number, t.params, history_status(t.state), value, {}};
+    if (auto c = points->find(t.id); c != points->end())
+      for (const auto& p : c->second) rec.curve.push_back({double(p.step), p.epoch, double(p.samples), p.wall_s, p.value});
+    history_.trials.push_back(std::move(rec));
+    if (value && t.state == TrialState::complete) {  // only COMPLETE trials can be the best
+      bool better = !counts_.best_value || better_value(*value, *counts_.best_value, spec_.objective.mode);
+      if (better) {
+        counts_.best_value = value;
+        counts_.best_trial = t.number;
+      }
+    }
+    db::TrialRow row = t;
+    if (options_.rerun.contains(t.state)) {
+      // The user asked for it: same params, a new attempt, whatever the retry budget says.
+      if (auto st = rotate_metrics(row.trial_dir, row.attempt); !st) return st;
+      if (!apply(row, TrialEvent::rerun,
+                 fmt::format("re-run on request (`dlsweep resume --rerun {}`)", t.state == TrialState::failed ? "failed" : "cancelled")))
+        return fail("cannot re-run trial " + std::to_string(t.number), "resume");
+      history_.trials.back().status = search::TrialStatus::running;
+      history_.trials.back().curve.clear();
+      waiting_.push_back(row);
+      ++restored_.rerun;
+      continue;
+    }
+    switch (t.state) {
+      case TrialState::waiting:
+        waiting_.push_back(row);
+        break;
+      case TrialState::queued:
+      case TrialState::running: {
+        if (follow) {
+          const std::string token = fmt::format("{}/{}/{}", spec_.name, t.id, t.attempt);
+          std::string native, state_word = "not on the controller any more";
+          if (auto s = surviving.find(token); s != surviving.end()) {
+            native = s->second.first;
+            state_word = s->second.second;
+            surviving.erase(s);
+          } else if (auto r = recorded.find({t.id, t.attempt}); r != recorded.end()) {
+            native = r->second;
+          }
+          if (!native.empty() && adopt(row, native, state_word)) {
+            ++restored_.adopted;
+            break;
+          }
+        }
+        // Its attempt finished (the `final` record is on disk) after the previous
+        // orchestrator last looked: record its end, never run it again.
+        if (has_final_record(row.trial_dir)) {
+          finish_from_disk(row);
+          ++restored_.finished;
+          break;
+        }
+        // Its job died with the previous orchestrator (the caller stopped any survivor),
+        // or none is known: requeue the same attempt; the program resumes from its checkpoint.
+        if (!apply(row, TrialEvent::requeued, "requeued: the orchestrator restarted while it was live"))
+          return fail("cannot requeue trial " + std::to_string(t.number), "resume");
+        waiting_.push_back(row);
+        ++restored_.requeued;
+        break;
+      }
+      case TrialState::failed:
+        // A deterministic failure (failure_policy.hpp) would fail the same way again.
+        if (row.attempt < spec_.trial.max_retries && row.message.find(kNotRetried) == std::string::npos) {
+          if (auto st = rotate_metrics(row.trial_dir, row.attempt); !st) return st;
+          if (apply(row, TrialEvent::retry, fmt::format("retry {} of {} (on resume)", row.attempt + 1,
+                                                         spec_.trial.max_retries))) {
+            waiting_.push_back(row);
+            ++restored_.retried;
+          }
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  // Jobs of the study that no live trial owns (its trial ended, was cancelled, or moved on
+  // to a newer attempt while the job lingered): nothing will read them, so they go.
+  for (const auto& [token, job] : surviving) {
+    auto owner = parse_token(token, spec_.name);
+    if (!owner) { ++unreadable; continue; }
+    sched::JobSpec spec;
+    spec.study = spec_.name;
+    spec.trial_id = owner->first;
+    spec.attempt = owner->second;
+    auto id = backend_.adopt(spec, job.first);
+    if (!id) {
+      progress_.event(fmt::format("warning: cannot cancel stray job {} ({}): {}", job.first, token, id.error().message()),
+                      snapshot());
+      continue;
+    }
+    backend_.cancel(*id);
+    ++restored_.strays_cancelled;
+    progress_.event(fmt::format("cancelling job {} ({}, {}): it belongs to no live trial", job.first, token, job.second),
+                    snapshot());
+  }
+  if (unreadable > 0)
+    progress_.event(fmt::format("warning: {} job(s) named for study {} whose trial could not be read back were left "
+                                "alone (their submit index is gone); cancel them by hand if they are not yours",
+                                unreadable, spec_.name),
+                    snapshot());
+  // The database holds the params; the first launch wrote params.json without syncing it
+  // (prepare_trial_dir). Every trial about to be relaunched gets it again, durably.
+  for (const auto& row : waiting_)
+    if (auto st = restore_params_file(row.trial_dir, row.params); !st) return st;
+  flush();
+  if (fatal_) return std::unexpected(*fatal_);
+  return {};
+}
+
+bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word) {
+  Live& live = live_[row.id];
+  live.row = row;
+  live.adopted = true;
+  // From the start of the file: ingestion is idempotent, and the trial's best value so far
+  // is rebuilt on the way.
+  live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
+  watch_.add(row.id, row.trial_dir);
+  auto id = backend_.adopt(build_job(spec_, options_.train_binary, row.id, row.number, row.attempt, row.trial_dir, row.params), native_id);
+  if (!id) {
+    progress_.event(fmt::format("trial {}: cannot follow job {}: {}; requeuing it", row.number, native_id,
+                                id.error().message()),
+                    snapshot());
+    watch_.remove(row.id);
+    live_.erase(row.id);
+    return false;
+  }
+  live.job_id = *id;
+  // The previous orchestrator may have asked it to stop (pruned, cancelled) just before it
+  // died: the stop it comes back with is that one, not a failure.
+  take_previous_ask(live);
+  progress_.event(fmt::format("trial {}: following {} job {} ({}) left by the previous orchestrator", row.number,
+                              backend_.name(), native_id, state_word),
+                  snapshot());
+  return true;
+}
+
+void Engine::take_previous_ask(Live& live) {
+  live.stop_reason = asked_stop(live.row.trial_dir);
+  if (live.stop_reason == "pruned") live.prune_note = "pruned (asked by the previous orchestrator)";
+}
+
+void Engine::finish_from_disk(const db::TrialRow& row) {
+  Live& live = live_[row.id];
+  live.row = row;
+  live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
+  take_previous_ask(live);
+  ingest(live, /*may_prune=*/false);
+  sched::JobEvent ev;
+  ev.kind = sched::JobEventKind::exited;
+  ev.trial_id = row.id;
+  ev.attempt = row.attempt;
+  ev.job_id = fmt::format("finished-unwatched-{}-{}", row.id, row.attempt);
+  ev.exit_code = protocol::kExitDone;
+  progress_.event(fmt::format("trial {}: its final record is on disk: it finished while no orchestrator watched; "
+                              "recorded, not run again",
+                              row.number),
+                  snapshot());
+  on_terminal(live, ev);
+}
+
+void Engine::requeue_adopted(Live& live, const std::string& why) {
+  db::TrialRow row = live.row;
+  watch_.remove(row.id);
+  live_.erase(row.id);
+  if (apply(row, TrialEvent::requeued, "requeued: the job left by the previous orchestrator cannot be followed (" +
+                                           why + ")")) {
+    if (auto st = restore_params_file(row.trial_dir, row.params); !st) fatal(st.error());
+    waiting_.push_back(row);
+    progress_.event(fmt::format("trial {} requeued: its earlier job cannot be followed ({})", row.number, why),
+                    snapshot());
+  }
+  boost::asio::post(io_, [this] { fill(); check_done(); });
+}
+
+}  // namespace dlsweep::orch

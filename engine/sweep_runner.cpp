@@ -1,0 +1,148 @@
+// sweep_runner.cpp — what `submit` and `resume` share (sweep_runner.hpp): the database
+// lock, where dlsweep-train is, the scheduler preflight, and running the engine.
+#include "engine/sweep_runner.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/asio.hpp"
+#include "common/exit_codes.hpp"
+#include "common/program_path.hpp"
+#include "engine/backend_factory.hpp"
+#include "engine/job_builder.hpp"
+#include "engine/progress.hpp"
+#include "engine/trial_files.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+namespace exit_code = ::dlsweep::exit_codes::cli;
+
+std::string locate_train_binary() {
+  if (const char* env = std::getenv("DLSWEEP_TRAIN"); env && *env) return env;
+  std::error_code ec;
+  if (auto self = self_executable()) {
+    fs::path beside = self->parent_path() / "dlsweep-train";
+    if (fs::exists(beside, ec)) return beside.string();
+  }
+  if (const char* path = std::getenv("PATH"))
+    if (auto found = find_on_path("dlsweep-train", path)) return *found;
+  return {};
+}
+
+// The orchestrator is the database's only writer: an advisory lock on DB.lock, held for
+// the whole sweep, makes a second orchestrator on the same file fail fast instead of
+// interleaving its writes. The lock dies with the process, so a crash never leaves it held.
+Result<int> lock_database(const std::string& db) {
+  std::string path = db + ".lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(std::string("cannot create lock file: ") + std::strerror(errno), path);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    std::string holder;
+    char buf[32] = {};
+    if (::pread(fd, buf, sizeof buf - 1, 0) > 0) holder = fmt::format(" (pid {})", std::atoi(buf));
+    ::close(fd);
+    return fail("another dlsweep orchestrator is driving this database" + holder, db,
+                "wait for it to finish, stop it, or use another --db");
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) (void)::pwrite(fd, pid.data(), pid.size(), 0);
+  return fd;
+}
+
+Result<std::unique_ptr<db::Storage>> open_as_orchestrator(const std::string& db) {
+  if (auto lock = lock_database(db); !lock) return std::unexpected(lock.error());
+  return db::Storage::open_readwrite(db);
+}
+
+Result<std::string> train_binary_for(const StudySpec& spec) {
+  if (!spec.trial.embedded) return std::string();
+  std::string bin = locate_train_binary();
+  if (bin.empty())
+    return fail("cannot find dlsweep-train", "trial.trainer",
+                "install it beside dlsweep, put it on PATH, or set DLSWEEP_TRAIN");
+  return bin;
+}
+
+int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id, const EngineOptions& opts,
+              const std::string& db, const std::function<Status(Engine&)>& before_run) {
+  boost::asio::io_context io;
+  auto backend = make_backend(io, spec, opts.runs_dir / spec.name);
+  if (!backend) {
+    fmt::print(stderr, "error: {}\n", backend.error().message());
+    return exit_code::runtime;
+  }
+  Progress progress = Progress::for_stderr();
+  std::error_code ec;
+  fs::create_directories(opts.runs_dir / spec.name, ec);
+  progress.set_log((opts.runs_dir / spec.name / kOrchestratorLog).string());
+  Engine engine(io, storage, **backend, spec, study_id, opts, progress);
+  if (before_run) {
+    if (auto st = before_run(engine); !st) {
+      progress.say(fmt::format("error: {}", st.error().message()));
+      return exit_code::runtime;
+    }
+  }
+  auto outcome = engine.run();
+  if (!outcome) {
+    progress.say(fmt::format("error: {}", outcome.error().message()));
+    return exit_code::runtime;
+  }
+  const auto& s = outcome->snapshot;
+  if (outcome->detached) {
+    progress.say(fmt::format("{} complete so far; the rest run on — `dlsweep --db {} resume {}` follows them", s.complete,
+                             db, spec.name));
+    return exit_code::detached;
+  }
+  progress.say(fmt::format("{} complete, {} pruned, {} failed, {} cancelled — results: dlsweep --db {} results {}",
+                           s.complete, s.pruned, s.failed, s.cancelled, db, spec.name));
+  if (outcome->interrupted) {
+    if (s.cancelled > 0)
+      progress.say(fmt::format("{} cancelled; `dlsweep --db {} resume {} --rerun cancelled` runs them again",
+                               trials_word(s.cancelled), db, spec.name));
+    return exit_code::interrupted;
+  }
+  if (!outcome->failed_fast.empty()) {
+    progress.say(fmt::format("stopped early: {}\nfix the program, then `dlsweep --db {} resume {} --rerun failed,cancelled` "
+                             "runs the failed trials again and the rest",
+                             outcome->failed_fast, db, spec.name));
+  }
+  if (s.complete == 0 && s.created > 0) {
+    std::string why;
+    for (const auto& [reason, n] : outcome->failure_reasons) why += fmt::format("\n  {}: {}", trials_word(n), reason);
+    progress.say(fmt::format("no trial completed{}", why.empty() ? "" : ":" + why));
+    return exit_code::trials_failed;
+  }
+  return exit_code::ok;
+}
+
+// Before the study is recorded or anything queued: would the scheduler accept its jobs at
+// all? A Slurm refusal (unknown partition, no slurm.conf) is a study error, reported with
+// the key it comes from; it never becomes a round of failed trials burning their retries.
+// Leaves no trace when it fails (the study's directory did not exist before).
+Status preflight(const StudySpec& spec, const EngineOptions& opts) {
+  if (spec.backend.kind == "local") return {};
+  const fs::path study_root = opts.runs_dir / spec.name;
+  Status st = [&]() -> Status {
+    boost::asio::io_context io;
+    auto backend = make_backend(io, spec, study_root);
+    if (!backend) return std::unexpected(backend.error());
+    return (*backend)->preflight(build_job(spec, opts.train_binary, 0, 0, 0, trial_dir_for(opts.runs_dir, spec.name, 0),
+                                           largest_shape_params(spec)));
+  }();
+  if (!st) {
+    std::error_code ec;
+    fs::remove_all(study_root, ec);
+  }
+  return st;
+}
+
+}  // namespace dlsweep::orch

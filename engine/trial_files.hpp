@@ -1,0 +1,60 @@
+// trial_files.hpp — the orchestrator's side of the files in a trial directory.
+//
+// Layout: <runs_dir>/<study>/trial-<number>/{params.json, metrics.jsonl, control.json,
+// checkpoints/, stdout.log, stderr.log}. When a trial is retried, the finished attempt's
+// metrics.jsonl is renamed to metrics.attempt-<N>.jsonl first, so each file holds exactly
+// one attempt and re-reading every file on resume ingests each record under its own
+// attempt. Every file the orchestrator writes is written atomically (temp, rename), and
+// synced (fsync) except params.json on first launch (see prepare_trial_dir).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"  // write_file_atomic
+#include "common/result.hpp"
+
+namespace dlsweep::orch {
+
+/// The trial dir of trial `number`, under runs_dir/study.
+std::filesystem::path trial_dir_for(const std::filesystem::path& runs_dir, const std::string& study,
+                                    long long number);
+
+
+/// Creates the trial dir (and checkpoints/) and writes params.json atomically. Not synced
+/// (an fsync per trial was half of the orchestrator's time per trial): the database row,
+/// committed before the launch, is where params live; a process kill loses neither, and
+/// `resume` rewrites params.json from the database, durably, before it relaunches a trial
+/// (restore_params_file), so not even a crash of the OS leaves a relaunch a torn file.
+Status prepare_trial_dir(const std::filesystem::path& dir, const nlohmann::json& params);
+/// resume: params.json rewritten from the database's params, synced.
+Status restore_params_file(const std::filesystem::path& dir, const nlohmann::json& params);
+
+/// Asks the trial to stop: writes control.json {"action":"stop","reason":...}.
+Status request_stop(const std::filesystem::path& dir, const std::string& reason);
+
+/// The reason of the stop control.json asks for ("" when it asks none): what the previous
+/// orchestrator asked of a trial before it died.
+std::string asked_stop(const std::filesystem::path& dir);
+
+/// True when metrics.jsonl holds a `final` record: the attempt finished its work (resume
+/// never runs it again).
+bool has_final_record(const std::filesystem::path& dir);
+
+/// Removes a stale control.json before a relaunch.
+void clear_control(const std::filesystem::path& dir);
+
+/// metrics.jsonl, or metrics.attempt-<N>.jsonl for an attempt already rotated away.
+std::filesystem::path metrics_file(const std::filesystem::path& dir);
+std::filesystem::path rotated_metrics_file(const std::filesystem::path& dir, int attempt);
+
+/// The last `max_lines` non-empty lines of a log file joined by " | ", at most ~400
+/// characters (the end kept); "" when the file is absent or empty. For failure messages.
+std::string log_tail(const std::filesystem::path& file, std::size_t max_lines);
+
+/// Renames metrics.jsonl to metrics.attempt-<attempt>.jsonl (no-op if absent).
+Status rotate_metrics(const std::filesystem::path& dir, int attempt);
+
+}  // namespace dlsweep::orch

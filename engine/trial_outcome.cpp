@@ -1,0 +1,88 @@
+#include "engine/trial_outcome.hpp"
+
+#include <fmt/format.h>
+
+#include "common/protocol.hpp"
+#include "engine/failure_policy.hpp"
+
+namespace dlsweep::orch {
+
+using sched::JobEventKind;
+
+std::string failure_message(const sched::JobEvent& ev, const std::string& verdict, const std::string& stderr_tail) {
+  std::string what;
+  if (ev.kind == JobEventKind::lost) what = "lost: " + ev.message;
+  else if (ev.kind == JobEventKind::cancelled) what = ev.message.empty() ? verdict : ev.message;
+  else what = verdict;
+  // The backend's own words ("out of memory (OUT_OF_MEMORY)", "node failure") say more.
+  if (ev.kind == JobEventKind::exited && !ev.message.empty() && ev.message.find("exit") == std::string::npos)
+    what += " (" + ev.message + ")";
+  if (!stderr_tail.empty()) what += "; stderr: " + stderr_tail;
+  return what;
+}
+
+std::string diverged_phrase(const std::string& metric) {
+  return fmt::format("diverged (objective {} NaN/inf at its end)", metric);
+}
+
+TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts& f) {
+  TerminalDecision d;
+  d.mark_started = f.state == TrialState::queued && ev.kind == JobEventKind::exited;
+  if (ev.kind == JobEventKind::exited && ev.signal == 0) d.exit_code = ev.exit_code;
+  const bool ok = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
+  // Asked to stop: the state of the ask, whatever the exit (a script that breaks out of its
+  // loop exits 0, a torchrun over stopped workers exits 1, a cancelled job dies by signal).
+  const bool asked = !f.stop_reason.empty();
+  const bool retries_left = f.max_retries > f.attempt;
+
+  if (asked && f.stop_reason == kStopAtTarget) {
+    // It reached the target (that is why it was asked), so it has the objective.
+    d.outcome = Outcome::complete;
+    d.event = TrialEvent::completed;
+    d.why = "stopped at the target";
+  } else if (asked && f.stop_reason == kStopNoObjective) {
+    d.outcome = Outcome::no_objective;
+    d.event = TrialEvent::failed;
+    d.deterministic = true;
+    d.failure = missing_objective(f.metric, f.reported).value_or("objective " + f.metric + " was never reported");
+    d.why = d.failure + "; stopped at its first evaluation" + (retries_left ? std::string(" — ") + kNotRetried : "");
+  } else if (asked && f.stop_reason == "pruned") {
+    d.outcome = Outcome::pruned;
+    d.event = TrialEvent::pruned;
+    d.why = f.prune_note.empty() ? "pruned" : f.prune_note;
+  } else if (asked) {
+    d.outcome = Outcome::cancelled;
+    d.event = TrialEvent::cancel;
+    d.why = f.stop_reason;
+  } else if (ok) {
+    // A clean exit without the objective is no result: the study cannot rank it; nor is
+    // one whose objective ended NaN/inf. Both are deterministic: the same program with the
+    // same params reports the same again.
+    std::optional<std::string> bad = missing_objective(f.metric, f.reported);
+    if (!bad && f.objective_nonfinite) bad = diverged_phrase(f.metric);
+    if (!bad) {
+      d.outcome = Outcome::complete;
+      d.event = TrialEvent::completed;
+      d.why = "finished";
+    } else {
+      d.outcome = Outcome::no_objective;
+      d.event = TrialEvent::failed;
+      d.deterministic = true;
+      d.failure = *bad;
+      d.why = *bad + (retries_left ? std::string(" — ") + kNotRetried : "");
+    }
+  } else {
+    // Exit 2 (bad parameters), 3 (diverged), a missing program repeat on every retry with
+    // the same params and seed: retrying only burns machine time (failure_policy.hpp).
+    const FailureVerdict verdict = classify_failure(ev.kind, ev.exit_code, ev.signal, ev.cannot_start);
+    d.outcome = Outcome::failed;
+    d.event = ev.kind == JobEventKind::lost ? TrialEvent::lost : TrialEvent::failed;
+    d.deterministic = !verdict.retry;
+    d.failure = verdict.why;
+    d.why = failure_message(ev, verdict.why, f.stderr_tail);
+    if (!verdict.retry && retries_left) d.why += std::string(" — ") + kNotRetried;
+  }
+  return d;
+}
+
+}  // namespace dlsweep::orch

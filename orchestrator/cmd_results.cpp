@@ -1,0 +1,67 @@
+// cmd_results.cpp — `dlsweep results STUDY`: per-trial params, state, value, steps/time to
+// target and samples/s, as a table, CSV or JSON.
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "db/storage.hpp"
+#include "orchestrator/commands.hpp"
+#include "orchestrator/read_support.hpp"
+#include "orchestrator/results_frame.hpp"
+#include "orchestrator/table_format.hpp"
+
+namespace dlsweep::orch {
+
+using nlohmann::json;
+
+int cmd_results(const ResultsArgs& a) {
+  auto o = open_for_reading(a.db, a.format);
+  if (!o) return report(o.error(), exit_code::usage);
+  auto st = find_study(*o->storage, a.study);
+  if (!st) return report(st.error(), exit_code::usage);
+  auto trials = o->storage->summaries(st->id);
+  if (!trials) return report(trials.error(), exit_code::runtime);
+
+  Rows rows;
+  if (o->format != OutputFormat::table) {
+    // CSV and JSON are data frames (results_frame.hpp): params_<name> columns, start/end.
+    auto times = o->storage->trial_times(st->id);
+    if (!times) return report(times.error(), exit_code::runtime);
+    rows = results_frame(*trials, *times, /*with_params_object=*/o->format == OutputFormat::json);
+  } else {
+    // Tables name the parameters that vary, then the figures.
+    std::vector<std::string> names;
+    if (!trials->empty())
+      for (auto& [k, v] : trials->front().params.items()) {
+        bool varies = false;
+        for (const auto& t : *trials)
+          if (!t.params.contains(k) || t.params[k] != v) varies = true;
+        if (varies) names.push_back(k);
+      }
+    // A parameter named like a fixed column ("state", "value") is shown as params.NAME.
+    // Tables use shorter names for the figures, so that a line fits a terminal.
+    const std::vector<std::string> fixed_after = {"value", "best", "tgt_steps", "tgt_time_s", "samples/s", "message"};
+    auto is_fixed = [&](const std::string& n) {
+      return n == "trial" || n == "state" || std::find(fixed_after.begin(), fixed_after.end(), n) != fixed_after.end();
+    };
+    rows.columns = {"trial", "state"};
+    for (const auto& n : names) rows.columns.push_back(is_fixed(n) ? "params." + n : n);
+    rows.columns.insert(rows.columns.end(), fixed_after.begin(), fixed_after.end());
+    for (const auto& t : *trials) {
+      std::vector<json> row = {t.number, t.state};
+      for (const auto& n : names) row.push_back(t.params.contains(n) ? t.params[n] : json(nullptr));
+      for (json v : {opt(t.value), opt(t.best_value), opt(t.steps_to_target), opt(t.time_to_target_s),
+                     opt(t.samples_per_s)})
+        row.push_back(v);
+      row.push_back(t.message);
+      rows.rows.push_back(std::move(row));
+    }
+  }
+  fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
+  return exit_code::ok;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,69 @@
+// cmd_status.cpp — `dlsweep status [STUDY]`: every study with its trials by state, or one
+// study's trials with state, last and best value, and the message (pending reasons too).
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "db/storage.hpp"
+#include "engine/pending_notice.hpp"
+#include "orchestrator/commands.hpp"
+#include "orchestrator/read_support.hpp"
+#include "orchestrator/table_format.hpp"
+
+namespace dlsweep::orch {
+
+using nlohmann::json;
+
+int cmd_status(const StatusArgs& a) {
+  auto o = open_for_reading(a.db, a.format);
+  if (!o) return report(o.error(), exit_code::usage);
+  Rows rows;
+  if (a.study.empty()) {
+    auto studies = o->storage->list_studies();
+    if (!studies) return report(studies.error(), exit_code::runtime);
+    rows.columns = {"study", "state", "trials", "WAITING", "QUEUED", "RUNNING", "COMPLETE", "PRUNED", "FAILED",
+                    "CANCELLED"};
+    for (const auto& st : *studies) {
+      auto counts = o->storage->state_counts(st.id);
+      if (!counts) return report(counts.error(), exit_code::runtime);
+      std::vector<json> row = {st.name, st.state, 0};
+      std::int64_t total = 0;
+      for (std::size_t i = 3; i < rows.columns.size(); ++i) {
+        std::int64_t n = 0;
+        for (auto& [state, c] : *counts)
+          if (state == rows.columns[i]) n = c;
+        total += n;
+        row.push_back(n);
+      }
+      row[2] = total;
+      rows.rows.push_back(std::move(row));
+    }
+  } else {
+    auto st = find_study(*o->storage, a.study);
+    if (!st) return report(st.error(), exit_code::usage);
+    auto trials = o->storage->summaries(st->id);
+    if (!trials) return report(trials.error(), exit_code::runtime);
+    // The scheduler's reason why a QUEUED trial's job waits, as the orchestrator last
+    // recorded it (pending_notice.hpp): the latest job of the trial's current attempt.
+    auto jobs = o->storage->list_jobs(st->id);
+    if (!jobs) return report(jobs.error(), exit_code::runtime);
+    std::map<std::pair<std::int64_t, int>, std::string> job_state;
+    for (const auto& j : *jobs) job_state[{j.trial_id, j.attempt}] = j.state;
+    // `value`: the objective's last value in the current attempt; `best`: its best so far
+    // (what `best --by value` and the progress line's "best" rank by).
+    rows.columns = {"trial", "state", "attempt", st->objective_metric, "best", "wall_s", "message"};
+    for (const auto& t : *trials) {
+      std::string message = t.message;
+      if (auto js = job_state.find({t.trial_id, t.attempt}); t.state == "QUEUED" && js != job_state.end())
+        if (auto why = pending_reason_of(js->second); why && !why->empty()) message = pending_status_message(*why, message);
+      rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.best_value), opt(t.wall_s), message});
+    }
+  }
+  fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
+  return exit_code::ok;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,43 @@
+// read_support.hpp — what the read-only verbs share: opening the database read-only (the
+// orchestrator may be writing it at the same time, in WAL mode), finding a study by name
+// (with the known names when there is none), and printing an error with its exit code.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/load.hpp"
+#include "common/result.hpp"
+#include "db/storage.hpp"
+#include "orchestrator/table_format.hpp"
+
+namespace dlsweep::orch {
+
+struct Opened {
+  std::unique_ptr<db::Storage> storage;
+  OutputFormat format = OutputFormat::table;
+};
+
+/// The database read-only, and the output format parsed.
+Result<Opened> open_for_reading(const std::string& db, const std::string& format);
+
+/// The study named `name`; the error lists the known names.
+Result<db::StudyRow> find_study(const db::Storage& storage, const std::string& name);
+
+/// The study's data for analysis/ (analysis::load_study over a read-only database).
+Result<analysis::StudyData> load_study_data(const std::string& db, const std::string& study);
+
+/// Prints "error: ..." to stderr and returns `code`.
+int report(const Error& e, int code);
+
+/// A number or null, for table cells.
+inline nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+inline nlohmann::json opt(const std::optional<std::int64_t>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace dlsweep::orch

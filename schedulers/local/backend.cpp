@@ -1,0 +1,251 @@
+// backend.cpp — queueing, launching, reaping and killing local jobs. See the header
+// for the contract. Invariants kept here:
+//  - a job is in exactly one of queue_ (waiting) or running_ (has a live, unreaped pid);
+//    it leaves both exactly when its terminal event is emitted.
+//  - running_.size() <= max_concurrent_ at all times; pump() is the only place that moves
+//    jobs from queue_ to running_.
+//  - events are posted, never called inline, so a handler may call back into the backend
+//    and event order equals emit order.
+#include "schedulers/local/backend.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "schedulers/launch.hpp"
+#include "schedulers/local/process_spawn.hpp"
+
+namespace dlsweep::sched {
+
+struct LocalBackend::Job {
+  Job(boost::asio::io_context& io, std::string id_, JobSpec spec_)
+      : id(std::move(id_)), spec(std::move(spec_)), timeout_timer(io), kill_timer(io) {}
+  std::string id;
+  JobSpec spec;
+  pid_t pid = -1;
+  int master_port = 0;       ///< MASTER_PORT given to a torch.distributed job (0: none)
+  bool terminating = false;  ///< cancel or timeout asked it to stop
+  std::string reason;        ///< message of the `cancelled` event
+  boost::asio::steady_timer timeout_timer;
+  boost::asio::steady_timer kill_timer;
+};
+
+namespace {
+
+std::chrono::steady_clock::duration seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
+
+}  // namespace
+
+LocalBackend::LocalBackend(boost::asio::io_context& io, std::size_t max_concurrent, LocalOptions options)
+    : io_(io), max_concurrent_(max_concurrent == 0 ? 1 : max_concurrent), options_(std::move(options)),
+      sigchld_(io, SIGCHLD) {}
+
+LocalBackend::~LocalBackend() {
+  alive_.reset();  // pending handlers become no-ops
+  queue_.clear();
+  for (auto& [id, job] : running_) {
+    kill(-job->pid, SIGKILL);
+    int status = 0;
+    while (waitpid(job->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    kill(-job->pid, SIGKILL);  // stragglers that outlived the leader
+  }
+  running_.clear();
+  boost::system::error_code ec;
+  sigchld_.cancel(ec);
+}
+
+Result<std::vector<std::string>> LocalBackend::launch_argv(const JobSpec& job) const {
+  return local_launch_argv(job.argv, job.ranks, job.launcher, options_.mpirun, geteuid() == 0);
+}
+
+JobEvent LocalBackend::event_for(const Job& job, JobEventKind kind, std::string message) const {
+  JobEvent ev;
+  ev.job_id = job.id;
+  ev.trial_id = job.spec.trial_id;
+  ev.attempt = job.spec.attempt;
+  ev.kind = kind;
+  ev.message = std::move(message);
+  return ev;
+}
+
+void LocalBackend::emit(JobEvent ev) {
+  boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_), ev = std::move(ev)] {
+    if (alive.expired()) return;
+    if (handler_) handler_(ev);
+  });
+}
+
+Result<std::string> LocalBackend::submit(const JobSpec& job) {
+  const std::string where = "local job " + job.token();
+  if (job.argv.empty() || job.argv[0].empty()) {
+    return fail("empty command line", where, "give the job a program to run");
+  }
+  if (job.workdir.empty()) {
+    return fail("no working directory", where, "set the job's workdir (the trial directory)");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(job.workdir, ec);
+  if (ec) {
+    return fail(fmt::format("cannot create working directory '{}': {}", job.workdir.string(), ec.message()),
+                where, "check the permissions of the study directory");
+  }
+  auto j = std::make_unique<Job>(io_, fmt::format("local-{}.{}", getpid(), ++seq_), job);
+  std::string id = j->id;
+  emit(event_for(*j, JobEventKind::queued, "waiting for a free slot"));
+  queue_.push_back(std::move(j));
+  pump();
+  return id;
+}
+
+void LocalBackend::pump() {
+  while (running_.size() < max_concurrent_ && !queue_.empty()) {
+    auto job = std::move(queue_.front());
+    queue_.pop_front();
+    launch(std::move(job));
+  }
+}
+
+void LocalBackend::launch(std::unique_ptr<Job> job) {
+  if (!job->spec.launcher.empty()) {
+    // torch.distributed's rendezvous: this machine, a port no other job of ours was given
+    // and nothing listens on (the trial's own env wins).
+    std::vector<int> taken;
+    for (const auto& [id, j] : running_) taken.push_back(j->master_port);
+    job->master_port = pick_free_port(taken);
+    job->spec.env.try_emplace("MASTER_ADDR", "127.0.0.1");
+    if (job->master_port > 0) job->spec.env.try_emplace("MASTER_PORT", std::to_string(job->master_port));
+  }
+  auto argv = launch_argv(job->spec);
+  if (!argv) {
+    auto ev = event_for(*job, JobEventKind::lost, argv.error().message());
+    ev.cannot_start = true;
+    emit(ev);
+    return;
+  }
+  auto pid = spawn_process(*argv, job->spec.workdir, job->spec.env);
+  if (!pid) {
+    auto ev = event_for(*job, JobEventKind::lost, pid.error().message());
+    ev.cannot_start = true;
+    emit(ev);
+    return;
+  }
+  job->pid = *pid;
+  emit(event_for(*job, JobEventKind::started, fmt::format("pid {}", job->pid)));
+  if (job->spec.timeout_s > 0) {
+    job->timeout_timer.expires_after(seconds(job->spec.timeout_s));
+    job->timeout_timer.async_wait(
+        [this, alive = std::weak_ptr<int>(alive_), id = job->id](const boost::system::error_code& ec) {
+          if (ec || alive.expired()) return;
+          auto it = running_.find(id);
+          if (it == running_.end()) return;
+          terminate(*it->second, fmt::format("timed out after {:g} s", it->second->spec.timeout_s));
+        });
+  }
+  running_.emplace(job->id, std::move(job));
+  arm_sigchld();
+}
+
+void LocalBackend::arm_sigchld() {
+  if (sigchld_armed_ || running_.empty()) return;
+  sigchld_armed_ = true;
+  sigchld_.async_wait([this, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec, int) {
+    if (alive.expired()) return;
+    sigchld_armed_ = false;
+    if (ec) return;
+    on_sigchld();
+    arm_sigchld();
+  });
+}
+
+void LocalBackend::on_sigchld() {
+  // SIGCHLDs coalesce: one signal may stand for several exits, so poll every job we own.
+  std::vector<std::pair<std::string, int>> done;
+  for (auto& [id, job] : running_) {
+    int status = 0;
+    pid_t r;
+    do {
+      r = waitpid(job->pid, &status, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == job->pid) {
+      done.emplace_back(id, status);
+    } else if (r < 0 && errno == ECHILD) {
+      done.emplace_back(id, -1);  // someone else reaped it (a stray waitpid(-1) elsewhere)
+    }
+  }
+  for (auto& [id, status] : done) finish(id, status);
+}
+
+void LocalBackend::finish(const std::string& id, int status) {
+  auto it = running_.find(id);
+  if (it == running_.end()) return;
+  std::unique_ptr<Job> job = std::move(it->second);
+  running_.erase(it);
+  kill(-job->pid, SIGKILL);  // leave nothing of the job's process group behind
+  job->timeout_timer.cancel();
+  job->kill_timer.cancel();
+
+  JobEvent ev;
+  if (status == -1) {
+    ev = event_for(*job, JobEventKind::lost,
+                   fmt::format("pid {} was reaped outside the backend; its exit status is unknown", job->pid));
+  } else {
+    std::string how;
+    int code = 0, sig = 0;
+    if (WIFSIGNALED(status)) {
+      sig = WTERMSIG(status);
+      code = 128 + sig;  // the shell convention, so a signalled job never looks like success
+      how = fmt::format("killed by signal {} ({})", sig, strsignal(sig));
+    } else {
+      code = WEXITSTATUS(status);
+      how = fmt::format("exit code {}", code);
+    }
+    ev = job->terminating ? event_for(*job, JobEventKind::cancelled, job->reason + "; " + how)
+                          : event_for(*job, JobEventKind::exited, how);
+    ev.exit_code = code;
+    ev.signal = sig;
+  }
+  emit(std::move(ev));
+  pump();
+}
+
+void LocalBackend::terminate(Job& job, std::string reason) {
+  if (job.terminating) return;  // the first reason (cancel or timeout) stands
+  job.terminating = true;
+  job.reason = std::move(reason);
+  kill(-job.pid, SIGTERM);
+  job.kill_timer.expires_after(seconds(options_.cancel_grace_s));
+  job.kill_timer.async_wait(
+      [this, alive = std::weak_ptr<int>(alive_), id = job.id](const boost::system::error_code& ec) {
+        if (ec || alive.expired()) return;
+        auto it = running_.find(id);
+        if (it != running_.end()) kill(-it->second->pid, SIGKILL);
+      });
+}
+
+void LocalBackend::cancel(const std::string& job_id) {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if ((*it)->id == job_id) {
+      emit(event_for(**it, JobEventKind::cancelled, "cancelled before it started"));
+      queue_.erase(it);
+      return;
+    }
+  }
+  if (auto it = running_.find(job_id); it != running_.end()) terminate(*it->second, "cancelled");
+}
+
+std::optional<pid_t> LocalBackend::pid_of(const std::string& job_id) const {
+  if (auto it = running_.find(job_id); it != running_.end()) return it->second->pid;
+  return std::nullopt;
+}
+
+}  // namespace dlsweep::sched

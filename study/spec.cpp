@@ -1,0 +1,569 @@
+// spec.cpp — a study file to a validated StudySpec, and back to normalised JSON.
+//
+// parse_study reads every section even after errors, so one run shows the user every
+// problem. The StudySpec is returned only when there were none. Its way back to JSON,
+// to_json(), is in spec_json.cpp.
+#include "study/spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "study/limits.hpp"
+#include "study/reader.hpp"
+#include "common/train_params.hpp"
+#include "study/space.hpp"
+#include "study/tree.hpp"
+#include "schedulers/launch.hpp"
+#include "search/conditional.hpp"
+
+namespace dlsweep::orch {
+
+std::string ValidationError::message() const {
+  std::string m = file;
+  if (line > 0) m += fmt::format(":{}", line);
+  m += ": ";
+  if (!key_path.empty()) m += key_path + ": ";
+  m += what;
+  if (!fix.empty()) m += " (fix: " + fix + ")";
+  return m;
+}
+
+namespace {
+
+constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "trial",   "objective",
+                                         "search", "pruner",     "space",   "fixed",   "runs_dir"};
+constexpr std::string_view kPrunerShared[] = {"kind", "by", "group_by", "warmup"};
+constexpr std::string_view kPrunerAxes[] = {"epoch", "step", "samples", "wall_s"};
+constexpr std::string_view kBackendKeys[] = {
+    "kind", "max_concurrent", "pending_warn",
+    // kind: slurm only (from kFirstSlurmKey on)
+    "driver", "slurm_conf", "partition", "account", "qos", "time", "nodes", "ntasks_per_node", "cpus_per_task",
+    "gpus_per_node", "mem", "constraint", "extra_sbatch", "setup", "template", "signal_lead_s", "requeue",
+    "poll_min_s", "poll_max_s", "gpus_per_task", "cpus_per_gpu", "gpu_bind", "cpu_bind", "mpi"};
+constexpr std::size_t kFirstSlurmKey = 3;
+constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
+constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
+constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env"};
+constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
+constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target", "stop_at_target"};
+constexpr std::string_view kModes[] = {"min", "max"};
+constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed"};
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+
+bool valid_study_name(const std::string& s) {
+  if (s.empty() || s.size() > 64 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+bool valid_env_name(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+
+// The allowed keys of a section: the shared ones, then those of the algorithm (or of every
+// algorithm when it is unknown, so a bad name does not also flag all its options).
+template <class KeysOf>
+std::vector<std::string_view> section_keys(std::span<const std::string_view> shared, const std::string& name,
+                                           const std::vector<std::string_view>& names, KeysOf keys_of) {
+  std::vector<std::string_view> keys(shared.begin(), shared.end());
+  for (auto n : names) {
+    if (!name.empty() && n != name) continue;
+    for (auto k : keys_of(std::string(n)))
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  return keys;
+}
+
+class StudyParser {
+ public:
+  StudyParser(StudyReader& r, const Tree& root) : r_(r), root_{&root, ""} {}
+
+  StudySpec parse() {
+    r_.map(root_, kTopKeys);
+    read_name();
+    if (Field d = StudyReader::field(root_, "description"))
+      if (auto s = r_.string(d)) spec_.description = *s;
+    read_backend();
+    read_trial();
+    read_objective();
+    read_search();
+    read_pruner();
+    auto space = read_space(r_, StudyReader::field(trial_, "trainer"), StudyReader::field(root_, "fixed"),
+                            StudyReader::field(root_, "space"), spec_.trial.embedded);
+    spec_.space = std::move(space.space);
+    check_search_fits_space(space.dim_paths);
+    check_group_by();
+    check_ranks();
+    spec_.runs_dir = "dlsweep-runs";
+    if (Field d = StudyReader::field(root_, "runs_dir"))
+      if (auto s = r_.string(d)) {
+        if (s->empty()) r_.error(d.path, "runs_dir is empty", "give a directory, or leave runs_dir out");
+        else spec_.runs_dir = *s;
+      }
+    return std::move(spec_);
+  }
+
+ private:
+  void read_name() {
+    Field f = StudyReader::field(root_, "name");
+    if (!r_.require(f, "add `name: my-study` at the top of the file")) return;
+    auto s = r_.string(f);
+    if (!s) return;
+    if (!valid_study_name(*s)) {
+      r_.error(f.path, fmt::format("'{}' is not a valid study name", *s),
+               "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+      return;
+    }
+    spec_.name = *s;
+  }
+
+  void read_backend() {
+    Field b = StudyReader::field(root_, "backend");
+    if (!b || !r_.map(b, kBackendKeys, /*null_is_empty=*/true)) return;
+    if (Field k = StudyReader::field(b, "kind"))
+      if (auto s = r_.word(k, kBackendKinds)) spec_.backend.kind = *s;
+    if (Field m = StudyReader::field(b, "max_concurrent"))
+      if (auto v = r_.integer(m, 1, kIntMax)) spec_.backend.max_concurrent = int(*v);
+    if (Field w = StudyReader::field(b, "pending_warn"))
+      if (auto v = r_.number(w, 0, false)) spec_.backend.pending_warn_s = *v;
+    read_slurm(b);
+  }
+
+  // The Slurm settings live beside `kind: slurm`. Values are checked here (types) and by
+  // sched::validate_options (Slurm syntax); every one is shell-quoted or rejected later.
+  void read_slurm(const Field& b) {
+    auto& o = spec_.backend.slurm;
+    bool slurm = spec_.backend.kind == "slurm";
+    for (std::size_t i = kFirstSlurmKey; i < std::size(kBackendKeys); ++i) {
+      Field f = StudyReader::field(b, kBackendKeys[i]);
+      if (!f) continue;
+      if (!slurm) {
+        r_.error(f.path, fmt::format("'{}' applies only to the slurm backend", kBackendKeys[i]),
+                 "set `kind: slurm`, or remove this key");
+        continue;
+      }
+      std::string key(kBackendKeys[i]);
+      auto text = [&](std::string& out) {
+        if (f->is_number()) out = r_.scalar_text(f);
+        else if (auto v = r_.string(f)) out = *v;
+      };
+      auto lines = [&](std::vector<std::string>& out) {
+        if (!r_.list(f, "write a list of strings")) return;
+        for (std::size_t j = 0; j < f->size(); ++j)
+          if (auto v = r_.string(StudyReader::item(f, j))) out.push_back(*v);
+      };
+      auto count = [&](int& out) {
+        if (auto v = r_.integer(f, 0, kIntMax)) out = int(*v);
+      };
+      if (key == "driver") { if (auto v = r_.word(f, kSlurmDrivers)) o.driver = *v; }
+      else if (key == "slurm_conf") text(o.slurm_conf);
+      else if (key == "partition") text(o.partition);
+      else if (key == "account") text(o.account);
+      else if (key == "qos") text(o.qos);
+      else if (key == "time") count(o.time_limit);
+      else if (key == "nodes") count(o.nodes);
+      else if (key == "ntasks_per_node") count(o.ntasks_per_node);
+      else if (key == "cpus_per_task") count(o.cpus_per_task);
+      else if (key == "gpus_per_node") text(o.gpus_per_node);
+      else if (key == "gpus_per_task") text(o.gpus_per_task);
+      else if (key == "cpus_per_gpu") count(o.cpus_per_gpu);
+      else if (key == "gpu_bind") text(o.gpu_bind);
+      else if (key == "cpu_bind") text(o.cpu_bind);
+      else if (key == "mpi") { if (auto v = r_.word(f, kMpiPlugins)) o.mpi = *v; }
+      else if (key == "mem") text(o.mem);
+      else if (key == "constraint") text(o.constraint);
+      else if (key == "extra_sbatch") lines(o.extra_sbatch);
+      else if (key == "setup") lines(o.setup);
+      else if (key == "template") {
+        std::string t;
+        text(t);
+        if (!t.empty()) o.template_path = t;
+      } else if (key == "signal_lead_s") count(o.signal_lead_s);
+      else if (key == "requeue") { if (auto v = r_.boolean(f)) o.requeue = *v; }
+      else if (key == "poll_min_s") { if (auto v = r_.number(f, 0, true)) o.poll_min_s = *v; }
+      else if (key == "poll_max_s") { if (auto v = r_.number(f, 0, true)) o.poll_max_s = *v; }
+    }
+    if (!slurm) return;
+    // Slurm-syntax checks; script_dir is the orchestrator's business, not the study's.
+    sched::SlurmOptions probe = o;
+    probe.script_dir = "dlsweep-runs";
+    probe.max_concurrent = static_cast<std::size_t>(spec_.backend.max_concurrent);
+    if (auto st = sched::validate_options(probe); !st) {
+      std::string where = st.error().where;  // "slurm.partition", "slurm.extra_sbatch[1]", ...
+      if (where.rfind("slurm.", 0) == 0) where = where.substr(6);
+      if (where == "time_limit") where = "time";
+      r_.error(b.path + "." + where, st.error().what, st.error().fix);
+    }
+  }
+
+  void read_trial() {
+    trial_ = StudyReader::field(root_, "trial");
+    if (!r_.require(trial_, "add a `trial:` section with `trainer:` (dlsweep-train settings) or "
+                            "`command: [prog, arg, ...]`") ||
+        !r_.map(trial_, kTrialKeys)) {
+      trial_.node = nullptr;  // so read_space sees no trainer section
+      return;
+    }
+    Field trainer = StudyReader::field(trial_, "trainer");
+    Field command = StudyReader::field(trial_, "command");
+    if (trainer && command) {
+      r_.error(command.path, "both trial.trainer and trial.command are set",
+               "keep trainer: to run dlsweep-train, or command: to run your own program");
+    } else if (!trainer && !command) {
+      r_.error(trial_.path, "trial needs `trainer:` or `command:`",
+               "add `trainer: {model: mlp}` to run dlsweep-train, or `command: [prog, arg, ...]`");
+    }
+    spec_.trial.embedded = !command || trainer;
+    if (command && !trainer) {
+      has_command_ = true;
+      read_command(command);
+    }
+    if (Field f = StudyReader::field(trial_, "ranks")) {
+      ranks_path_ = f.path;
+      if (auto v = r_.integer(f, 1, kIntMax)) spec_.trial.ranks = int(*v);
+    }
+    if (Field f = StudyReader::field(trial_, "launcher")) {
+      if (auto v = r_.word(f, sched::kLaunchers)) spec_.trial.launcher = *v;
+      if (!has_command_)
+        r_.error(f.path, "the embedded trainer is launched by dlsweep (MPI)",
+                 "remove trial.launcher; it is for your own program (trial.command)");
+    }
+    if (Field f = StudyReader::field(trial_, "timeout"))
+      if (auto v = r_.number(f, 0, /*min_exclusive=*/true)) spec_.trial.timeout_s = *v;
+    if (Field f = StudyReader::field(trial_, "max_retries"))
+      if (auto v = r_.integer(f, 0, kIntMax)) spec_.trial.max_retries = int(*v);
+    if (Field f = StudyReader::field(trial_, "fail_fast"))
+      if (auto v = r_.integer(f, 0, kIntMax)) spec_.trial.fail_fast = int(*v);
+    if (Field f = StudyReader::field(trial_, "env")) read_env(f);
+  }
+
+  void read_command(const Field& f) {
+    if (f->is_string()) {
+      r_.error(f.path, "command is a single string",
+               "write it as a list: [prog, arg, ...] (dlsweep runs no shell)");
+      return;
+    }
+    if (!r_.list(f, "write command: [prog, arg, ...]")) return;
+    if (f->empty()) {
+      r_.error(f.path, "command is empty", "write command: [prog, arg, ...]");
+      return;
+    }
+    for (std::size_t i = 0; i < f->size(); ++i) {
+      Field a = StudyReader::item(f, i);
+      auto s = r_.string(a);
+      if (!s) continue;
+      if (s->empty()) r_.error(a.path, "an empty argument", "remove it, or give its text");
+      spec_.trial.command.push_back(*s);
+    }
+  }
+
+  void read_env(const Field& f) {
+    if (!r_.any_map(f, /*null_is_empty=*/true) || f->is_null()) return;
+    for (const auto& [name, value] : f->items()) {
+      Field v = StudyReader::field(f, name);
+      if (!valid_env_name(name)) {
+        r_.error(v.path, fmt::format("'{}' is not a valid environment variable name", name),
+                 "use letters, digits and '_', starting with a letter or '_'");
+        continue;
+      }
+      if (value.is_primitive() && !value.is_null()) spec_.trial.env[name] = r_.scalar_text(v);
+      else
+        r_.wrong_type(v, "a single value", "write NAME: value (\"\" for an empty value)");
+    }
+  }
+
+  void read_objective() {
+    Field o = StudyReader::field(root_, "objective");
+    if (!r_.require(o, "add `objective: {metric: val_acc, mode: max}`") || !r_.map(o, kObjectiveKeys)) return;
+    Field metric = StudyReader::field(o, "metric");
+    if (r_.require(metric, "add `metric: val_acc` (the metric to optimise)")) {
+      if (spec_.trial.embedded && trial_) {
+        if (auto s = r_.word(metric, trainer::reported_metrics())) spec_.objective.metric = *s;
+      } else if (auto s = r_.string(metric)) {
+        if (s->empty()) r_.error(metric.path, "metric is empty", "name a metric your program reports");
+        else spec_.objective.metric = *s;
+      }
+    }
+    Field mode = StudyReader::field(o, "mode");
+    if (r_.require(mode, "add `mode: max` (higher is better) or `mode: min`"))
+      if (auto s = r_.word(mode, kModes)) spec_.objective.mode = *s;
+    Field t = StudyReader::field(o, "target");
+    if (t)
+      if (auto v = r_.number(t, -std::numeric_limits<double>::max(), false)) spec_.objective.target = *v;
+    if (Field s = StudyReader::field(o, "stop_at_target")) {
+      if (auto b = r_.boolean(s)) {
+        if (*b && !t)
+          r_.error(s.path, "stop_at_target needs a target to stop at",
+                   "add `target: 0.88` to objective, or remove stop_at_target");
+        else spec_.objective.stop_at_target = *b;
+      }
+    }
+  }
+
+  void read_search() {
+    search_ = StudyReader::field(root_, "search");
+    if (!search_ || !r_.any_map(search_, /*null_is_empty=*/true) || search_->is_null()) return;
+    std::string algo;
+    const auto names = search::sampler_names();
+    if (Field a = StudyReader::field(search_, "algorithm")) {
+      auto s = r_.word(a, std::span<const std::string_view>(names));
+      if (!s) algorithm_ok_ = false;
+      else spec_.search.algorithm = algo = *s;
+    } else {
+      algo = "grid";
+    }
+    const auto keys = section_keys(kSearchShared, algo, names, search::sampler_option_keys);
+    r_.map(search_, keys);
+    if (Field t = StudyReader::field(search_, "trials")) {
+      if (auto v = r_.integer(t, 1, std::numeric_limits<std::int64_t>::max())) spec_.search.trials = *v;
+      else trials_ok_ = false;
+    }
+    if (Field s = StudyReader::field(search_, "seed"))
+      if (auto v = r_.integer(s, 0, std::numeric_limits<std::int64_t>::max())) spec_.search.seed = std::uint64_t(*v);
+    for (const auto& [key, _] : search_->items())
+      if (std::find(std::begin(kSearchShared), std::end(kSearchShared), key) == std::end(kSearchShared) &&
+          std::find(keys.begin(), keys.end(), key) != keys.end())
+        spec_.search.options[key] = to_plain_json(*StudyReader::field(search_, key));
+  }
+
+  void read_pruner() {
+    Field p = StudyReader::field(root_, "pruner");
+    if (!p || !r_.any_map(p)) return;
+    Field kind = StudyReader::field(p, "kind");
+    const auto names = search::pruner_names();
+    std::string k;
+    if (r_.require(kind, "add `kind: median` (or leave `pruner` out)"))
+      if (auto s = r_.word(kind, std::span<const std::string_view>(names))) spec_.pruner.kind = k = *s;
+    const auto keys = section_keys(kPrunerShared, k, names, search::pruner_option_keys);
+    r_.map(p, keys);
+    spec_.pruner.warmup = search::pruner_default_warmup(k.empty() ? "none" : k);
+    if (Field n = StudyReader::field(p, "startup_trials"))
+      if (auto v = r_.integer(n, 1, kIntMax)) spec_.pruner.startup_trials = *v;
+    if (Field w = StudyReader::field(p, "warmup"))
+      if (auto v = r_.number(w, 0, false)) spec_.pruner.warmup = *v;
+    if (Field b = StudyReader::field(p, "by"))
+      if (auto s = r_.word(b, kPrunerAxes)) spec_.pruner.by = *s;
+    if (Field g = StudyReader::field(p, "group_by"); g && r_.list(g, "write group_by: [batch_size]")) {
+      for (std::size_t i = 0;; ++i) {
+        Field item = StudyReader::item(g, i);
+        if (!item) break;
+        if (auto s = r_.string(item)) {
+          if (s->empty()) r_.error(item.path, "empty parameter name", "name a parameter of the study, e.g. batch_size");
+          else {
+            spec_.pruner.group_by.push_back(*s);
+            group_by_paths_.push_back(item.path);
+          }
+        }
+      }
+    }
+    // The kind's own keys go to the pruner as given; the shared ones normalised.
+    auto& o = spec_.pruner.options;
+    for (const auto& [key, _] : p->items())
+      if (key != "kind" && std::find(keys.begin(), keys.end(), key) != keys.end())
+        o[key] = to_plain_json(*StudyReader::field(p, key));
+    o["by"] = spec_.pruner.by;
+    o["warmup"] = spec_.pruner.warmup;
+    o["group_by"] = spec_.pruner.group_by;
+    if (k == "none" || k == "median" || k == "percentile") o["startup_trials"] = spec_.pruner.startup_trials;
+    if (k.empty()) return;
+    // What only the pruner knows (percentile's range, asha's resources, ...). The shared
+    // keys were checked above with the reader's messages.
+    if (auto made = search::make_pruner(k, o); !made)
+      for (const auto& e : made.error()) {
+        if (e.key == "by" || e.key == "warmup" || e.key == "startup_trials" || e.key.starts_with("group_by")) continue;
+        r_.error(child_path(p.path, e.key.empty() ? "kind" : e.key), e.what, e.fix);
+      }
+  }
+
+  // A misspelt group_by name would silently put every trial in one group.
+  void check_group_by() {
+    for (std::size_t i = 0; i < spec_.pruner.group_by.size(); ++i) {
+      const std::string& name = spec_.pruner.group_by[i];
+      bool known = spec_.space.fixed.contains(name);
+      for (const auto& d : spec_.space.dims) known = known || d.name == name;
+      if (!known)
+        r_.error(group_by_paths_[i], fmt::format("'{}' is not a parameter of this study", name),
+                 "name a key of `space` (e.g. batch_size) or of `fixed`");
+    }
+  }
+
+  void check_search_fits_space(const std::vector<std::string>& dim_paths) {
+    // Conditions (`when:`) first: samplers rely on them being well formed.
+    for (const auto& e : search::check_conditions(spec_.space)) {
+      const std::string dim = e.key.substr(0, e.key.find(".when"));
+      std::string path = child_path("space", e.key);
+      for (std::size_t i = 0; i < spec_.space.dims.size(); ++i)
+        if (spec_.space.dims[i].name == dim) path = dim_paths[i] + e.key.substr(dim.size());
+      r_.error(path, e.what, e.fix);
+    }
+    if (!algorithm_ok_) return;
+    const std::string& algo = spec_.search.algorithm;
+    if (search::sampler_is_unbounded(algo) && spec_.search.trials == 0 && trials_ok_) {
+      r_.error(child_path(search_.path.empty() ? "search" : search_.path, "trials"),
+               fmt::format("{} search needs a number of trials", algo), "add `trials: N` under search:");
+    }
+    if (algo == "grid") {
+      for (std::size_t i = 0; i < spec_.space.dims.size(); ++i) {
+        auto kind = spec_.space.dims[i].kind;
+        if (kind == search::Dimension::Kind::uniform || kind == search::Dimension::Kind::log_uniform)
+          r_.error(dim_paths[i], "a continuous range cannot be enumerated by grid search",
+                   "grid search needs finite values: give a list, or use search.algorithm: random");
+      }
+      return;
+    }
+    if (auto made = search::make_sampler(algo, spec_.space, spec_.search.seed, spec_.search.options); !made)
+      for (const auto& e : made.error())
+        r_.error(child_path(search_.path.empty() ? "search" : search_.path, e.key.empty() ? "algorithm" : e.key),
+                 e.what, e.fix);
+  }
+
+  // Ranks per trial: trial.ranks, or a `ranks` parameter (space or fixed), not both; and what
+  // the launcher and the Slurm request make of them, checked here rather than on the cluster.
+  void check_ranks() {
+    std::vector<std::int64_t> values;
+    std::string where = ranks_path_.empty() ? "trial.ranks" : ranks_path_;
+    bool from_param = false;
+    for (const auto& d : spec_.space.dims) {
+      if (d.name != "ranks") continue;
+      from_param = true;
+      where = "space.ranks";
+      if (d.kind == search::Dimension::Kind::choice) {
+        for (const auto& v : d.choices) {
+          if (!v.is_number_integer() || v.get<std::int64_t>() < 1) {
+            r_.error(where, fmt::format("ranks must be whole numbers >= 1, got {}", v.dump()), "write e.g. [1, 2, 4]");
+            return;
+          }
+          values.push_back(v.get<std::int64_t>());
+        }
+      } else if (d.kind == search::Dimension::Kind::int_range) {
+        if (d.int_low < 1) {
+          r_.error(where, "ranks must be >= 1", "start the range at 1 or more");
+          return;
+        }
+        for (auto v = d.int_low; v <= d.int_high && values.size() < 4096; v += std::max<std::int64_t>(1, d.int_step))
+          values.push_back(v);
+      } else {
+        r_.error(where, "ranks must be a list of whole numbers or an int range", "write e.g. ranks: [1, 2, 4]");
+        return;
+      }
+    }
+    if (auto it = spec_.space.fixed.find("ranks"); it != spec_.space.fixed.end()) {
+      from_param = true;
+      where = "fixed.ranks";
+      if (!it->is_number_integer() || it->get<std::int64_t>() < 1) {
+        r_.error(where, fmt::format("ranks must be a whole number >= 1, got {}", it->dump()), "write e.g. ranks: 2");
+        return;
+      }
+      values.push_back(it->get<std::int64_t>());
+    }
+    if (from_param && !ranks_path_.empty()) {
+      r_.error(ranks_path_, fmt::format("ranks is set both here and in {}", where),
+               "keep one: trial.ranks for every trial, or a `ranks` parameter to search over");
+      return;
+    }
+    if (!from_param) values.push_back(spec_.trial.ranks);
+    const auto& o = spec_.backend.slurm;
+    const bool slurm = spec_.backend.kind == "slurm";
+    const std::string& launcher = spec_.trial.launcher;
+    if (!slurm && launcher == "srun")
+      r_.error("trial.launcher", "srun starts ranks inside a Slurm allocation; the local backend has none",
+               "use launcher: mpirun or torchrun here, or backend.kind: slurm");
+    if (!slurm) return;
+    for (auto n : values) {
+      if (o.nodes > 0 && o.ntasks_per_node > 0 && n != std::int64_t(o.nodes) * o.ntasks_per_node) {
+        r_.error(where, fmt::format("{} ranks do not fit nodes: {} x ntasks_per_node: {} = {} tasks", n, o.nodes,
+                                    o.ntasks_per_node, o.nodes * o.ntasks_per_node),
+                 "make ranks = nodes x ntasks_per_node, or leave one of the two out");
+        return;
+      }
+      if (o.nodes > 0 && n < o.nodes) {
+        r_.error(where, fmt::format("{} ranks cannot spread over nodes: {} (each node needs at least one)", n, o.nodes),
+                 "lower backend.nodes or raise the ranks");
+        return;
+      }
+      if (launcher == "torchrun" && n % std::max(o.nodes, 1) != 0) {
+        r_.error(where, fmt::format("torchrun starts the same number of workers on every node: {} ranks over {} nodes",
+                                    n, std::max(o.nodes, 1)),
+                 "make the ranks a multiple of backend.nodes");
+        return;
+      }
+    }
+  }
+
+  StudyReader& r_;
+  Field root_;
+  Field trial_;
+  bool has_command_ = false;
+  std::string ranks_path_;
+  Field search_;
+  std::vector<std::string> group_by_paths_;
+  bool algorithm_ok_ = true;
+  bool trials_ok_ = true;
+  StudySpec spec_;
+};
+
+}  // namespace
+
+StudyResult parse_study(const std::string& text, StudyFormat format, const std::string& file) {
+  std::vector<ValidationError> errors;
+  auto tree = format == StudyFormat::yaml ? parse_yaml_tree(text, file, errors)
+                                          : parse_json_tree(text, file, errors);
+  if (!tree) return std::unexpected(std::move(errors));
+  if (!tree->root.is_object()) {
+    errors.push_back({file, "",
+                      fmt::format("the top level must be a map of keys (name, trial, objective, ...), "
+                                  "got {}",
+                                  describe_value(tree->root)),
+                      "start from an example in examples/"});
+    return std::unexpected(std::move(errors));
+  }
+  StudyReader reader(file, *tree);
+  StudySpec spec = StudyParser(reader, tree->root).parse();
+  if (reader.error_count() > 0) {
+    // File order reads best (YAML knows lines; errors without one concern the whole file).
+    auto errors_found = reader.take_errors();
+    std::stable_sort(errors_found.begin(), errors_found.end(),
+                     [](const ValidationError& a, const ValidationError& b) { return a.line < b.line; });
+    return std::unexpected(std::move(errors_found));
+  }
+  spec.source = file;
+  return spec;
+}
+
+StudyResult load_study(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  auto fail_with = [&](std::string what, std::string fix) {
+    return StudyResult(std::unexpect, std::vector{ValidationError{name, "", std::move(what), std::move(fix)}});
+  };
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  StudyFormat format;
+  if (ext == ".yaml" || ext == ".yml") format = StudyFormat::yaml;
+  else if (ext == ".json") format = StudyFormat::json;
+  else
+    return fail_with(fmt::format("cannot tell the format from the extension '{}'", ext),
+                     "name the study file *.yaml, *.yml or *.json");
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    return fail_with("is a directory, not a study file", "give the path of a .yaml or .json file");
+  // Refuse a huge file before reading it into memory (parse_study checks the text too).
+  if (auto size = std::filesystem::file_size(file, ec); !ec)
+    if (auto too_big = check_study_size(size, name)) return StudyResult(std::unexpect, std::vector{*too_big});
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return fail_with(fmt::format("cannot read the file: {}", std::strerror(errno)), "check the path");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return fail_with("error while reading the file", "check the file and the disk");
+  return parse_study(text.str(), format, name);
+}
+
+}  // namespace dlsweep::orch

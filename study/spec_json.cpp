@@ -1,0 +1,82 @@
+// spec_json.cpp — a StudySpec back to normalised JSON: to_json() writes the study in the
+// input schema (space as an ordered list of one-key maps, since nlohmann::json sorts keys),
+// so parse_study(to_json().dump(), json) gives an equal spec. What is stored in the database
+// (studies.spec_json) and what `resume` rebuilds the study from. Only values that differ
+// from their defaults are written for optional keys, so a stored study reads as written.
+#include "study/spec.hpp"
+
+#include "study/space.hpp"
+
+namespace dlsweep::orch {
+
+nlohmann::json StudySpec::backend_json() const {
+  nlohmann::json b{{"kind", backend.kind}, {"max_concurrent", backend.max_concurrent}};
+  if (backend.pending_warn_s != kDefaultPendingWarn) b["pending_warn"] = backend.pending_warn_s;
+  if (backend.kind != "slurm") return b;
+  const auto& o = backend.slurm;
+  sched::SlurmOptions d;  // defaults: only what the study changed is written back
+  b["driver"] = o.driver;
+  for (auto [key, value] : {std::pair<const char*, const std::string*>{"slurm_conf", &o.slurm_conf},
+                            {"partition", &o.partition}, {"account", &o.account}, {"qos", &o.qos},
+                            {"gpus_per_node", &o.gpus_per_node}, {"gpus_per_task", &o.gpus_per_task},
+                            {"gpu_bind", &o.gpu_bind}, {"cpu_bind", &o.cpu_bind}, {"mem", &o.mem},
+                            {"constraint", &o.constraint}})
+    if (!value->empty()) b[key] = *value;
+  for (auto [key, value] : {std::pair<const char*, int>{"time", o.time_limit}, {"nodes", o.nodes},
+                            {"ntasks_per_node", o.ntasks_per_node}, {"cpus_per_task", o.cpus_per_task},
+                            {"cpus_per_gpu", o.cpus_per_gpu}})
+    if (value != 0) b[key] = value;
+  if (o.mpi != d.mpi) b["mpi"] = o.mpi;
+  if (!o.extra_sbatch.empty()) b["extra_sbatch"] = o.extra_sbatch;
+  if (!o.setup.empty()) b["setup"] = o.setup;
+  if (!o.template_path.empty()) b["template"] = o.template_path.string();
+  if (o.signal_lead_s != d.signal_lead_s) b["signal_lead_s"] = o.signal_lead_s;
+  if (o.requeue != d.requeue) b["requeue"] = o.requeue;
+  if (o.poll_min_s != d.poll_min_s) b["poll_min_s"] = o.poll_min_s;
+  if (o.poll_max_s != d.poll_max_s) b["poll_max_s"] = o.poll_max_s;
+  return b;
+}
+
+nlohmann::json StudySpec::to_json() const {
+  using nlohmann::json;
+  json trial_j = json::object();
+  if (trial.embedded) trial_j["trainer"] = json::object();  // settings live in `fixed`
+  else trial_j["command"] = trial.command;
+  trial_j["ranks"] = trial.ranks;
+  if (!trial.launcher.empty()) trial_j["launcher"] = trial.launcher;
+  if (trial.timeout_s > 0) trial_j["timeout"] = trial.timeout_s;
+  trial_j["max_retries"] = trial.max_retries;
+  if (trial.fail_fast != kDefaultFailFast) trial_j["fail_fast"] = trial.fail_fast;
+  trial_j["env"] = trial.env;
+
+  json objective_j = {{"metric", objective.metric}, {"mode", objective.mode}};
+  if (objective.target) objective_j["target"] = *objective.target;
+  if (objective.stop_at_target) objective_j["stop_at_target"] = true;
+
+  json search_j = search.options.is_object() ? search.options : json::object();
+  search_j["algorithm"] = search.algorithm;
+  search_j["seed"] = search.seed;
+  if (search.trials > 0) search_j["trials"] = search.trials;
+  json pruner_j = {{"by", pruner.by}, {"group_by", pruner.group_by}, {"warmup", pruner.warmup}};
+  if (pruner.options.is_object())
+    for (const auto& [k, v] : pruner.options.items()) pruner_j[k] = v;
+  pruner_j["kind"] = pruner.kind;
+  if (pruner.kind == "none" || pruner.kind == "median" || pruner.kind == "percentile")
+    pruner_j["startup_trials"] = pruner.startup_trials;
+
+  json space_j = json::array();
+  for (const auto& d : space.dims) space_j.push_back({{d.name, dimension_to_json(d)}});
+
+  return {{"name", name},
+          {"description", description},
+          {"backend", backend_json()},
+          {"trial", trial_j},
+          {"objective", objective_j},
+          {"search", search_j},
+          {"pruner", pruner_j},
+          {"space", space_j},
+          {"fixed", space.fixed},
+          {"runs_dir", runs_dir}};
+}
+
+}  // namespace dlsweep::orch
