@@ -58,7 +58,7 @@ TEST_CASE("engine: every grid point runs once, metrics reach the database, concu
 }
 
 TEST_CASE("engine: failed trials are retried with a new attempt, then stay FAILED") {
-  Fixture f("retry", "  max_retries: 1");
+  Fixture f("retry", "  max_retries: 1\n  fail_fast: 0  # every first attempt fails: retries, not fail-fast, are tested here");
   boost::asio::io_context io;
   sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
     sched::FakeOutcome o;
