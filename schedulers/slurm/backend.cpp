@@ -118,20 +118,7 @@ SlurmBackend::~SlurmBackend() {
 
 // ---------------------------------------------------------------- plumbing
 
-template <class F, class Done>
-void SlurmBackend::run_on_worker(F work, Done done) {
-  auto guard = boost::asio::make_work_guard(io_);
-  boost::asio::post(worker_, [this, work = std::move(work), done = std::move(done), guard = std::move(guard),
-                              alive = std::weak_ptr<int>(alive_)]() mutable {
-    if (alive.expired()) return;
-    auto result = work(*driver_);
-    boost::asio::post(io_, [result = std::move(result), done = std::move(done), guard = std::move(guard),
-                            alive]() mutable {
-      if (alive.expired()) return;
-      done(std::move(result));
-    });
-  });
-}
+// run_on_worker (a template both files use) is in backend_internal.hpp.
 
 void SlurmBackend::emit(const Job& job, JobEventKind kind, std::string message, std::string native_id, int exit_code,
                         int signal, bool cannot_start, PendingClass pending_class, bool launch_failed) {

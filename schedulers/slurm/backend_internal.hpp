@@ -1,5 +1,5 @@
 // backend_internal.hpp — what SlurmBackend's two source files share: the job and batch
-// records (private to the backend) and a duration helper. Not for use outside them.
+// records (private to the backend), the worker-thread helper and a duration helper. Not for use outside them.
 #pragma once
 
 #include <chrono>
@@ -9,6 +9,10 @@
 #include "schedulers/slurm/backend.hpp"
 
 namespace dlsweep::sched {
+
+using slurm::BatchRequest;
+using slurm::PreparedBatch;
+using slurm::Shape;
 
 struct SlurmBackend::Job {
   std::string id;
@@ -30,6 +34,21 @@ struct SlurmBackend::Batch {
 /// `s` seconds as a steady_clock duration.
 inline std::chrono::steady_clock::duration seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
+
+template <class F, class Done>
+void SlurmBackend::run_on_worker(F work, Done done) {
+  auto guard = boost::asio::make_work_guard(io_);
+  boost::asio::post(worker_, [this, work = std::move(work), done = std::move(done), guard = std::move(guard),
+                              alive = std::weak_ptr<int>(alive_)]() mutable {
+    if (alive.expired()) return;
+    auto result = work(*driver_);
+    boost::asio::post(io_, [result = std::move(result), done = std::move(done), guard = std::move(guard),
+                            alive]() mutable {
+      if (alive.expired()) return;
+      done(std::move(result));
+    });
+  });
 }
 
 }  // namespace dlsweep::sched

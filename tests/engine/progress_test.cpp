@@ -14,6 +14,7 @@
 #include "engine/progress.hpp"
 
 using namespace dlsweep::orch;
+using dlsweep::trials_word;
 namespace fs = std::filesystem;
 
 TEST_CASE("progress: a terminal that fails every write never throws; the log holds the story") {
