@@ -6,7 +6,7 @@
 # start/stop of a real cluster where Slurm is installed and we are root (else that part is
 # skipped, saying so). "Another user" is played with SUDO_UID/SUDO_USER, as sudo sets them.
 set -euo pipefail
-script=$(cd "$(dirname "$0")/../.." && pwd)/scripts/slurm-local.sh
+script=$(cd "$(dirname "$0")/../../.." && pwd)/scripts/slurm-local.sh
 unset SUDO_UID SUDO_USER DLSWEEP_SLURM_DIR
 fails=0
 check() {  # check WHAT CONDITION...
