@@ -89,13 +89,6 @@ Counts minus(Counts a, const Counts& b) {
   return a;
 }
 
-bool wait_for(const fs::path& p, std::chrono::seconds limit = std::chrono::seconds(60)) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!fs::exists(p) && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  return fs::exists(p);
-}
-
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace

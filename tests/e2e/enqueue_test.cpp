@@ -72,13 +72,6 @@ std::int64_t stored_budget(const fs::path& db, const fs::path& dir, const std::s
   return std::stoll(out.substr(out.find('\n') + 1));
 }
 
-bool wait_for(const fs::path& p, std::chrono::seconds limit = std::chrono::seconds(60)) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!fs::exists(p) && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  return fs::exists(p);
-}
-
 bool any_file_named(const fs::path& dir, const std::string& name) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.path().filename() == name) return true;

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,9 +26,14 @@ using dlsweep::shell_quote;
 namespace {
 
 // Counts its launches in launches.txt; reports val_acc at 4 evaluations (`acc` param: the
-// first value; `sleep`: seconds between them), then a final record; stops on control.json
-// the way the README's loop does (break, then exit 0). `kill_parent`: after its final
-// record, trial 0 kills -9 the orchestrator (its parent) — the death "just after a trial finished".
+// first value), then a final record. It stops on control.json the way the README's loop
+// does (break, then exit 0). No trial waits for time, only for conditions:
+//   wait_stop_below: a trial whose value is below it waits, after each evaluation, for
+//     dlsweep's stop request (a pruned trial, whose ask must not race its exit);
+//   gate: before its final record it waits for the file "go" in the study folder, which the
+//     test creates once it has done what it tests (closed the pipe, hung up);
+//   kill_parent: after its final record, trial 0 kill -9s the orchestrator (its parent) and
+//     waits until it is gone — the death "just after a trial finished".
 const char* kTrial = R"(import json, os, sys, time
 d = os.environ["DLSWEEP_TRIAL_DIR"]
 p = json.load(open(os.path.join(d, "params.json")))
@@ -40,6 +44,10 @@ def stop_asked():
         return json.load(open(os.path.join(d, "control.json"))).get("action") == "stop"
     except (OSError, ValueError):
         return False
+def wait_until(cond):
+    deadline = time.time() + 120  # bounds a hang only
+    while not cond() and time.time() < deadline:
+        time.sleep(0.01)
 out = open(os.path.join(d, "metrics.jsonl"), "a")
 def rec(seq, kind, step, acc):
     out.write(json.dumps({"seq": seq, "kind": kind, "step": step, "epoch": seq + 1, "samples": step * 32,
@@ -48,14 +56,18 @@ def rec(seq, kind, step, acc):
 acc = p["acc"]
 for i in range(4):
     rec(i, "eval", 256 * (i + 1), acc + 0.01 * i)
-    time.sleep(p.get("sleep", 0.05))
+    if acc < p.get("wait_stop_below", -1):
+        wait_until(stop_asked)
     if stop_asked():
         break
 else:
+    if p.get("gate") == 1:
+        wait_until(lambda: os.path.exists(os.path.join(os.path.dirname(d), "..", "..", "go")))
     rec(4, "final", 1280, acc + 0.04)
     if p.get("kill_parent") == 1 and os.environ.get("DLSWEEP_TRIAL_ID") == "0":
-        os.kill(os.getppid(), 9)
-        time.sleep(1)
+        parent = os.getppid()
+        os.kill(parent, 9)
+        wait_until(lambda: os.getppid() != parent)
 sys.exit(0)
 )";
 
@@ -109,7 +121,7 @@ std::string duplicate_rows(const fs::path& db, const fs::path& dir) {
 TEST_CASE("e2e asked: a pruned script that breaks out of its loop and exits 0 is PRUNED, never best") {
   // Trial 0 stays at 0.1, below the threshold pruner's 0.3 after warmup: asked to stop, it
   // breaks and exits 0 as the README's loop does. Trial 1 (0.85) completes.
-  auto dir = setup("ask-exit0", study("ask-exit0", "  acc: [0.1, 0.85]\n  sleep: [0.4]",
+  auto dir = setup("ask-exit0", study("ask-exit0", "  acc: [0.1, 0.85]\n  wait_stop_below: [0.3]",
                                       "pruner: {kind: threshold, lower: 0.3, by: step}\n"));
   auto db = dir / "sweep.db";
   auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
@@ -135,10 +147,11 @@ TEST_CASE("e2e asked: a pruned script that breaks out of its loop and exits 0 is
 }
 
 TEST_CASE("e2e death: a closed pipe (submit | head) does not stop the sweep") {
-  auto dir = setup("sigpipe", study("sigpipe", "  acc: [0.5, 0.6, 0.7, 0.8]\n  sleep: [0.2]"));
+  auto dir = setup("sigpipe", study("sigpipe", "  acc: [0.5, 0.6, 0.7, 0.8]\n  gate: [1]"));
   auto db = dir / "sweep.db";
-  // head exits after the first line; every later write of the orchestrator meets EPIPE.
-  std::string cmd = fmt::format("cd {} && {} --db {} submit study.yaml 2>&1 | head -1 >/dev/null; "
+  // head exits after the first line; only then does the reader create "go", which lets the
+  // trials finish: every event of their ends meets EPIPE.
+  std::string cmd = fmt::format("cd {} && {} --db {} submit study.yaml 2>&1 | {{ head -1 >/dev/null; touch go; }}; "
                                 "echo \"rc=${{PIPESTATUS[0]}}\"",
                                 shell_quote(dir.string()), shell_quote(DLSWEEP_BIN), shell_quote(db.string()));
   auto r = run_command({"bash", "-c", cmd});
@@ -155,15 +168,14 @@ TEST_CASE("e2e death: a closed pipe (submit | head) does not stop the sweep") {
 }
 
 TEST_CASE("e2e death: SIGHUP (a closed ssh session) does not stop the sweep") {
-  auto dir = setup("sighup", study("sighup", "  acc: [0.5, 0.6, 0.7]\n  sleep: [0.3]"));
+  auto dir = setup("sighup", study("sighup", "  acc: [0.5, 0.6, 0.7]\n  gate: [1]"));
   auto db = dir / "sweep.db";
   int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
   REQUIRE(pid > 0);
-  // Once the first trial is running, hang up.
-  for (int i = 0; i < 600 && launches(dir, "sighup", 0) == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  REQUIRE(launches(dir, "sighup", 0) == 1);
+  // Once the first trial is running (its trials wait for "go"), hang up, then let them finish.
+  REQUIRE(wait_for(dir / "runs" / "sighup" / "trial-0000" / "launches.txt"));
   ::kill(pid, SIGHUP);
+  std::ofstream(dir / "go") << "";
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   REQUIRE(WIFEXITED(status));

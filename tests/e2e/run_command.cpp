@@ -3,7 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -49,6 +51,13 @@ int spawn_dlsweep(const fs::path& dir, const fs::path& db, std::vector<std::stri
   a.push_back(nullptr);
   ::execv(a[0], a.data());
   ::_exit(127);
+}
+
+bool wait_for(const fs::path& p, std::chrono::seconds limit) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!fs::exists(p) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return fs::exists(p);
 }
 
 fs::path fresh_dir(const std::string& name) {

@@ -2,6 +2,7 @@
 // with shell_quote), capturing exit code, stdout and stderr.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ std::filesystem::path fresh_dir(const std::string& name);
 /// Starts `dlsweep --db DB args...` in `dir` without waiting (stderr to /dev/null); returns
 /// its pid (the caller waits for or kills it), or -1 when fork failed.
 int spawn_dlsweep(const std::filesystem::path& dir, const std::filesystem::path& db, std::vector<std::string> args);
+
+/// Waits until `p` exists (polling; a trial's file that marks the moment a test waits for),
+/// at most `limit`; true when it does.
+bool wait_for(const std::filesystem::path& p, std::chrono::seconds limit = std::chrono::seconds(60));
 
 /// Runs `dlsweep --db DB args...` in `cwd`.
 CommandResult run_dlsweep(const std::filesystem::path& db, const std::vector<std::string>& args,
