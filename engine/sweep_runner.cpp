@@ -3,7 +3,6 @@
 #include "engine/sweep_runner.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,18 +37,36 @@ std::string locate_train_binary() {
   return {};
 }
 
-// The orchestrator is the database's only writer: an advisory lock on DB.lock, held for
-// the whole sweep, makes a second orchestrator on the same file fail fast instead of
-// interleaving its writes. The lock dies with the process, so a crash never leaves it held.
+// The orchestrator is the database's only writer: a lock on DB.lock, held for the whole
+// sweep, makes a second orchestrator on the same file fail fast instead of interleaving its
+// writes. It is a POSIX record lock (fcntl F_SETLK), which belongs to this process alone:
+// it dies with the process, and a child does not share it. (flock's lock belongs to the open
+// file description, which a child shares from clone to exec: a resume started just after a
+// kill -9 found the lock held by a trial still on its way to exec, seen in CI.) It also
+// works over NFS (lockd), where flock is emulated. The fd stays open for the process's life:
+// closing any fd of this file would drop the lock, so nothing else here opens it.
 Result<int> lock_database(const std::string& db) {
   std::string path = db + ".lock";
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return fail(std::string("cannot create lock file: ") + std::strerror(errno), path);
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_SETLK, &whole) != 0) {
+    const int err = errno;
     std::string holder;
+    struct flock probe {};
+    probe.l_type = F_WRLCK;
+    probe.l_whence = SEEK_SET;
     char buf[32] = {};
-    if (::pread(fd, buf, sizeof buf - 1, 0) > 0) holder = fmt::format(" (pid {})", std::atoi(buf));
+    if (::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK && probe.l_pid > 0)
+      holder = fmt::format(" (pid {})", probe.l_pid);
+    else if (::pread(fd, buf, sizeof buf - 1, 0) > 0)
+      holder = fmt::format(" (pid {})", std::atoi(buf));
     ::close(fd);
+    if (err != EACCES && err != EAGAIN)
+      return fail(std::string("cannot lock: ") + std::strerror(err), path,
+                  "put the database on a filesystem with POSIX locks (local disk, NFS with lockd)");
     return fail("another dlsweep orchestrator is driving this database" + holder, db,
                 "wait for it to finish, stop it, or use another --db");
   }

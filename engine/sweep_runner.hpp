@@ -13,8 +13,9 @@
 
 namespace dlsweep::orch {
 
-/// Takes the advisory lock DB.lock (held until the process exits); fails if another
-/// orchestrator holds it. Returns the lock's file descriptor.
+/// Takes the lock on DB.lock (a POSIX record lock: this process's alone, not inherited by
+/// children, held until the process exits); fails if another process holds it. Returns the
+/// lock file's descriptor, which must stay open (closing it drops the lock).
 Result<int> lock_database(const std::string& db);
 
 /// lock_database, then the database opened read-write: what an orchestrator (submit,
