@@ -8,7 +8,10 @@
 //      gather excluded (it is reported separately);
 //   3. the same steps in PyTorch (bench/pytorch_baseline.py, run as a child process with the
 //      same thread count; skipped with a note when python3-torch is missing);
-//   4. with --bf16, the same steps in precision bf16 and their ratio to fp32.
+//   4. with --bf16, the same steps in precision bf16 and their ratio to fp32, with the path bf16
+//      took (native: oneDNN's bf16 kernels on bf16 tensors, where the CPU has AVX512-BF16/AMX;
+//      emulated: fp32 kernels on rounded operands); their repetitions alternate, so that the
+//      machine's load hits both sides of the ratio alike.
 // It prints per batch: samples/s, ms/step, GFLOP/s (the FLOPs the step executes, counted from
 // the layer graph: forward, dW and dX except the input layer's dX), that as % of the 2048³
 // matmul, the time inside oneDNN primitives, PyTorch's samples/s and ours/PyTorch.
@@ -22,6 +25,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -95,65 +100,104 @@ struct Measured {
   double step_s = 0, onednn_s = 0, data_s = 0;
 };
 
-/// Training steps of `model` at batch `batch` (see the file comment).
-Measured measure(tk::OnednnKernels& backend, const std::string& model, tk::Precision precision, std::int64_t batch,
-                 double seconds, bool verbose, double* flops_per_sample) {
-  tm::ModelSpec spec;
-  spec.name = model;
-  spec.input = tm::default_input_shape(model);
-  spec.seed = 1;
-  spec.precision = precision;
-  auto m = tm::make_model(spec, backend);
-  if (!m) throw std::runtime_error(m.error().message());
-  auto* net_model = dynamic_cast<tm::NetModel*>(m->get());
-  if (flops_per_sample && net_model) *flops_per_sample = step_flops_per_sample(net_model->graph());
-  dlsweep::trainer::optim::OptimizerSpec os;  // SGD, momentum 0.9, no weight decay
-  auto opt = dlsweep::trainer::optim::make_optimizer(os, (*m)->parameters());
-  if (!opt) throw std::runtime_error(opt.error().message());
-
-  td::SyntheticSpec ss;
-  ss.channels = spec.input.c;
-  ss.height = spec.input.h;
-  ss.width = spec.input.w;
-  ss.features = spec.input.size();
-  ss.train_size = std::max<std::int64_t>(2 * batch, 4096);
-  ss.test_size = 1;
-  const auto data = td::make_synthetic(ss);
-  std::vector<std::uint32_t> idx(static_cast<std::size_t>(batch));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
-  std::int64_t cursor = 0;
-  double t_data = 0;
-  const tm::GradReadyFn update = [&](std::span<const std::size_t> t) { (*opt)->step(0.01, t); };
-  auto step = [&] {
-    auto t0 = clock_type::now();
-    for (auto& i : idx) i = static_cast<std::uint32_t>(cursor++ % data.train.size);
-    td::gather(data.train, idx, (*m)->input(batch, tm::Mode::train), labels.data());
-    auto t1 = clock_type::now();
-    auto logits = (*m)->forward(batch, tm::Mode::train);
-    backend.softmax_cross_entropy(logits, labels.data(), 1.0f / static_cast<float>(batch), (*m)->logits_grad(batch));
-    (*m)->backward(batch, update);
-    t_data += std::chrono::duration<double>(t1 - t0).count();
-    return since(t1);
-  };
-  for (int i = 0; i < 3; ++i) step();  // warm-up: net built, caches and pages warm
-  const double probe = step();
-  const int k = std::max(2, static_cast<int>(seconds / 5 / std::max(probe, 1e-6)));
-  Measured r;
-  r.step_s = 1e30;
-  for (int rep = 0; rep < 5; ++rep) {
-    double sum = 0;
-    for (int i = 0; i < k; ++i) sum += step();
-    r.step_s = std::min(r.step_s, sum / k);
+/// Training steps of one model at one batch size and precision (see the file comment).
+class Stepper {
+ public:
+  Stepper(tk::OnednnKernels& backend, const std::string& model, tk::Precision precision, std::int64_t batch)
+      : backend_(backend), batch_(batch), idx_(static_cast<std::size_t>(batch)), labels_(static_cast<std::size_t>(batch)) {
+    tm::ModelSpec spec;
+    spec.name = model;
+    spec.input = tm::default_input_shape(model);
+    spec.seed = 1;
+    spec.precision = precision;
+    auto m = tm::make_model(spec, backend);
+    if (!m) throw std::runtime_error(m.error().message());
+    model_ = std::move(*m);
+    dlsweep::trainer::optim::OptimizerSpec os;  // SGD, momentum 0.9, no weight decay
+    auto opt = dlsweep::trainer::optim::make_optimizer(os, model_->parameters());
+    if (!opt) throw std::runtime_error(opt.error().message());
+    opt_ = std::move(*opt);
+    td::SyntheticSpec ss;
+    ss.channels = spec.input.c;
+    ss.height = spec.input.h;
+    ss.width = spec.input.w;
+    ss.features = spec.input.size();
+    ss.train_size = std::max<std::int64_t>(2 * batch, 4096);
+    ss.test_size = 1;
+    data_ = td::make_synthetic(ss);
+    update_ = [this](std::span<const std::size_t> t) { opt_->step(0.01, t); };
   }
-  // One more repetition with the oneDNN primitives timed (profiling adds a wait per primitive).
-  backend.set_profiling(true);
-  t_data = 0;
-  for (int i = 0; i < k; ++i) step();
-  r.onednn_s = backend.profile().seconds / k;
-  r.data_s = t_data / k;
-  backend.set_profiling(false);
-  if (verbose && net_model)
-    for (const auto& d : net_model->describe(batch, tm::Mode::train)) std::printf("       %s\n", d.c_str());
+
+  tm::NetModel* net_model() { return dynamic_cast<tm::NetModel*>(model_.get()); }
+
+  /// One step; returns its compute time (the batch gather is added to data_s_).
+  double step() {
+    auto t0 = clock_type::now();
+    for (auto& i : idx_) i = static_cast<std::uint32_t>(cursor_++ % data_.train.size);
+    td::gather(data_.train, idx_, model_->input(batch_, tm::Mode::train), labels_.data());
+    auto t1 = clock_type::now();
+    auto logits = model_->forward(batch_, tm::Mode::train);
+    backend_.softmax_cross_entropy(logits, labels_.data(), 1.0f / static_cast<float>(batch_),
+                                   model_->logits_grad(batch_));
+    model_->backward(batch_, update_);
+    data_s_ += std::chrono::duration<double>(t1 - t0).count();
+    return since(t1);
+  }
+  /// Warm-up (net built, caches and pages warm), then the repetition length for `seconds`.
+  void warm_up(double seconds) {
+    for (int i = 0; i < 3; ++i) step();
+    k_ = std::max(2, static_cast<int>(seconds / 5 / std::max(step(), 1e-6)));
+  }
+  /// One repetition of k steps; keeps the best mean step time.
+  void repetition() {
+    double sum = 0;
+    for (int i = 0; i < k_; ++i) sum += step();
+    best_ = std::min(best_, sum / k_);
+  }
+  /// One more repetition with the oneDNN primitives timed (profiling adds a wait per primitive).
+  Measured finish() {
+    backend_.set_profiling(true);
+    data_s_ = 0;
+    for (int i = 0; i < k_; ++i) step();
+    Measured r{best_, backend_.profile().seconds / k_, data_s_ / k_};
+    backend_.set_profiling(false);
+    return r;
+  }
+
+ private:
+  tk::OnednnKernels& backend_;
+  std::int64_t batch_;
+  std::unique_ptr<tm::Model> model_;
+  std::unique_ptr<dlsweep::trainer::optim::Optimizer> opt_;
+  td::DataSplits data_;
+  std::vector<std::uint32_t> idx_;
+  std::vector<std::int32_t> labels_;
+  std::int64_t cursor_ = 0;
+  double data_s_ = 0, best_ = 1e30;
+  int k_ = 2;
+  tm::GradReadyFn update_;
+};
+
+/// fp32 (and, with `bf16`, bf16) training steps of `model` at batch `batch`: best of 5
+/// repetitions each; with bf16 the two precisions alternate repetition by repetition, so that
+/// a change in the machine's load (it is shared) hits both sides of their ratio alike.
+std::pair<Measured, Measured> measure(tk::OnednnKernels& backend, const std::string& model, std::int64_t batch,
+                                      bool bf16, double seconds, bool verbose, double* flops_per_sample) {
+  Stepper f(backend, model, tk::Precision::fp32, batch);
+  std::unique_ptr<Stepper> h;
+  if (bf16) h = std::make_unique<Stepper>(backend, model, tk::Precision::bf16, batch);
+  if (flops_per_sample && f.net_model()) *flops_per_sample = step_flops_per_sample(f.net_model()->graph());
+  f.warm_up(seconds);
+  if (h) h->warm_up(seconds);
+  for (int rep = 0; rep < 5; ++rep) {
+    f.repetition();
+    if (h) h->repetition();
+  }
+  std::pair<Measured, Measured> r{f.finish(), h ? h->finish() : Measured{}};
+  if (verbose)
+    for (Stepper* s : {&f, h.get()})
+      if (s && s->net_model())
+        for (const auto& d : s->net_model()->describe(batch, tm::Mode::train)) std::printf("       %s\n", d.c_str());
   return r;
 }
 
@@ -269,9 +313,8 @@ int main(int argc, char** argv) {
     // Ours and PyTorch alternate batch by batch, so that a change in the machine's load (it is
     // shared) hits both sides of each ratio alike.
     for (std::int64_t b : batches) {
-      Row r{b, measure(backend, model, tk::Precision::fp32, b, seconds, verbose, &flops), {}};
-      if (bf16) r.bf16 = measure(backend, model, tk::Precision::bf16, b, seconds, false, nullptr);
-      rows.push_back(r);
+      const auto [fp32_m, bf16_m] = measure(backend, model, b, bf16, seconds, verbose, &flops);
+      rows.push_back(Row{b, fp32_m, bf16_m});
       const bool torch_missing = note.find("skipped") != std::string::npos || note.find("failed") != std::string::npos;
       if (script != "none" && !torch_missing)
         for (const auto& [batch, rate] : pytorch_baseline(script, model, std::to_string(b), threads, seconds, note))
@@ -290,11 +333,12 @@ int main(int argc, char** argv) {
     }
     if (!note.empty()) std::printf("pytorch: %s\n", note.c_str());
     if (bf16) {
-      std::printf("-- %s bf16 (%s) vs fp32\n", model.c_str(), tk::bf16_path_description().c_str());
-      std::printf("%6s %11s %11s %9s\n", "batch", "fp32 s/s", "bf16 s/s", "bf16/fp32");
+      const std::string path(tk::bf16_path_name());
+      std::printf("-- %s bf16 %s vs fp32 (%s)\n", model.c_str(), path.c_str(), tk::bf16_path_description().c_str());
+      std::printf("%6s %9s %11s %11s %9s\n", "batch", "path", "fp32 s/s", "bf16 s/s", "bf16/fp32");
       for (const auto& r : rows)
-        std::printf("%6lld %11.0f %11.0f %8.2fx\n", static_cast<long long>(r.batch), r.batch / r.fp32.step_s,
-                    r.batch / r.bf16.step_s, r.fp32.step_s / r.bf16.step_s);
+        std::printf("%6lld %9s %11.0f %11.0f %8.2fx\n", static_cast<long long>(r.batch), path.c_str(),
+                    r.batch / r.fp32.step_s, r.batch / r.bf16.step_s, r.fp32.step_s / r.bf16.step_s);
     }
     std::fflush(stdout);
   }

@@ -149,6 +149,11 @@ Status Trainer::report(protocol::RecordKind kind, std::int64_t step, const std::
   return ctx_.reporter->write(std::move(r));
 }
 
+std::string Trainer::precision_path() const {
+  if (config_.precision != "bf16") return {};
+  return ctx_.kernels == "onednn" ? std::string(kernels::bf16_path_name()) : "emulated";
+}
+
 Status Trainer::log_start() {
   const data::Dataset& train = data_.train;
   std::string stages;
@@ -165,7 +170,7 @@ Status Trainer::log_start() {
                                 (config_.precision == "fp32" ? ""
                                  : config_.precision == "bf16" && ctx_.kernels == "onednn"
                                      ? " " + kernels::bf16_path_description()
-                                     : " " + config_.precision),
+                                     : " " + config_.precision + " " + precision_path()),
                             model_->parameters().count(), config_.dataset, train.size, data_.test.size,
                             config_.batch_size, ctx_.comm->size(), ctx_.comm->name(), steps_per_epoch_, total_steps_,
                             lr_.target_lr, schedule::to_string(config_.lr_rule), config_.base_lr, config_.base_batch,
@@ -213,11 +218,14 @@ Status Trainer::evaluate_and_report(std::int64_t step, double lr, std::int64_t b
   if (auto g = noise_.grad_norm_sq()) m["grad_norm_sq"] = *g;
   if (auto t = noise_.trace_sigma()) m["grad_trace_sigma"] = *t;
   if (auto b = noise_.noise_scale()) m["grad_noise_scale"] = *b;
-  // Which bf16 path ran (1 native bf16 kernels, 0 emulated by rounding); absent in fp32.
-  if (config_.precision == "bf16") m["bf16_native"] = 0.0;
+  // Which bf16 path ran (1 native bf16 kernels, 0 emulated by rounding), also as the record's
+  // text "precision_path=native|emulated" (metrics are numbers); both absent in fp32.
+  const std::string path = precision_path();
+  if (!path.empty()) m["bf16_native"] = path == "native" ? 1.0 : 0.0;
   last_metrics_ = m;
   iv_ = Interval{};
-  if (auto s = report(protocol::RecordKind::eval, step, m); !s) return s;
+  if (auto s = report(protocol::RecordKind::eval, step, m, path.empty() ? "" : "precision_path=" + path); !s)
+    return s;
   if (ctx_.progress && ctx_.comm->rank() == 0) {
     std::fprintf(ctx_.progress,
                  "epoch %7.2f  step %7lld  train_loss %.4f  train_acc %.4f  val_loss %.4f  val_acc %.4f  "

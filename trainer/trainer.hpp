@@ -124,6 +124,8 @@ class Trainer {
   Status report(protocol::RecordKind kind, std::int64_t step, const std::map<std::string, double>& metrics,
                 const std::string& text = {});
   Status log_start();
+  /// How precision bf16 runs ("native" or "emulated"); empty in fp32.
+  std::string precision_path() const;
   /// Gathers the n samples idx[0..n), runs forward and the loss (scaled by 1/batch, which
   /// fills the logits gradient for backward). Adds its data and compute time to iv_.
   StepStats forward_part(const std::uint32_t* idx, std::int64_t n, std::int64_t batch);

@@ -19,7 +19,10 @@ TEST_CASE("oneDNN's ISA and bf16 capability are asked of oneDNN and agree with e
   // A cap set by the environment is honoured (the ISA-capped ctest runs set it).
   if (const char* cap = std::getenv("DNNL_MAX_CPU_ISA"); cap && std::string(cap) == "AVX2")
     CHECK((isa == "avx2" || isa == "avx" || isa == "sse41"));
+  // The path bf16 takes follows the capability, and the description says which it is.
   const std::string d = bf16_path_description();
-  CHECK(d.find("emulated") != std::string::npos);
+  const std::string path(bf16_path_name());
+  CHECK(path == (onednn_has_native_bf16() ? "native" : "emulated"));
+  CHECK(d.rfind("bf16 " + path, 0) == 0);
   CHECK(d.find(isa) != std::string::npos);
 }

@@ -20,7 +20,9 @@
 //  - Precision::bf16: every activation, activation gradient and weight copy a layer reads is
 //    rounded to bfloat16 (round to nearest even); products accumulate in fp32 and parameter
 //    gradients are fp32. Backends without native bf16 arithmetic emulate exactly this by
-//    rounding fp32 values (the result is the same up to accumulation order);
+//    rounding fp32 values (the result is the same up to accumulation order and where a
+//    rounded value lands one bf16 step apart); input(), output(), output_grad() and
+//    input_grad() are fp32 buffers either way;
 //  - forward()/backward() allocate nothing; results are deterministic for a given backend,
 //    thread count, graph and batch size.
 #pragma once
@@ -42,6 +44,9 @@ struct NetOptions {
   bool train = true;
   Precision precision = Precision::fp32;
   bool input_grad = false;  ///< also compute dL/dinput (tests; models never need it)
+  /// bf16 by rounding fp32 tensors even where the backend has native bf16 kernels (the
+  /// parity tests compare the two paths; the reference backend always emulates).
+  bool emulate_bf16 = false;
 };
 
 /// Called by Net::backward with the tag of a layer whose parameter gradients are final.

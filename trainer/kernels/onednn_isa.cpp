@@ -25,7 +25,8 @@ std::string onednn_isa_name() {
   }
 }
 
-bool onednn_has_native_bf16() {
+namespace {
+bool probe_native_bf16() {
   const auto isa = dnnl::get_effective_cpu_isa();
   if (isa != dnnl::cpu_isa::avx512_core_bf16 && isa != dnnl::cpu_isa::avx512_core_amx) return false;
   try {
@@ -39,12 +40,24 @@ bool onednn_has_native_bf16() {
     return false;
   }
 }
+}  // namespace
+
+bool onednn_has_native_bf16() {
+  // oneDNN fixes its ISA (and DNNL_MAX_CPU_ISA) at its first dispatch, so the answer never changes.
+  static const bool native = probe_native_bf16();
+  return native;
+}
+
+std::string_view bf16_path_name() { return onednn_has_native_bf16() ? "native" : "emulated"; }
 
 std::string bf16_path_description() {
-  return fmt::format(
-      "bf16 emulated (fp32 kernels on bf16-rounded operands; oneDNN isa {}, native bf16 kernels: {}{})",
-      onednn_isa_name(), onednn_has_native_bf16() ? "yes" : "no",
-      onednn_has_native_bf16() ? ", not used yet: the native bf16 path is not built" : "");
+  if (onednn_has_native_bf16())
+    return fmt::format(
+        "bf16 native (oneDNN bf16 kernels for matmul, convolution, pooling, batch norm and eltwise; fp32 master "
+        "weights, optimizer state and loss; oneDNN isa {})",
+        onednn_isa_name());
+  return fmt::format("bf16 emulated (fp32 kernels on bf16-rounded operands; oneDNN isa {}, native bf16 kernels: no)",
+                     onednn_isa_name());
 }
 
 }  // namespace dlsweep::trainer::kernels

@@ -1,7 +1,8 @@
 // onednn_net.cpp — OnednnNet's plumbing: construction (forward compile, output, backward
 // compile in reverse order), buffers and activation recycling, which tensors need gradients
 // and how contributions are summed, the shared scratchpad, replay; and make_net.
-// The per-layer primitives are in onednn_net_layers.cpp; the design is in onednn_net.hpp.
+// The per-layer primitives are in onednn_net_layers.cpp, the native bf16 pieces in
+// onednn_net_bf16.cpp; the design is in onednn_net.hpp.
 #include "trainer/kernels/onednn_net.hpp"
 
 #include <algorithm>
@@ -9,12 +10,21 @@
 
 #include <fmt/format.h>
 
+#include "trainer/kernels/onednn_isa.hpp"
+
 namespace dlsweep::trainer::kernels {
 
 namespace onednn_net {
 
 OnednnNet::OnednnNet(OnednnKernels& k, const NetGraph& g, const NetOptions& o)
-    : k_(k), eng_(k.engine()), g_(g), o_(o), n_(o.batch), bf16_(o.precision == Precision::bf16) {
+    : k_(k),
+      eng_(k.engine()),
+      g_(g),
+      o_(o),
+      n_(o.batch),
+      native_(o.precision == Precision::bf16 && !o.emulate_bf16 && onednn_has_native_bf16()),
+      bf16_(o.precision == Precision::bf16 && !native_),
+      act_dt_(native_ ? dt::bf16 : dt::f32) {
   const auto nodes = g_.nodes();
   if (n_ < 1) throw std::invalid_argument("OnednnNet: batch size must be positive");
   if (nodes.empty() || nodes[0].op != Op::input) throw std::invalid_argument("OnednnNet: graph without input");
@@ -33,10 +43,14 @@ OnednnNet::OnednnNet(OnednnKernels& k, const NetGraph& g, const NetOptions& o)
     for (std::size_t i = nodes.size(); i-- > 1;)
       if (runs_backward_[i]) compile_backward(static_cast<TensorId>(i));
     if (wants_grad_[0]) gather_diff(0);
+    if (native_ && wants_grad_[0]) compile_input_grad_to_f32();
   }
   // Dense layers no gradient passes through (evaluation nets) run forward only.
   for (std::size_t i = 1; i < nodes.size(); ++i)
-    if (nodes[i].op == Op::dense && !st_[i].dense) make_dense(static_cast<TensorId>(i), MatrixView{}, false);
+    if (nodes[i].op == Op::dense && !st_[i].dense) {
+      if (native_) make_dense_bf16(static_cast<TensorId>(i), Rows{}, false);
+      else make_dense(static_cast<TensorId>(i), MatrixView{}, false);
+    }
   bind_scratchpad();
 }
 
@@ -95,7 +109,7 @@ void OnednnNet::make_matrix_tensor(TensorId id) {
       if (in == id && nd.op != Op::dense) only_dense = false;
   t.matrix = true;
   t.ld = only_dense ? padded_ld(t.shape.size()) : t.shape.size();
-  t.md = rows_md(n_, t.shape, t.ld);
+  t.md = rows_md(n_, t.shape, t.ld, tensor_dt(id));
   t.mem = activation(id, t.md);
 }
 

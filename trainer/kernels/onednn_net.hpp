@@ -1,5 +1,5 @@
-// onednn_net.hpp — INTERNAL to the oneDNN backend (included by onednn_net.cpp and
-// onednn_net_layers.cpp only): OnednnNet, what OnednnKernels::make_net returns — a NetGraph
+// onednn_net.hpp — INTERNAL to the oneDNN backend (included by onednn_net.cpp,
+// onednn_net_layers.cpp and onednn_net_bf16.cpp only): OnednnNet, what OnednnKernels::make_net returns — a NetGraph
 // compiled into two lists of oneDNN primitives with bound arguments (forward, backward),
 // built once and replayed every step, in the structure of oneDNN's
 // examples/cnn_training_f32.cpp:
@@ -7,8 +7,8 @@
 //    layout they choose is what flows to the next layer, and a reorder is inserted only where
 //    a consumer wants a different one (the user weights [out, in·k·k] are reordered into the
 //    chosen layout each forward, the weight gradient back after backward);
-//  - pooling, batch norm, ReLU and add work in the layout of their input (2x2/2 max pooling
-//    on nChw8c/nChw16c by max_pool_blocked.hpp, 3x faster than oneDNN 2.6's); dense layers
+//  - pooling, batch norm, ReLU and add work in the layout of their input (fp32 2x2/2 max
+//    pooling on nChw8c/nChw16c by max_pool_blocked.hpp, 3x faster than oneDNN 2.6's); dense layers
 //    (OnednnDense matmuls) read row-major NCHW rows, so a blocked input is flattened by one
 //    reorder (and its gradient reordered back);
 //  - every backward primitive descriptor gets its forward one as the hint;
@@ -20,7 +20,14 @@
 // just before its producer runs; layouts are converted by reorders only where they differ.
 // All primitives share one user scratchpad (they run one after another). Evaluation nets
 // recycle activation buffers whose last reader has run.
-// Precision::bf16 is emulated (oneDNN 2.6 has no bf16 kernels for AVX2): each produced
+// Precision::bf16 runs natively where oneDNN has bf16 kernels for the CPU (AVX512-BF16, AMX:
+// onednn_has_native_bf16(), unless NetOptions::emulate_bf16): every activation and activation
+// gradient is a bf16 tensor, convolutions and matmuls (onednn_dense_bf16.hpp) read bf16
+// operands, accumulate in fp32 and write parameter gradients in fp32; the weights are
+// converted from the fp32 masters into bf16 copies every forward; pooling (oneDNN's),
+// batch norm, ReLU, adds and reorders run on bf16 tensors. The caller's buffers stay fp32: input() and
+// input_grad() are converted by reorders, a dense output layer writes fp32 logits and reads
+// fp32 dL/dlogits. Elsewhere (AVX2, AVX-512 without BF16) bf16 is emulated: each produced
 // activation/gradient and each weight copy is rounded in place by round_to_bf16.
 #pragma once
 
@@ -35,14 +42,10 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "trainer/kernels/net.hpp"
+#include "trainer/kernels/onednn_dense_bf16.hpp"
 #include "trainer/kernels/onednn_kernels.hpp"
 
 namespace dlsweep::trainer::kernels::onednn_net {
-
-using dnnl::memory;
-using Op = NetNode::Op;
-using dt = memory::data_type;
-using tag = memory::format_tag;
 
 using dnnl::memory;
 using Op = NetNode::Op;
@@ -107,6 +110,7 @@ struct NodeState {
   memory workspace, mean, var;
   std::unique_ptr<DenseKernel> dense;
   MatrixView dense_x, dense_w;  ///< what the dense layer reads (flattened input, weights copy)
+  Rows dense_x16;               ///< native bf16: the (flattened) bf16 input rows
   memory flat;                  ///< dense: the flattened input when x is not a matrix
 };
 
@@ -126,9 +130,9 @@ inline dnnl::primitive_attr relu_attr(bool relu) {
   return a;
 }
 
-/// [n, c, h, w] stored as rows of c·h·w floats with row stride ld.
-inline memory::desc rows_md(std::int64_t n, Shape s, std::int64_t ld) {
-  return memory::desc({n, s.c, s.h, s.w}, dt::f32, memory::dims{ld, s.h * s.w, s.w, 1});
+/// [n, c, h, w] stored as rows of c·h·w values (fp32 unless told) with row stride ld.
+inline memory::desc rows_md(std::int64_t n, Shape s, std::int64_t ld, dt type = dt::f32) {
+  return memory::desc({n, s.c, s.h, s.w}, type, memory::dims{ld, s.h * s.w, s.w, 1});
 }
 
 inline memory::dims dims4(std::int64_t n, Shape s) { return {n, s.c, s.h, s.w}; }
@@ -137,7 +141,7 @@ class OnednnNet final : public Net {
  public:
   OnednnNet(OnednnKernels& k, const NetGraph& g, const NetOptions& o);
 
-  MatrixView input() override { return matrix_view(t_[0].mem, t_[0]); }
+  MatrixView input() override { return native_ ? in32_ : matrix_view(t_[0].mem, t_[0]); }
   MatrixView output() override { return out_; }
   MatrixView output_grad() override {
     if (!o_.train) throw std::logic_error("OnednnNet::output_grad on an evaluation net");
@@ -145,8 +149,10 @@ class OnednnNet final : public Net {
   }
   MatrixView input_grad() override {
     if (!wants_grad_[0]) throw std::logic_error("OnednnNet::input_grad without NetOptions::input_grad");
-    return matrix_view(t_[0].dmem, t_[0]);
+    return native_ ? in_grad32_ : matrix_view(t_[0].dmem, t_[0]);
   }
+  /// True when this net runs Precision::bf16 on oneDNN's native bf16 kernels.
+  bool native_bf16() const { return native_; }
 
   void forward() override { run(fwd_, {}); }
   void backward(const LayerReadyFn& on_ready) override {
@@ -218,6 +224,19 @@ class OnednnNet final : public Net {
 
   void make_dense(TensorId id, MatrixView dx, bool trainable);
 
+  // ---- native bf16 (onednn_net_bf16.cpp) -------------------------------------------------
+  /// The element type of node id's output: fp32, or in native bf16 bf16 except a dense
+  /// output layer's (fp32 logits for the loss).
+  dt tensor_dt(TensorId id) const;
+  /// The caller's fp32 input rows, converted into the bf16 input tensor first thing forward.
+  void compile_input_to_bf16();
+  /// dL/dinput converted to fp32 rows last thing backward (input_grad()).
+  void compile_input_grad_to_f32();
+  /// The dense layer's bf16 input rows (a flattened copy of a blocked input) and its forward step.
+  void compile_dense_forward_bf16(TensorId id);
+  /// The dense kernel of onednn_dense_bf16.hpp (dx.data null: no input gradient).
+  void make_dense_bf16(TensorId id, Rows dx, bool trainable);
+
   void compile_conv_forward(TensorId id, dnnl::prop_kind prop);
 
   void compile_pool_forward(TensorId id, dnnl::prop_kind prop);
@@ -255,7 +274,10 @@ class OnednnNet final : public Net {
   NetGraph g_;
   NetOptions o_;
   std::int64_t n_;
-  bool bf16_;
+  bool native_;  ///< Precision::bf16 on native bf16 kernels
+  bool bf16_;    ///< Precision::bf16 emulated by rounding fp32 tensors
+  dt act_dt_;    ///< element type of activations and their gradients (bf16 when native_)
+  MatrixView in32_, in_grad32_;  ///< native: the caller's fp32 input and input gradient
   std::vector<Tensor> t_;
   std::vector<NodeState> st_;
   std::vector<bool> runs_backward_, wants_grad_;
