@@ -7,122 +7,70 @@
 #include <fmt/format.h>
 
 #include "common/objective.hpp"
-#include "analysis/pooled_time.hpp"
 
 namespace dlsweep::analysis {
 
-std::string criterion_name(Criterion c) {
-  switch (c) {
-    case Criterion::time: return "time-to-target";
-    case Criterion::steps: return "steps-to-target";
-    case Criterion::value: return "best value";
-  }
-  return "?";
-}
-
 namespace {
-
-// The criterion's value of one trial (nullopt: the trial cannot be ranked by it); time is
-// the pooled time to target (analysis/pooled_time.hpp) when given.
-std::optional<double> trial_value(const TrialData& t, Criterion c, const std::optional<PooledTime>& pooled = std::nullopt) {
-  switch (c) {
-    case Criterion::time:
-      if (!t.reached()) return std::nullopt;
-      return pooled ? std::optional<double>(pooled->seconds) : t.time_to_target_s;
-    case Criterion::steps:
-      return t.reached() ? std::optional<double>(static_cast<double>(*t.steps_to_target)) : std::nullopt;
-    case Criterion::value: return t.best_value;
-  }
-  return std::nullopt;
-}
 
 // Time and steps are compared on log scale (seed noise is multiplicative), values as they are.
 double transform(double v, Criterion c) { return c == Criterion::value ? v : std::log(std::max(v, 1e-300)); }
 
-struct Ranked {
-  const SeedGroup* group = nullptr;
-  std::vector<double> values;  ///< transformed ranking values (pooled times by time), one per member
-  std::vector<double> own;     ///< transformed own readings: what seed noise is measured on
-  Stat raw;                    ///< of the untransformed ranking values
-  Stat own_raw;                ///< of the untransformed own readings
-};
+std::vector<double> transformed(const std::vector<double>& xs, Criterion c) {
+  std::vector<double> out;
+  for (double x : xs) out.push_back(transform(x, c));
+  return out;
+}
 
 }  // namespace
 
-Explanation explain_best(const StudyData& study, Criterion criterion, const FitOptions& fit_opt) {
+Explanation explain_best(const StudyData& study, RankBy by, const FitOptions& fit_opt) {
   Explanation e;
   e.study = study.name;
   e.metric = study.metric;
   e.mode = study.mode;
   e.target = study.target;
   e.table = target_table(study);
-  std::vector<std::size_t> complete;
-  for (std::size_t i = 0; i < study.trials.size(); ++i)
-    if (study.trials[i].complete()) {
-      complete.push_back(i);
-      e.reached += study.trials[i].reached();
-    }
-  e.complete = complete.size();
-  if (criterion != Criterion::value && (!study.target || e.reached == 0)) criterion = Criterion::value;
+  // The winner and the order: the one ranking (analysis/ranking.hpp).
+  const Ranking ranking = rank(study, by);
+  const Criterion criterion = ranking.criterion;
   e.criterion = criterion;
-  const bool maximize = criterion == Criterion::value && maximizes(study.mode);
+  e.complete = ranking.complete;
+  e.reached = ranking.reached;
+  for (std::size_t i = 0; i < study.trials.size(); ++i)
+    e.pooled_over_several += study.trials[i].complete() && ranking.pooled[i] && ranking.pooled[i]->trials > 1;
 
-  // Seed groups of every COMPLETE trial; a group is ranked only when every member has a value.
-  const auto groups = group_by_seed(study.trials, complete);
-  const auto pooled = pooled_times_to_target(study);
-  for (std::size_t i : complete) e.pooled_over_several += pooled[i] && pooled[i]->trials > 1;
-  std::vector<Ranked> ranked;
-  for (const auto& g : groups) {
-    Ranked r;
-    r.group = &g;
-    std::vector<double> raw, own_raw;
-    for (std::size_t i : g.members) {
-      const auto v = trial_value(study.trials[i], criterion, pooled[i]);
-      const auto own = trial_value(study.trials[i], criterion);
-      if (!v || !own) continue;
-      raw.push_back(*v), r.values.push_back(transform(*v, criterion));
-      own_raw.push_back(*own), r.own.push_back(transform(*own, criterion));
-    }
-    if (raw.size() != g.members.size() || raw.empty()) continue;
-    r.raw = summarize(raw);
-    r.own_raw = summarize(own_raw);
-    ranked.push_back(std::move(r));
-  }
-  // Ties of the ranking value (pooled times of one speed group at one step) go to the own
-  // readings, as in plain `best`.
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
-    if (a.raw.mean != b.raw.mean) return maximize ? a.raw.mean > b.raw.mean : a.raw.mean < b.raw.mean;
-    return maximize ? a.own_raw.mean > b.own_raw.mean : a.own_raw.mean < b.own_raw.mean;
-  });
   // Pooled seed noise on the compared scale, from the own readings (a pooled time is shared
   // by the seeds that reach the target at one step, so it hides their spread).
   double ss = 0, dof = 0;
-  for (const auto& r : ranked) {
+  for (const auto& r : ranking.order) {
     if (r.own.size() < 2) continue;
-    const double m = summarize(r.own).mean;
-    for (double v : r.own) ss += (v - m) * (v - m);
-    dof += static_cast<double>(r.own.size() - 1);
+    const auto own = transformed(r.own, criterion);
+    const double m = summarize(own).mean;
+    for (double v : own) ss += (v - m) * (v - m);
+    dof += static_cast<double>(own.size() - 1);
   }
   if (dof > 0) e.seed_log_sd = std::sqrt(ss / dof);
 
-  auto contender = [&](const Ranked& r) {
+  auto contender = [&](const RankedGroup& r) {
+    const SeedGroup& g = ranking.groups[r.group];
     Contender c;
-    for (std::size_t i : r.group->members) c.trials.push_back(study.trials[i].number);
-    c.config = describe_params(r.group->config, study.trials);
-    c.batch = r.group->batch;
-    c.n = r.group->members.size();
-    c.mean = r.raw.mean;
-    c.std = r.own_raw.std;
+    for (std::size_t i : g.members) c.trials.push_back(study.trials[i].number);
+    c.best_trial = study.trials[r.members.front()].number;
+    c.config = describe_params(g.config, study.trials);
+    c.batch = g.batch;
+    c.n = g.members.size();
+    c.mean = r.value.mean;
+    c.std = r.own_stat.std;
     return c;
   };
-  if (!ranked.empty()) {
-    e.winner = contender(ranked.front());
-    const double wm = summarize(ranked.front().values).mean;
-    for (std::size_t k = 1; k < ranked.size(); ++k) {
-      Contender c = contender(ranked[k]);
+  if (!ranking.order.empty()) {
+    e.winner = contender(ranking.order.front());
+    const double wm = summarize(transformed(ranking.order.front().values, criterion)).mean;
+    for (std::size_t k = 1; k < ranking.order.size(); ++k) {
+      Contender c = contender(ranking.order[k]);
       c.delta_rel = e.winner->mean != 0 ? (c.mean - e.winner->mean) / std::abs(e.winner->mean) : 0;
       if (e.seed_log_sd) {
-        const double m = summarize(ranked[k].values).mean;
+        const double m = summarize(transformed(ranking.order[k].values, criterion)).mean;
         const double se = *e.seed_log_sd * std::sqrt(1.0 / e.winner->n + 1.0 / c.n);
         if (std::abs(m - wm) <= 2 * se) e.runner_ups.push_back(std::move(c));
       } else if (e.runner_ups.size() < 2) {
@@ -158,16 +106,17 @@ Explanation explain_best(const StudyData& study, Criterion criterion, const FitO
       e.excluded.push_back({t.number, fmt::format("COMPLETE but never reached the target{}",
                                                   t.best_value ? fmt::format(" (best {} {:.4g})", study.metric, *t.best_value)
                                                                : std::string())});
-    } else if (!trial_value(t, criterion)) {
+    } else if (!has_value(t, criterion)) {
       e.excluded.push_back({t.number, "COMPLETE but reported no " + study.metric});
     }
   }
   // Replicates of a configuration that failed on some seeds cannot win either.
-  for (const auto& g : groups) {
-    if (std::any_of(ranked.begin(), ranked.end(), [&](auto& r) { return r.group == &g; })) continue;
+  for (std::size_t gi = 0; gi < ranking.groups.size(); ++gi) {
+    if (ranking.ranks(gi)) continue;
+    const auto& g = ranking.groups[gi];
     for (std::size_t i : g.members) {
       const auto& t = study.trials[i];
-      if (!trial_value(t, criterion)) continue;
+      if (!has_value(t, criterion)) continue;
       e.excluded.push_back({t.number, fmt::format("its configuration did not reach the target on every seed ({} of {})",
                                                   g.reached, g.members.size())});
     }
@@ -201,7 +150,11 @@ std::string value_text(const Explanation& e, double v) {
 std::vector<std::string> Explanation::lines() const {
   std::vector<std::string> out;
   if (!winner) {
-    out.push_back(complete == 0 ? "no COMPLETE trial: nothing to recommend" : "no COMPLETE trial has a usable value");
+    if (complete == 0) out.push_back("no COMPLETE trial: nothing to recommend");
+    else if (criterion != Criterion::value && target && reached == 0)
+      out.push_back(fmt::format("no COMPLETE trial reached the target {:g}: nothing to recommend by {} (`--by value` "
+                                "ranks them by {})", *target, criterion_name(criterion), metric));
+    else out.push_back("no COMPLETE trial has a usable value");
   } else {
     const auto& w = *winner;
     std::string what = criterion == Criterion::value
@@ -209,7 +162,9 @@ std::vector<std::string> Explanation::lines() const {
                            : fmt::format("{} to {} {} {:g}: {}", criterion == Criterion::time ? "time" : "steps", metric,
                                          reach_op(mode), *target, value_text(*this, w.mean));
     out.push_back(fmt::format("winner: {} ({}), {}{}", trials_text(w.trials), w.config, what,
-                              w.n > 1 ? fmt::format(" (mean of {} seeds, std {})", w.n, value_text(*this, w.std)) : ""));
+                              w.n > 1 ? fmt::format(" (mean of {} seeds, std {}; its best seed: trial {})", w.n,
+                                                    value_text(*this, w.std), w.best_trial)
+                                      : ""));
   }
   if (target) out.push_back(fmt::format("{} of {} COMPLETE trials reached the target {:g}", reached, complete, *target));
   if (criterion == Criterion::time && pooled_over_several > 0)

@@ -2,7 +2,9 @@
 // the winner among COMPLETE trials (by seed-group mean, so a lucky seed does not win over a
 // better mean), its regime, B_crit with its interval, runner-ups within seed noise, its
 // learning/parallel/time-to-solution speedups, the scaling efficiency over ranks/threads
-// when the study varied them, the noise scale at target, and what was excluded and why. Pure: a StudyData in, an Explanation out.
+// when the study varied them, the noise scale at target, and what was excluded and why. The
+// winner and the runner-ups come from the one ranking (analysis/ranking.hpp), the same as
+// plain `best`'s and the report's. Pure: a StudyData in, an Explanation out.
 #pragma once
 
 #include <cstdint>
@@ -12,16 +14,16 @@
 
 #include "analysis/batch_model.hpp"
 #include "analysis/noise.hpp"
+#include "analysis/ranking.hpp"
 #include "analysis/seed_groups.hpp"
 #include "analysis/speedup.hpp"
 #include "analysis/target_table.hpp"
 
 namespace dlsweep::analysis {
 
-enum class Criterion { time, steps, value };
-
 struct Contender {
-  std::vector<std::int64_t> trials;  ///< trial numbers of the seed group
+  std::vector<std::int64_t> trials;  ///< trial numbers of the seed group, in trial order
+  std::int64_t best_trial = 0;       ///< its best seed: the trial plain `best` names
   std::string config;                ///< describe_params of the group
   std::int64_t batch = 0;
   std::size_t n = 0;                 ///< seeds (group members)
@@ -59,8 +61,6 @@ struct Explanation {
   std::vector<std::string> lines() const;
 };
 
-Explanation explain_best(const StudyData& study, Criterion criterion, const FitOptions& fit = {});
-
-std::string criterion_name(Criterion c);  ///< "time-to-target", "steps-to-target", "best value"
+Explanation explain_best(const StudyData& study, RankBy by, const FitOptions& fit = {});
 
 }  // namespace dlsweep::analysis

@@ -13,6 +13,8 @@
 //   speedup.hpp      learning_speedups, scaling_tables, time_to_solution
 //   pooled_time.hpp  pooled_times_to_target          (time to target over trials of one speed)
 //   goodput.hpp      fit_step_time, predict_time_to_target, make_plan (Pollux-style plan)
+//   ranking.hpp      rank, best_value_order          (the winner and the order: best, --explain, report)
+//   grouped_fit.hpp  fit_by_group                    (S(B), B_crit per value of a parameter: --group-by)
 //   explain.hpp      explain_best                    (what `dlsweep best --explain` prints)
 //   to_json.hpp      to_json(...) for every result struct (--format json, the report)
 //   load.hpp         load_study(storage, name)       (the db/ read side)

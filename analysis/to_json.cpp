@@ -111,7 +111,7 @@ json to_json(const Plan& p) {
 
 json to_json(const Explanation& e) {
   auto contender = [](const Contender& c) {
-    return json{{"trials", c.trials}, {"config", c.config}, {"batch", c.batch}, {"n", c.n},
+    return json{{"trials", c.trials}, {"best_trial", c.best_trial}, {"config", c.config}, {"batch", c.batch}, {"n", c.n},
                 {"mean", c.mean},     {"std", c.std},       {"delta_rel", c.delta_rel}};
   };
   json runner = json::array();
@@ -144,6 +144,33 @@ json to_json(const Explanation& e) {
           {"steps_to_target", to_json(e.table)},
           {"excluded", ex},
           {"lines", e.lines()}};
+}
+
+json to_json(const GroupedFit& g) {
+  json groups = json::array();
+  for (const auto& x : g.groups) {
+    json pts = json::array();
+    for (const auto& p : x.points) pts.push_back({{"batch", p.batch}, {"steps", p.steps}, {"samples", p.samples}});
+    const bool fitted = x.fit.has_value();
+    groups.push_back({{"value", x.value},
+                      {"label", x.label},
+                      {"trials", x.trials},
+                      {"complete", x.complete},
+                      {"batch_sizes", x.batch_sizes},
+                      {"fitted_batch_sizes", x.points.size()},
+                      {"b_crit", fitted ? json(x.fit->b_crit) : json(nullptr)},
+                      {"b_crit_lo", fitted ? json(x.fit->b_crit_lo) : json(nullptr)},
+                      {"b_crit_hi", fitted ? json(x.fit->b_crit_hi) : json(nullptr)},
+                      {"level", fitted ? json(x.fit->level) : json(nullptr)},
+                      {"determined", fitted ? json(x.fit->determined) : json(nullptr)},
+                      {"fit", fitted ? to_json(*x.fit) : json(nullptr)},
+                      {"cannot_fit", fitted ? json(nullptr) : json(x.cannot_fit)},
+                      {"points", pts},
+                      {"epochs_reference_batch", opt(x.reference_batch)},
+                      {"largest_batch_within_1_5x_epochs", opt(x.largest_batch_within_budget)},
+                      {"largest_batch_epochs_ratio", opt(x.largest_batch_epochs_ratio)}});
+  }
+  return {{"param", g.param}, {"epoch_factor", g.epoch_factor}, {"groups", groups}, {"lines", g.lines()}};
 }
 
 }  // namespace dlsweep::analysis

@@ -90,18 +90,21 @@ Run one(const fs::path& base, int index, bool observed, int trials, int steps, i
     // The server needs the database with its schema; the orchestrator creates it first
     // thing. Until then `serve` refuses the file (exit 2): start it again.
     unsigned short port = 0;
+    std::string token;
     while (port == 0 && sweep.running()) {
       while (!fs::exists(db) && sweep.running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
       server = std::make_unique<Child>(std::vector<std::string>{DLSWEEP_BIN, "--db", db.string(), "serve", "--port", "0"},
                                        dir / "serve.out", dir / "serve.err");
-      port = wait_for_port(dir / "serve.out", *server, 60);
+      const ServeUrl url = wait_for_url(dir / "serve.out", *server, 60);
+      port = url.port;
+      token = url.token;
       if (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (port == 0) fmt::print("  (the sweep ended before the server could start: not observed)\n");
     if (port != 0)
       load = std::make_unique<Viewers>(
           port, std::vector<std::string>{"/api/studies/load", "/api/studies", "/study/load", "/assets/render.js"},
-          viewers, 1.0);
+          viewers, 1.0, "Cookie: dlsweep-serve=" + token + "\r\n");  // the token's cookie, as a browser
   }
   r.exit_code = sweep.wait(3600);
   r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();

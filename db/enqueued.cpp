@@ -75,7 +75,10 @@ Status Storage::update_study_spec(std::int64_t study_id, const std::string& expe
                                   why.who.empty() ? "user" : why.who, why.kind, why.reason);
       !s)
     return fail_in(s.error(), where);
-  return tx->commit();
+  if (auto c = tx->commit(); !c) return c;
+  publish_pending_ = true;  // snapshot mode: on the shared file before this returns
+  if (auto p = publish_if_pending(); !p) return std::unexpected(p.error());
+  return {};
 }
 
 Result<std::optional<EnqueuedRow>> Storage::enqueue_trial(std::int64_t study_id, const std::string& request,
@@ -102,6 +105,8 @@ Result<std::optional<EnqueuedRow>> Storage::enqueue_trial(std::int64_t study_id,
       !s)
     return fail_in(s.error(), where);
   if (auto c = tx->commit(); !c) return std::unexpected(c.error());
+  publish_pending_ = true;  // snapshot mode: on the shared file before this returns
+  if (auto p = publish_if_pending(); !p) return std::unexpected(p.error());
   return std::optional<EnqueuedRow>(std::move(row));
 }
 
@@ -139,6 +144,7 @@ Result<std::int64_t> Storage::create_enqueued_trial(std::int64_t enqueued_id, st
     return fail("the enqueued request does not exist or already became a trial", where,
                 "a request runs once; this is a bug in the caller");
   if (auto c = tx->commit(); !c) return std::unexpected(c.error());
+  if (auto p = publish_if_pending(); !p) return std::unexpected(p.error());  // create_trial asked for it
   return *id;
 }
 

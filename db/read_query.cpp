@@ -97,6 +97,7 @@ nlohmann::json column_value(sqlite3_stmt* s, int col) {
 }  // namespace
 
 Result<QueryResult> Storage::query(const std::string& sql) const {
+  refresh();  // snapshot mode: a newer published snapshot first
   const std::string where = file_.string();
   auto refuse = [&](const std::string& why) {
     return fail("dlsweep query is read-only: " + why, where, kReadOnlyFix);
@@ -142,6 +143,11 @@ Result<QueryResult> Storage::query(const std::string& sql) const {
     for (int c = 0; c < ncol; ++c) row.push_back(column_value(raw, c));
     out.rows.push_back(std::move(row));
   }
+  // Each snapshot is a new connection, whose data_version starts afresh: keep the value
+  // moving (it is only ever compared for equality) so a poller sees the new snapshot.
+  if (reopens_ > 0 && out.columns.size() == 1 && out.columns[0] == "data_version" && out.rows.size() == 1 &&
+      out.rows[0][0].is_number_integer())
+    out.rows[0][0] = out.rows[0][0].get<std::int64_t>() + (reopens_ << 32);
   return out;
 }
 

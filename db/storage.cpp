@@ -1,13 +1,11 @@
-// storage.cpp — opening a dlsweep database (read-write or read-only), studies, jobs and the
-// event log. Trials live in trials.cpp, metric ingestion in ingest.cpp, the read side in
-// read_query.cpp.
+// storage.cpp — studies, jobs, the event log and write batches. Opening (and where the
+// database lives) is in storage_open.cpp, trials in trials.cpp, metric ingestion in
+// ingest.cpp, the read side in read_query.cpp.
 //
 // Invariants:
-//  - A read-write handle has WAL on, foreign keys on, a 5 s busy timeout, and a schema at
-//    kSchemaVersion; a file that is not ours is refused before anything is written to it.
-//  - A read-only handle is opened with SQLITE_OPEN_READONLY and PRAGMA query_only, so no
-//    code path (not even a bug) can write through it.
 //  - Each mutating call is one transaction; its event row commits or rolls back with it.
+//  - A committed batch that holds a new trial is published before commit_batch returns
+//    (snapshot mode, storage.hpp): what the caller launches next is on the shared file.
 #include <memory>
 #include <system_error>
 
@@ -20,32 +18,6 @@ namespace fs = std::filesystem;
 
 namespace dlsweep::db {
 namespace {
-
-constexpr int kBusyTimeoutMs = 5000;
-
-struct SqliteCloser {
-  void operator()(sqlite3* db) const {
-    release_statements(db);
-    sqlite3_close_v2(db);
-  }
-};
-using DbPtr = std::unique_ptr<sqlite3, SqliteCloser>;
-
-Result<DbPtr> open_file(const fs::path& file, int flags) {
-  sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(file.c_str(), &raw, flags | SQLITE_OPEN_EXRESCODE, nullptr);
-  DbPtr db(raw);
-  if (rc != SQLITE_OK) {
-    std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
-    const bool rw = flags & SQLITE_OPEN_READWRITE;
-    return fail("cannot open the database: " + msg, file.string(),
-                rw ? "check that the path is a file and that it and its directory are writable"
-                   : "check that the path is a readable file");
-  }
-  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
-  keep_statements(db.get());
-  return db;
-}
 
 StudyRow read_study(const Statement& st) {
   StudyRow r;
@@ -83,64 +55,6 @@ Result<std::int64_t> insert_event(sqlite3* db, const EventRow& e) {
 
 }  // namespace
 
-Result<std::unique_ptr<Storage>> Storage::open_readwrite(const fs::path& file) {
-  if (file.empty()) return fail("no database path given", "--db", "pass `--db PATH`");
-  fs::path parent = file.parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    return fail("directory '" + parent.string() + "' does not exist", file.string(),
-                "create it (mkdir -p) or pass `--db PATH` in an existing directory");
-  auto db = open_file(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  if (!db) return std::unexpected(db.error());
-  sqlite3* h = db->get();
-  // SQLite silently falls back to read-only when the file is not writable; say so now
-  // rather than at the first write.
-  if (sqlite3_db_readonly(h, "main") == 1)
-    return fail("the database file is not writable", file.string(),
-                "fix its permissions, or use `dlsweep query`/`status`, which only read");
-  auto probe = probe_schema(h);
-  if (!probe) return std::unexpected(probe.error());
-  if (auto s = check_schema(*probe, /*writable=*/true, file.string()); !s) return std::unexpected(s.error());
-  if (auto s = exec(h, "PRAGMA foreign_keys = ON", "enabling foreign keys"); !s) return std::unexpected(s.error());
-  // WAL lets readers (query/status) run while the orchestrator writes. It needs shared
-  // memory between processes, which some network filesystems do not provide.
-  auto wal = Statement::prepare(h, "PRAGMA journal_mode = WAL");
-  if (!wal) return std::unexpected(wal.error());
-  auto row = wal->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row || wal->text(0) != "wal")
-    return fail("cannot switch the database to WAL mode (journal mode stays '" + (*row ? wal->text(0) : "") + "')",
-                file.string(), "put the database on a local filesystem (not NFS/Lustre) with `--db PATH`");
-  wal->reset();
-  // In WAL mode NORMAL syncs at checkpoints, not at every commit: a commit survives a crash
-  // of any process, and only an OS crash or power cut can lose the last few commits (never
-  // corrupt the file). Losing them is recoverable by design: ingestion re-reads the files,
-  // and resume adopts jobs by the token in their names. FULL costs one fsync per commit
-  // (the [perf] test in tests/db ingests about 3x slower with it).
-  if (auto s = exec(h, "PRAGMA synchronous = NORMAL", "setting synchronous mode"); !s) return std::unexpected(s.error());
-  if (auto s = migrate(h); !s) return std::unexpected(s.error());
-  return std::unique_ptr<Storage>(new Storage(db->release(), false, file));
-}
-
-Result<std::unique_ptr<Storage>> Storage::open_readonly(const fs::path& file) {
-  std::error_code ec;
-  if (file.empty() || !fs::exists(file, ec))
-    return fail("no dlsweep database at this path", file.empty() ? "--db" : file.string(),
-                "pass `--db PATH` with the database your study wrote, or run `dlsweep submit STUDY` first");
-  auto db = open_file(file, SQLITE_OPEN_READONLY);
-  if (!db) return std::unexpected(db.error());
-  sqlite3* h = db->get();
-  auto probe = probe_schema(h);
-  if (!probe) return std::unexpected(probe.error());
-  if (auto s = check_schema(*probe, /*writable=*/false, file.string()); !s) return std::unexpected(s.error());
-  if (auto s = exec(h, "PRAGMA query_only = ON", "making the handle query-only"); !s) return std::unexpected(s.error());
-  return std::unique_ptr<Storage>(new Storage(db->release(), true, file));
-}
-
-Storage::Storage(sqlite3* db, bool read_only, fs::path file) : db_(db), read_only_(read_only), file_(std::move(file)) {}
-
-Storage::~Storage() { sqlite3_close_v2(db_); }
-
 int Storage::schema_version() const {
   auto st = Statement::prepare(db_, "PRAGMA user_version");
   if (!st) return 0;
@@ -163,12 +77,18 @@ Status Storage::begin_batch() {
 Status Storage::commit_batch() {
   if (!in_batch_) return {};
   in_batch_ = false;
-  if (sqlite3_get_autocommit(db_) != 0)
+  if (sqlite3_get_autocommit(db_) != 0) {
+    publish_pending_ = false;
     return fail("a write batch was rolled back by SQLite after an error; its writes are lost", file_.string(),
                 "see the error before this one");
+  }
   auto s = exec(db_, "COMMIT", "committing a write batch");
-  if (!s) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  return s;
+  if (!s) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    publish_pending_ = false;
+    return s;
+  }
+  return publish_if_pending();
 }
 
 // --- studies
@@ -206,6 +126,8 @@ Result<std::int64_t> Storage::create_study(const NewStudy& s) {
   ev.reason = "created from " + (s.source_path.empty() ? std::string("(no file)") : s.source_path);
   if (auto e = insert_event(db_, ev); !e) return std::unexpected(e.error());
   if (auto c = tx->commit(); !c) return std::unexpected(c.error());
+  publish_pending_ = true;  // snapshot mode: on the shared file before this returns
+  if (auto p = publish_if_pending(); !p) return std::unexpected(p.error());
   return id;
 }
 

@@ -13,6 +13,16 @@
 //  - ingest() is idempotent: records are keyed by (trial, attempt, seq) and metrics by
 //    (trial, attempt, seq, name); re-ingesting the same records changes nothing.
 //  - Only one process (the orchestrator) opens the file read-write.
+//  - Where the file is decides how it is opened (placement.hpp): on a local disk the file
+//    at the path is the database (WAL); on a filesystem other hosts share (NFS, Lustre,
+//    FUSE, ...; or DLSWEEP_DB_MODE=snapshot) open_readwrite() works on a live copy on this
+//    node's disk and publishes the path from it (snapshot.hpp): before the call returns
+//    for a new trial (before its job can exist: within a batch, at commit_batch), a
+//    transition into WAITING or QUEUED (a launch), a new study, a changed spec, an
+//    enqueue and a deletion; at most every kPublishIntervalS after any other write
+//    (metrics, trial ends, jobs); and when the handle is destroyed. open_readonly() opens
+//    the published file as immutable (no locks), and query() moves on to a newer snapshot
+//    when one was published. The caller of open_readwrite() holds the database lock.
 //  - Write batches: between begin_batch() and commit_batch() the mutating calls join one
 //    transaction (each still all-or-nothing inside it, as a savepoint), so a burst of
 //    writes costs one commit. Until commit_batch() nothing of the batch is visible to
@@ -39,6 +49,8 @@
 struct sqlite3;
 
 namespace dlsweep::db {
+
+class SnapshotPublisher;
 
 inline constexpr int kSchemaVersion = 3;
 
@@ -209,6 +221,20 @@ class Storage {
   bool in_batch() const { return in_batch_; }
   bool read_only() const { return read_only_; }
 
+  // --- placement (placement.hpp; storage_open.cpp)
+  /// True when this handle is in snapshot mode (a writer's live copy, or a reader of a
+  /// published snapshot).
+  bool snapshot_mode() const { return publisher_ != nullptr || follow_; }
+  /// The writer's live copy in snapshot mode ("" otherwise).
+  const std::filesystem::path& live_path() const { return live_; }
+  /// Snapshot mode, writer: publishes the committed database now if it changed since the
+  /// last publish. No-op otherwise.
+  Status publish();
+  /// Snapshot mode, reader: when the file at the path was replaced by a newer snapshot,
+  /// re-opens on it and returns true (query() does this first, so `PRAGMA data_version`
+  /// through query() moves when a new snapshot arrives). No-op (false) otherwise.
+  bool refresh() const;
+
   // --- studies
   /// Fails with a clear error if a study of that name exists.
   Result<std::int64_t> create_study(const NewStudy& s);
@@ -302,10 +328,23 @@ class Storage {
 
  private:
   Storage(sqlite3* db, bool read_only, std::filesystem::path file);
-  sqlite3* db_;
+  static Result<std::unique_ptr<Storage>> open_direct(const std::filesystem::path& file);
+  static Result<std::unique_ptr<Storage>> open_snapshot_writer(const std::filesystem::path& file);
+  /// Snapshot mode: publishes now when a write that must reach the shared file at once
+  /// (publish_pending_: a new trial, a launch, ...) has committed and no transaction is open.
+  Status publish_if_pending();
+  mutable sqlite3* db_;  ///< mutable: a snapshot reader moves to a newer snapshot (refresh)
   bool read_only_;
   std::filesystem::path file_;
   bool in_batch_ = false;
+  // snapshot mode, writer
+  std::unique_ptr<SnapshotPublisher> publisher_;
+  std::filesystem::path live_;
+  bool publish_pending_ = false;
+  // snapshot mode, reader
+  bool follow_ = false;
+  mutable std::uint64_t dev_ = 0, ino_ = 0;
+  mutable std::int64_t reopens_ = 0;
 };
 
 }  // namespace dlsweep::db

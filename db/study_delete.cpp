@@ -131,6 +131,8 @@ Result<StudyRows> Storage::delete_study(std::int64_t study_id) {
   if (auto s = delete_where(db_, "trials", "study_id = ?1", study_id); !s) return std::unexpected(s.error());
   if (auto s = delete_where(db_, "studies", "id = ?1", study_id); !s) return std::unexpected(s.error());
   if (auto c = tx->commit(); !c) return std::unexpected(c.error());
+  publish_pending_ = true;  // snapshot mode: on the shared file before this returns
+  if (auto p = publish_if_pending(); !p) return std::unexpected(p.error());
   return rows;
 }
 

@@ -112,6 +112,9 @@ Result<std::int64_t> Storage::create_trial(std::int64_t study_id, std::int64_t n
   ev->bind(1, study_id).bind(2, id).bind(3, now).bind(4, to_string(TrialState::waiting)).bind(5, "params stored");
   if (auto s = ev->run(); !s) return fail_in(s.error(), where);
   if (auto c = tx->commit(); !c) return std::unexpected(c.error());
+  // Snapshot mode: a new trial is published before its job can exist (write-ahead).
+  publish_pending_ = true;
+  if (auto p = publish_if_pending(); !p) return std::unexpected(p.error());
   return id;
 }
 
@@ -193,7 +196,16 @@ Status Storage::transition(const TransitionRequest& t) {
   ev->bind(1, now).bind(2, t.who).bind(3, to_string(t.from)).bind(4, to_string(t.to)).bind(5, t.attempt);
   ev->bind(6, t.reason).bind(7, t.trial_id);
   if (auto s = ev->run(); !s) return fail_in(s.error(), where);
-  return tx->commit();
+  if (auto c = tx->commit(); !c) return c;
+  // Snapshot mode: a launch (QUEUED: a process or job may exist from now on) and a new
+  // attempt before its launch reach the shared file at this batch's commit, not up to
+  // kPublishIntervalS later, so that `resume` or `delete` after this node died sees the
+  // trial as live. (RUNNING, which follows, changes nothing for them: throttled.)
+  if (t.to == TrialState::queued || t.to == TrialState::waiting) {
+    publish_pending_ = true;
+    return publish_if_pending();
+  }
+  return {};
 }
 
 }  // namespace dlsweep::db

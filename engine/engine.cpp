@@ -19,7 +19,7 @@ using sched::JobEventKind;
 
 
 Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend& backend, const StudySpec& spec,
-               std::int64_t study_id, EngineOptions options, Progress& progress)
+               SearchParts parts, std::int64_t study_id, EngineOptions options, Progress& progress)
     : io_(io),
       storage_(storage),
       backend_(backend),
@@ -27,7 +27,9 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       study_id_(study_id),
       options_(std::move(options)),
       progress_(progress),
-
+      sampler_(std::move(parts.sampler)),
+      pruner_(std::move(parts.pruner)),
+      total_(parts.budget),
       timer_(io),
       signals_(io),
       watch_(io, [this](const std::set<std::int64_t>& ids) {
@@ -36,23 +38,7 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
           if (auto it = live_.find(id); it != live_.end()) ingest(it->second);
       }, options_.watch_files),
       start_(std::chrono::steady_clock::now()) {
-  // The study validator ran both factories on this spec; an error here is a bug, reported
-  // by run() (fatal_) rather than a crash.
-  auto sampler = search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed, spec.search.options);
-  auto pruner = search::make_pruner(spec.pruner.kind, spec.pruner.options);
-  if (!sampler || !pruner) {
-    const auto& e = !sampler ? sampler.error().front() : pruner.error().front();
-    fatal_ = Error{e.what, fmt::format("{}: {}.{}", spec.source, !sampler ? "search" : "pruner", e.key), e.fix};
-    sampler = search::make_sampler("random", spec.space, spec.search.seed);
-    pruner = search::make_pruner("none");
-    exhausted_ = true;
-  }
-  sampler_ = std::move(*sampler);
-  pruner_ = std::move(*pruner);
   history_.maximize = maximizes(spec.objective.mode);
-  auto size = sampler_->size();
-  if (spec_.search.trials > 0) total_ = size ? std::min(*size, spec_.search.trials) : spec_.search.trials;
-  else if (size) total_ = *size;
   counts_.metric = spec_.objective.metric;
   axis_ = CurveAxis{spec_.objective.metric, maximizes(spec_.objective.mode)};
 }
@@ -106,6 +92,9 @@ Result<SweepOutcome> Engine::run() {
   if (options_.handle_signals) {
     signals_.add(SIGINT);
     signals_.add(SIGTERM);
+    // The orchestrator's own job (--as-job) gets Slurm's time-limit warning: it detaches
+    // like on SIGTERM, and its batch script requeues it (exit 75 after USR2).
+    if (options_.detach_on_sigterm) signals_.add(SIGUSR2);
     wait_for_signal();
   }
   progress_.event(fmt::format("study {}: {}, {} at a time on backend {}", spec_.name,
@@ -156,8 +145,13 @@ Result<SweepOutcome> Engine::run() {
 void Engine::wait_for_signal() {
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;  // cancelled: the sweep is over
-    if (sig == SIGTERM && options_.detach_on_sigterm && backend_.jobs_outlive_orchestrator()) {
-      detach();
+    if ((sig == SIGTERM || sig == SIGUSR2) && options_.detach_on_sigterm && backend_.jobs_outlive_orchestrator()) {
+      detach(sig == SIGUSR2 ? "USR2 (the job's time-limit warning)" : "SIGTERM");
+      return;
+    }
+    if (sig == SIGUSR2) {  // nothing to detach from: carry on to the time limit
+      progress_.event("USR2 (time-limit warning): the trials are this orchestrator's own; carrying on", snapshot());
+      wait_for_signal();
       return;
     }
     interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
@@ -165,11 +159,11 @@ void Engine::wait_for_signal() {
   });
 }
 
-void Engine::detach() {
+void Engine::detach(const std::string& why) {
   if (done_) return;
   for (auto& [id, live] : live_) ingest(live);
-  progress_.event(fmt::format("SIGTERM: detaching; {} live trial{} keep{} running on {} — `dlsweep resume {}` follows them",
-                              live_.size(), live_.size() == 1 ? "" : "s", live_.size() == 1 ? "s" : "", backend_.name(),
+  progress_.event(fmt::format("{}: detaching; {} live trial{} keep{} running on {} — `dlsweep resume {}` follows them",
+                              why, live_.size(), live_.size() == 1 ? "" : "s", live_.size() == 1 ? "s" : "", backend_.name(),
                               spec_.name),
                   snapshot());
   detached_ = done_ = true;

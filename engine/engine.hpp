@@ -47,6 +47,7 @@
 #include "engine/cancel_request.hpp"
 #include "engine/progress.hpp"
 #include "engine/prune_policy.hpp"
+#include "engine/search_parts.hpp"
 #include "engine/state_machine.hpp"
 #include "study/spec.hpp"
 #include "engine/trial_curve.hpp"
@@ -68,7 +69,8 @@ struct EngineOptions {
   /// orchestrator: live jobs keep running, trial states stay as they are, run() returns
   /// with `detached`, and `dlsweep resume` follows the jobs later. For the orchestrator
   /// running as a Slurm job, whose SIGTERM means preemption, requeue or its own time
-  /// limit — not that the user wants the sweep stopped (SIGINT still interrupts).
+  /// limit — not that the user wants the sweep stopped (SIGINT still interrupts). USR2
+  /// (that job's time-limit warning) then detaches too: its batch script requeues it.
   bool detach_on_sigterm = false;
   /// `resume --rerun cancelled,failed`: restore() runs the trials in these states again
   /// with their same params, as a new attempt (a `rerun` transition each).
@@ -90,8 +92,10 @@ struct SweepOutcome {
 
 class Engine {
  public:
+  /// `parts`: the study's sampler, pruner and budget (make_search_parts), built once by
+  /// the caller.
   Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend& backend, const StudySpec& spec,
-         std::int64_t study_id, EngineOptions options, Progress& progress);
+         SearchParts parts, std::int64_t study_id, EngineOptions options, Progress& progress);
   /// Commits what is left of the write batch.
   ~Engine();
   Engine(const Engine&) = delete;
@@ -147,8 +151,9 @@ class Engine {
   /// Commits the open write batch (a failure is fatal()).
   void flush();
   void wait_for_signal();
-  /// Ends the event loop at once, leaving live jobs running (detach_on_sigterm).
-  void detach();
+  /// Ends the event loop at once, leaving live jobs running (detach_on_sigterm); `why`
+  /// names the signal.
+  void detach(const std::string& why);
   void fill();
   /// Creates trial `number` and launches it; `enqueued_id`: it is that enqueued request.
   Status create_next(std::int64_t number, const search::Params& params,
@@ -222,6 +227,8 @@ class Engine {
   EngineOptions options_;
   Progress& progress_;
   std::unique_ptr<search::Sampler> sampler_;
+  std::unique_ptr<search::Pruner> pruner_;  ///< the study's pruner (NonePruner for none)
+  std::int64_t total_ = -1;                 ///< the trial budget (SearchParts::budget)
   boost::asio::steady_timer timer_;
   boost::asio::signal_set signals_;
   TrialWatch watch_;  ///< wakes ingest() when a live trial's metrics.jsonl changes
@@ -234,11 +241,9 @@ class Engine {
   /// sampler and the pruner see.
   search::History history_;
   std::map<std::int64_t, std::size_t> history_index_;  ///< trial id -> index in history_.trials
-  std::unique_ptr<search::Pruner> pruner_;        ///< the study's pruner (NonePruner for none)
   /// The history record of a trial id, if any.
   search::TrialRecord* history_of(std::int64_t trial_id);
   std::int64_t next_number_ = 0;
-  std::int64_t total_ = -1;
   bool exhausted_ = false;
   bool interrupted_ = false;
   bool detached_ = false;

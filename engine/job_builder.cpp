@@ -49,7 +49,7 @@ nlohmann::json largest_shape_params(const StudySpec& spec) {
 sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, std::int64_t trial_id,
                          std::int64_t number, int attempt, const fs::path& trial_dir, const nlohmann::json& params) {
   std::error_code ec;
-  std::string study_dir = fs::absolute(fs::path(spec.source), ec).parent_path().string();
+  const std::string study_dir = spec.study_dir.string();
   std::string dir = fs::absolute(trial_dir, ec).string();
   sched::JobSpec job;
   job.study = spec.name;

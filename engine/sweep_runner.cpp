@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -19,11 +21,21 @@
 #include "engine/job_builder.hpp"
 #include "engine/progress.hpp"
 #include "engine/trial_files.hpp"
+#include "db/db_lock.hpp"
+#include "db/fs_kind.hpp"
 
 namespace dlsweep::orch {
 
 namespace fs = std::filesystem;
 namespace exit_code = ::dlsweep::exit_codes::cli;
+
+namespace {
+std::string this_host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
+}  // namespace
 
 std::string locate_train_binary() {
   if (const char* env = std::getenv("DLSWEEP_TRAIN"); env && *env) return env;
@@ -45,6 +57,9 @@ std::string locate_train_binary() {
 // kill -9 found the lock held by a trial still on its way to exec, seen in CI.) It also
 // works over NFS (lockd), where flock is emulated. The fd stays open for the process's life:
 // closing any fd of this file would drop the lock, so nothing else here opens it.
+// The holder writes "host pid" into the file, so that a second orchestrator, on any host,
+// can say who holds it; why a lock fails (held, or a filesystem without working locks:
+// Lustre without -o flock) is db/db_lock's lock_outcome.
 Result<int> lock_database(const std::string& db) {
   std::string path = db + ".lock";
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -52,26 +67,27 @@ Result<int> lock_database(const std::string& db) {
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;
-  if (::fcntl(fd, F_SETLK, &whole) != 0) {
-    const int err = errno;
-    std::string holder;
-    struct flock probe {};
-    probe.l_type = F_WRLCK;
-    probe.l_whence = SEEK_SET;
-    char buf[32] = {};
-    if (::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK && probe.l_pid > 0)
-      holder = fmt::format(" (pid {})", probe.l_pid);
-    else if (::pread(fd, buf, sizeof buf - 1, 0) > 0)
-      holder = fmt::format(" (pid {})", std::atoi(buf));
+  const int rc = ::fcntl(fd, F_SETLK, &whole);
+  const int err = rc == 0 ? 0 : errno;
+  const std::string host = this_host_name();
+  if (rc != 0) {
+    char buf[320] = {};
+    std::optional<db::LockHolder> holder;
+    if (auto n = ::pread(fd, buf, sizeof buf - 1, 0); n > 0) holder = db::parse_lock_file(std::string_view(buf, n));
+    if (!holder) {  // an older dlsweep wrote nothing; the kernel knows a local holder's pid
+      struct flock probe {};
+      probe.l_type = F_WRLCK;
+      probe.l_whence = SEEK_SET;
+      if (::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK && probe.l_pid > 0)
+        holder = db::LockHolder{"", static_cast<long>(probe.l_pid)};
+    }
     ::close(fd);
-    if (err != EACCES && err != EAGAIN)
-      return fail(std::string("cannot lock: ") + std::strerror(err), path,
-                  "put the database on a filesystem with POSIX locks (local disk, NFS with lockd)");
-    return fail("another dlsweep orchestrator is driving this database" + holder, db,
-                "wait for it to finish, stop it, or use another --db");
+    auto fs_kind = db::probe_fs(path);
+    return std::unexpected(
+        db::lock_outcome(rc, err, db, path, holder, host, fs_kind ? *fs_kind : db::classify_fs_magic(0)).error());
   }
-  std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) == 0) (void)::pwrite(fd, pid.data(), pid.size(), 0);
+  std::string text = db::lock_file_text(host, ::getpid());
+  if (::ftruncate(fd, 0) == 0) (void)::pwrite(fd, text.data(), text.size(), 0);
   return fd;
 }
 
@@ -91,6 +107,11 @@ Result<std::string> train_binary_for(const StudySpec& spec) {
 
 int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id, const EngineOptions& opts,
               const std::string& db, const std::function<Status(Engine&)>& before_run) {
+  auto parts = make_search_parts(spec);
+  if (!parts) {
+    fmt::print(stderr, "error: {}\n", parts.error().message());
+    return exit_code::usage;
+  }
   boost::asio::io_context io;
   auto backend = make_backend(io, spec, opts.runs_dir / spec.name);
   if (!backend) {
@@ -101,7 +122,7 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
   std::error_code ec;
   fs::create_directories(opts.runs_dir / spec.name, ec);
   progress.set_log((opts.runs_dir / spec.name / kOrchestratorLog).string());
-  Engine engine(io, storage, **backend, spec, study_id, opts, progress);
+  Engine engine(io, storage, **backend, spec, std::move(*parts), study_id, opts, progress);
   if (before_run) {
     if (auto st = before_run(engine); !st) {
       progress.say(fmt::format("error: {}", st.error().message()));
@@ -146,7 +167,6 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
 // the key it comes from; it never becomes a round of failed trials burning their retries.
 // Leaves no trace when it fails (the study's directory did not exist before).
 Status preflight(const StudySpec& spec, const EngineOptions& opts) {
-  if (spec.backend.kind == "local") return {};
   const fs::path study_root = opts.runs_dir / spec.name;
   Status st = [&]() -> Status {
     boost::asio::io_context io;

@@ -14,8 +14,10 @@
 namespace dlsweep::orch {
 
 /// Takes the lock on DB.lock (a POSIX record lock: this process's alone, not inherited by
-/// children, held until the process exits); fails if another process holds it. Returns the
-/// lock file's descriptor, which must stay open (closing it drops the lock).
+/// children, held until the process exits) and writes "host pid" into it; fails if another
+/// process holds it (the error names its host and pid) or the filesystem's locks do not
+/// work (the error names the filesystem and the fix: db/db_lock.hpp). Returns the lock
+/// file's descriptor, which must stay open (closing it drops the lock).
 Result<int> lock_database(const std::string& db);
 
 /// lock_database, then the database opened read-write: what an orchestrator (submit,

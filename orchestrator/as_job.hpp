@@ -1,7 +1,9 @@
 // as_job.hpp — `dlsweep submit --as-job STUDY`: login nodes kill long-running processes,
 // so the orchestrator itself goes to Slurm as a small job of its own (one task, one CPU,
-// the study's partition/account/qos) that runs `dlsweep submit` there. The study is
-// validated here first, so a bad study never costs a queue wait.
+// 1 GB, the study's partition/account/qos; SlurmBackend::submit_orchestrator) that runs
+// `dlsweep submit` there, and `resume` when it is requeued. Its output goes to
+// <runs_dir>/<study>.orchestrator/stderr.log. The study is validated here first, so a bad
+// study never costs a queue wait.
 #pragma once
 
 #include <filesystem>

@@ -7,7 +7,6 @@
 //  - none is: cancel takes the lock itself, stops the trials' jobs (local processes by
 //    their DLSWEEP_TRIAL_DIR, Slurm jobs with one scancel of their recorded ids) and
 //    records CANCELLED.
-#include <sys/wait.h>
 
 #include <chrono>
 #include <set>
@@ -25,7 +24,7 @@
 #include "engine/state_machine.hpp"
 #include "engine/sweep_runner.hpp"
 #include "engine/trial_files.hpp"
-#include "schedulers/local/process_spawn.hpp"
+#include "engine/backend_factory.hpp"
 
 namespace dlsweep::orch {
 
@@ -95,14 +94,24 @@ int cmd_cancel(const CancelArgs& a) {
   auto jobs = (*storage)->list_jobs((*study)->id);
   if (!jobs) return report(jobs.error(), exit_code::runtime);
 
-  std::vector<std::string> slurm_ids;
+  // The study's own backend cancels its jobs (Slurm: through its driver and slurm_conf);
+  // built before anything changes, so a study this dlsweep cannot read changes nothing.
+  auto spec = parse_study((*study)->spec_json, StudyFormat::json, (*study)->source_path);
+  if (!spec) {
+    for (const auto& e : spec.error()) fmt::print(stderr, "error: stored study: {}\n", e.message());
+    return exit_code::runtime;
+  }
+  boost::asio::io_context io;
+  auto backend = make_backend(io, *spec, fs::path((*study)->root_dir), /*create_dirs=*/false);
+  if (!backend) return report(backend.error(), exit_code::runtime);
+  std::vector<std::string> native_ids;
   std::size_t cancelled = 0;
   for (auto t : *trials) {
     if (!targeted(t, plan->numbers) || !unfinished(t.state)) continue;
     if (is_active(t.state)) {
       stop_processes(find_trial_processes(t.trial_dir), 10.0);
       for (const auto& j : *jobs)
-        if (j.trial_id == t.id && j.attempt == t.attempt && j.backend == "slurm") slurm_ids.push_back(j.job_id);
+        if (j.trial_id == t.id && j.attempt == t.attempt && j.backend == (*backend)->name()) native_ids.push_back(j.job_id);
     }
     auto next = next_state(t.state, t.attempt, TrialEvent::cancel, 0);
     if (!next) continue;
@@ -111,20 +120,14 @@ int cmd_cancel(const CancelArgs& a) {
       return report(st.error(), exit_code::runtime);
     ++cancelled;
   }
-  if (!slurm_ids.empty()) {
-    // One scancel for every job (array task ids like 1234_5 are accepted as they are).
-    std::set<std::string> unique(slurm_ids.begin(), slurm_ids.end());
-    std::vector<std::string> argv = {"scancel"};
-    argv.insert(argv.end(), unique.begin(), unique.end());
-    auto pid = sched::spawn_process(argv, fs::current_path(), {});
-    if (!pid) return report(pid.error(), exit_code::runtime);
-    int status = 0;
-    ::waitpid(*pid, &status, 0);
-  }
+  // The trials are CANCELLED in the database whatever the scheduler says; a refusal names
+  // the jobs that may still be on the cluster, and the exit status says so.
+  auto jobs_cancelled = (*backend)->cancel_detached(native_ids);
   if (a.trials.empty())
     if (auto st = (*storage)->set_study_state((*study)->id, "STOPPED", "cancelled by `dlsweep cancel`"); !st)
       return report(st.error(), exit_code::runtime);
   fmt::print(stderr, "cancelled {} of {}\n", trials_word(static_cast<std::int64_t>(cancelled)), a.study);
+  if (!jobs_cancelled) return report(jobs_cancelled.error(), exit_code::runtime);
   return exit_code::ok;
 }
 

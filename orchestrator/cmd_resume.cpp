@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/commands.hpp"
+#include "schedulers/backend_kinds.hpp"
 #include "engine/progress.hpp"
 #include "engine/recovery.hpp"
 #include "study/growth.hpp"
@@ -107,12 +108,17 @@ int cmd_resume(const ResumeArgs& a) {
   }
   // Local trials are this machine's processes, children of the dead orchestrator; a batch
   // scheduler's jobs are not ours to kill (they may be on other nodes, or on this one).
-  const bool own_processes = spec->backend.kind == "local";
+  const sched::BackendKind* kind = sched::find_backend_kind(spec->backend.kind);
+  const bool own_processes = kind && !kind->jobs_outlive_orchestrator;
   std::size_t records = 0, stopped = 0;
   for (const auto& t : *trials) {
     if (auto n = reingest_trial(**storage, t); n) records += *n;
     else fmt::print(stderr, "warning: trial {}: {}\n", t.number, n.error().message());
-    if (own_processes && is_active(t.state)) stopped += stop_processes(find_trial_processes(t.trial_dir), 10.0);
+    // WAITING too: a trial launched just before the orchestrator died can still read WAITING
+    // (its QUEUED was committed after the submit, or, in snapshot mode, not yet published);
+    // a process of it is an orphan like any other, and must not run beside the relaunch.
+    if (own_processes && (is_active(t.state) || t.state == TrialState::waiting))
+      stopped += stop_processes(find_trial_processes(t.trial_dir), 10.0);
   }
   auto jobs = (*storage)->list_jobs((*row)->id);
   if (!jobs) {

@@ -21,6 +21,7 @@
 #include "orchestrator/commands.hpp"
 #include "orchestrator/as_job.hpp"
 #include "orchestrator/dry_run.hpp"
+#include "schedulers/backend_kinds.hpp"
 #include "engine/engine.hpp"
 #include "engine/job_builder.hpp"
 #include "engine/trial_files.hpp"
@@ -104,7 +105,8 @@ int cmd_submit(const SubmitArgs& a) {
     return dry_run(*spec, opts.runs_dir, opts.train_binary);
   }
   // --as-job with a backend that cannot run it: refused before --replace deletes anything.
-  if (a.as_job && spec->backend.kind != "slurm") return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
+  const sched::BackendKind* kind = sched::find_backend_kind(spec->backend.kind);
+  if (a.as_job && !(kind && kind->batch_scheduler)) return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
   // The new study file is valid: only now may --replace delete the old study.
   std::optional<Replacement> replaced;
   if (a.replace) {

@@ -49,6 +49,7 @@ struct BestArgs {
   std::string by = "auto";
   std::string format = "table";  ///< table: sentences; json: an object
   bool explain = false;          ///< the evidence: regime, B_crit, runner-ups, speedups, exclusions
+  std::string group_by;          ///< --group-by PARAM: S(B) and B_crit per value of PARAM (implies explain)
 };
 int cmd_best(const BestArgs& a);
 /// `best --explain` (cmd_best.cpp).
@@ -118,6 +119,9 @@ struct ServeArgs {
   unsigned short port = 8080;
   int max_connections = 256;  ///< more get 503
   bool verbose = false;       ///< one stderr line per response
+  std::string token_file;     ///< "" draws a random token
+  bool no_token = false;      ///< serve without a token (warns)
+  std::string unix_socket;    ///< "" serves TCP on bind:port
 };
 int cmd_serve(const ServeArgs& a);
 

@@ -1,16 +1,16 @@
 #include "orchestrator/dry_run.hpp"
 
-#include <cmath>
+#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "common/objective.hpp"
-#include "common/shell_quote.hpp"
 #include "orchestrator/commands.hpp"
+#include "engine/backend_factory.hpp"
 #include "engine/job_builder.hpp"
 #include "engine/progress.hpp"
+#include "engine/search_parts.hpp"
 #include "engine/trial_files.hpp"
-#include "schedulers/slurm/script.hpp"
 
 namespace dlsweep::orch {
 
@@ -24,16 +24,15 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
     fmt::print(stderr, "error: cannot create {}: {}\n", out.string(), ec.message());
     return exit_code::runtime;
   }
-  auto made = search::make_sampler(spec.search.algorithm, spec.space, spec.search.seed, spec.search.options);
-  if (!made) {  // the study validator ran make_sampler already
-    fmt::print(stderr, "error: search.{}: {}\n", made.error().front().key, made.error().front().what);
+  auto parts = make_search_parts(spec);
+  if (!parts) {  // the study validator ran the factories already
+    fmt::print(stderr, "error: {}\n", parts.error().message());
     return exit_code::usage;
   }
-  auto& sampler = *made;
+  auto& sampler = parts->sampler;
   search::History history;
   history.maximize = maximizes(spec.objective.mode);
-  std::int64_t total = spec.search.trials > 0 ? spec.search.trials : sampler->size().value_or(0);
-  if (auto size = sampler->size()) total = std::min(total, *size);
+  const std::int64_t total = std::max<std::int64_t>(parts->budget, 0);
   std::vector<sched::JobSpec> jobs;
   std::string params_lines;
   for (std::int64_t n = 0; n < total; ++n) {
@@ -49,57 +48,19 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   fmt::print(stderr, "dry run of {}: {}; params of each in {}\n", spec.name, trials_word(static_cast<std::int64_t>(jobs.size())),
              (out / "params.jsonl").string());
 
-  if (spec.backend.kind == "slurm") {
-    sched::SlurmOptions o = spec.backend.slurm;
-    o.script_dir = fs::absolute(out, ec);
-    o.max_concurrent = static_cast<std::size_t>(spec.backend.max_concurrent);
-    if (!o.template_path.empty() && o.template_path.is_relative())
-      o.template_path = fs::absolute(fs::path(spec.source), ec).parent_path() / o.template_path;
-    auto tmpl = sched::slurm::load_template(o);
-    if (!tmpl) {
-      fmt::print(stderr, "error: {}\n", tmpl.error().message());
-      return exit_code::usage;
-    }
-    sched::slurm::BatchRequest batch;
-    batch.study = spec.name;
-    batch.tag = "dry-run";
-    batch.script_dir = o.script_dir;
-    batch.ranks = jobs.empty() ? spec.trial.ranks : jobs.front().ranks;  // one script: the first trial's shape
-    if (!jobs.empty()) {
-      batch.launcher = jobs.front().launcher;
-      batch.warn_always = jobs.front().warn_always;
-    }
-    batch.time_limit_min = spec.trial.timeout_s > 0 ? static_cast<int>(std::ceil(spec.trial.timeout_s / 60.0)) : 0;
-    batch.throttle = o.max_concurrent;
-    for (const auto& j : jobs) batch.tasks.push_back({j.token(), j.workdir, j.argv, j.env});
-    auto prepared = sched::slurm::prepare_batch(*tmpl, o, batch);
-    if (!prepared) {
-      fmt::print(stderr, "error: {}\n", prepared.error().message());
-      return exit_code::usage;
-    }
-    if (auto st = write_file_atomic(batch.script_path(), prepared->request.script); !st) {
-      fmt::print(stderr, "error: {}\n", st.error().message());
-      return exit_code::runtime;
-    }
-    if (auto st = write_file_atomic(batch.index_path(), prepared->index_text); !st) {
-      fmt::print(stderr, "error: {}\n", st.error().message());
-      return exit_code::runtime;
-    }
-    fmt::print(stderr, "batch script: {}\nindex file:   {}\nnothing was submitted.\n", batch.script_path().string(),
-               batch.index_path().string());
-    return exit_code::ok;
+  boost::asio::io_context io;
+  auto backend = make_backend(io, spec, runs_dir / spec.name, /*create_dirs=*/false);
+  if (!backend) {
+    fmt::print(stderr, "error: {}\n", backend.error().message());
+    return exit_code::usage;
   }
-  std::string lines;
-  for (const auto& j : jobs) {
-    lines += "cd " + shell_quote(j.workdir.string()) + " &&";
-    for (const auto& [k, v] : j.env) lines += " " + shell_quote(k + "=" + v);
-    lines += " " + shell_join(j.argv) + "\n";
+  auto wrote = (*backend)->dry_run(jobs, fs::absolute(out, ec));
+  if (!wrote) {
+    fmt::print(stderr, "error: {}\n", wrote.error().message());
+    return exit_code::usage;
   }
-  if (auto st = write_file_atomic(out / "commands.sh", lines); !st) {
-    fmt::print(stderr, "error: {}\n", st.error().message());
-    return exit_code::runtime;
-  }
-  fmt::print(stderr, "command lines: {}\nnothing was run.\n", (out / "commands.sh").string());
+  for (const auto& line : *wrote) fmt::print(stderr, "{}\n", line);
+  fmt::print(stderr, "nothing was submitted or run.\n");
   return exit_code::ok;
 }
 

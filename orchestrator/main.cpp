@@ -59,6 +59,9 @@ int main(int argc, char** argv) try {
   b->add_option("--format", best.format, "table | json")->check(CLI::IsMember({"table", "json"}));
   b->add_flag("--explain", best.explain,
               "the evidence: regime, B_crit with interval, runner-ups within seed noise, speedups, exclusions");
+  b->add_option("--group-by", best.group_by,
+                "fit S(B) and B_crit per value of this parameter (e.g. optimizer, lr_rule), side by side with "
+                "their intervals; implies --explain");
 
   PlanArgs plan;
   auto* pl = app.add_subcommand("plan", "predicted best batch and time to target per rank count (a model prediction)");
@@ -114,6 +117,18 @@ int main(int argc, char** argv) try {
   sv->add_option("--port", serve.port, "TCP port (default 8080; 0: any free port)");
   sv->add_option("--max-connections", serve.max_connections, "connections served at once; more get 503 (default 256)");
   sv->add_flag("--verbose", serve.verbose, "log every response to stderr");
+  auto* sv_token_file = sv->add_option("--token-file", serve.token_file,
+                                       "read the secret token from FILE (mode 600) instead of drawing a new one");
+  auto* sv_no_token = sv->add_flag("--no-token", serve.no_token,
+                                   "serve without a token: anyone who can connect can read every study (warns)");
+  sv_no_token->excludes(sv_token_file);
+  auto* sv_sock = sv->add_option("--unix-socket", serve.unix_socket,
+                                 "listen on this Unix socket (created mode 0600) instead of TCP; forward it with "
+                                 "ssh -L 8080:PATH (README)");
+  sv_sock->excludes(sv->get_option("--bind"));
+  sv_sock->excludes(sv->get_option("--port"));
+  sv->footer("A secret token is drawn at start and printed in the URL (http://127.0.0.1:8080/?token=...);\n"
+             "a request without it, or the cookie that URL sets, gets 403.");
 
   for (auto* sub : {s, st, r, q, b, pl, rs, c, rp, sv, eq, d}) sub->fallthrough();
 

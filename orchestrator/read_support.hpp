@@ -1,5 +1,7 @@
 // read_support.hpp — what the read-only verbs share: opening the database read-only (the
-// orchestrator may be writing it at the same time, in WAL mode), finding a study by name
+// orchestrator may be writing it at the same time: in WAL mode on a local disk, or
+// publishing snapshots of it on a shared filesystem; db::Storage::open_readonly takes care
+// of both, README "Where the database lives"), finding a study by name
 // (with the known names when there is none), and printing an error with its exit code.
 #pragma once
 

@@ -609,6 +609,12 @@ function emptyNote(parent, id, why) {
     c.append(el('div', { class: 'tablewrap' }, tbl));
   }
 
+  // ---- B_crit per value of a categorical parameter: report/grouped_fit.js, embedded with this file.
+  function groupedFits(state, root, m) {
+    if (typeof global.dlsweepGroupedFits === 'function')
+      global.dlsweepGroupedFits(state, root, m, { el, card, chart, emptyNote, fmt, finite, baseOptions });
+  }
+
   function header(root, m) {
     const s = m.study;
     const counts = STATES.filter((k) => m.counts[k] > 0).map((k) => `${m.counts[k]} ${k}`).join(', ') || 'no trials';
@@ -633,7 +639,7 @@ function emptyNote(parent, id, why) {
     const m = model;
     const ctx = { m, color: batchColorFn(m.trials) };
     header(root, m);
-    for (const part of [convergence, toTarget, noiseScale, throughput, learningRate, parallel, pareto, history, table]) part(state, root, m, ctx);
+    for (const part of [convergence, toTarget, groupedFits, noiseScale, throughput, learningRate, parallel, pareto, history, table]) part(state, root, m, ctx);
     root.setAttribute('data-rendered', String((state.renders = (state.renders || 0) + 1)));
     return state.counts;
   }

@@ -7,8 +7,10 @@
 #include <tuple>
 
 #include "analysis/batch_model.hpp"
+#include "analysis/grouped_fit.hpp"
 #include "analysis/noise.hpp"
 #include "analysis/target_table.hpp"
+#include "analysis/to_json.hpp"
 
 namespace dlsweep::report {
 namespace {
@@ -16,6 +18,19 @@ namespace {
 using nlohmann::json;
 
 json opt(const std::optional<double>& v) { return v && std::isfinite(*v) ? json(*v) : json(nullptr); }
+
+constexpr int kGrid = 60;  // points of a fitted curve
+
+// S(B) of a fit on a log grid a factor 2 beyond the fitted batch range.
+json steps_curve(const analysis::BatchFit& fit) {
+  json out = json::array();
+  const double lo = fit.batch_lo / 2, hi = fit.batch_hi * 2;
+  for (int i = 0; i <= kGrid; ++i) {
+    const double b = lo * std::pow(hi / lo, static_cast<double>(i) / kGrid);
+    out.push_back({{"batch_size", b}, {"value", analysis::steps_at(fit, b)}});
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -54,7 +69,6 @@ json analysis_model(const analysis::StudyData& study) {
   // The fitted curves on a log grid a factor 2 beyond the fitted batch range.
   json steps_fit = json::array(), samples_fit = json::array();
   const double lo = fit->batch_lo / 2, hi = fit->batch_hi * 2;
-  constexpr int kGrid = 60;
   for (int i = 0; i <= kGrid; ++i) {
     const double b = lo * std::pow(hi / lo, static_cast<double>(i) / kGrid);
     steps_fit.push_back({{"batch_size", b}, {"value", analysis::steps_at(*fit, b)}});
@@ -81,6 +95,19 @@ json analysis_model(const analysis::StudyData& study) {
                   {"lo", opt(ns.lo)},
                   {"hi", opt(ns.hi)},
                   {"ratio_to_b_crit", opt(ns.ratio_to_b_crit)}};
+  return out;
+}
+
+json grouped_fits_model(const analysis::StudyData& study) {
+  json out = json::array();
+  for (const auto& param : analysis::categorical_parameters(study)) {
+    auto g = analysis::fit_by_group(study, param);
+    if (!g) continue;  // cannot happen: the parameter comes from the study
+    json j = analysis::to_json(*g);
+    for (std::size_t i = 0; i < g->groups.size(); ++i)
+      j["groups"][i]["steps_fit"] = g->groups[i].fit ? steps_curve(*g->groups[i].fit) : json::array();
+    out.push_back(std::move(j));
+  }
   return out;
 }
 

@@ -21,4 +21,11 @@ namespace dlsweep::report {
 /// or {"available": false, "reason", "points": [...]} (points may still be there).
 nlohmann::json analysis_model(const analysis::StudyData& study);
 
+/// The batch-size model per value of each categorical parameter (analysis/grouped_fit.hpp:
+/// strings and booleans with 2..8 values, e.g. optimizer, lr_rule), what the "B_crit per
+/// value" table and chart draw (report/grouped_fit.js): [to_json(GroupedFit), ...], each group
+/// with "steps_fit": [{batch_size, value}] (its fitted S(B), empty when it cannot be fitted).
+/// Empty when no such parameter varies; `best --explain --group-by P` gives the same numbers.
+nlohmann::json grouped_fits_model(const analysis::StudyData& study);
+
 }  // namespace dlsweep::report

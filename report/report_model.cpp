@@ -9,6 +9,7 @@
 
 #include "common/objective.hpp"
 #include "analysis/load.hpp"
+#include "analysis/ranking.hpp"
 #include "analysis/speedup.hpp"
 #include "analysis/to_json.hpp"
 #include "report/report_analysis.hpp"
@@ -168,6 +169,30 @@ json importance_json(const std::vector<db::TrialSummary>& sums, const std::vecto
           {"note", note}};
 }
 
+// The winner by `by`, from the one ranking (analysis/ranking.hpp): what `dlsweep best --by`
+// names ("trial") and its seed group (`best --explain`'s winner, "trials").
+json winner_json(const analysis::StudyData& study, analysis::RankBy by,
+                 const std::vector<std::optional<analysis::PooledTime>>& pooled) {
+  const analysis::Ranking r = analysis::rank(study, by, pooled);
+  json j = {{"criterion", analysis::criterion_name(r.criterion)}, {"trial", nullptr}, {"trials", json::array()},
+            {"mean", nullptr}};
+  if (const auto w = r.winner()) {
+    j["trial"] = study.trials[*w].number;
+    for (std::size_t i : r.groups[r.order.front().group].members) j["trials"].push_back(study.trials[i].number);
+    j["mean"] = num(std::optional<double>(r.order.front().value.mean));
+  }
+  return j;
+}
+
+json best_json(const analysis::StudyData& study) {
+  const auto pooled = analysis::pooled_times_to_target(study);  // computed once for the four
+  json best = winner_json(study, analysis::RankBy::automatic, pooled);
+  best["by"] = {{"time", winner_json(study, analysis::RankBy::time, pooled)},
+                {"steps", winner_json(study, analysis::RankBy::steps, pooled)},
+                {"value", winner_json(study, analysis::RankBy::value, pooled)}};
+  return best;
+}
+
 }  // namespace
 
 Result<json> build_report_model(const db::Storage& storage, const std::string& study_name,
@@ -291,20 +316,6 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   }
   model["history"] = history;
 
-  // The LR chart: the best few trials by the objective's best value (COMPLETE first), with a curve.
-  std::vector<const db::TrialSummary*> ranked;
-  for (const auto& t : *sums)
-    if (t.best_value && std::isfinite(*t.best_value) && curve_map.contains(std::to_string(t.number)))
-      ranked.push_back(&t);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* a, const auto* b) {
-    const bool ca = a->state == "COMPLETE", cb = b->state == "COMPLETE";
-    if (ca != cb) return ca;
-    return better_value(*a->best_value, *b->best_value, st->objective_mode);
-  });
-  json lr_trials = json::array();
-  for (std::size_t i = 0; i < ranked.size() && i < options.lr_trials; ++i) lr_trials.push_back(ranked[i]->number);
-  model["lr_trials"] = lr_trials;
-
   std::vector<std::string> varying;
   for (const auto& n : names) {
     std::set<std::string> seen;
@@ -316,8 +327,18 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   model["importance"] = importance_json(*sums, varying);
   // The batch-size model comes from analysis/, which reads the same read-only Storage.
   model["scaling_tables"] = json::array();
+  model["lr_trials"] = json::array();
+  model["best"] = nullptr;
+  model["grouped_fits"] = json::array();
   if (auto data = analysis::load_study(storage, study_name); data) {
+    // The winner and the LR chart's best few trials come from the one ranking, as `best`'s do.
+    model["best"] = best_json(*data);
+    for (std::size_t i : analysis::best_value_order(*data)) {
+      if (model["lr_trials"].size() >= options.lr_trials) break;
+      if (curve_map.contains(std::to_string(data->trials[i].number))) model["lr_trials"].push_back(data->trials[i].number);
+    }
     model["analysis"] = analysis_model(*data);
+    model["grouped_fits"] = grouped_fits_model(*data);
     // Strong and weak scaling over ranks and threads (analysis/speedup.hpp), when varied.
     for (const auto& t : analysis::scaling_tables(*data)) model["scaling_tables"].push_back(analysis::to_json(t));
   } else {

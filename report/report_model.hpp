@@ -28,13 +28,19 @@
 //    "curves": {"<number>": {"step":[], "samples":[], "wall_s":[], "objective":[],
 //                            "lr":[], "noise_scale":[], "samples_per_s":[]}},
 //                                                   parallel arrays, null where a record lacks it
-//    "lr_trials": [numbers],                       the best few trials (LR chart)
+//    "lr_trials": [numbers],                       the best few trials by value (LR chart): the ranked
+//                                                  COMPLETE trials first, then the others (analysis/ranking.hpp)
+//    "best": {criterion, trial, trials, mean, "by": {"time"|"steps"|"value": {criterion, trial, trials, mean}}} | null
+//                                                  the winner of `dlsweep best` (trial) and of `best --explain`
+//                                                  (its seed group, trials), by auto and by each `--by`
 //    "pareto": [numbers],                          time-to-target vs rank-seconds front
 //    "history": [{number, value, best_so_far}],    finished trials in number order
 //    "importance": {"method", "target", "trials", "values": [{param, importance, trials, groups, chance}],
 //                   "not_rated": [{param, reason}], "note"},   note: why parameters have no bar
 //    "noise_scale": {"metric", "trials", "reported", "note"},   note: how to report it, when none did
 //    "throughput": {"by_batch": [...], "by_ranks": [...]},  see report_model.cpp
+//    "grouped_fits": [{param, epoch_factor, groups: [...], lines}],  S(B) and B_crit per value of each
+//                                                  categorical parameter (report_analysis.hpp)
 //    "analysis": {...} | {"available": false, "reason": "..."} }
 #pragma once
 

@@ -7,11 +7,17 @@ namespace dlsweep::report {
 namespace assets {
 std::string_view chart_js();
 std::string_view render_js();
+std::string_view grouped_fit_js();
 std::string_view report_css();
 }  // namespace assets
 
 std::string_view chart_js() { return assets::chart_js(); }
-std::string_view render_js() { return assets::render_js(); }
+// render.js with the card files it calls (grouped_fit.js) after it: one script, so `dlsweep
+// serve`'s /assets/render.js and the report page both carry every card.
+std::string_view render_js() {
+  static const std::string all = std::string(assets::render_js()) + "\n" + std::string(assets::grouped_fit_js());
+  return all;
+}
 std::string_view report_css() { return assets::report_css(); }
 std::string_view chart_js_version() { return DLSWEEP_CHARTJS_VERSION; }
 

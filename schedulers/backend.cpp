@@ -4,9 +4,28 @@
 
 #include <fmt/format.h>
 
+#include "common/atomic_file.hpp"
+#include "common/shell_quote.hpp"
+
 namespace dlsweep::sched {
 
 std::string JobSpec::token() const { return fmt::format("{}/{}/{}", study, trial_id, attempt); }
+
+Result<std::vector<std::string>> write_command_lines(const std::vector<JobSpec>& jobs,
+                                                     const std::vector<std::vector<std::string>>& argvs,
+                                                     const std::filesystem::path& out_dir) {
+  std::string lines;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const JobSpec& j = jobs[i];
+    lines += "cd " + shell_quote(j.workdir.string()) + " &&";
+    if (!j.env.empty()) lines += " env";
+    for (const auto& [k, v] : j.env) lines += " " + shell_quote(k + "=" + v);
+    lines += " " + shell_join(argvs[i]) + "\n";
+  }
+  const auto path = out_dir / "commands.sh";
+  if (auto st = write_file_atomic(path, lines); !st) return std::unexpected(st.error());
+  return std::vector<std::string>{"command lines: " + path.string()};
+}
 
 std::string_view to_string(JobEventKind k) {
   switch (k) {

@@ -115,6 +115,14 @@ class Backend {
   /// that a whole batch can go out as one array.
   virtual std::size_t submit_window() const { return max_concurrent(); }
 
+  /// `submit --dry-run`: writes under `out_dir` exactly what submitting `jobs` (all in one
+  /// turn) would send — the backend's own planning and rendering (Slurm: every batch script
+  /// and index file, split as submit would split them; local: the command lines with their
+  /// launcher) — and runs, submits and creates nothing else. Returns one line per file
+  /// written, to show the user. Jobs are validated as submit() validates them.
+  virtual Result<std::vector<std::string>> dry_run(const std::vector<JobSpec>& jobs,
+                                                   const std::filesystem::path& out_dir) = 0;
+
   // --- resume. Local and fake jobs are the orchestrator's children: they die, or are
   // stopped, with it. A batch scheduler's jobs run on; resume follows them instead of
   // starting the trials again.
@@ -138,10 +146,34 @@ class Backend {
   /// new backend id and emits `queued`, then the usual events — the terminal one from
   /// accounting if the job already ended, `lost` if the scheduler knows nothing of it.
   /// `spec` gives study, trial and attempt; nothing is submitted.
+  /// `submit --as-job`: runs `job` (the orchestrator itself) as a job of its own, through
+  /// the same rendering, quoting and preflight as trial jobs, asking for what an
+  /// orchestrator needs rather than what a trial needs. Blocks; returns the scheduler's id.
+  /// Default: refused — a backend without a queue has nowhere to send it.
+  virtual Result<std::string> submit_orchestrator(const JobSpec& job) {
+    return fail("this backend cannot run the orchestrator as a job", "submit --as-job for " + job.study,
+                "use a batch scheduler's backend (kind: slurm), or run `dlsweep submit` inside an allocation");
+  }
+  /// Offline `dlsweep cancel` (no orchestrator is running): cancels jobs an earlier
+  /// orchestrator submitted, by the native ids recorded in the database, through the
+  /// scheduler the study names (its configuration, its driver). Blocks; call without an
+  /// event loop. Default: nothing to cancel — jobs that do not outlive their orchestrator
+  /// died with it (leftover processes are recovery's to stop).
+  virtual Status cancel_detached(const std::vector<std::string>& native_ids) {
+    (void)native_ids;
+    return {};
+  }
   virtual Result<std::string> adopt(const JobSpec& spec, const std::string& native_id) {
     return fail("this backend cannot follow jobs of another orchestrator", "adopting " + native_id + " for " + spec.token(),
                 "requeue the trial instead");
   }
 };
+
+/// For dry_run(): writes `out_dir`/commands.sh, one line per job that runs it by hand
+/// (`cd DIR && env K=V... ARGV`, every word quoted), `argvs[i]` being job i's command line
+/// as the backend launches it. Returns the line to show.
+Result<std::vector<std::string>> write_command_lines(const std::vector<JobSpec>& jobs,
+                                                     const std::vector<std::vector<std::string>>& argvs,
+                                                     const std::filesystem::path& out_dir);
 
 }  // namespace dlsweep::sched

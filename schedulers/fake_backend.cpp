@@ -69,6 +69,16 @@ void FakeBackend::emit(const Job& job, JobEventKind kind, std::string message, i
   });
 }
 
+Result<std::vector<std::string>> FakeBackend::dry_run(const std::vector<JobSpec>& jobs, const std::filesystem::path& out_dir) {
+  std::vector<std::vector<std::string>> argvs;
+  for (const auto& spec : jobs) {
+    if (spec.argv.empty() || spec.argv[0].empty())
+      return fail("empty command line", "fake job " + spec.token(), "give the job a program to run");
+    argvs.push_back(spec.argv);
+  }
+  return write_command_lines(jobs, argvs, out_dir);
+}
+
 Result<std::string> FakeBackend::submit(const JobSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) {
     return fail("empty command line", "fake job " + spec.token(), "give the job a program to run");

@@ -52,6 +52,9 @@ class FakeBackend final : public Backend {
   void set_event_handler(EventHandler h) override { handler_ = std::move(h); }
   /// Fails (no event) only on an empty argv, like the real backends. Ids: "fake-<seq>".
   Result<std::string> submit(const JobSpec& job) override;
+  /// commands.sh with each job's argv as given (nothing is "run": the fake runs nothing).
+  Result<std::vector<std::string>> dry_run(const std::vector<JobSpec>& jobs,
+                                           const std::filesystem::path& out_dir) override;
   void cancel(const std::string& job_id) override;
   std::size_t active() const override { return jobs_.size(); }
   std::size_t max_concurrent() const override { return max_concurrent_; }

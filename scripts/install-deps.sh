@@ -31,6 +31,8 @@ PACKAGES=(
   python3-pytest python3-torch
   # tests: `dlsweep report` pages opened in headless Chromium, driven by a node script
   chromium nodejs
+  # tests: a real FUSE filesystem (statfs type FUSE) for --db off the local disk (e2e db_placement)
+  bindfs
 )
 
 if [[ "${1:-}" == --bench ]]; then

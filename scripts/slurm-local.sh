@@ -176,11 +176,15 @@ write_conf() {
   local host
   host=$(hostname -s)
   local nodeline partnodes
+  # RealMemory, as every real cluster sets it (Slurm's default is 1 MB): jobs that ask for
+  # memory (`mem:`, the --as-job orchestrator's 1 GB) fit, and asking for more is refused
+  # as on a real cluster. Memory is not consumed (CR_Core), so jobs do not wait on it.
+  local mem_mb=2048
   if [[ $nodes == 2 ]]; then
-    nodeline="NodeName=n[1-2] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((port + 1))-$((port + 2)) CPUs=4 State=UNKNOWN"
+    nodeline="NodeName=n[1-2] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((port + 1))-$((port + 2)) CPUs=4 RealMemory=$mem_mb State=UNKNOWN"
     partnodes="n[1-2]"
   else
-    nodeline="NodeName=localhost NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=4 State=UNKNOWN"
+    nodeline="NodeName=localhost NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=4 RealMemory=$mem_mb State=UNKNOWN"
     partnodes="localhost"
   fi
   cat >"$conf.tmp" <<EOF

@@ -3,6 +3,8 @@
 // db_pool_ (one thread) and post their answer back.
 #include "serve/http_server.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <optional>
 
@@ -13,6 +15,8 @@
 
 #include "serve/assets.hpp"
 #include "serve/http_router.hpp"
+#include "serve/request_auth.hpp"
+#include "serve/unix_socket.hpp"
 
 namespace dlsweep::serve {
 
@@ -20,6 +24,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using local = asio::local::stream_protocol;
 
 struct Server::Shared {
   FeedSource& feed;
@@ -30,6 +35,8 @@ struct Server::Shared {
   bool stopped = false;
   bool loopback = true;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<local::acceptor> unix_acceptor;
+  UnixSocketFile unix_file;  ///< the socket file listen_unix() made (removed by stop())
 };
 
 bool loopback_host(std::string_view host) {
@@ -50,6 +57,10 @@ namespace {
 
 using Response = http::response<http::span_body<const char>>;
 
+constexpr std::string_view kNeedToken =
+    "this server needs its token: open the URL that `dlsweep serve` printed (.../?token=...), "
+    "or send the header 'Authorization: token TOKEN'";
+
 constexpr std::string_view kCsp =
     "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; "
     "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -59,9 +70,13 @@ std::string error_json(int status, std::string_view message) {
                                                                      nlohmann::json::error_handler_t::replace);
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+template <class Protocol>
+class Session : public std::enable_shared_from_this<Session<Protocol>> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<Server::Shared> shared)
+  using Stream = beast::basic_stream<Protocol>;
+  using std::enable_shared_from_this<Session<Protocol>>::shared_from_this;
+
+  Session(typename Protocol::socket socket, std::shared_ptr<Server::Shared> shared)
       : stream_(std::move(socket)), shared_(std::move(shared)) {
     ++shared_->active;
     ++shared_->stats.accepted;
@@ -106,6 +121,24 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!host.empty() && !loopback_host(std::string_view(host.data(), host.size())))
         return reply_error(403, "Host '" + std::string(host) + "' refused: this server is bound to a loopback "
                                 "address and answers only localhost (use --bind to serve other names)", false);
+    }
+    if (!shared_->opt.token.empty()) {
+      AuthRequest ar;
+      ar.target = target;
+      for (auto [it, end] = req.equal_range(http::field::cookie); it != end; ++it)
+        ar.cookies.emplace_back(it->value().data(), it->value().size());
+      auto authz = req[http::field::authorization];
+      ar.authorization = std::string_view(authz.data(), authz.size());
+      AuthResult verdict = authorize(shared_->opt.token, ar);
+      if (verdict.verdict == AuthVerdict::refused) return reply_error(403, std::string(kNeedToken), false);
+      if (verdict.verdict == AuthVerdict::allowed_by_query) {
+        auto host = req[http::field::host];
+        set_cookie_ = set_cookie(std::string_view(host.data(), host.size()), shared_->opt.token);
+        Route page = route(method, target);
+        if (req.method() == http::verb::get &&
+            (page.kind == RouteKind::index_page || page.kind == RouteKind::study_page))
+          return reply_redirect(verdict.clean_target);
+      }
     }
     Route r = route(method, target);
     switch (r.kind) {
@@ -158,6 +191,12 @@ class Session : public std::enable_shared_from_this<Session> {
     reply(200, a->content_type, a->body, nullptr, false);  // static storage: nothing to keep alive
   }
 
+  // 303 to `location` (the same page without ?token=; the cookie rides on this answer).
+  void reply_redirect(std::string location) {
+    location_ = std::move(location);
+    reply(303, "text/plain; charset=utf-8", {}, nullptr, true);
+  }
+
   void reply_error(int status, const std::string& message, bool keep) {
     if (!keep) keep_alive_ = false;
     auto text = std::make_shared<const std::string>(error_json(status, message));
@@ -179,6 +218,10 @@ class Session : public std::enable_shared_from_this<Session> {
     res->set("Referrer-Policy", "no-referrer");
     if (status == 405) res->set(http::field::allow, "GET, HEAD");
     if (status == 503) res->set(http::field::retry_after, "1");
+    if (!set_cookie_.empty()) res->set(http::field::set_cookie, set_cookie_);
+    if (!location_.empty()) res->set(http::field::location, location_);
+    set_cookie_.clear();
+    location_.clear();
     res->keep_alive(keep_alive_);
     if (head_) {
       res->content_length(body.size());
@@ -186,7 +229,7 @@ class Session : public std::enable_shared_from_this<Session> {
       res->body() = http::span_body<const char>::value_type(body.data(), body.size());
       res->prepare_payload();
     }
-    if (status < 300) ++shared_->stats.ok;
+    if (status < 400) ++shared_->stats.ok;
     else if (status < 500) ++shared_->stats.client_errors;
     else ++shared_->stats.server_errors;
     if (shared_->opt.log_requests) fmt::print(stderr, "dlsweep serve: {} {}\n", status, body.size());
@@ -203,24 +246,28 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void close() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.socket().shutdown(asio::socket_base::shutdown_send, ec);
     stream_.socket().close(ec);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   std::shared_ptr<Server::Shared> shared_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Response> res_;
   std::shared_ptr<const void> keep_;  ///< owner of the body being written
   bool head_ = false, keep_alive_ = true;
+  std::string set_cookie_, location_;  ///< for the next reply only
 };
 
 // Over max_connections: a canned 503, then read whatever the client sent until it closes
 // (closing with unread data would reset the connection and lose the 503), bounded in time.
-class Rejector : public std::enable_shared_from_this<Rejector> {
+template <class Protocol>
+class Rejector : public std::enable_shared_from_this<Rejector<Protocol>> {
  public:
-  Rejector(tcp::socket socket, std::shared_ptr<Server::Shared> shared)
+  using std::enable_shared_from_this<Rejector<Protocol>>::shared_from_this;
+
+  Rejector(typename Protocol::socket socket, std::shared_ptr<Server::Shared> shared)
       : stream_(std::move(socket)), shared_(std::move(shared)) {
     ++shared_->rejecting;
     ++shared_->stats.rejected;
@@ -237,7 +284,7 @@ class Rejector : public std::enable_shared_from_this<Rejector> {
     asio::async_write(stream_, asio::buffer(text_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec) return;
       beast::error_code ignored;
-      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      self->stream_.socket().shutdown(asio::socket_base::shutdown_send, ignored);
       self->drain();
     });
   }
@@ -248,37 +295,40 @@ class Rejector : public std::enable_shared_from_this<Rejector> {
       if (!ec) self->drain();
     });
   }
-  beast::tcp_stream stream_;
+  beast::basic_stream<Protocol> stream_;
   std::shared_ptr<Server::Shared> shared_;
   std::string text_;
   char scratch_[4096];
 };
 
-void accept_loop(std::shared_ptr<Server::Shared> shared) {
-  if (shared->stopped || !shared->acceptor) return;
-  shared->acceptor->async_accept([shared](beast::error_code ec, tcp::socket socket) {
+template <class Protocol>
+void accept_loop(std::shared_ptr<Server::Shared> shared, typename Protocol::acceptor& acceptor) {
+  if (shared->stopped) return;
+  acceptor.async_accept([shared, &acceptor](beast::error_code ec, typename Protocol::socket socket) {
     if (shared->stopped) return;
     if (ec) {
       // EMFILE and friends: keep accepting; the client's connect is refused or retried.
       if (ec != asio::error::operation_aborted)
         fmt::print(stderr, "dlsweep serve: accept failed: {}\n", ec.message());
     } else if (shared->active < shared->opt.max_connections) {
-      std::make_shared<Session>(std::move(socket), shared)->start();
+      std::make_shared<Session<Protocol>>(std::move(socket), shared)->start();
     } else if (shared->rejecting < shared->opt.max_rejecting) {
-      std::make_shared<Rejector>(std::move(socket), shared)->start();
+      std::make_shared<Rejector<Protocol>>(std::move(socket), shared)->start();
     } else {
       ++shared->stats.dropped;
       beast::error_code ignored;
       socket.close(ignored);
     }
-    accept_loop(shared);
+    accept_loop<Protocol>(shared, acceptor);
   });
 }
 
 }  // namespace
 
 Server::Server(asio::io_context& io, FeedSource& feed, ServerOptions options)
-    : io_(io), shared_(std::make_shared<Shared>(Shared{feed, std::move(options), db_pool_.get_executor(), {}, 0, 0, false, true, std::nullopt})) {}
+    : io_(io),
+      shared_(std::make_shared<Shared>(Shared{feed, std::move(options), db_pool_.get_executor(), {}, 0, 0, false, true,
+                                              std::nullopt, std::nullopt, {}})) {}
 
 Server::~Server() { stop(); }
 
@@ -298,8 +348,26 @@ Result<tcp::endpoint> Server::listen() {
   auto bound = acc.local_endpoint(ec);
   if (ec) return fail("cannot read the bound address: " + ec.message(), where);
   shared_->acceptor.emplace(std::move(acc));
-  accept_loop(shared_);
+  accept_loop<tcp>(shared_, *shared_->acceptor);
   return bound;
+}
+
+Status Server::listen_unix(const std::filesystem::path& path) {
+  auto made = listen_unix_socket(path, asio::socket_base::max_listen_connections);
+  if (!made) return std::unexpected(made.error());
+  shared_->loopback = true;  // reached through a tunnel to the browser's localhost
+  local::acceptor acc(io_);
+  beast::error_code ec;
+  acc.assign(local(), made->fd, ec);
+  if (ec) {
+    ::close(made->fd);
+    remove_unix_socket(*made);
+    return fail("cannot serve on the socket: " + ec.message(), "--unix-socket " + path.string());
+  }
+  shared_->unix_file = *made;
+  shared_->unix_acceptor.emplace(std::move(acc));
+  accept_loop<local>(shared_, *shared_->unix_acceptor);
+  return {};
 }
 
 void Server::stop() {
@@ -309,6 +377,11 @@ void Server::stop() {
   if (shared_->acceptor) {
     beast::error_code ec;
     shared_->acceptor->close(ec);
+  }
+  if (shared_->unix_acceptor) {
+    beast::error_code ec;
+    shared_->unix_acceptor->close(ec);
+    remove_unix_socket(shared_->unix_file);
   }
   db_pool_.join();  // a running FeedSource call finishes; its answer is posted to io
 }

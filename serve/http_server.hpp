@@ -14,10 +14,20 @@
 //    new connections are closed at once). Idle or slow connections time out
 //    (read_timeout), so they cannot hold the slots forever.
 //  - Database errors (busy, locked, I/O) are answered 503 and logged; the server goes on.
+//  - With a token (ServerOptions::token, what `dlsweep serve` sets unless --no-token), a
+//    request that does not carry it (request_auth.hpp: ?token=, the cookie, or an
+//    Authorization header) gets 403 and nothing else: no page, no asset, no study data,
+//    and nothing reaches the database side. Checked right after the Host guard, before
+//    routing. A page requested with ?token= is answered 303 to the same URL without it,
+//    with the cookie set.
+//  - listen_unix() serves on a Unix-domain socket (unix_socket.hpp: mode 0600) instead of
+//    TCP, with the same rules (the Host guard included: the browser reaches it through an
+//    ssh tunnel to localhost); stop() removes the socket file.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -37,6 +47,7 @@ struct ServerOptions {
   std::chrono::milliseconds read_timeout{10'000};
   std::chrono::milliseconds write_timeout{30'000};
   bool log_requests = false;              ///< one stderr line per response
+  std::string token;                      ///< "" serves everyone who can connect (--no-token)
 };
 
 struct ServerStats {
@@ -56,6 +67,9 @@ class Server {
 
   /// Binds and starts accepting; the endpoint actually bound (port 0 resolved).
   Result<boost::asio::ip::tcp::endpoint> listen();
+  /// Instead of listen(): creates the Unix-domain socket `path` (mode 0600) and starts
+  /// accepting on it.
+  Status listen_unix(const std::filesystem::path& path);
   /// Stops accepting, finishes the database thread; open connections are closed as their
   /// handlers run. Idempotent. Call on the io_context's thread.
   void stop();

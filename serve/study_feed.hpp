@@ -3,8 +3,9 @@
 //
 // Invariants:
 //  - The connection is db::Storage::open_readonly (SQLITE_OPEN_READONLY + query_only): no
-//    endpoint can write. In WAL mode (the orchestrator always turns it on) readers never
-//    block the writer, and each document is built from short autocommit reads, so no read
+//    endpoint can write. On a local disk (WAL mode) readers never block the writer; on a
+//    shared filesystem the connection reads the published snapshot (db/snapshot.hpp) and
+//    follows each new one. Each document is built from short autocommit reads, so no read
 //    transaction is held between requests.
 //  - A document is rebuilt only when the database changed (PRAGMA data_version on this
 //    connection moved) and no more often than once per max(`min_rebuild_s`, kBuildShare x

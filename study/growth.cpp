@@ -22,8 +22,9 @@ std::optional<std::int64_t> sampler_size(const StudySpec& spec) {
 
 }  // namespace
 
-std::int64_t trial_budget(const StudySpec& spec) {
-  auto size = sampler_size(spec);
+std::int64_t trial_budget(const StudySpec& spec) { return trial_budget(spec, sampler_size(spec)); }
+
+std::int64_t trial_budget(const StudySpec& spec, std::optional<std::int64_t> size) {
   if (spec.search.trials > 0) return size ? std::min(*size, spec.search.trials) : spec.search.trials;
   return size ? *size : -1;
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/result.hpp"
@@ -31,6 +32,9 @@ struct BudgetGrowth {
 /// The study's trial budget: search.trials, capped by (or, when 0, equal to) a grid's size.
 /// -1 when unbounded (cannot happen for a validated study).
 std::int64_t trial_budget(const StudySpec& spec);
+
+/// The same, given the size of the study's sampler (nullopt: unbounded); the one rule.
+std::int64_t trial_budget(const StudySpec& spec, std::optional<std::int64_t> sampler_size);
 
 /// --add-trials `n` on the study stored as `spec_json` (parsed: `spec`). Errors (bad
 /// input): n < 1, a grid with no points left (or fewer than n), an overflow; each says

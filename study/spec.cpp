@@ -21,6 +21,7 @@
 #include "study/space.hpp"
 #include "study/tree.hpp"
 #include "schedulers/launch.hpp"
+#include "schedulers/backend_kinds.hpp"
 #include "search/conditional.hpp"
 
 namespace dlsweep::orch {
@@ -41,15 +42,8 @@ constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "tri
                                          "search", "pruner",     "space",   "fixed",   "runs_dir"};
 constexpr std::string_view kPrunerShared[] = {"kind", "by", "group_by", "warmup"};
 constexpr std::string_view kPrunerAxes[] = {"epoch", "step", "samples", "wall_s"};
-constexpr std::string_view kBackendKeys[] = {
-    "kind", "max_concurrent", "pending_warn",
-    // kind: slurm only (from kFirstSlurmKey on)
-    "driver", "slurm_conf", "partition", "account", "qos", "time", "nodes", "ntasks_per_node", "cpus_per_task",
-    "gpus_per_node", "mem", "constraint", "extra_sbatch", "setup", "template", "signal_lead_s", "requeue",
-    "poll_min_s", "poll_max_s", "gpus_per_task", "cpus_per_gpu", "gpu_bind", "cpu_bind", "mpi"};
-constexpr std::size_t kFirstSlurmKey = 3;
+constexpr std::string_view kBackendShared[] = {"kind", "max_concurrent", "pending_warn"};
 constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
-constexpr std::string_view kBackendKinds[] = {"local", "slurm"};
 constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env"};
 constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
 constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target", "stop_at_target"};
@@ -128,9 +122,13 @@ class StudyParser {
 
   void read_backend() {
     Field b = StudyReader::field(root_, "backend");
-    if (!b || !r_.map(b, kBackendKeys, /*null_is_empty=*/true)) return;
+    // The keys: the shared ones and every kind's own (sched::backend_kinds()); a key of
+    // another kind is refused below, naming the kinds that take it.
+    std::vector<std::string_view> keys(std::begin(kBackendShared), std::end(kBackendShared));
+    for (const auto& k : sched::backend_kinds()) keys.insert(keys.end(), k.option_keys.begin(), k.option_keys.end());
+    if (!b || !r_.map(b, keys, /*null_is_empty=*/true)) return;
     if (Field k = StudyReader::field(b, "kind"))
-      if (auto s = r_.word(k, kBackendKinds)) spec_.backend.kind = *s;
+      if (auto s = r_.word(k, sched::backend_kind_names())) spec_.backend.kind = *s;
     if (Field m = StudyReader::field(b, "max_concurrent"))
       if (auto v = r_.integer(m, 1, kIntMax)) spec_.backend.max_concurrent = int(*v);
     if (Field w = StudyReader::field(b, "pending_warn"))
@@ -142,16 +140,21 @@ class StudyParser {
   // sched::validate_options (Slurm syntax); every one is shell-quoted or rejected later.
   void read_slurm(const Field& b) {
     auto& o = spec_.backend.slurm;
-    bool slurm = spec_.backend.kind == "slurm";
-    for (std::size_t i = kFirstSlurmKey; i < std::size(kBackendKeys); ++i) {
-      Field f = StudyReader::field(b, kBackendKeys[i]);
+    const sched::BackendKind* kind = sched::find_backend_kind(spec_.backend.kind);
+    const bool slurm = kind && kind->batch_scheduler;
+    std::vector<std::string_view> other_keys;  // every kind's keys (only Slurm has any today)
+    for (const auto& k : sched::backend_kinds()) other_keys.insert(other_keys.end(), k.option_keys.begin(), k.option_keys.end());
+    for (std::string_view name : other_keys) {
+      Field f = StudyReader::field(b, name);
       if (!f) continue;
-      if (!slurm) {
-        r_.error(f.path, fmt::format("'{}' applies only to the slurm backend", kBackendKeys[i]),
-                 "set `kind: slurm`, or remove this key");
+      if (!kind || std::find(kind->option_keys.begin(), kind->option_keys.end(), name) == kind->option_keys.end()) {
+        std::string takers;
+        for (auto k : sched::kinds_taking(name)) takers += (takers.empty() ? "" : " or ") + std::string(k);
+        r_.error(f.path, fmt::format("'{}' applies only to the {} backend", name, takers),
+                 fmt::format("set `kind: {}`, or remove this key", sched::kinds_taking(name).front()));
         continue;
       }
-      std::string key(kBackendKeys[i]);
+      std::string key(name);
       auto text = [&](std::string& out) {
         if (f->is_number()) out = r_.scalar_text(f);
         else if (auto v = r_.string(f)) out = *v;
@@ -472,7 +475,8 @@ class StudyParser {
     }
     if (!from_param) values.push_back(spec_.trial.ranks);
     const auto& o = spec_.backend.slurm;
-    const bool slurm = spec_.backend.kind == "slurm";
+    const sched::BackendKind* kind = sched::find_backend_kind(spec_.backend.kind);
+    const bool slurm = kind && kind->batch_scheduler;
     const std::string& launcher = spec_.trial.launcher;
     if (!slurm && launcher == "srun")
       r_.error("trial.launcher", "srun starts ranks inside a Slurm allocation; the local backend has none",
@@ -536,6 +540,8 @@ StudyResult parse_study(const std::string& text, StudyFormat format, const std::
     return std::unexpected(std::move(errors_found));
   }
   spec.source = file;
+  std::error_code ec;
+  spec.study_dir = std::filesystem::absolute(std::filesystem::path(file), ec).parent_path();
   return spec;
 }
 

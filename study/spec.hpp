@@ -43,6 +43,9 @@ struct StudySpec {
   std::string name;
   std::string description;
   std::string source;                       ///< the file it came from
+  /// The folder of `source`, made absolute once when the study is read: what relative paths
+  /// in the study (backend.template) and the {study_dir} placeholder mean, everywhere.
+  std::filesystem::path study_dir;
 
   struct BackendSpec {
     std::string kind = "local";             ///< "local" | "slurm"

@@ -5,6 +5,7 @@
 // from their defaults are written for optional keys, so a stored study reads as written.
 #include "study/spec.hpp"
 
+#include "schedulers/backend_kinds.hpp"
 #include "study/space.hpp"
 
 namespace dlsweep::orch {
@@ -12,7 +13,8 @@ namespace dlsweep::orch {
 nlohmann::json StudySpec::backend_json() const {
   nlohmann::json b{{"kind", backend.kind}, {"max_concurrent", backend.max_concurrent}};
   if (backend.pending_warn_s != kDefaultPendingWarn) b["pending_warn"] = backend.pending_warn_s;
-  if (backend.kind != "slurm") return b;
+  const sched::BackendKind* kind = sched::find_backend_kind(backend.kind);
+  if (!kind || kind->option_keys.empty()) return b;  // the rest are the slurm kind's keys
   const auto& o = backend.slurm;
   sched::SlurmOptions d;  // defaults: only what the study changed is written back
   b["driver"] = o.driver;

@@ -68,6 +68,24 @@ Result<std::vector<std::string>> LocalBackend::launch_argv(const JobSpec& job) c
   return local_launch_argv(job.argv, job.ranks, job.launcher, options_.mpirun, geteuid() == 0);
 }
 
+Status LocalBackend::check_job(const JobSpec& job) {
+  const std::string where = "local job " + job.token();
+  if (job.argv.empty() || job.argv[0].empty()) return fail("empty command line", where, "give the job a program to run");
+  if (job.workdir.empty()) return fail("no working directory", where, "set the job's workdir (the trial directory)");
+  return {};
+}
+
+Result<std::vector<std::string>> LocalBackend::dry_run(const std::vector<JobSpec>& jobs, const std::filesystem::path& out_dir) {
+  std::vector<std::vector<std::string>> argvs;
+  for (const auto& job : jobs) {
+    if (auto st = check_job(job); !st) return std::unexpected(st.error());
+    auto argv = launch_argv(job);
+    if (!argv) return std::unexpected(argv.error());
+    argvs.push_back(std::move(*argv));
+  }
+  return write_command_lines(jobs, argvs, out_dir);
+}
+
 JobEvent LocalBackend::event_for(const Job& job, JobEventKind kind, std::string message) const {
   JobEvent ev;
   ev.job_id = job.id;
@@ -86,13 +104,8 @@ void LocalBackend::emit(JobEvent ev) {
 }
 
 Result<std::string> LocalBackend::submit(const JobSpec& job) {
+  if (auto st = check_job(job); !st) return std::unexpected(st.error());
   const std::string where = "local job " + job.token();
-  if (job.argv.empty() || job.argv[0].empty()) {
-    return fail("empty command line", where, "give the job a program to run");
-  }
-  if (job.workdir.empty()) {
-    return fail("no working directory", where, "set the job's workdir (the trial directory)");
-  }
   std::error_code ec;
   std::filesystem::create_directories(job.workdir, ec);
   if (ec) {

@@ -58,6 +58,10 @@ class LocalBackend final : public Backend {
   std::size_t active() const override { return queue_.size() + running_.size(); }
   std::size_t max_concurrent() const override { return max_concurrent_; }
 
+  /// commands.sh: each job's command line as launch_argv() makes it.
+  Result<std::vector<std::string>> dry_run(const std::vector<JobSpec>& jobs,
+                                           const std::filesystem::path& out_dir) override;
+
   /// The pid (== process group id) of a running job; nullopt if queued, finished or unknown.
   std::optional<pid_t> pid_of(const std::string& job_id) const;
   /// The command line a job is launched with (mpirun prefix for ranks > 1).
@@ -66,6 +70,8 @@ class LocalBackend final : public Backend {
  private:
   struct Job;
 
+  /// What submit() refuses before anything happens (empty argv or workdir).
+  static Status check_job(const JobSpec& job);
   void emit(JobEvent ev);
   void pump();
   void launch(std::unique_ptr<Job> job);

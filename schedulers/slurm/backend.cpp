@@ -84,7 +84,7 @@ Result<std::unique_ptr<SlurmBackend>> SlurmBackend::create(boost::asio::io_conte
   if (auto st = validate_options(options); !st) return std::unexpected(st.error());
   std::error_code ec;
   options.script_dir = fs::absolute(options.script_dir, ec);
-  fs::create_directories(options.script_dir, ec);
+  if (options.create_script_dir) fs::create_directories(options.script_dir, ec);
   if (ec) {
     return fail(fmt::format("cannot create '{}': {}", options.script_dir.string(), ec.message()), "slurm.script_dir",
                 "choose a writable directory on a filesystem the compute nodes see");
@@ -160,31 +160,52 @@ std::string SlurmBackend::native_id(const std::string& job_id) const { return tr
 
 // ---------------------------------------------------------------- submit
 
-Result<std::string> SlurmBackend::submit(const JobSpec& spec) {
+Status SlurmBackend::check_job(const JobSpec& spec) {
   const std::string where = "slurm job " + spec.token();
   if (spec.argv.empty() || spec.argv[0].empty()) return fail("empty command line", where, "give the job a program to run");
   if (spec.workdir.empty())
     return fail("no working directory", where, "set the job's workdir (the trial directory)");
   if (spec.ranks < 1) return fail(fmt::format("ranks = {}", spec.ranks), where, "use 1 or more ranks");
   if (spec.timeout_s < 0) return fail("negative timeout", where, "use 0 (none) or a positive number of seconds");
+  // Refuse what cannot be written safely now, not when the batch goes out.
+  BatchRequest probe;
+  probe.tag = "probe";
+  probe.tasks.push_back(BatchTask{spec.token(), spec.workdir, spec.argv, spec.env});
+  if (auto idx = render_index(probe); !idx) return std::unexpected(idx.error());
+  return {};
+}
+
+Shape SlurmBackend::shape_of(const JobSpec& spec) {
+  return Shape{spec.study, spec.ranks, time_limit_minutes(spec.timeout_s), spec.launcher, spec.warn_always};
+}
+
+BatchRequest SlurmBackend::request_for(const PlannedArray& a, std::string tag, const fs::path& script_dir) {
+  BatchRequest r;
+  r.study = a.shape.study;
+  r.tag = std::move(tag);
+  r.script_dir = script_dir;
+  r.ranks = a.shape.ranks;
+  r.launcher = a.shape.launcher;
+  r.warn_always = a.shape.warn_always;
+  r.time_limit_min = a.shape.time_limit_min;
+  r.throttle = a.throttle;
+  return r;
+}
+
+Result<std::string> SlurmBackend::submit(const JobSpec& spec) {
+  if (auto st = check_job(spec); !st) return std::unexpected(st.error());
   std::error_code ec;
   fs::path dir = fs::absolute(spec.workdir, ec);
   fs::create_directories(dir, ec);
   if (ec) {
-    return fail(fmt::format("cannot create working directory '{}': {}", dir.string(), ec.message()), where,
-                "check the permissions of the study directory");
+    return fail(fmt::format("cannot create working directory '{}': {}", dir.string(), ec.message()),
+                "slurm job " + spec.token(), "check the permissions of the study directory");
   }
-  // Refuse what cannot be written safely now, not when the batch goes out.
-  BatchRequest probe;
-  probe.tag = "probe";
-  probe.tasks.push_back(BatchTask{spec.token(), dir, spec.argv, spec.env});
-  if (auto idx = render_index(probe); !idx) return std::unexpected(idx.error());
-
   auto job = std::make_unique<Job>();
   job->id = fmt::format("slurm-{}.{}", getpid(), ++seq_);
   job->spec = spec;
   job->spec.workdir = dir;
-  job->shape = Shape{spec.study, spec.ranks, time_limit_minutes(spec.timeout_s), spec.launcher, spec.warn_always};
+  job->shape = shape_of(spec);
   std::string id = job->id;
   jobs_.emplace(id, std::move(job));
   waiting_.push_back(id);
@@ -267,14 +288,8 @@ void SlurmBackend::flush() {
   std::set<std::string> planned;
   for (auto& a : plan) {
     auto batch = std::make_unique<Batch>();
-    batch->request.study = a.shape.study;
-    batch->request.tag = fmt::format("batch-{}-{}-{}", std::time(nullptr), getpid(), ++batch_seq_);
-    batch->request.script_dir = options_.script_dir;
-    batch->request.ranks = a.shape.ranks;
-    batch->request.launcher = a.shape.launcher;
-    batch->request.warn_always = a.shape.warn_always;
-    batch->request.time_limit_min = a.shape.time_limit_min;
-    batch->request.throttle = a.throttle;
+    batch->request =
+        request_for(a, fmt::format("batch-{}-{}-{}", std::time(nullptr), getpid(), ++batch_seq_), options_.script_dir);
     for (const auto& id : a.ids) {
       const Job& j = *jobs_.at(id);
       batch->request.tasks.push_back(BatchTask{j.spec.token(), j.spec.workdir, j.spec.argv, j.spec.env});

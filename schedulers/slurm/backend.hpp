@@ -98,6 +98,23 @@ class SlurmBackend final : public Backend {
   Result<std::string> adopt(const JobSpec& spec, const std::string& native_id) override;
 
   Status preflight(const JobSpec& sample) override;
+  /// One driver cancel (scancel with the study's slurm_conf, or libslurm) for all ids; the
+  /// controller's refusal or silence is an error naming the ids.
+  Status cancel_detached(const std::vector<std::string>& native_ids) override;
+  /// One plain job named "dlsweep:<study>.orchestrator" (never taken for a trial's job):
+  /// 1 CPU, 1 GB, one node, no GPUs, the partition's own time limit, --requeue, and the
+  /// study's partition/account/qos/setup/signal lead (USR2 makes the orchestrator detach
+  /// and exit 75; the script requeues it and the restarted one resumes). `sbatch
+  /// --test-only` first: a refusal names the study key, as preflight() does.
+  Result<std::string> submit_orchestrator(const JobSpec& job) override;
+  /// Every batch script and index file submit would send for `jobs`, in order: the same
+  /// planning (one array per shape, split above the controller's MaxArraySize — asked of the
+  /// controller, Slurm's default 1001 when it does not answer — throttled to max_concurrent)
+  /// and rendering, each array planned as if the ones before it had drained. The scripts are
+  /// rendered for the study's script dir (their output and index paths are submit's) and
+  /// written to out_dir as dry-run-N.sh / dry-run-N.index.
+  Result<std::vector<std::string>> dry_run(const std::vector<JobSpec>& jobs,
+                                           const std::filesystem::path& out_dir) override;
   bool jobs_outlive_orchestrator() const override { return true; }
   /// find_jobs() in the Backend's terms.
   Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& study) override;
@@ -118,6 +135,13 @@ class SlurmBackend final : public Backend {
   const Stats& stats() const { return stats_; }
 
  private:
+  /// What submit() refuses at once: empty argv or workdir, ranks < 1, a negative timeout,
+  /// values the index file cannot hold.
+  static Status check_job(const JobSpec& spec);
+  static slurm::Shape shape_of(const JobSpec& spec);
+  /// The batch of one planned array (tasks not yet filled in).
+  static slurm::BatchRequest request_for(const slurm::PlannedArray& a, std::string tag,
+                                         const std::filesystem::path& script_dir);
   struct Job;
   struct Batch;
 

@@ -47,6 +47,7 @@ struct SlurmOptions {
   std::vector<std::string> setup;        ///< shell lines run before the trial (trusted, verbatim)
   std::filesystem::path template_path;   ///< "" = find_default_template()
   std::filesystem::path script_dir;      ///< rendered scripts, index files, slurm-*.out (required)
+  bool create_script_dir = true;         ///< false for a dry run: the backend creates nothing
   std::size_t max_concurrent = 1;        ///< bound on running trials (array %throttle); 0 = 1
   std::size_t submit_window = 100000;    ///< jobs the engine may hand over at once
   int signal_lead_s = 120;               ///< --signal=B:USR2@N; 0 = none; >= the time limit: half of it

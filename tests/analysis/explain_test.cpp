@@ -34,7 +34,7 @@ StudyData sweep() {
 }  // namespace
 
 TEST_CASE("explain: the better mean wins over the lucky seed; the evidence is computed") {
-  auto e = explain_best(sweep(), Criterion::time);
+  auto e = explain_best(sweep(), RankBy::time);
   REQUIRE(e.winner);
   CHECK(e.criterion == Criterion::time);
   CHECK(e.winner->trials == std::vector<std::int64_t>{1, 2});
@@ -73,7 +73,7 @@ TEST_CASE("explain: the better mean wins over the lucky seed; the evidence is co
 }
 
 TEST_CASE("explain: JSON carries the same content") {
-  auto j = to_json(explain_best(sweep(), Criterion::time));
+  auto j = to_json(explain_best(sweep(), RankBy::time));
   CHECK(j["criterion"] == "time-to-target");
   CHECK(j["winner"]["trials"] == nlohmann::json{1, 2});
   CHECK(j["batch_model"]["b_crit"].get<double>() == Approx(1000).epsilon(1e-5));
@@ -88,7 +88,7 @@ TEST_CASE("explain: JSON carries the same content") {
 TEST_CASE("explain: fewer than 3 batch sizes reaching the target: no fit, and it says why") {
   auto s = study_of({trial(0, 100, 0.1, 1, 1100, 110.0), trial(1, 1000, 0.1, 1, 200, 20.0),
                      trial(2, 10000, 0.1, 1, std::nullopt)});
-  auto e = explain_best(s, Criterion::time);
+  auto e = explain_best(s, RankBy::time);
   CHECK_FALSE(e.fit);
   CHECK_FALSE(e.regime);
   CHECK(joined(e.lines()).find("no batch-size model: cannot fit the batch-size model: 2 batch sizes reached the target, "
@@ -99,7 +99,7 @@ TEST_CASE("explain: fewer than 3 batch sizes reaching the target: no fit, and it
 TEST_CASE("explain: without a target the criterion is the best value, and nothing is fitted") {
   auto s = study_of({trial(0, 100, 0.1, 1, std::nullopt, {}, 0.8), trial(1, 1000, 0.1, 1, std::nullopt, {}, 0.9)},
                     std::nullopt);
-  auto e = explain_best(s, Criterion::time);
+  auto e = explain_best(s, RankBy::time);
   CHECK(e.criterion == Criterion::value);
   REQUIRE(e.winner);
   CHECK(e.winner->trials == std::vector<std::int64_t>{1});
@@ -108,7 +108,7 @@ TEST_CASE("explain: without a target the criterion is the best value, and nothin
 
 TEST_CASE("explain: no COMPLETE trial, nothing to recommend") {
   auto s = study_of({trial(0, 100, 0.1, 1, 10, 1.0, 0.9, "FAILED")});
-  auto e = explain_best(s, Criterion::time);
+  auto e = explain_best(s, RankBy::time);
   CHECK_FALSE(e.winner);
   CHECK(e.lines().front() == "no COMPLETE trial: nothing to recommend");
 }
@@ -121,7 +121,7 @@ TEST_CASE("explain: a study that varied ranks shows its scaling efficiency, in t
   two.samples_per_s = 1600;  // strong scaling at global batch 256: speedup 1.6, efficiency 80%
   two.ranks = 2;
   two.params["ranks"] = 2;
-  auto e = explain_best(study_of({one, two}), Criterion::time);
+  auto e = explain_best(study_of({one, two}), RankBy::time);
   REQUIRE(e.scaling.size() == 1);
   CHECK(e.scaling[0].resource == "ranks");
   const auto text = joined(e.lines());
@@ -156,7 +156,7 @@ StudyData by_batch(const std::vector<std::pair<std::int64_t, std::int64_t>>& bat
 
 TEST_CASE("explain: an undetermined B_crit names no regime and says what data would determine it") {
   // Steps still fall about in proportion to the batch at 256: B_crit ~960, interval 235 .. 1.28e5.
-  auto e = explain_best(by_batch({{32, 1000}, {64, 560}, {128, 250}, {256, 160}}), Criterion::steps);
+  auto e = explain_best(by_batch({{32, 1000}, {64, 560}, {128, 250}, {256, 160}}), RankBy::steps);
   REQUIRE(e.fit);
   REQUIRE(e.winner);
   CHECK_FALSE(e.fit->determined);
@@ -182,7 +182,7 @@ TEST_CASE("explain: an undetermined B_crit names no regime and says what data wo
 TEST_CASE("explain: the README's critical-batch sweep determines B_crit and names the regime") {
   auto e = explain_best(by_batch({{32, 14070}, {64, 6786}, {128, 3276}, {256, 1829}, {512, 812}, {1024, 615},
                                   {2048, 539}, {4096, 540}}),
-                        Criterion::time);
+                        RankBy::time);
   REQUIRE(e.fit);
   CHECK(e.fit->determined);
   REQUIRE(e.winner);
@@ -201,6 +201,6 @@ TEST_CASE("explain: the README's critical-batch sweep determines B_crit and name
 
 TEST_CASE("explain: a fitted study whose program reports no noise scale says which metric would give it") {
   auto s = sweep();
-  const auto text = joined(explain_best(s, Criterion::time).lines());
+  const auto text = joined(explain_best(s, RankBy::time).lines());
   CHECK_THAT(text, Catch::Contains("no trial reported the metric grad_noise_scale"));
 }

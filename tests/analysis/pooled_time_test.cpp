@@ -112,9 +112,9 @@ TEST_CASE("pooled time: explain ranks by it, so a lucky clock reading does not w
   for (int i = 3; i < 6; ++i) ts.push_back(timed(i, 512, "linear", 300, 9.3, 0.031));
   for (auto& t : ts) t.params["warmup_epochs"] = t.number;  // six schedules, two speed groups
   StudyData s = study_of(ts);
-  CHECK(explain_best(s, Criterion::time).winner->trials == std::vector<std::int64_t>{1});
+  CHECK(explain_best(s, RankBy::time).winner->trials == std::vector<std::int64_t>{1});
   s.trainer = true;
-  const auto e = explain_best(s, Criterion::time);
+  const auto e = explain_best(s, RankBy::time);
   REQUIRE(e.winner);
   CHECK(e.winner->batch == 512);
   CHECK(e.pooled_over_several == 6);
@@ -132,7 +132,7 @@ TEST_CASE("pooled time: seed noise and the std stay on the own readings; ties go
   }
   StudyData s = study_of(ts);
   s.trainer = true;
-  const auto e = explain_best(s, Criterion::time);
+  const auto e = explain_best(s, RankBy::time);
   REQUIRE(e.winner);
   CHECK(e.winner->trials == std::vector<std::int64_t>{2, 3});  // tie on pooled time: own mean 9.9 < 10.5
   CHECK(e.winner->std == Approx(std::sqrt(0.18)));               // std of 9.6 and 10.2, not 0

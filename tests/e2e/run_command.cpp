@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/shell_quote.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace fs = std::filesystem;
 
@@ -53,12 +54,7 @@ int spawn_dlsweep(const fs::path& dir, const fs::path& db, std::vector<std::stri
   ::_exit(127);
 }
 
-bool wait_for(const fs::path& p, std::chrono::seconds limit) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!fs::exists(p) && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  return fs::exists(p);
-}
+bool wait_for(const fs::path& p, std::chrono::seconds limit) { return test_support::wait_for_file(p, limit); }
 
 fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("dlsweep-test-" + std::to_string(::getpid())) / name;

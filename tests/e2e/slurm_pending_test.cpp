@@ -21,6 +21,7 @@
 
 #include "../schedulers/slurm/slurm_test_support.hpp"
 #include "run_command.hpp"
+#include "tests/support/wait_until.hpp"
 
 using namespace slurm_test;
 namespace fs = std::filesystem;
@@ -44,10 +45,8 @@ space: {{x: [1]}}
 }
 
 bool wait_until(const std::function<bool()>& ok, double limit_s) {
-  for (auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
-       std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(std::chrono::milliseconds(200)))
-    if (ok()) return true;
-  return ok();
+  return test_support::wait_until(ok, std::chrono::milliseconds(static_cast<long>(limit_s * 1000)),
+                                  std::chrono::milliseconds(200));
 }
 
 /// A running `dlsweep submit study.yaml`: its log, `dlsweep status`, its end.

@@ -19,6 +19,7 @@
 
 #include "../schedulers/slurm/slurm_test_support.hpp"
 #include "run_command.hpp"
+#include "tests/support/wait_until.hpp"
 
 using namespace slurm_test;
 namespace fs = std::filesystem;
@@ -64,11 +65,8 @@ int submit_and_signal(const fs::path& dir, const fs::path& db, int sig, const ch
     else ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "study.yaml", (char*)nullptr);
     ::_exit(127);
   }
-  bool running = false;
-  for (int i = 0; i < 300 && !running; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    running = csv(db, "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", dir) == "COUNT(*)\n2\n";
-  }
+  const bool running = test_support::wait_until(
+      [&] { return csv(db, "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", dir) == "COUNT(*)\n2\n"; });
   ::kill(pid, sig);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -132,12 +130,8 @@ TEST_CASE("slurm: resume follows the jobs a killed orchestrator left and cancels
             dir) == "COUNT(*),MAX(seq)\n8,7\n8,7\n8,7\n");
   CHECK(csv(db, "SELECT COUNT(*) FROM events WHERE reason LIKE 'requeued%'", dir) == "COUNT(*)\n0\n");
   CHECK(csv(db, "SELECT state FROM studies", dir) == "state\nFINISHED\n");
-  bool empty = false;
-  for (int i = 0; i < 100 && !empty; ++i) {
-    empty = study_jobs_on_controller(cluster, "e2e-slurm-resume") == 0;
-    if (!empty) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  CHECK(empty);
+  CHECK(test_support::wait_until([&] { return study_jobs_on_controller(cluster, "e2e-slurm-resume") == 0; },
+                                 std::chrono::seconds(20), std::chrono::milliseconds(200)));
 }
 
 TEST_CASE("slurm: resume takes the end of jobs that finished while no orchestrator watched from the controller") {
@@ -155,12 +149,10 @@ TEST_CASE("slurm: resume takes the end of jobs that finished while no orchestrat
     std::ifstream in(f);
     return static_cast<int>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
   };
-  bool ended = false;
-  for (int i = 0; i < 300 && !ended; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    ended = lines(runs / "trial-0000" / "metrics.jsonl") == 3 && lines(runs / "trial-0001" / "metrics.jsonl") == 3 &&
-            study_jobs_on_controller(cluster, "e2e-slurm-ended") == 2;
-  }
+  const bool ended = test_support::wait_until([&] {
+    return lines(runs / "trial-0000" / "metrics.jsonl") == 3 && lines(runs / "trial-0001" / "metrics.jsonl") == 3 &&
+           study_jobs_on_controller(cluster, "e2e-slurm-ended") == 2;
+  }, std::chrono::seconds(30), std::chrono::milliseconds(100));
   REQUIRE(ended);
   auto r = run_dlsweep(db, {"resume", "e2e-slurm-ended"}, dir);
   INFO(r.err);
@@ -202,38 +194,62 @@ TEST_CASE("slurm: submit --detach-on-term leaves the jobs running on SIGTERM; re
         "MAX(n)\n1\n");
 }
 
-TEST_CASE("slurm: the orchestrator job of --as-job survives its own requeue") {
+namespace {
+
+// Submits `study.yaml` --as-job and waits until two trials run; returns the job id.
+std::string start_orchestrator_job(const fs::path& dir, const fs::path& db) {
+  auto sub = run_dlsweep(db, {"submit", "--as-job", "study.yaml"}, dir);
+  INFO(sub.err);
+  REQUIRE(sub.exit_code == 0);
+  REQUIRE(test_support::wait_until([&] {
+    return fs::exists(db) && csv(db, "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", dir) == "COUNT(*)\n2\n";
+  }, std::chrono::seconds(60), std::chrono::milliseconds(100)));
+  return sub.out.substr(0, sub.out.find('\n'));
+}
+
+bool study_finished(const fs::path& db, const fs::path& dir) {
+  return test_support::wait_until([&] { return csv(db, "SELECT state FROM studies", dir) == "state\nFINISHED\n"; },
+                                  std::chrono::seconds(120), std::chrono::milliseconds(100));
+}
+
+}  // namespace
+
+TEST_CASE("slurm: the orchestrator job of --as-job survives its requeue and renews itself at its time-limit warning") {
   if (auto why = cluster_unavailable()) {
     WARN("skipped: " << *why);
     return;
   }
+  // requeue: preemption, a node failure or an admin put the orchestrator's job back in the
+  // queue. usr2: the warning Slurm sends before the job's time limit (--signal=B:USR2@lead),
+  // sent now: the orchestrator detaches, exits 75, and its script requeues it.
+  const std::string how = GENERATE(as<std::string>{}, "requeue", "usr2");
+  INFO(how);
   LocalCluster cluster;
   REQUIRE(cluster.up);
-  auto dir = fresh_dir("e2e-slurm-orch-requeue");
-  write_file(dir / "study.yaml", slow_study("e2e-orch-requeue", cluster.conf, 6));
+  const std::string name = "e2e-orch-" + how;
+  auto dir = fresh_dir("e2e-slurm-orch-" + how);
+  write_file(dir / "study.yaml", slow_study(name, cluster.conf, 6));
   auto db = dir / "sweep.db";
-  auto sub = run_dlsweep(db, {"submit", "--as-job", "study.yaml"}, dir);
-  INFO(sub.err);
-  REQUIRE(sub.exit_code == 0);
-  const std::string orch_job = sub.out.substr(0, sub.out.find('\n'));
-  bool running = false;
-  for (int i = 0; i < 600 && !running; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    running = fs::exists(db) && csv(db, "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", dir) == "COUNT(*)\n2\n";
-  }
-  REQUIRE(running);
-  // Preemption, a node failure or an admin: the orchestrator's job goes back to the queue.
-  auto rq = cluster.run({"scontrol", "requeue", orch_job});
-  INFO(rq.err);
-  REQUIRE(rq.exit_code == 0);
-  bool finished = false;
-  for (int i = 0; i < 1200 && !finished; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    finished = csv(db, "SELECT state FROM studies", dir) == "state\nFINISHED\n";
-  }
-  std::string log = read_file(dir / "dlsweep-runs" / ("e2e-orch-requeue.orchestrator-" + orch_job + ".out"));
+  const std::string orch_job = start_orchestrator_job(dir, db);
+  // What the orchestrator's job asks for: the same renderer as trials, an orchestrator's size.
+  const fs::path home = dir / "dlsweep-runs" / (name + ".orchestrator");
+  std::string script;
+  for (const auto& e : fs::directory_iterator(home))
+    if (e.path().extension() == ".sh") script = read_file(e.path());
+  CHECK(script.find("#SBATCH --job-name=dlsweep:" + name + ".orchestrator") != std::string::npos);
+  CHECK(script.find("#SBATCH --cpus-per-task=1") != std::string::npos);
+  CHECK(script.find("#SBATCH --mem=1G") != std::string::npos);
+  CHECK(script.find("#SBATCH --requeue") != std::string::npos);
+  CHECK(script.find("#SBATCH --time") == std::string::npos);  // the partition's own limit
+  auto r = how == "requeue" ? cluster.run({"scontrol", "requeue", orch_job})
+                            : cluster.run({"scancel", "--batch", "--signal=USR2", orch_job});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const bool finished = study_finished(db, dir);
+  std::string log = read_file(home / "stderr.log");
   INFO(log);
   REQUIRE(finished);
+  if (how == "usr2") CHECK(log.find("USR2 (the job's time-limit warning): detaching") != std::string::npos);
   CHECK(log.find("followed on slurm") != std::string::npos);  // the restarted orchestrator resumed
   CHECK(csv(db, "SELECT state, COUNT(*) FROM trials GROUP BY state", dir) == "state,COUNT(*)\nCOMPLETE,4\n");
   // The trials were followed across the restart, not run again.

@@ -1,6 +1,7 @@
 // `dlsweep submit` with `backend: {kind: slurm}` against a real Slurm controller started by
 // scripts/slurm-local.sh: the sweep goes out as a throttled job array, its results match a
-// local-backend run of the same study and seed, and `dlsweep cancel` stops a live sweep.
+// local-backend run of the same study and seed, and `dlsweep cancel` stops a live sweep (and,
+// with no orchestrator left, the study's jobs through its own slurm_conf).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -18,6 +19,7 @@
 
 #include "../schedulers/slurm/slurm_test_support.hpp"
 #include "run_command.hpp"
+#include "tests/support/wait_until.hpp"
 
 using nlohmann::json;
 using namespace slurm_test;
@@ -92,23 +94,19 @@ TEST_CASE("slurm: a sweep runs as one throttled array and matches the local back
   CHECK(on_slurm == on_local);  // same params and seed: the same trajectories, bit for bit
 }
 
-TEST_CASE("slurm: dlsweep cancel stops a running sweep and records CANCELLED") {
-  if (auto why = cluster_unavailable()) {
-    WARN("skipped: " << *why);
-    return;
-  }
-  LocalCluster cluster;
-  REQUIRE(cluster.up);
-  auto dir = fresh_dir("slurm-cancel");
+namespace {
+
+// Starts `dlsweep submit` of three 120 s trials on the cluster (max_concurrent 2) and waits
+// until two run. Returns the orchestrator's pid.
+pid_t start_slow_sweep(const LocalCluster& cluster, const fs::path& dir, const fs::path& db, const std::string& name) {
   std::ofstream(dir / "slow.yaml") << fmt::format(R"(
-name: e2e-slurm-cancel
+name: {}
 backend: {{kind: slurm, max_concurrent: 2, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 1}}
 trial:
   command: [/bin/sleep, "120"]
 objective: {{metric: loss, mode: min}}
 space: {{x: [1, 2, 3]}}
-)", cluster.conf);
-  auto db = dir / "sweep.db";
+)", name, cluster.conf);
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -117,13 +115,33 @@ space: {{x: [1, 2, 3]}}
     ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "slow.yaml", (char*)nullptr);
     ::_exit(127);
   }
-  bool running = false;
-  for (int i = 0; i < 300 && !running; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto q = run_dlsweep(db, {"query", "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", "--format", "csv"}, dir);
-    running = q.out == "COUNT(*)\n2\n";
+  REQUIRE(test_support::wait_until([&] {
+    return run_dlsweep(db, {"query", "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", "--format", "csv"}, dir).out ==
+           "COUNT(*)\n2\n";
+  }));
+  return pid;
+}
+
+// Nothing left on the controller (bounded wait: scancel's effect is asynchronous).
+bool controller_empty(const LocalCluster& cluster) {
+  return test_support::wait_until([&] {
+    auto sq = cluster.run({"squeue", "-h", "-t", "PENDING,RUNNING,COMPLETING"});
+    return sq.out.find_first_not_of(" \n") == std::string::npos;
+  }, std::chrono::seconds(20), std::chrono::milliseconds(200));
+}
+
+}  // namespace
+
+TEST_CASE("slurm: dlsweep cancel stops a running sweep and records CANCELLED") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
   }
-  REQUIRE(running);
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-cancel");
+  auto db = dir / "sweep.db";
+  pid_t pid = start_slow_sweep(cluster, dir, db, "e2e-slurm-cancel");
   auto c = run_dlsweep(db, {"cancel", "e2e-slurm-cancel"}, dir);
   INFO(c.err);
   CHECK(c.exit_code == 0);
@@ -133,14 +151,32 @@ space: {{x: [1, 2, 3]}}
   auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
   // All three went out as one array (two running, one held by the throttle).
   CHECK(states.out == "state,COUNT(*)\nCANCELLED,3\n");
-  // Nothing of the study is left on the controller.
-  bool empty = false;
-  for (int i = 0; i < 100 && !empty; ++i) {
-    auto sq = cluster.run({"squeue", "-h", "-t", "PENDING,RUNNING,COMPLETING"});
-    empty = sq.out.find_first_not_of(" \n") == std::string::npos;
-    if (!empty) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(controller_empty(cluster));  // nothing of the study is left on the controller
+}
+
+TEST_CASE("slurm: dlsweep cancel with no orchestrator cancels the jobs through the study's slurm_conf") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
   }
-  CHECK(empty);
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-cancel-offline");
+  auto db = dir / "sweep.db";
+  pid_t pid = start_slow_sweep(cluster, dir, db, "e2e-slurm-offline");
+  ::kill(pid, SIGKILL);  // the jobs run on without it
+  ::waitpid(pid, nullptr, 0);
+  // SLURM_CONF is not in this environment: only the study knows the cluster (the old cancel
+  // ran a bare scancel and ignored its failure, leaving the jobs running).
+  ::unsetenv("SLURM_CONF");
+  auto c = run_dlsweep(db, {"cancel", "e2e-slurm-offline"}, dir);
+  INFO(c.err);
+  CHECK(c.exit_code == 0);
+  CHECK(c.err.find("cancelled 3 trials of e2e-slurm-offline") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "stdout.log"));  // nothing written to the user's directory
+  auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
+  CHECK(states.out == "state,COUNT(*)\nCANCELLED,3\n");
+  CHECK(controller_empty(cluster));
 }
 
 TEST_CASE("slurm: examples/slurm.yaml runs on the local cluster (shortened)") {
@@ -198,14 +234,10 @@ space: {{x: [1, 2, 3]}}
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find_first_of("0123456789") == 0);  // the job id
-  bool finished = false;
-  for (int i = 0; i < 600 && !finished; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!fs::exists(db)) continue;
-    auto q = run_dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir);
-    finished = q.out == "state\nFINISHED\n";
-  }
-  REQUIRE(finished);
+  REQUIRE(test_support::wait_until([&] {
+    return fs::exists(db) &&
+           run_dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir).out == "state\nFINISHED\n";
+  }, std::chrono::seconds(60), std::chrono::milliseconds(100)));
   auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
   CHECK(states.out == "state,COUNT(*)\nCOMPLETE,3\n");
 }
@@ -247,17 +279,19 @@ runs_dir: {}
     ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "slurm.yaml", (char*)nullptr);
     ::_exit(127);
   }
-  // Requeue trial 1 by hand once it has run for a few seconds.
+  // Requeue trial 1 by hand once it has saved a checkpoint (checkpoint_every_s: 2), so the
+  // requeued job resumes from it.
   std::string native;
-  for (int i = 0; i < 600 && native.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(test_support::wait_until([&] {
     auto q = run_dlsweep(db, {"query", "SELECT j.job_id FROM jobs j JOIN trials t ON t.id = j.trial_id "
                                        "WHERE t.number = 1 AND t.state = 'RUNNING' AND j.state = 'RUNNING'", "--format", "csv"}, dir);
     auto nl = q.out.find('\n');
     if (q.exit_code == 0 && nl != std::string::npos && nl + 1 < q.out.size()) native = q.out.substr(nl + 1, q.out.find('\n', nl + 1) - nl - 1);
-  }
-  REQUIRE_FALSE(native.empty());
-  std::this_thread::sleep_for(std::chrono::seconds(4));
+    return !native.empty();
+  }, std::chrono::seconds(60), std::chrono::milliseconds(100)));
+  const fs::path metrics = dir / "runs" / "e2e-requeue" / "trial-0001" / "metrics.jsonl";
+  REQUIRE(test_support::wait_until([&] { return read_file(metrics).find("\"checkpoint\"") != std::string::npos; },
+                                   std::chrono::seconds(60), std::chrono::milliseconds(100)));
   auto rq = cluster.run({"scontrol", "requeue", native});
   CHECK(rq.exit_code == 0);
 

@@ -17,6 +17,7 @@
 #include "common/shell_quote.hpp"
 #include "db/storage.hpp"
 #include "run_command.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -197,11 +198,8 @@ space: {x: [1, 2, 3]}
   }
   // Wait until both trials run (their pid files exist), then interrupt.
   auto runs = dir / "dlsweep-runs" / "e2e-interrupt";
-  for (int i = 0; i < 100; ++i) {
-    if (fs::exists(runs / "trial-0000" / "pid") && fs::exists(runs / "trial-0001" / "pid")) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  REQUIRE(fs::exists(runs / "trial-0001" / "pid"));
+  REQUIRE(test_support::wait_until(
+      [&] { return fs::exists(runs / "trial-0000" / "pid") && fs::exists(runs / "trial-0001" / "pid"); }));
   ::kill(pid, SIGINT);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -256,9 +254,7 @@ space: {x: [1, 2, 3, 4]}
     ::_exit(127);
   }
   auto runs = dir / "dlsweep-runs" / "e2e-resume";
-  for (int i = 0; i < 100 && !fs::exists(runs / "trial-0001" / "pid"); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE(fs::exists(runs / "trial-0001" / "pid"));
+  REQUIRE(test_support::wait_for_file(runs / "trial-0001" / "pid"));
   ::kill(pid, SIGKILL);  // the orchestrator dies; its two trials run on as orphans
   ::waitpid(pid, nullptr, 0);
   int orphan = 0;

@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "engine/sweep_runner.hpp"
@@ -47,7 +49,14 @@ TEST_CASE("database lock: a second holder is refused, naming the holder's pid") 
   auto second = lock_database(db.string());
   REQUIRE_FALSE(second.has_value());
   CHECK_THAT(second.error().message(), Catch::Contains("another dlsweep orchestrator is driving this database"));
-  CHECK_THAT(second.error().message(), Catch::Contains("pid " + std::to_string(holder)));
+  CHECK_THAT(second.error().message(), Catch::Contains("pid " + std::to_string(holder) + " on this host"));
+  // The holder wrote "host pid" into the lock file: what a second orchestrator on another
+  // host reads to name it (db/db_lock.hpp).
+  char host[256] = {};
+  REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+  std::ifstream in(db.string() + ".lock");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == std::string(host) + " " + std::to_string(holder) + "\n");
   ::close(done[1]);
   REQUIRE(::waitpid(holder, nullptr, 0) == holder);
   auto after = lock_database(db.string());

@@ -61,7 +61,7 @@ runs_dir: {}
     opts.handle_signals = false;
     std::FILE* sink = std::fopen("/dev/null", "w");
     orch::Progress progress(sink, false);
-    orch::Engine engine(io, *storage, backend, spec, study_id, opts, progress);
+    orch::Engine engine(io, *storage, backend, spec, std::move(*orch::make_search_parts(spec)), study_id, opts, progress);
     auto r = engine.run();
     std::fclose(sink);
     return r;

@@ -68,7 +68,7 @@ runs_dir: {}
     opts.rerun = rerun;
     std::FILE* sink = out ? out : std::fopen("/dev/null", "w");
     orch::Progress progress(sink, tty);
-    orch::Engine engine(io, *storage, backend, spec, study_id, opts, progress);
+    orch::Engine engine(io, *storage, backend, spec, std::move(*orch::make_search_parts(spec)), study_id, opts, progress);
     if (before) before(engine);
     auto r = engine.run();
     if (!out) std::fclose(sink);

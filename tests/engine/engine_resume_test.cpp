@@ -35,6 +35,10 @@ class SurvivorBackend final : public sched::Backend {
     inner_.set_event_handler(std::move(h));
   }
   Result<std::string> submit(const sched::JobSpec& job) override { return inner_.submit(job); }
+  Result<std::vector<std::string>> dry_run(const std::vector<sched::JobSpec>& jobs,
+                                           const std::filesystem::path& out) override {
+    return inner_.dry_run(jobs, out);
+  }
   void cancel(const std::string& id) override {
     auto it = mine_.find(id);
     if (it == mine_.end()) return inner_.cancel(id);

@@ -160,8 +160,13 @@ async function main() {
     const table = document.querySelector('table.trials');
     const scaling = {};  // the efficiency tables under the throughput charts: rows (header excluded)
     for (const t of document.querySelectorAll('table[data-scaling]')) scaling[t.getAttribute('data-scaling')] = t.rows.length - 1;
+    // The critical batch per value (report/grouped_fit.js): param -> [[value, B_crit cell], ...].
+    const grouped = {};
+    for (const t of document.querySelectorAll('table.grouped-fit'))
+      grouped[t.getAttribute('data-param')] = [...t.tBodies[0].rows].map((r) => [r.getAttribute('data-value'), r.children[1].textContent]);
     return JSON.stringify({
       scaling_tables: scaling,
+      grouped_fits: grouped,
       rendered: root ? root.getAttribute('data-rendered') : null,
       charts, empty, marks, notes,
       table_rows: table ? Number(table.getAttribute('data-rows')) : null,

@@ -97,6 +97,7 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     json p = report_in_chromium(db, "zero", dir, "synthetic-0.png");
     CHECK(p["charts"].empty());
     CHECK(p["table_rows"].is_null());
+    CHECK(p["grouped_fits"].empty());
     for (const char* id : {"convergence", "steps-to-target", "time-to-target", "noise-scale", "throughput-batch", "lr",
                            "parallel", "pareto", "history", "importance", "trials"})
       CHECK(p["empty"].contains(id));
@@ -167,6 +168,14 @@ TEST_CASE("reports of 0, 1 and 500 synthetic trials, every state, in Chromium") 
     CHECK(p["marks"]["steps-to-target"] == json{{"bands", 3}, {"vlines", 1}, {"hlines", 0}});
     CHECK(p["marks"]["time-to-target"]["bands"] == 3);
     CHECK(p["table_rows"] == 500);
+    // The critical batch per optimizer (report/grouped_fit.js): a row per value with its B_crit,
+    // and a chart with the measured points and the fitted S(B) (61 points) of each.
+    REQUIRE(p["grouped_fits"].contains("optimizer"));
+    CHECK(p["grouped_fits"]["optimizer"].size() == 3);
+    for (const auto& row : p["grouped_fits"]["optimizer"]) CHECK(row[1] != "cannot fit");
+    const auto per_value = sizes(p, "grouped-fit-optimizer");
+    REQUIRE(per_value.size() == 6);
+    for (std::size_t k = 0; k < per_value.size(); ++k) CHECK(per_value[k] == (k % 2 ? 61u : 10u));
     // Unticking COMPLETE hides exactly the COMPLETE trials' lines; ticking it shows them again.
     std::size_t complete_curves = 0;
     double lowest = 1;

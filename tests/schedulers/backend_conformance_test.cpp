@@ -8,7 +8,10 @@
 
 #include <cerrno>
 #include <memory>
+#include <algorithm>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "schedulers/fake_backend.hpp"
 #include "schedulers/local/backend.hpp"
@@ -256,4 +259,38 @@ TEST_CASE("JobSpec token and event kind names", "[sched]") {
   CHECK(to_string(K::exited) == "exited");
   CHECK(to_string(K::cancelled) == "cancelled");
   CHECK(to_string(K::lost) == "lost");
+}
+
+TEMPLATE_TEST_CASE("backend: a dry run writes each job's command line and runs nothing", "[sched][conformance][dry-run]",
+                   LocalKind, FakeKind) {
+  TempDir dir;
+  boost::asio::io_context io;
+  auto b = TestType::make(io, 2);
+  Recorder rec;
+  b->set_event_handler(rec.handler());
+  std::vector<JobSpec> jobs{job(dir.path, 1, 0, 0), job(dir.path, 2, 0, 0)};
+  jobs[1].env["WITH SPACE"] = "it's";
+  auto wrote = b->dry_run(jobs, dir.path);
+  REQUIRE(wrote.has_value());
+  REQUIRE(wrote->size() == 1);
+  CHECK_THAT(wrote->front(), Catch::Contains("commands.sh"));
+  io.restart();
+  io.poll();
+  CHECK(rec.events.empty());
+  CHECK(b->active() == 0);
+  CHECK_FALSE(std::filesystem::exists(jobs[0].workdir));
+  // Each line runs its job by hand: here, through sh, with the environment as given.
+  std::string text;
+  {
+    std::ifstream in(dir.path / "commands.sh");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+  CHECK_THAT(text, Catch::Contains("&& env FAKE_EXIT=0 FAKE_RUN_S="));
+  CHECK_THAT(text, Catch::Contains("'WITH SPACE=it'\\''s'"));
+  JobSpec empty = jobs[0];
+  empty.argv.clear();
+  CHECK_FALSE(b->dry_run({empty}, dir.path).has_value());
 }

@@ -16,6 +16,7 @@
 
 #include "common/asio.hpp"
 #include "schedulers/backend.hpp"
+#include "tests/support/run_until.hpp"
 
 namespace sched_test {
 
@@ -75,15 +76,7 @@ struct Recorder {
   }
 };
 
-/// Runs the io_context until `done()` or `limit_s` elapses; returns done().
-inline bool run_until(boost::asio::io_context& io, const std::function<bool()>& done, double limit_s = 10) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(std::chrono::milliseconds(20)) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return done();
-}
+using test_support::run_until;  // tests/support/run_until.hpp
 
 /// Runs whatever is ready for `s` seconds (to catch events that should NOT come).
 inline void run_for(boost::asio::io_context& io, double s) {

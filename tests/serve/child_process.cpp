@@ -86,3 +86,21 @@ unsigned short wait_for_port(const std::filesystem::path& out, Child& server, do
 }
 
 }  // namespace dlsweep::serve::testing
+
+namespace dlsweep::serve::testing {
+
+ServeUrl wait_for_url(const std::filesystem::path& out, Child& server, double timeout_s) {
+  static const std::regex tcp(R"(http://127\.0\.0\.1:([0-9]+)/(\?token=([A-Za-z0-9._~-]+))? )");
+  static const std::regex sock(R"(then open: +http://localhost:8080/(\?token=([A-Za-z0-9._~-]+))?)");
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < end && server.running()) {
+    std::smatch m;
+    const std::string text = slurp(out);
+    if (std::regex_search(text, m, tcp)) return {static_cast<unsigned short>(std::stoi(m[1])), m[3], true};
+    if (std::regex_search(text, m, sock)) return {0, m[2], true};
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return {};
+}
+
+}  // namespace dlsweep::serve::testing

@@ -39,4 +39,14 @@ std::string slurp(const std::filesystem::path& p);
 /// it never came).
 unsigned short wait_for_port(const std::filesystem::path& out, Child& server, double timeout_s);
 
+/// What `dlsweep serve` printed: its port (0 on a Unix socket) and the token of its URL
+/// ("" with --no-token; "TOKEN" when it came from --token-file).
+struct ServeUrl {
+  unsigned short port = 0;
+  std::string token;
+  bool ready = false;  ///< false when the line never came
+};
+/// Waits (up to timeout_s) for `dlsweep serve`'s URL line in `out`.
+ServeUrl wait_for_url(const std::filesystem::path& out, Child& server, double timeout_s);
+
 }  // namespace dlsweep::serve::testing

@@ -5,10 +5,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 
 namespace dlsweep::serve::testing {
@@ -24,6 +26,21 @@ Conn::Conn(unsigned short port, int timeout_s) {
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) close();
+}
+
+Conn::Conn(const std::string& unix_path, int timeout_s) {
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd_ < 0) return;
+  timeval tv{timeout_s, 0};
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, unix_path.c_str(), sizeof a.sun_path - 1);
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    errno_ = errno;
+    close();
+  }
 }
 
 Conn::~Conn() { close(); }
@@ -104,8 +121,14 @@ std::string header_of(const std::string& r, const std::string& name) {
 }
 
 std::string get(unsigned short port, const std::string& target, const std::string& method) {
+  return get_with(port, target, "", method);
+}
+
+std::string get_with(unsigned short port, const std::string& target, const std::string& headers,
+                     const std::string& method) {
   Conn c(port);
-  if (!c.send(method + " " + target + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")) return {};
+  if (!c.send(method + " " + target + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + headers + "\r\n"))
+    return {};
   return method == "HEAD" ? c.read_all() : c.read_response();
 }
 

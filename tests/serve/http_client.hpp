@@ -11,10 +11,13 @@ namespace dlsweep::serve::testing {
 class Conn {
  public:
   explicit Conn(unsigned short port, int timeout_s = 30);
+  /// A connected Unix-domain socket at `path` (not ok() when connect fails: errno_ says why).
+  explicit Conn(const std::string& unix_path, int timeout_s = 30);
   ~Conn();
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
   bool ok() const { return fd_ >= 0; }
+  int connect_errno() const { return errno_; }
   /// Sends all of `bytes`; false if the peer closed or reset.
   bool send(const std::string& bytes);
   /// Reads one response (headers, then Content-Length bytes of body, or until close).
@@ -26,6 +29,7 @@ class Conn {
 
  private:
   int fd_ = -1;
+  int errno_ = 0;
   std::string pending_;
 };
 
@@ -38,5 +42,8 @@ std::string header_of(const std::string& response, const std::string& name);
 
 /// One request on a fresh connection: "GET target HTTP/1.1" with Host: localhost.
 std::string get(unsigned short port, const std::string& target, const std::string& method = "GET");
+/// The same with extra header lines ("Cookie: a=b\r\n").
+std::string get_with(unsigned short port, const std::string& target, const std::string& headers,
+                     const std::string& method = "GET");
 
 }  // namespace dlsweep::serve::testing

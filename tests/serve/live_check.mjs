@@ -146,7 +146,8 @@ async function main() {
     return JSON.stringify({ state: row ? row.getAttribute('data-state') : null,
                             text: row ? row.textContent : null,
                             updates: root ? Number(root.dataset.updates || 0) : 0,
-                            status: (document.getElementById('status') || {}).textContent || '' });
+                            status: (document.getElementById('status') || {}).textContent || '',
+                            href: location.href });
   })()`;
   const look = async () => {
     const r = await s('Runtime.evaluate', { expression: probe, returnByValue: true });

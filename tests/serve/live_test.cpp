@@ -51,12 +51,16 @@ TEST_CASE("serve: a trial finishing in a running sweep shows in the page within 
   REQUIRE(running_trials(db) == 2);
 
   Child server({DLSWEEP_BIN, "--db", db.string(), "serve", "--port", "0"}, dir / "serve.out", dir / "serve.err");
-  const unsigned short port = wait_for_port(dir / "serve.out", server, 120);
+  const ServeUrl url = wait_for_url(dir / "serve.out", server, 120);
   INFO(slurp(dir / "serve.err"));
-  REQUIRE(port != 0);
+  REQUIRE(url.ready);
+  REQUIRE(url.token.size() == 64);  // served with its token, as by default
 
+  // The browser gets the tokenized URL, as a user pastes it: the server sets the cookie and
+  // redirects to the page without the token; the page's polls carry the cookie.
+  const std::string base = "http://127.0.0.1:" + std::to_string(url.port);
   auto r = run_command({dlsweep_report_node(), DLSWEEP_SOURCE_DIR "/tests/serve/live_check.mjs",
-                        dlsweep_report_chromium(), "http://127.0.0.1:" + std::to_string(port) + "/study/live",
+                        dlsweep_report_chromium(), base + "/study/live?token=" + url.token,
                         (gates / "gate-0").string(), "0", "300"});
   INFO("live_check stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
@@ -66,6 +70,8 @@ TEST_CASE("serve: a trial finishing in a running sweep shows in the page within 
   CHECK(j["after"]["state"] == "COMPLETE");
   CHECK(j["seen_ms"].get<double>() <= 5000.0);  // the issue's bound, from the trial's release
   CHECK(j["errors"].empty());
+  CHECK(j["after"]["href"] == base + "/study/live");  // the token left the address bar
+  CHECK(j["after"]["updates"].get<int>() >= 2);       // the polls got through (cookie, not 403)
   // The sweep was still running when the page showed it: trial 1 holds it open.
   CHECK(sweep.running());
   WARN("live view: trial shown COMPLETE " << j["seen_ms"].get<double>() << " ms after the trial program was released");

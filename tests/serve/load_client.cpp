@@ -9,8 +9,9 @@
 namespace dlsweep::serve::testing {
 namespace {
 
-std::string request(const std::string& target, bool close) {
-  return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n";
+std::string request(const std::string& target, bool close, const std::string& headers) {
+  return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n" + (close ? "Connection: close\r\n" : "") + headers +
+         "\r\n";
 }
 
 void count(LoadCounts& c, const std::string& response) {
@@ -25,25 +26,27 @@ void count(LoadCounts& c, const std::string& response) {
 
 }  // namespace
 
-LoadCounts burst(unsigned short port, const std::vector<std::string>& targets, int n) {
+LoadCounts burst(unsigned short port, const std::vector<std::string>& targets, int n, const std::string& headers) {
   std::vector<std::unique_ptr<Conn>> conns;
   for (int i = 0; i < n; ++i) conns.push_back(std::make_unique<Conn>(port, 120));
-  for (int i = 0; i < n; ++i) conns[i]->send(request(targets[i % targets.size()], true));
+  for (int i = 0; i < n; ++i) conns[i]->send(request(targets[i % targets.size()], true, headers));
   LoadCounts c;
   for (auto& conn : conns) count(c, conn->read_response());
   return c;
 }
 
-Viewers::Viewers(unsigned short port, std::vector<std::string> targets, int n, double period_s) : counts_(n) {
+Viewers::Viewers(unsigned short port, std::vector<std::string> targets, int n, double period_s,
+                 const std::string& headers)
+    : counts_(n) {
   for (int i = 0; i < n; ++i) {
-    threads_.emplace_back([this, port, i, period_s, target = targets[i % targets.size()]] {
+    threads_.emplace_back([this, port, i, period_s, headers, target = targets[i % targets.size()]] {
       auto& c = counts_[i];
       std::unique_ptr<Conn> conn;
       auto next = std::chrono::steady_clock::now();
       while (!stop_) {
         if (!conn) conn = std::make_unique<Conn>(port, 120);
         std::string res;
-        if (conn->send(request(target, false))) res = conn->read_response();
+        if (conn->send(request(target, false, headers))) res = conn->read_response();
         count(c, res);
         if (status_of(res) != 200 || res.find("Connection: close") != std::string::npos) conn.reset();
         next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(period_s));

@@ -19,12 +19,14 @@ struct LoadCounts {
   std::string first_error;                         ///< the first non-200 answer (or "no answer")
 };
 
-/// `n` requests at once, target i = targets[i % targets.size()].
-LoadCounts burst(unsigned short port, const std::vector<std::string>& targets, int n);
+/// `n` requests at once, target i = targets[i % targets.size()]; `headers` (e.g. the token's
+/// "Cookie: ...\r\n") go with each request.
+LoadCounts burst(unsigned short port, const std::vector<std::string>& targets, int n, const std::string& headers = "");
 
 class Viewers {
  public:
-  Viewers(unsigned short port, std::vector<std::string> targets, int n, double period_s);
+  Viewers(unsigned short port, std::vector<std::string> targets, int n, double period_s,
+          const std::string& headers = "");
   ~Viewers();  ///< stops and joins
   LoadCounts stop();
 

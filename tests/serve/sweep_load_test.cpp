@@ -64,15 +64,19 @@ TEST_CASE("serve: 200 concurrent requests during a real sweep — no errors, no 
   REQUIRE(sweep.running());
 
   Child server({DLSWEEP_BIN, "--db", db.string(), "serve", "--port", "0"}, dir / "serve.out", dir / "serve.err");
-  const unsigned short port = wait_for_port(dir / "serve.out", server, 120);
+  const ServeUrl url = wait_for_url(dir / "serve.out", server, 120);
   INFO(slurp(dir / "serve.err"));
-  REQUIRE(port != 0);
+  REQUIRE(url.ready);
+  const unsigned short port = url.port;
+  // The browser's cookie after it opened the printed URL (the token is on by default).
+  const std::string cookie = "Cookie: dlsweep-serve=" + url.token + "\r\n";
+  CHECK(burst(port, {"/api/studies"}, 10).errors == 10);  // and without it: 403, every one
 
   const std::vector<std::string> targets = {"/api/studies/served", "/api/studies", "/study/served", "/",
                                             "/assets/render.js", "/assets/live.js"};
   LoadCounts total;
   for (int round = 0; round < 5; ++round) {
-    auto c = burst(port, targets, 200);
+    auto c = burst(port, targets, 200, cookie);
     INFO("round " << round << ": " << c.first_error);
     CHECK(c.requests == 200);
     CHECK(c.errors == 0);
@@ -86,7 +90,7 @@ TEST_CASE("serve: 200 concurrent requests during a real sweep — no errors, no 
   CHECK(sweep.wait(300) == 0);
   CHECK(count_state(db, "served", "COMPLETE") == kTrials);
   // One more burst on the finished study, then a clean stop.
-  CHECK(burst(port, targets, 200).errors == 0);
+  CHECK(burst(port, targets, 200, cookie).errors == 0);
   server.signal(SIGTERM);
   CHECK(server.wait(60) == 0);
 

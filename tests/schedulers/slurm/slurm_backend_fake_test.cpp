@@ -4,6 +4,8 @@
 // behaviours are checked against a real controller in slurm_cluster_test.cpp.
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include "fake_slurm_driver.hpp"
 #include "schedulers/slurm/backend.hpp"
 #include "slurm_test_support.hpp"
@@ -232,4 +234,84 @@ TEST_CASE("fake slurm: a job found on the controller is adopted and followed to 
   CHECK(f.rec.terminal(*id)->exit_code == 4);
   CHECK(f.rec.terminal(*id)->trial_id == 7);
   CHECK(f.submits() == 1);  // nothing was submitted by the backend
+}
+
+namespace {
+
+// The #SBATCH lines of a script, but the comment (it holds the batch's tag).
+std::vector<std::string> directives(const std::string& script) {
+  std::vector<std::string> out;
+  std::istringstream in(script);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("#SBATCH", 0) == 0 && line.find("--comment") == std::string::npos) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fake slurm: a dry run writes every script submit sends, split the same way, and submits nothing",
+          "[slurm][backend][dry-run]") {
+  Fixture f(4);
+  f.ctl->max_array = 3;  // 5 jobs of one shape: two arrays
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < 7; ++i) {
+    JobSpec j = f.job(i);
+    if (i >= 5) j.ranks = 2;  // another shape: its own array
+    jobs.push_back(j);
+  }
+  const auto out = f.dir.path / "dry";
+  std::filesystem::create_directories(out);
+  auto wrote = f.backend->dry_run(jobs, out);
+  REQUIRE(wrote.has_value());
+  CHECK(f.submits() == 0);
+  CHECK_FALSE(std::filesystem::exists(jobs[0].workdir));  // creates nothing of the trials
+  std::vector<std::string> dry;
+  for (int n = 1; n <= 3; ++n) {
+    auto script = out / ("dry-run-" + std::to_string(n) + ".sh");
+    INFO(script.string());
+    REQUIRE(std::filesystem::exists(script));
+    CHECK(std::filesystem::exists(out / ("dry-run-" + std::to_string(n) + ".index")));
+    dry.push_back(read_file(script));
+  }
+  CHECK_FALSE(std::filesystem::exists(out / "dry-run-4.sh"));
+  REQUIRE(wrote->size() == 6);
+  CHECK_THAT((*wrote)[0], Catch::Contains("3 tasks, --array=0-2"));
+  CHECK_THAT((*wrote)[4], Catch::Contains("2 tasks, --array=0-1, 2 ranks each"));
+
+  // The same jobs submitted: each array sbatch gets has the dry run's directives.
+  std::vector<std::string> ids;
+  for (const auto& j : jobs) ids.push_back(*f.backend->submit(j));
+  for (std::size_t n = 1; n <= 3; ++n) {
+    REQUIRE(run_until(f.io, [&] { return f.submits() >= n; }, 5));
+    f.ctl->set_all(JobState::completed);  // drained: the throttle lets the next array out
+  }
+  REQUIRE(f.submits() == 3);
+  for (std::size_t n = 0; n < 3; ++n) {
+    INFO("array " << n + 1);
+    CHECK(directives(f.ctl->submits[n].script) == directives(dry[n]));
+  }
+}
+
+TEST_CASE("fake slurm: a dry run refuses a job submit would refuse", "[slurm][backend][dry-run]") {
+  Fixture f;
+  JobSpec bad = f.job(0);
+  bad.ranks = 0;
+  auto wrote = f.backend->dry_run({bad}, f.dir.path);
+  REQUIRE_FALSE(wrote.has_value());
+  CHECK_THAT(wrote.error().message(), Catch::Contains("ranks = 0"));
+}
+
+TEST_CASE("fake slurm: an offline cancel goes through the driver once, and a silent controller is an error",
+          "[slurm][backend][cancel]") {
+  Fixture f;
+  REQUIRE(f.backend->cancel_detached({}).has_value());
+  CHECK(f.ctl->cancels.empty());
+  REQUIRE(f.backend->cancel_detached({"100_1", "100_0", "100_1"}).has_value());
+  REQUIRE(f.ctl->cancels.size() == 1);
+  CHECK(f.ctl->cancels[0] == std::vector<std::string>{"100_0", "100_1"});
+  f.ctl->down = true;
+  auto st = f.backend->cancel_detached({"101"});
+  REQUIRE_FALSE(st.has_value());
+  CHECK_THAT(st.error().message(), Catch::Contains("cancelling Slurm jobs 101 failed"));
+  CHECK_THAT(st.error().message(), Catch::Contains("scontrol ping"));
 }

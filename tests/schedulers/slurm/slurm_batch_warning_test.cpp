@@ -18,6 +18,7 @@
 #include "schedulers/slurm/options.hpp"
 #include "schedulers/slurm/script.hpp"
 #include "slurm_test_support.hpp"
+#include "tests/support/wait_until.hpp"
 
 using namespace dlsweep::sched;
 using namespace dlsweep::sched::slurm;
@@ -25,17 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr auto kBound = std::chrono::seconds(60);  // bounds a hang only
-
-// Polls for a condition; a healthy run meets it at once, a loaded machine a little later.
-bool wait_until(const std::function<bool()>& done) {
-  const auto end = std::chrono::steady_clock::now() + kBound;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
+using test_support::wait_until;
 
 struct BatchRun {
   pid_t pid = -1;

@@ -22,6 +22,7 @@
 #include "schedulers/backend.hpp"
 #include "schedulers/slurm/command.hpp"
 #include "schedulers/slurm/driver.hpp"
+#include "tests/support/run_until.hpp"
 
 namespace slurm_test {
 
@@ -200,14 +201,6 @@ struct Recorder {
   }
 };
 
-/// Runs the io_context until `done()` or `limit_s` elapses; returns done().
-inline bool run_until(boost::asio::io_context& io, const std::function<bool()>& done, double limit_s = 30) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(std::chrono::milliseconds(20)) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
+using test_support::run_until;  // tests/support/run_until.hpp
 
 }  // namespace slurm_test

@@ -1,0 +1,112 @@
+// cmd_best_text.cpp — see cmd_best_text.hpp.
+#include "orchestrator/cmd_best_text.hpp"
+
+#include <fmt/format.h>
+
+#include "common/objective.hpp"
+#include "common/plural.hpp"
+#include "orchestrator/table_format.hpp"
+
+namespace dlsweep::orch {
+
+using analysis::Criterion;
+
+std::string params_brief(const nlohmann::json& params, const nlohmann::json* only) {
+  if (!params.is_object()) return params.dump();
+  std::string out;
+  for (auto& [k, v] : params.items()) {
+    if (only && !only->contains(k)) continue;
+    out += (out.empty() ? "" : ", ") + k + "=" + cell_text(v, /*full_precision=*/false);
+  }
+  return out;
+}
+
+std::string left_out_text(const analysis::Ranking& ranking) {
+  std::string parts;
+  for (const auto& [state, n] : ranking.left_out) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, state);
+  return parts.empty() ? parts : "left out: " + parts + " (only COMPLETE trials can win)";
+}
+
+namespace {
+
+// Parameters whose value differs between trials: the ones worth naming in an explanation.
+nlohmann::json varying_params(const std::vector<analysis::TrialData>& trials) {
+  nlohmann::json varying = nlohmann::json::object();
+  if (trials.empty()) return varying;
+  for (auto& [k, v] : trials.front().params.items())
+    for (const auto& t : trials)
+      if (!t.params.contains(k) || t.params[k] != v) {
+        varying[k] = true;
+        break;
+      }
+  return varying;
+}
+
+std::string seed_note(const analysis::Stat& s, const std::string& unit) {
+  return s.n > 1 ? fmt::format(" (its configuration: mean {:.4g}{} over {} seeds, std {:.3g}{})", s.mean, unit, s.n, s.std, unit)
+                 : std::string();
+}
+
+}  // namespace
+
+std::vector<std::string> best_explanation(const analysis::StudyData& study, const analysis::Ranking& ranking) {
+  std::vector<std::string> out;
+  if (ranking.order.empty()) return out;
+  const nlohmann::json varying = varying_params(study.trials);
+  auto params_text = [&](std::size_t i) {
+    std::string s = params_brief(study.trials[i].params, &varying);
+    return s.empty() ? params_brief(study.trials[i].params) : s;
+  };
+  const auto& best = ranking.order.front();
+  const auto* second = ranking.order.size() > 1 ? &ranking.order[1] : nullptr;
+  const std::size_t w = best.members.front();
+  const auto& t = study.trials[w];
+  const auto complete = static_cast<long long>(ranking.complete);
+  if (ranking.criterion == Criterion::value) {
+    out.push_back(fmt::format("trial {} ({}) has the {} {}: {:.4g}{}", t.number, params_text(w),
+                              ranking.maximize ? "highest" : "lowest", study.metric, *t.best_value,
+                              seed_note(best.value, "")));
+    if (study.target && ranking.reached == 0)
+      out.push_back(fmt::format("no complete trial reached the target {:g}", *study.target));
+    else if (study.target)
+      out.push_back(fmt::format("{} of {} complete trial{} reached the target {:g} (`--by time` ranks them by "
+                                "time-to-target)", ranking.reached, complete, plural_s(complete), *study.target));
+    if (second) {
+      const std::size_t r = second->members.front();
+      out.push_back(fmt::format("runner-up: trial {} ({}) with {:.4g}{}", study.trials[r].number, params_text(r),
+                                *study.trials[r].best_value, seed_note(second->value, "")));
+    }
+    return out;
+  }
+  // By time or steps. The seed note reports the trials' own readings (a pooled time is shared
+  // by the seeds that reach the target at one step, so it hides their spread).
+  const std::string unit = ranking.criterion == Criterion::time ? " s" : " steps";
+  auto pooled_note = [&](std::size_t i) {
+    const auto& p = ranking.pooled[i];
+    if (ranking.criterion != Criterion::time || !p || p->trials < 2) return std::string();
+    return fmt::format(" (pooled over the {} trials that train at its speed: {:.3g} s)", p->trials, p->seconds);
+  };
+  out.push_back(fmt::format("trial {} ({}) reached {} {} {:g} in {:.3g} s{} and {} steps{}", t.number, params_text(w),
+                            study.metric, reach_op(study.mode), *study.target, *t.time_to_target_s, pooled_note(w),
+                            *t.steps_to_target, seed_note(best.own_stat, unit)));
+  out.push_back(fmt::format("{} of {} complete trial{} reached the target", ranking.reached, complete, plural_s(complete)));
+  if (second) {
+    const std::size_t r = second->members.front();
+    const auto& rt = study.trials[r];
+    out.push_back(fmt::format("runner-up: trial {} ({}) in {:.3g} s{} and {} steps{}", rt.number, params_text(r),
+                              *rt.time_to_target_s, pooled_note(r), *rt.steps_to_target, seed_note(second->own_stat, unit)));
+    // Equal means: say what decided (analysis/ranking.hpp, rule 5).
+    auto mean_time = [&](const analysis::RankedGroup& g) {
+      double sum = 0;
+      for (std::size_t i : g.members) sum += *study.trials[i].time_to_target_s;
+      return sum / static_cast<double>(g.members.size());
+    };
+    if (second->value.mean == best.value.mean && mean_time(*second) != mean_time(best))
+      out.push_back(fmt::format("the two tie on the mean {}; the lower mean time to target decides ({:.4g} s against "
+                                "{:.4g} s)", ranking.criterion == Criterion::time ? "pooled time" : "steps",
+                                mean_time(best), mean_time(*second)));
+  }
+  return out;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,44 @@
+// registry.cpp — the constructor of each backend kind (registry.hpp).
+#include "schedulers/registry.hpp"
+
+#include <fmt/format.h>
+
+#include "schedulers/local/backend.hpp"
+#include "schedulers/slurm/backend.hpp"
+
+namespace dlsweep::sched {
+
+namespace {
+
+Result<std::unique_ptr<Backend>> make_local(boost::asio::io_context& io, const BackendConfig& c) {
+  return std::unique_ptr<Backend>(std::make_unique<LocalBackend>(io, c.max_concurrent));
+}
+
+Result<std::unique_ptr<Backend>> make_slurm(boost::asio::io_context& io, const BackendConfig& c) {
+  SlurmOptions o = c.slurm;
+  o.max_concurrent = c.max_concurrent;
+  o.create_script_dir = c.create_dirs;
+  auto b = SlurmBackend::create(io, std::move(o));
+  if (!b) return std::unexpected(b.error());
+  return std::unique_ptr<Backend>(std::move(*b));
+}
+
+struct Constructor {
+  std::string_view kind;
+  Result<std::unique_ptr<Backend>> (*make)(boost::asio::io_context&, const BackendConfig&);
+};
+
+constexpr Constructor kConstructors[] = {{"local", make_local}, {"slurm", make_slurm}};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_backend(boost::asio::io_context& io, const BackendConfig& config) {
+  if (find_backend_kind(config.kind))
+    for (const auto& c : kConstructors)
+      if (c.kind == config.kind) return c.make(io, config);
+  std::string names;
+  for (auto n : backend_kind_names()) names += (names.empty() ? "" : " or ") + std::string(n);
+  return fail(fmt::format("unknown backend kind '{}'", config.kind), "backend.kind", "use " + names);
+}
+
+}  // namespace dlsweep::sched
