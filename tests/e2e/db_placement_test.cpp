@@ -100,22 +100,6 @@ int started_trials(const fs::path& runs) {
   return n;
 }
 
-// `dlsweep --db DB args` in `dir`, stderr to `err`; the caller waits for or kills it.
-pid_t spawn(const fs::path& dir, const fs::path& db, const std::vector<std::string>& args, const fs::path& err) {
-  pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  if (::chdir(dir.c_str()) != 0) ::_exit(127);
-  int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd >= 0) ::dup2(fd, 2);
-  std::vector<std::string> argv = {DLSWEEP_BIN, "--db", db.string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> a;
-  for (auto& s : argv) a.push_back(s.data());
-  a.push_back(nullptr);
-  ::execv(a[0], a.data());
-  ::_exit(127);
-}
-
 bool wait_until(const std::function<bool()>& cond, pid_t pid, std::chrono::seconds limit) {
   const auto give_up = std::chrono::steady_clock::now() + limit;
   while (!cond()) {
@@ -189,7 +173,7 @@ void sweep_readers_kill_resume(const fs::path& shared, const fs::path& local, bo
   write_study(shared / "study.yaml");
   const fs::path db = shared / "sweep.db", runs = shared / "dlsweep-runs" / kStudy;
   const fs::path err = local / "submit.err";
-  pid_t pid = spawn(shared, db, {"submit", "study.yaml"}, err);
+  pid_t pid = spawn_dlsweep(shared, db, {"submit", "study.yaml"}, err);
   REQUIRE(pid > 0);
   REQUIRE(wait_until([&] { return started_trials(runs) >= 1; }, pid, std::chrono::minutes(2)));
 

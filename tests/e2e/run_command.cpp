@@ -40,11 +40,11 @@ CommandResult run_command(const std::vector<std::string>& argv, const fs::path& 
   return r;
 }
 
-int spawn_dlsweep(const fs::path& dir, const fs::path& db, std::vector<std::string> args) {
+int spawn_dlsweep(const fs::path& dir, const fs::path& db, std::vector<std::string> args, const fs::path& err) {
   pid_t pid = ::fork();
   if (pid != 0) return pid;
   if (::chdir(dir.c_str()) != 0) ::_exit(127);
-  std::freopen("/dev/null", "w", stderr);
+  if (!std::freopen(err.c_str(), "w", stderr)) ::_exit(127);
   std::vector<std::string> argv = {DLSWEEP_BIN, "--db", db.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> a;

@@ -19,9 +19,10 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::files
 /// A fresh, empty directory under the system temp dir, unique to this process and `name`.
 std::filesystem::path fresh_dir(const std::string& name);
 
-/// Starts `dlsweep --db DB args...` in `dir` without waiting (stderr to /dev/null); returns
-/// its pid (the caller waits for or kills it), or -1 when fork failed.
-int spawn_dlsweep(const std::filesystem::path& dir, const std::filesystem::path& db, std::vector<std::string> args);
+/// Starts `dlsweep --db DB args...` in `dir` without waiting (stderr to `err`, /dev/null by
+/// default); returns its pid (the caller waits for or kills it), or -1 when fork failed.
+int spawn_dlsweep(const std::filesystem::path& dir, const std::filesystem::path& db, std::vector<std::string> args,
+                  const std::filesystem::path& err = "/dev/null");
 
 /// Waits until `p` exists (polling; a trial's file that marks the moment a test waits for),
 /// at most `limit`; true when it does.

@@ -4,6 +4,7 @@
 #include "trainer/kernels/onednn_dense_bf16.hpp"
 
 #include "trainer/kernels/bf16.hpp"
+#include "trainer/kernels/onednn_exec.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -17,39 +18,6 @@ namespace {
 
 using dnnl::memory;
 using dt = memory::data_type;
-
-memory::desc rows(std::int64_t r, std::int64_t c, std::int64_t ld, dt type) { return memory::desc({r, c}, type, memory::dims{ld, 1}); }
-/// The transpose of a stored row-major [c, r] matrix with stride ld, seen as [r, c].
-memory::desc cols(std::int64_t r, std::int64_t c, std::int64_t ld, dt type) { return memory::desc({r, c}, type, memory::dims{1, ld}); }
-
-struct Exec {
-  dnnl::primitive prim;
-  std::vector<memory> keep;
-  std::vector<dnnl_exec_arg_t> args;
-  AlignedBuffer scratch;
-  std::string impl;
-
-  void bind(int arg, const memory::desc& md, const dnnl::engine& eng, const void* ptr) {
-    keep.emplace_back(md, eng, const_cast<void*>(ptr));
-    args.push_back({arg, keep.back().get()});
-  }
-  template <class Prim, class PD>
-  void create(const PD& pd, const dnnl::engine& eng) {
-    prim = Prim(pd);
-    impl = pd.impl_info_str();
-    memory::desc sp = pd.scratchpad_desc();
-    if (sp.get_size() > 0) {
-      scratch = AlignedBuffer(static_cast<std::int64_t>(sp.get_size() / sizeof(float) + 1));
-      bind(DNNL_ARG_SCRATCHPAD, sp, eng, scratch.data());
-    }
-  }
-};
-
-dnnl::primitive_attr scratch_attr() {
-  dnnl::primitive_attr a;
-  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return a;
-}
 
 /// A zeroed buffer holding `elems` bf16 values.
 AlignedBuffer bf16_buffer(std::int64_t elems) { return AlignedBuffer((elems + 1) / 2); }
@@ -66,16 +34,16 @@ class OnednnDenseBf16 final : public DenseKernel {
     // to_bf16 rather than a reorder: oneDNN 2.6's reorder takes milliseconds on a [512, 10].
     w_ = b.w;
     w16_ = bf16_buffer(in * b.w.ld);
-    const auto w16_md = rows(in, out, b.w.ld, dt::bf16);
+    const auto w16_md = row_major(in, out, b.w.ld, dt::bf16);
     // y = act(x·w + b).
     {
-      dnnl::primitive_attr attr = scratch_attr();
+      dnnl::primitive_attr attr = user_scratchpad_attr();
       if (act == Activation::relu) {
         dnnl::post_ops ops;
         ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
         attr.set_post_ops(ops);
       }
-      auto src = rows(n, in, b.x.ld, dt::bf16), bias = rows(1, out, out, dt::f32), dst = rows(n, out, b.y.ld, ydt);
+      auto src = row_major(n, in, b.x.ld, dt::bf16), bias = row_major(1, out, out, dt::f32), dst = row_major(n, out, b.y.ld, ydt);
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, w16_md, bias, dst), attr, eng);
       fwd_.create<dnnl::matmul>(pd, eng);
       fwd_.bind(DNNL_ARG_SRC, src, eng, b.x.data);
@@ -91,14 +59,14 @@ class OnednnDenseBf16 final : public DenseKernel {
     // run over whole padded rows (padding zero and kept zero).
     const bool dense_rows = b.y.ld == b.dy.ld;
     const std::int64_t c = dense_rows ? b.dy.ld : out;
-    auto y_md = dense_rows ? rows(n, c, c, ydt) : rows(n, out, b.y.ld, ydt);
-    auto dy_md = dense_rows ? rows(n, c, c, ydt) : rows(n, out, b.dy.ld, ydt);
+    auto y_md = dense_rows ? row_major(n, c, c, ydt) : row_major(n, out, b.y.ld, ydt);
+    auto dy_md = dense_rows ? row_major(n, c, c, ydt) : row_major(n, out, b.dy.ld, ydt);
     if (act == Activation::relu) {  // dz = dy ⊙ relu'(y), in place, in dy's type
       auto alg = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
       dnnl::eltwise_forward::primitive_desc hint(
           dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, y_md, 0.f, 0.f), eng);
       dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(alg, dy_md, y_md, 0.f, 0.f),
-                                                scratch_attr(), eng, hint);
+                                                user_scratchpad_attr(), eng, hint);
       relu_bwd_.create<dnnl::eltwise_backward>(pd, eng);
       relu_bwd_.bind(DNNL_ARG_DST, y_md, eng, b.y.data);
       relu_bwd_.bind(DNNL_ARG_DIFF_DST, dy_md, eng, b.dy.data);
@@ -108,7 +76,7 @@ class OnednnDenseBf16 final : public DenseKernel {
     // dz in bf16: dy itself, or a rounded copy of an fp32 dy (output layer).
     void* dz = b.dy.data;
     const std::int64_t dz_ld = b.dy.ld;
-    auto dz_md = rows(n, c, dense_rows ? c : dz_ld, dt::bf16);
+    auto dz_md = row_major(n, c, dense_rows ? c : dz_ld, dt::bf16);
     if (b.y_f32) {  // padding columns are zero in dy and stay zero in dz
       dz16_ = bf16_buffer(n * dz_ld);
       dz = dz16_.data();
@@ -119,8 +87,8 @@ class OnednnDenseBf16 final : public DenseKernel {
     {
       ones_ = bf16_buffer(n);
       std::fill_n(reinterpret_cast<std::uint16_t*>(ones_.data()), n, std::uint16_t{0x3F80});  // 1.0 in bf16
-      auto src = rows(1, n, n, dt::bf16), db_md = rows(1, c, c, dt::f32);
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, dz_md, db_md), scratch_attr(), eng);
+      auto src = row_major(1, n, n, dt::bf16), db_md = row_major(1, c, c, dt::f32);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, dz_md, db_md), user_scratchpad_attr(), eng);
       bias_bwd_.create<dnnl::matmul>(pd, eng);
       bias_bwd_.bind(DNNL_ARG_SRC, src, eng, ones_.data());
       bias_bwd_.bind(DNNL_ARG_WEIGHTS, dz_md, eng, dz);
@@ -128,8 +96,8 @@ class OnednnDenseBf16 final : public DenseKernel {
     }
     // dw = xᵀ · dz, fp32.
     {
-      auto src = cols(in, n, b.x.ld, dt::bf16), wei = rows(n, out, dz_ld, dt::bf16), dst = rows(in, out, b.dw.ld, dt::f32);
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), scratch_attr(), eng);
+      auto src = transposed(in, n, b.x.ld, dt::bf16), wei = row_major(n, out, dz_ld, dt::bf16), dst = row_major(in, out, b.dw.ld, dt::f32);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), user_scratchpad_attr(), eng);
       w_bwd_.create<dnnl::matmul>(pd, eng);
       w_bwd_.bind(DNNL_ARG_SRC, src, eng, b.x.data);
       w_bwd_.bind(DNNL_ARG_WEIGHTS, wei, eng, dz);
@@ -137,8 +105,8 @@ class OnednnDenseBf16 final : public DenseKernel {
     }
     // dx = dz · w16ᵀ, bf16.
     if (b.dx.data) {
-      auto src = rows(n, out, dz_ld, dt::bf16), wei = cols(out, in, b.w.ld, dt::bf16), dst = rows(n, in, b.dx.ld, dt::bf16);
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), scratch_attr(), eng);
+      auto src = row_major(n, out, dz_ld, dt::bf16), wei = transposed(out, in, b.w.ld, dt::bf16), dst = row_major(n, in, b.dx.ld, dt::bf16);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), user_scratchpad_attr(), eng);
       x_bwd_.create<dnnl::matmul>(pd, eng);
       x_bwd_.bind(DNNL_ARG_SRC, src, eng, dz);
       x_bwd_.bind(DNNL_ARG_WEIGHTS, wei, eng, w16_.data());
@@ -175,7 +143,7 @@ class OnednnDenseBf16 final : public DenseKernel {
   static std::uint16_t* bf16_bits(AlignedBuffer& b) { return reinterpret_cast<std::uint16_t*>(b.data()); }
 
   OnednnKernels& k_;
-  Exec fwd_, relu_bwd_, bias_bwd_, w_bwd_, x_bwd_;
+  OnednnExec fwd_, relu_bwd_, bias_bwd_, w_bwd_, x_bwd_;
   MatrixView w_;                    ///< fp32 master weights
   AlignedBuffer w16_, dz16_, ones_;  ///< bf16: weight copy, dz of an fp32 dy, [1, n] ones
   const float* dy32_ = nullptr;     ///< the fp32 dy of an output layer (converted into dz16_)

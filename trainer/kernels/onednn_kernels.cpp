@@ -1,5 +1,7 @@
 #include "trainer/kernels/onednn_kernels.hpp"
 
+#include "trainer/kernels/onednn_exec.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,46 +16,6 @@ namespace {
 
 using dnnl::memory;
 using dt = memory::data_type;
-
-/// [rows, cols] row-major with stride ld.
-memory::desc row_major(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
-  return memory::desc({rows, cols}, dt::f32, memory::dims{ld, 1});
-}
-/// The transpose of a stored row-major [cols, rows] matrix with stride ld, seen as [rows, cols].
-memory::desc transposed(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
-  return memory::desc({rows, cols}, dt::f32, memory::dims{1, ld});
-}
-
-/// One primitive with its bound arguments: built once, executed every step.
-struct Exec {
-  dnnl::primitive prim;
-  std::vector<memory> keep;  ///< owners of the handles in args
-  std::vector<dnnl_exec_arg_t> args;
-  AlignedBuffer scratch;
-  std::string impl;
-
-  void bind(int arg, const memory::desc& md, const dnnl::engine& eng, const void* ptr) {
-    keep.emplace_back(md, eng, const_cast<void*>(ptr));
-    args.push_back({arg, keep.back().get()});
-  }
-  /// Creates the primitive and its user scratchpad from a primitive descriptor.
-  template <class Prim, class PD>
-  void create(const PD& pd, const dnnl::engine& eng) {
-    prim = Prim(pd);
-    impl = pd.impl_info_str();
-    memory::desc sp = pd.scratchpad_desc();
-    if (sp.get_size() > 0) {
-      scratch = AlignedBuffer(static_cast<std::int64_t>(sp.get_size() / sizeof(float) + 1));
-      bind(DNNL_ARG_SCRATCHPAD, sp, eng, scratch.data());
-    }
-  }
-};
-
-dnnl::primitive_attr user_scratchpad_attr() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
 
 class OnednnDense final : public DenseKernel {
  public:
@@ -162,7 +124,7 @@ class OnednnDense final : public DenseKernel {
  private:
   OnednnKernels& k_;
   Activation act_;
-  Exec fwd_, relu_bwd_, bias_bwd_, w_bwd_, x_bwd_;
+  OnednnExec fwd_, relu_bwd_, bias_bwd_, w_bwd_, x_bwd_;
   AlignedBuffer ones_;  ///< [1, n] of 1.0f for the bias-gradient GEMV
   bool trainable_ = false, has_relu_bwd_ = false, has_x_bwd_ = false;
 };
