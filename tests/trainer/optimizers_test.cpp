@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -374,5 +375,69 @@ TEST_CASE("optimizer state round-trips through state_arenas / state_scalars", "[
     (*ob)->step(0.3);
     for (std::size_t i = 0; i < a.ref.size(); ++i)
       for (std::size_t k = 0; k < a.ref[i].w.size(); ++k) CHECK(a.value(i, k) == b.value(i, k));
+  }
+}
+
+// Every float operation of SGD and Adam rounds on its own (the project builds with
+// -ffp-contract=off): the same bits on every ISA the target clones pick (SSE2, AVX2,
+// AVX-512) and on the GPU (optim_kernels.cu, --fmad=false). With contraction, GCC fused
+// `m * v + d` into an FMA in the AVX2/AVX-512 clones only, so a run gave other bits on
+// another CPU, and the GPU conformance suite's bit-identity failed on an H200 host.
+namespace {
+float r(float x) {  // forces the rounding of one operation to float
+  volatile float v = x;
+  return v;
+}
+}  // namespace
+
+TEST_CASE("SGD and Adam round every operation: bit-identical to the unfused expression", "[optim][fp]") {
+  for (const char* name : {"sgd", "sgd-nesterov", "sgd-uncorrected", "adam", "adamw"}) {
+    INFO(name);
+    optim::OptimizerSpec spec;
+    spec.name = std::string(name).starts_with("sgd") ? "sgd" : name;
+    spec.nesterov = std::string(name) == "sgd-nesterov";
+    spec.momentum_correction = std::string(name) != "sgd-uncorrected";
+    spec.weight_decay = 5e-4;
+    models::ParameterSet ps;
+    ps.add("w", 37, 300, false);  // long rows: the vector loop of each clone runs
+    ps.finalize();
+    const std::int64_t n = ps.tensors()[0].span();  // the arena may extend past the tensor
+    std::vector<float> w(n), v(n, 0.0f), s(n, 0.0f);
+    for (std::int64_t i = 0; i < n; ++i) ps.values()[i] = w[i] = static_cast<float>(std::sin(0.37 * i)) * 0.3f;
+    auto opt = optim::make_optimizer(spec, ps);
+    REQUIRE(opt);
+    const float m = 0.9f, wd = 5e-4f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    for (int t = 1; t <= 3; ++t) {
+      const float lr = 0.1f;  // constant: momentum correction's factor is 1
+      for (std::int64_t i = 0; i < n; ++i) ps.grads()[i] = static_cast<float>(std::cos(0.11 * i + t)) * 0.05f;
+      (*opt)->step(lr);
+      const float c1 = static_cast<float>(1.0 / (1.0 - std::pow(0.9, t)));
+      const float c2 = static_cast<float>(1.0 / (1.0 - std::pow(0.999, t)));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float g = ps.grads()[i];
+        if (spec.name == "sgd") {
+          const float d = r(g + r(wd * w[i]));
+          if (spec.momentum_correction) {
+            v[i] = r(r(m * v[i]) + d);
+            w[i] = spec.nesterov ? r(w[i] - r(lr * r(d + r(m * v[i])))) : r(w[i] - r(lr * v[i]));
+          } else {
+            v[i] = r(r(m * v[i]) + r(lr * d));
+            w[i] = r(w[i] - v[i]);
+          }
+        } else {
+          float wi = w[i], d = g;
+          if (spec.name == "adamw") wi = r(wi * r(1.0f - r(lr * wd)));
+          else d = r(d + r(wd * wi));
+          v[i] = r(r(b1 * v[i]) + r(r(1.0f - b1) * d));
+          s[i] = r(r(b2 * s[i]) + r(r(1.0f - b2) * r(d * d)));
+          w[i] = r(wi - r(r(lr * r(v[i] * c1)) / r(std::sqrt(r(s[i] * c2)) + eps)));
+        }
+      }
+    }
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (std::memcmp(&w[i], ps.values() + i, sizeof(float)) != 0 && bad++ < 3)
+        FAIL_CHECK("w[" << i << "]: " << ps.values()[i] << " vs unfused " << w[i]);
+    CHECK(bad == 0);
   }
 }

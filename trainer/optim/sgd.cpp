@@ -7,8 +7,9 @@ namespace dlsweep::trainer::optim {
 namespace {
 
 // Built for several ISAs (the Debian baseline is SSE2), the best one is picked at load time;
-// every clone computes the same IEEE float expression element by element (no FMA contraction
-// in ISO C++ mode), so results do not depend on the clone or on the thread split.
+// every clone computes the same IEEE float expression element by element (no FMA contraction:
+// -ffp-contract=off, top-level CMakeLists.txt), so results do not depend on the clone or on
+// the thread split.
 template <bool kNesterov, bool kCorrected>
 __attribute__((target_clones("avx512f", "avx2", "default"))) void slice(
     float* __restrict w, const float* __restrict g, float* __restrict v, std::int64_t n, float lr, float m, float wd,

@@ -34,9 +34,14 @@ std::string cublas_status_text(cublasStatus_t s);
 class CublasLtDense {
  public:
   /// Chooses the algorithms for `shape`. `workspace` (device, `workspace_bytes`) is shared by
-  /// the layer's GEMMs; 32 MiB is plenty. Errors when cuBLASLt has no algorithm for a GEMM.
+  /// the layer's GEMMs and, before them in stream order, the bias gradient's partial sums
+  /// (bias_grad_scratch_bytes); 32 MiB is plenty. Errors when cuBLASLt has no algorithm for a GEMM.
+  /// `autotune`: time cuBLASLt's first 8 candidate algorithms per GEMM on scratch buffers and
+  /// keep the fastest (off: its first, the heuristic's choice). The choice can differ between
+  /// runs, and with it the GEMMs' rounding, so runs that must repeat bit for bit leave it off.
   static Result<std::unique_ptr<CublasLtDense>> create(cublasLtHandle_t handle, const DenseShape& shape, bool relu,
-                                                       bool tf32, void* workspace, std::size_t workspace_bytes);
+                                                       bool tf32, void* workspace, std::size_t workspace_bytes,
+                                                       bool autotune = false);
   ~CublasLtDense();
   CublasLtDense(const CublasLtDense&) = delete;
   CublasLtDense& operator=(const CublasLtDense&) = delete;
@@ -46,6 +51,9 @@ class CublasLtDense {
   /// dy ← dz; dw, db overwritten; dx written when not null (requires shape.ld_dx).
   Status backward(const float* x, const float* w, const float* y, float* dy, float* dw, float* db, float* dx,
                   cudaStream_t stream);
+  /// backward() in its two parts (for profiling): the epilogue's (dz, db), then the GEMMs.
+  Status backward_epilogue(const float* y, float* dy, float* db, cudaStream_t stream);
+  Status backward_gemms(const float* x, const float* w, const float* dz, float* dw, float* dx, cudaStream_t stream);
 
   struct Gemm;  // a descriptor, its four layouts and its algorithm
 

@@ -10,6 +10,7 @@
 // in the norm before its rounding to float).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_runtime_api.h>
@@ -57,9 +58,13 @@ cudaError_t softmax_xent(const float* logits_dev, std::int64_t rows, std::int64_
                          long long* counts_dev, cudaStream_t stream);
 
 /// Backward of a dense layer's epilogue: dz = dy ⊙ relu'(y) in place (when relu), and
-/// db[j] = Σ_r dz[r, j] in row order (when db_dev is not null). [rows, cols], stride ld.
+/// db[j] = Σ_r dz[r, j] (when db_dev is not null) summed in double in a fixed order (rows in
+/// chunks of 256 and 8 lanes, then the chunks in 8 lanes; deterministic, it differs from a
+/// plain row-order sum by rounding only). [rows, cols], stride ld. `scratch_dev` holds
+/// bias_grad_scratch_bytes(rows, cols) bytes (needed when db_dev is not null).
+std::size_t bias_grad_scratch_bytes(std::int64_t rows, std::int64_t cols);
 cudaError_t bias_act_backward(float* dy_dev, const float* y_dev, float* db_dev, std::int64_t rows, std::int64_t cols,
-                              std::int64_t ld, bool relu, cudaStream_t stream);
+                              std::int64_t ld, bool relu, double* scratch_dev, cudaStream_t stream);
 
 /// found_dev[0] = 1 if any of the n floats is inf or NaN (left unchanged otherwise; zero it
 /// first): fp16 loss scaling's check (gpu/precision.hpp), one pass over the gradient arena.

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# gpu-check.sh DEBS_DIR [OUT_DIR] — on a GPU host without Debian's packages (CUDA, CMake,
+# a C++ compiler and PyTorch present): builds the trainer-only CUDA build from the packages
+# that scripts/fetch-trainer-debs.sh downloaded, then runs what needs a GPU:
+#   1. test_trainer_cuda (the CUDA conformance suite, every kernel against the CPU path),
+#   2. the same suite under compute-sanitizer memcheck (when it is installed),
+#   3. bench_cuda_step (one MLP training step, ours vs PyTorch in the same run).
+# cuDNN and NCCL are taken from the CUDA toolkit, else from the Python wheels beside PyTorch
+# (nvidia-cudnn-*, nvidia-nccl-*), else the headers in $GPU_HEADERS with those libraries.
+# BENCH_ONLY=1 skips 1 and 2; BENCH_BATCHES, BENCH_STEPS, BENCH_ARGS (e.g. --phases) shape 3.
+# Every step runs even when an earlier one fails; the log is OUT_DIR/gpu-check.log and the
+# exit status is the number of failed steps.
+set -uo pipefail
+debs=$(realpath "${1:?usage: gpu-check.sh DEBS_DIR [OUT_DIR]}")
+out=$(mkdir -p "${2:-${OUT:-/tmp/gpu-check}}" && realpath "${2:-${OUT:-/tmp/gpu-check}}")
+src=$(cd "$(dirname "$0")/.." && pwd)
+log=$out/gpu-check.log
+prefix=${DLSWEEP_DEPS_PREFIX:-/opt/dlsweep-deps}
+build=${BUILD_DIR:-$src/build-gpu}
+failed=0
+step() { echo "== $*" | tee -a "$log"; }
+run() { "$@" 2>&1 | tee -a "$log"; local rc=${PIPESTATUS[0]}; [[ $rc -eq 0 ]] || { echo "!! rc=$rc: $*" | tee -a "$log"; failed=$((failed + 1)); }; return "$rc"; }
+
+step host
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; g++ --version | head -1
+  cmake --version | head -1; command -v nvcc && nvcc --version | tail -1; nproc; } 2>&1 | tee -a "$log"
+
+step "unpack $(ls "$debs"/*.deb | wc -l) packages into $prefix"
+mkdir -p "$prefix" && for f in "$debs"/*.deb; do dpkg-deb -x "$f" "$prefix"; done
+export CMAKE_PREFIX_PATH=$prefix/usr
+ld_path=$prefix/usr/lib/x86_64-linux-gnu
+
+# A library's folder: the toolkit's, else the first one under /usr, /opt (Python wheels).
+lib_dir() {
+  local f
+  for f in /usr/local/cuda/lib64/"$1" /usr/local/cuda/lib/"$1"; do [[ -e $f ]] && { dirname "$f"; return; }; done
+  f=$(find /usr /opt -name "$1" -not -path '*/proc/*' 2>/dev/null | head -1)
+  [[ -n $f ]] && dirname "$f"
+}
+for pair in cudnn:libcudnn.so.9 nccl:libnccl.so.2; do
+  name=${pair%%:*} so=${pair#*:}
+  [[ -e /usr/local/cuda/include/$name.h ]] && continue
+  dir=$(lib_dir "$so") || true
+  [[ -n $dir ]] || { step "no $so on this host"; failed=$((failed + 1)); continue; }
+  root=/opt/dlsweep-$name && mkdir -p "$root/lib"
+  ln -sfn "$dir/$so" "$root/lib/lib$name.so"
+  if [[ -d $dir/../include && -e $dir/../include/$name.h ]]; then ln -sfn "$(realpath "$dir/../include")" "$root/include"
+  else ln -sfn "${GPU_HEADERS:-$src/.gpu/cuda-headers}" "$root/include"; fi
+  export "${name^^}_ROOT=$root"
+  ld_path=$ld_path:$dir
+  step "$name: $dir/$so, headers $(realpath "$root/include")"
+done
+export LD_LIBRARY_PATH=$ld_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+step configure
+run cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLSWEEP_TRAINER_ONLY=ON -DDLSWEEP_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" >/dev/null || true
+step build
+run cmake --build "$build" -j "$(nproc)" --target test_trainer_cuda bench_cuda_step >/dev/null || true
+
+if [[ -z ${BENCH_ONLY:-} ]]; then
+step "test_trainer_cuda"
+run "$build/bin/test_trainer_cuda" --order decl --durations yes || true
+fi
+if [[ -z ${BENCH_ONLY:-} ]] && command -v compute-sanitizer >/dev/null; then
+  step "test_trainer_cuda under compute-sanitizer memcheck"
+  run compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/test_trainer_cuda" --order decl || true
+fi
+step "bench_cuda_step"
+run "$build/bin/bench_cuda_step" --batches "${BENCH_BATCHES:-64,256,1024,4096,16384}" --steps "${BENCH_STEPS:-200}" \
+  --python "$(command -v python3)" ${BENCH_ARGS:-} || true
+step "failed steps: $failed"
+exit "$failed"
