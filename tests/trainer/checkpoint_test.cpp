@@ -10,7 +10,7 @@
 #include <fstream>
 #include <thread>
 
-#include "process_util.hpp"
+#include "tests/trainer/process_util.hpp"
 #include "trainer/checkpoint.hpp"
 
 using namespace dlsweep;

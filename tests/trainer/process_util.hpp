@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/protocol.hpp"
-#include "test_util.hpp"
+#include "tests/trainer/test_util.hpp"
 
 extern char** environ;
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/protocol.hpp"
-#include "test_util.hpp"
+#include "tests/trainer/test_util.hpp"
 #include "trainer/reporter.hpp"
 
 using namespace dlsweep;

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "test_util.hpp"
+#include "tests/trainer/test_util.hpp"
 #include "trainer/stop_monitor.hpp"
 
 using namespace dlsweep::trainer;

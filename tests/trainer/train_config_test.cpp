@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_util.hpp"
+#include "tests/trainer/test_util.hpp"
 #include "trainer/train_config.hpp"
 #include "common/train_params.hpp"
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "common/protocol.hpp"
-#include "test_util.hpp"
+#include "tests/trainer/test_util.hpp"
 #include "trainer/comm/local_communicator.hpp"
 #include "trainer/data/datasets.hpp"
 #include "trainer/kernels/kernels_registry.hpp"

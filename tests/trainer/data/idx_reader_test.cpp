@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "test_util.hpp"
+#include "tests/trainer/test_util.hpp"
 #include "trainer/data/datasets.hpp"
 #include "trainer/data/fashion_mnist.hpp"
 #include "trainer/data/idx_reader.hpp"

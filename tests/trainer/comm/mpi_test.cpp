@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "process_util.hpp"
+#include "tests/trainer/process_util.hpp"
 #include "trainer/comm/comm_registry.hpp"
 
 using namespace dlsweep;

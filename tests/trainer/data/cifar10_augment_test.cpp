@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "test_util.hpp"
+#include "tests/trainer/test_util.hpp"
 #include "trainer/data/augment.hpp"
 #include "trainer/data/cifar10.hpp"
 #include "trainer/data/datasets.hpp"
