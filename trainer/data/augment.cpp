@@ -1,6 +1,7 @@
 #include "trainer/data/augment.hpp"
 
 #include <algorithm>
+#include <vector>
 #include <stdexcept>
 
 #include "trainer/rng.hpp"
@@ -46,9 +47,11 @@ void crop_flip(const float* src, std::int64_t c, std::int64_t h, std::int64_t w,
 void gather_augmented(const Dataset& d, std::span<const std::uint32_t> indices, std::int64_t epoch,
                       kernels::MatrixView x, std::int32_t* labels) {
   if (d.height < 1 || d.width < 1) throw std::logic_error("gather_augmented: not an image dataset");
+  std::vector<float> scratch(d.byte_backed() ? static_cast<std::size_t>(d.features) : 0);
   for (std::size_t r = 0; r < indices.size(); ++r) {
     const std::uint32_t i = indices[r];
-    crop_flip(d.sample(i), d.channels, d.height, d.width, draw_crop_flip(d.augment_seed, epoch, i),
+    const float* src = d.byte_backed() ? (d.copy_sample(i, scratch.data()), scratch.data()) : d.sample(i);
+    crop_flip(src, d.channels, d.height, d.width, draw_crop_flip(d.augment_seed, epoch, i),
               x.row(static_cast<std::int64_t>(r)));
     labels[r] = d.labels[i];
   }

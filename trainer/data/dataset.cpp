@@ -3,10 +3,20 @@
 #include "trainer/data/augment.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
 namespace dlsweep::trainer::data {
+
+void Dataset::copy_sample(std::int64_t i, float* out) const {
+  if (byte_backed()) {
+    const std::uint8_t* p = pixels.data() + i * features;
+    for (std::int64_t j = 0; j < features; ++j) out[j] = pixel_value[p[j]];
+  } else {
+    std::memcpy(out, sample(i), static_cast<std::size_t>(features) * sizeof(float));
+  }
+}
 
 void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::MatrixView x, std::int32_t* labels,
             std::int64_t epoch) {
@@ -14,28 +24,39 @@ void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::M
     gather_augmented(d, indices, epoch, x, labels);
     return;
   }
-  const std::size_t bytes = static_cast<std::size_t>(d.features) * sizeof(float);
   for (std::size_t r = 0; r < indices.size(); ++r) {
-    std::memcpy(x.row(static_cast<std::int64_t>(r)), d.sample(indices[r]), bytes);
+    d.copy_sample(indices[r], x.row(static_cast<std::int64_t>(r)));
     labels[r] = d.labels[indices[r]];
   }
 }
 
 void gather_range(const Dataset& d, std::int64_t first, kernels::MatrixView x, std::int32_t* labels) {
-  const std::size_t bytes = static_cast<std::size_t>(d.features) * sizeof(float);
   for (std::int64_t r = 0; r < x.rows; ++r) {
-    std::memcpy(x.row(r), d.sample(first + r), bytes);
+    d.copy_sample(first + r, x.row(r));
     labels[r] = d.labels[static_cast<std::size_t>(first + r)];
   }
 }
 
 std::pair<double, double> feature_stats(const Dataset& d) {
-  double sum = 0, sq = 0;
-  for (float v : d.images) {
-    sum += v;
-    sq += static_cast<double>(v) * v;
+  double sum = 0, sq = 0, n = 0;
+  if (d.byte_backed()) {
+    // The same sums over the same float values, grouped by byte value: a count per byte, then
+    // count × value (exact in double for counts below 2^29) added in byte order.
+    std::array<std::uint64_t, 256> count{};
+    for (std::uint8_t b : d.pixels) ++count[b];
+    for (int b = 0; b < 256; ++b) {
+      const double v = d.pixel_value[static_cast<std::size_t>(b)], c = static_cast<double>(count[b]);
+      sum += c * v;
+      sq += c * (v * v);
+    }
+    n = static_cast<double>(d.pixels.size());
+  } else {
+    for (float v : d.images) {
+      sum += v;
+      sq += static_cast<double>(v) * v;
+    }
+    n = static_cast<double>(d.images.size());
   }
-  const double n = static_cast<double>(d.images.size());
   if (n == 0) return {0.0, 1.0};
   const double mean = sum / n;
   const double var = sq / n - mean * mean;
@@ -44,6 +65,10 @@ std::pair<double, double> feature_stats(const Dataset& d) {
 
 void standardize(Dataset& d, double mean, double std_dev) {
   const float m = static_cast<float>(mean), inv = static_cast<float>(1.0 / std_dev);
+  if (d.byte_backed()) {
+    for (float& v : d.pixel_value) v = (v - m) * inv;  // each byte's value, as the float path maps it
+    return;
+  }
   for (float& v : d.images) v = (v - m) * inv;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "trainer/data/idx_cache.hpp"
 #include "trainer/data/idx_reader.hpp"
 
 #ifndef DLSWEEP_FMNIST_DIR
@@ -33,13 +34,13 @@ Result<Dataset> load_fashion_mnist_split(const std::filesystem::path& dir, const
   // Compare the counts in both headers before reading the data (a subset would hide a mismatch).
   auto label_dims = read_idx_header(labels_path, kIdxLabelsMagic);
   if (!label_dims) return std::unexpected(label_dims.error());
-  auto images = read_idx(images_path, kIdxImagesMagic, max_items);
+  auto images = read_idx_cached(images_path, kIdxImagesMagic, max_items);
   if (!images) return std::unexpected(images.error());
   if ((*label_dims)[0] != images->dims[0])
     return fail(fmt::format("count mismatch: {} has {} images but {} has {} labels", images_path.string(),
                             images->dims[0], labels_path.string(), (*label_dims)[0]),
                 labels_path.string(), "use the image and label files of the same split and release");
-  auto labels = read_idx(labels_path, kIdxLabelsMagic, max_items);
+  auto labels = read_idx_cached(labels_path, kIdxLabelsMagic, max_items);
   if (!labels) return std::unexpected(labels.error());
 
   Dataset d;
@@ -50,9 +51,9 @@ Result<Dataset> load_fashion_mnist_split(const std::filesystem::path& dir, const
   d.height = images->dims[1];
   d.width = images->dims[2];
   d.classes = kFashionMnistClasses;
-  d.images.resize(static_cast<std::size_t>(d.size * d.features));
   constexpr float kScale = 1.0f / 255.0f;
-  for (std::size_t i = 0; i < d.images.size(); ++i) d.images[i] = static_cast<float>(images->data[i]) * kScale;
+  for (int b = 0; b < 256; ++b) d.pixel_value[static_cast<std::size_t>(b)] = static_cast<float>(b) * kScale;
+  d.pixels = std::move(images->data);  // byte-backed (dataset.hpp): converted per batch
   d.labels.resize(static_cast<std::size_t>(d.size));
   for (std::int64_t i = 0; i < d.size; ++i) {
     const std::uint8_t l = labels->data[static_cast<std::size_t>(i)];

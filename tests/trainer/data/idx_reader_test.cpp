@@ -4,10 +4,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "tests/trainer/test_util.hpp"
+#include "trainer/data/dataset.hpp"
 #include "trainer/data/datasets.hpp"
 #include "trainer/data/fashion_mnist.hpp"
 #include "trainer/data/idx_reader.hpp"
@@ -54,16 +56,69 @@ TEST_CASE("the real Fashion-MNIST files load", "[data][fmnist]") {
     auto [lo, hi] = std::minmax_element(d->labels.begin(), d->labels.end());
     CHECK(*lo == 0);
     CHECK(*hi == 9);
-    auto [plo, phi] = std::minmax_element(d->images.begin(), d->images.end());
-    CHECK(*plo == 0.0f);
-    CHECK(*phi == 1.0f);
+    REQUIRE(d->byte_backed());
+    CHECK(d->pixels.size() == static_cast<std::size_t>(d->size * 784));
+    auto [plo, phi] = std::minmax_element(d->pixels.begin(), d->pixels.end());
+    CHECK(d->pixel_value[*plo] == 0.0f);
+    CHECK(d->pixel_value[*phi] == 1.0f);
   }
   // Subsets read only the first items, identical to the full read.
   auto sub = data::load_fashion_mnist_split(dir, "train", 100);
   REQUIRE(sub);
   CHECK(sub->size == 100);
-  CHECK(std::equal(sub->images.begin(), sub->images.end(), train->images.begin()));
+  CHECK(std::equal(sub->pixels.begin(), sub->pixels.end(), train->pixels.begin()));
   CHECK(std::equal(sub->labels.begin(), sub->labels.end(), train->labels.begin()));
+}
+
+TEST_CASE("byte-backed Fashion-MNIST gives the floats of the float path, bit for bit", "[data][fmnist]") {
+  // The float path (every byte converted to b/255 at load, statistics over all floats,
+  // standardised in place) written out here; the loader's byte path must gather the same bits
+  // for training batches, augmented ones and evaluation ranges.
+  data::DataSpec spec;
+  spec.dataset = "fashion-mnist";
+  spec.dir = DLSWEEP_FMNIST_DIR;
+  spec.train_subset = 3000;
+  spec.test_subset = 500;
+  spec.standardize = true;
+  auto s = data::load_data(spec);
+  REQUIRE(s);
+  REQUIRE(s->train.byte_backed());
+  auto raw_train = data::load_fashion_mnist_split(spec.dir, "train", spec.train_subset);
+  auto raw_test = data::load_fashion_mnist_split(spec.dir, "t10k", spec.test_subset);
+  REQUIRE(raw_train);
+  REQUIRE(raw_test);
+  auto as_floats = [](const data::Dataset& d) {
+    data::Dataset f = d;
+    f.pixels.clear();
+    f.images.resize(d.pixels.size());
+    for (std::size_t i = 0; i < d.pixels.size(); ++i) f.images[i] = static_cast<float>(d.pixels[i]) * (1.0f / 255.0f);
+    return f;
+  };
+  data::Dataset ftrain = as_floats(*raw_train), ftest = as_floats(*raw_test);
+  auto [mean, sd] = data::feature_stats(ftrain);
+  auto [bmean, bsd] = data::feature_stats(*raw_train);
+  CHECK(static_cast<float>(bmean) == static_cast<float>(mean));
+  CHECK(static_cast<float>(1.0 / bsd) == static_cast<float>(1.0 / sd));
+  data::standardize(ftrain, mean, sd);
+  data::standardize(ftest, mean, sd);
+
+  const std::int64_t n = 64, f = 784;
+  auto bx = kernels::AlignedBuffer(n * f), fx = kernels::AlignedBuffer(n * f);
+  std::vector<std::int32_t> bl(n), fl(n);
+  std::vector<std::uint32_t> idx(n);
+  for (std::int64_t r = 0; r < n; ++r) idx[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>((r * 37 + 11) % 3000);
+  for (bool augment : {false, true}) {
+    s->train.augment = ftrain.augment = augment;
+    s->train.augment_seed = ftrain.augment_seed = 5;
+    data::gather(s->train, idx, bx.view(n, f, f), bl.data(), 3);
+    data::gather(ftrain, idx, fx.view(n, f, f), fl.data(), 3);
+    CHECK(std::memcmp(bx.data(), fx.data(), n * f * sizeof(float)) == 0);
+    CHECK(bl == fl);
+  }
+  data::gather_range(s->test, 100, bx.view(n, f, f), bl.data());
+  data::gather_range(ftest, 100, fx.view(n, f, f), fl.data());
+  CHECK(std::memcmp(bx.data(), fx.data(), n * f * sizeof(float)) == 0);
+  CHECK(bl == fl);
 }
 
 TEST_CASE("standardisation uses the training set's statistics", "[data]") {
