@@ -63,7 +63,7 @@ Explanation explain_best(const StudyData& study, RankBy by, const FitOptions& fi
     c.std = r.own_stat.std;
     return c;
   };
-  if (!ranking.order.empty()) {
+  if (ranking.winner()) {  // not when only infeasible groups rank (rule 7)
     e.winner = contender(ranking.order.front());
     const double wm = summarize(transformed(ranking.order.front().values, criterion)).mean;
     for (std::size_t k = 1; k < ranking.order.size(); ++k) {

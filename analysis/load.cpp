@@ -66,6 +66,8 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
     spec_ranks = int_param(spec["trial"], "ranks", 1);
     study.trainer = spec["trial"].contains("trainer");
   }
+  study.objectives = objectives_of_spec(spec);
+  study.constraints = constraints_of_spec(spec);
 
   auto sums = storage.summaries(st.id);
   if (!sums) return std::unexpected(sums.error());
@@ -87,6 +89,11 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
     t.time_to_target_s = s.time_to_target_s;
     t.best_value = s.best_value;
     t.samples_per_s = s.samples_per_s;
+    t.figures.ranks = t.ranks;
+    if (s.steps_to_target) t.figures.steps_to_target = double(*s.steps_to_target);
+    if (s.samples_to_target) t.figures.samples_to_target = double(*s.samples_to_target);
+    t.figures.time_to_target_s = s.time_to_target_s;
+    t.figures.wall_s = s.wall_s;
     index[s.trial_id] = study.trials.size();
     study.trials.push_back(std::move(t));
   }
@@ -119,6 +126,9 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
     const auto name = r[7].get<std::string>();
     if (name == study.metric) p->value = v;
     set_metric(*p, name, v);
+    if (v) t.figures.add_metric(name, *v);
+    t.figures.last_samples = double(p->samples);
+    t.figures.last_eval_wall_s = p->wall_s;
   }
   for (auto& t : study.trials) batch_from_metric(t);
   return study;

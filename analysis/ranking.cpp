@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/objective.hpp"
+#include "common/pareto.hpp"
 
 namespace dlsweep::analysis {
 
@@ -37,7 +38,7 @@ Criterion resolve_criterion(RankBy by, bool has_target, std::size_t reached) {
 }
 
 std::optional<std::size_t> Ranking::winner() const {
-  if (order.empty()) return std::nullopt;
+  if (order.empty() || order.front().violation > 0) return std::nullopt;
   return order.front().members.front();
 }
 
@@ -146,10 +147,14 @@ Ranking rank(const StudyData& study, RankBy by, std::vector<std::optional<Pooled
     e.g.own_stat = summarize(e.g.own);
     e.mean = {r.maximize ? -e.g.value.mean : e.g.value.mean, own_times.empty() ? 0.0 : summarize(own_times).mean};
     e.best = seeds.front().key;
+    for (std::size_t i : members)
+      if (!study.constraints.empty())
+        e.g.violation = std::max(e.g.violation, total_violation(constraint_values(study.constraints, study.trials[i].figures)));
     entries.push_back(std::move(e));
   }
   // Groups come in the order of their first member (trial order): stable_sort keeps it for ties.
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.g.violation != b.g.violation) return a.g.violation < b.g.violation;  // rule 7: feasible (0) first
     if (a.mean != b.mean) return a.mean < b.mean;
     return a.best < b.best;
   });

@@ -22,6 +22,10 @@
 //     to trial order.
 //  6. Seeds within a group, best first (the one `best` names): time — (value, steps, own
 //     time); steps — (steps, own time); value — the value; ties in trial order.
+//  7. Constraints (`constraints:`, common/multi_objective.hpp; Optuna's constraints_func): a
+//     group's violation is the largest total violation of its seeds. Feasible groups come
+//     first (by rules 5-6), then infeasible ones by violation; an infeasible group never
+//     wins (no feasible group: no winner). Studies of several objectives: analysis/front.hpp.
 #pragma once
 
 #include <cstddef>
@@ -54,6 +58,7 @@ struct RankedGroup {
   std::vector<double> own;           ///< each member's own reading (own seconds by time; else = values)
   Stat value;                        ///< of values: `mean` is what the group is ranked by
   Stat own_stat;                     ///< of own: the seed spread of the readings themselves
+  double violation = 0;              ///< rule 7: > 0 infeasible (ranked after every feasible group)
 };
 
 struct Ranking {

@@ -28,6 +28,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/multi_objective.hpp"
+
 namespace dlsweep::analysis {
 
 /// One evaluation record of a trial (kind eval or final), as the trainer reported it.
@@ -67,6 +69,9 @@ struct TrialData {
   std::optional<double> best_value;     ///< best objective over its eval/final records
   std::optional<double> samples_per_s;  ///< last reported throughput
   std::vector<EvalPoint> curve;         ///< eval/final records of the current attempt, in order
+  /// Every reported metric and the derived figures: what several objectives and the
+  /// constraints read (common/multi_objective.hpp). Filled by load_study.
+  TrialFigures figures;
 
   bool complete() const { return state == "COMPLETE"; }
   bool reached() const { return steps_to_target.has_value() && time_to_target_s.has_value(); }
@@ -79,6 +84,11 @@ struct StudyData {
   std::optional<double> target;
   std::vector<TrialData> trials;
   bool trainer = false;         ///< trials run dlsweep's trainer (its parameter names are known)
+  /// Every objective (the first is metric/mode above); two or more: `best` names the Pareto
+  /// front (analysis/front.hpp). Empty is read as the one objective above.
+  std::vector<ObjectiveDef> objectives;
+  std::vector<ConstraintDef> constraints;  ///< the study's `constraints` (none: empty)
+  bool multi_objective() const { return objectives.size() > 1; }
 };
 
 /// The trial's parameters without `seed`: trials with equal keys are seed replicates.

@@ -31,6 +31,7 @@
 
 #include "search/random_sampler.hpp"
 #include "search/sampler.hpp"
+#include "bench_stats.hpp"
 #include "search_functions.hpp"
 
 namespace {
@@ -106,15 +107,9 @@ nlohmann::json run_optuna(const std::string& flag, int seeds) {
   return nlohmann::json::parse(text, nullptr, false);
 }
 
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * double(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const auto hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
-
 }  // namespace
+
+using bench::quantile;
 
 int main(int argc, char** argv) {
   int seeds = 10;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string_view>
 
 extern char** environ;
@@ -32,6 +33,13 @@ std::optional<std::string> find_on_path(const std::string& name, const std::stri
 std::optional<std::filesystem::path> self_executable() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  // The release tarball's bin/dlsweep is a launcher script that runs the binary under the
+  // glibc loader it bundles (packaging/launcher.sh): /proc/self/exe is then that loader, and
+  // the command to run again and to find share/dlsweep and dlsweep-train beside is the
+  // launcher, which names itself in DLSWEEP_LAUNCHER. Any other executable ignores it.
+  if (ec || p.empty() || p.filename().string().starts_with("ld-linux"))
+    if (const char* launcher = std::getenv("DLSWEEP_LAUNCHER"); launcher && *launcher == '/')
+      return std::filesystem::path(launcher);
   if (ec || p.empty()) return std::nullopt;
   return p;
 }

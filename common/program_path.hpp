@@ -14,7 +14,8 @@ namespace dlsweep {
 /// directory): the first regular, executable file. A name with a '/' is returned as is.
 std::optional<std::string> find_on_path(const std::string& name, const std::string& path_list);
 
-/// The absolute path of the running executable (/proc/self/exe), or nullopt.
+/// The absolute path of the running executable (/proc/self/exe), or nullopt; under the
+/// release tarball's launcher (the executable is glibc's loader), the launcher script.
 std::optional<std::filesystem::path> self_executable();
 
 /// The environment of this process with `overrides` replacing (or adding) their keys, as

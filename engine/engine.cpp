@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/objective.hpp"
+#include "engine/trial_objectives.hpp"
 #include "engine/job_builder.hpp"
 #include "engine/state_machine.hpp"
 #include "engine/trial_files.hpp"
@@ -40,7 +41,8 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       start_(std::chrono::steady_clock::now()) {
   history_.maximize = maximizes(spec.objective.mode);
   counts_.metric = spec_.objective.metric;
-  axis_ = CurveAxis{spec_.objective.metric, maximizes(spec_.objective.mode)};
+  axis_ = CurveAxis{spec_.objective.metric, maximizes(spec_.objective.mode), spec_.objective.target};
+  set_directions(history_, spec_);
 }
 
 search::TrialRecord* Engine::history_of(std::int64_t trial_id) {
@@ -227,7 +229,7 @@ Status Engine::create_next(std::int64_t number, const search::Params& params, st
   ++next_number_;
   counts_.waiting++;
   history_index_[*id] = history_.trials.size();
-  history_.trials.push_back(search::TrialRecord{number, params, search::TrialStatus::running, std::nullopt, {}});
+  history_.trials.push_back(search::TrialRecord{number, params, search::TrialStatus::running, std::nullopt, {}, {}, {}});
   Live& live = live_[*id];
   live.row = db::TrialRow{*id, study_id_, number, TrialState::waiting, 0, dir.string(), params, std::nullopt, ""};
   launch(*id);

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "common/objective.hpp"
+#include "engine/job_builder.hpp"
+#include "engine/trial_objectives.hpp"
 #include "common/protocol.hpp"
 #include "engine/engine.hpp"
 #include "engine/failure_policy.hpp"
@@ -215,6 +217,9 @@ void Engine::finish_trial(std::int64_t trial_id) {
     rec->status = history_status(live.row.state);
     rec->value = live.curve.best_value;
     rec->curve = live.curve.points;
+    TrialFigures figures = live.curve.figures;
+    figures.ranks = trial_ranks(spec_, live.row.params);
+    fill_objectives(*rec, spec_, figures);
   }
   if (live.row.state == TrialState::failed && !interrupted_ && failed_fast_.empty() && !live.deterministic_failure &&
       live.row.attempt < spec_.trial.max_retries) {

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/objective.hpp"
+#include "engine/job_builder.hpp"
+#include "engine/trial_objectives.hpp"
 #include "common/protocol.hpp"
 
 #include "engine/engine.hpp"
@@ -63,6 +65,13 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
   // The whole curves of every trial's current attempt: what samplers and pruners see.
   auto points = storage_.metric_points(study_id_, spec_.objective.metric);
   if (!points) return std::unexpected(points.error());
+  // Several objectives or constraints: the other reported metrics they read.
+  std::map<std::string, std::map<std::int64_t, std::vector<db::Storage::MetricPoint>>> extra;
+  for (const auto& m : extra_metrics(spec_)) {
+    auto got = storage_.metric_points(study_id_, m);
+    if (!got) return std::unexpected(got.error());
+    extra[m] = std::move(*got);
+  }
   std::map<std::int64_t, const db::TrialSummary*> by_id;
   for (const auto& s : summaries) by_id[s.trial_id] = &s;
   for (const auto& t : trials) {
@@ -74,6 +83,27 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
     search::TrialRecord rec{t.number, t.params, history_status(t.state), value, {}};
     if (auto c = points->find(t.id); c != points->end())
       for (const auto& p : c->second) rec.curve.push_back({double(p.step), p.epoch, double(p.samples), p.wall_s, p.value});
+    if (spec_.multi_objective() || !spec_.constraints.empty()) {
+      TrialFigures f;
+      f.ranks = trial_ranks(spec_, t.params);
+      if (auto it = by_id.find(t.id); it != by_id.end()) {
+        const auto& sm = *it->second;
+        if (sm.steps_to_target) f.steps_to_target = double(*sm.steps_to_target);
+        if (sm.samples_to_target) f.samples_to_target = double(*sm.samples_to_target);
+        f.time_to_target_s = sm.time_to_target_s;
+        f.wall_s = sm.wall_s;
+        if (sm.samples_per_s) f.add_metric("samples_per_s", *sm.samples_per_s);
+      }
+      for (const auto& p : rec.curve) f.add_metric(spec_.objective.metric, p.value);
+      if (!rec.curve.empty()) {
+        f.last_samples = rec.curve.back().samples;
+        f.last_eval_wall_s = rec.curve.back().wall_s;
+      }
+      for (const auto& [name, points] : extra)
+        if (auto c = points.find(t.id); c != points.end())
+          for (const auto& p : c->second) f.add_metric(name, p.value);
+      fill_objectives(rec, spec_, f);
+    }
     history_.trials.push_back(std::move(rec));
     if (value && t.state == TrialState::complete) {  // only COMPLETE trials can be the best
       bool better = !counts_.best_value || better_value(*value, *counts_.best_value, spec_.objective.mode);

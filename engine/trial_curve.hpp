@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/multi_objective.hpp"
 #include "common/objective.hpp"
 #include "common/protocol.hpp"
 #include "search/history.hpp"
@@ -20,6 +21,7 @@ namespace dlsweep::orch {
 struct CurveAxis {
   std::string metric;
   bool maximize = true;
+  std::optional<double> target;  ///< the objective's target: where *_to_target are read
 };
 
 
@@ -31,6 +33,10 @@ struct TrialCurve {
   /// The latest eval/final record naming the objective gave NaN/inf (null in the file):
   /// a trial that ends so diverged.
   bool last_nonfinite = false;
+  /// Every metric of the eval/final records and the derived figures (time, steps, samples
+  /// to target; wall time): what the objective vector and constraint values of several
+  /// objectives are computed from (common/multi_objective.hpp). ranks is the caller's.
+  TrialFigures figures;
 
   /// Folds one record in; true when it was an eval record carrying the objective (what may
   /// change a pruner's verdict). NaN values are not points.

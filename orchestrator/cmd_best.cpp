@@ -14,6 +14,7 @@
 #include "analysis/ranking.hpp"
 #include "analysis/to_json.hpp"
 #include "db/storage.hpp"
+#include "orchestrator/cmd_best_front.hpp"
 #include "orchestrator/cmd_best_text.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
@@ -29,6 +30,8 @@ namespace {
 std::string why_none(const db::StudyRow& st, const analysis::StudyData& study, const analysis::Ranking& r) {
   if (r.complete == 0 && study.trials.empty()) return "it has no trial yet";
   if (r.complete == 0) return st.state == "RUNNING" ? "no trial has completed yet" : "no trial completed";
+  if (!r.order.empty() && r.order.front().violation > 0)
+    return "no complete trial satisfies the study's constraints (infeasible trials never win)";
   if (r.criterion != analysis::Criterion::value)
     return fmt::format("no complete trial reached the target {:g} (`--by value` ranks them by {})", *study.target,
                        study.metric);
@@ -47,6 +50,7 @@ int cmd_best(const BestArgs& a) {
   if (!st) return report(st.error(), exit_code::usage);
   auto study = analysis::load_study(*o->storage, st->name);
   if (!study) return report(study.error(), exit_code::runtime);
+  if (study->multi_objective()) return cmd_best_front(a, *study);
   auto sums = o->storage->summaries(st->id);  // the last value, which analysis/ does not read
   if (!sums) return report(sums.error(), exit_code::runtime);
   const analysis::Ranking ranking = analysis::rank(*study, *by);
@@ -95,6 +99,7 @@ int cmd_best_explain(const BestArgs& a) {
   if (!by) return report(by.error(), exit_code::usage);
   auto study = load_study_data(a.db, a.study);
   if (!study) return report(study.error(), study.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime);
+  if (study->multi_objective()) return cmd_best_front(a, *study);
   // --group-by: S(B) and B_crit per value of the parameter (analysis/grouped_fit.hpp); an
   // unknown parameter is a usage error naming the study's parameters.
   std::optional<analysis::GroupedFit> grouped;

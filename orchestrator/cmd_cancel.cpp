@@ -20,7 +20,6 @@
 #include "orchestrator/read_support.hpp"
 #include "engine/engine.hpp"
 #include "engine/progress.hpp"
-#include "engine/recovery.hpp"
 #include "engine/state_machine.hpp"
 #include "engine/sweep_runner.hpp"
 #include "engine/trial_files.hpp"
@@ -109,7 +108,7 @@ int cmd_cancel(const CancelArgs& a) {
   for (auto t : *trials) {
     if (!targeted(t, plan->numbers) || !unfinished(t.state)) continue;
     if (is_active(t.state)) {
-      stop_processes(find_trial_processes(t.trial_dir), 10.0);
+      (*backend)->stop_orphans({fs::path(t.trial_dir)}, 10.0);  // local: its processes; batch: none
       for (const auto& j : *jobs)
         if (j.trial_id == t.id && j.attempt == t.attempt && j.backend == (*backend)->name()) native_ids.push_back(j.job_id);
     }

@@ -5,17 +5,16 @@
 //
 // Parquet is refused with the reason: Debian 12 packages no C/C++ Parquet library (Apache
 // Arrow is not in Debian), and dlsweep uses Debian-packaged libraries only.
-// --output writes a temp file beside FILE and renames it: a reader never sees half a file,
-// and a failed export leaves no partial FILE.
-#include <unistd.h>
-
+// --output writes a temp file beside FILE, fsyncs it and renames it (common/atomic_file): a
+// reader never sees half a file, and a failed or crashed export leaves no partial FILE.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "common/atomic_file.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
@@ -26,52 +25,32 @@ namespace dlsweep::orch {
 
 namespace {
 
-namespace fs = std::filesystem;
-
-/// stdout, or a temp file renamed to `path` by commit().
+/// stdout, or `path` written through common/atomic_file (AtomicFileWriter: a temp file
+/// beside it, fsynced and renamed over it by commit()).
 class Sink {
  public:
   static Result<Sink> open(const std::string& path) {
     Sink s;
     if (path.empty() || path == "-") return s;
-    s.final_ = path;
-    s.temp_ = path + ".tmp-" + std::to_string(::getpid());
-    std::FILE* f = std::fopen(s.temp_.c_str(), "wb");
-    if (!f)
-      return fail(fmt::format("cannot create: {}", std::strerror(errno)), path,
-                  "check that the folder exists and is writable");
-    s.f_ = f;
+    auto file = AtomicFileWriter::open(path);
+    if (!file) return std::unexpected(file.error());
+    s.file_.emplace(std::move(*file));
     return s;
   }
-  Sink() = default;
-  Sink(Sink&& o) noexcept : f_(std::exchange(o.f_, stdout)), final_(std::move(o.final_)), temp_(std::move(o.temp_)) {}
-  ~Sink() {
-    if (f_ && f_ != stdout) {
-      std::fclose(f_);
-      std::error_code ec;
-      fs::remove(temp_, ec);  // not committed: leave nothing half-written behind
-    }
-  }
   Status write(const std::string& text) {
-    if (std::fwrite(text.data(), 1, text.size(), f_) != text.size())
-      return fail(fmt::format("write failed: {}", std::strerror(errno)), where(), "check free disk space");
+    if (file_) return file_->write(text);
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
+      return fail(fmt::format("write failed: {}", std::strerror(errno)), "stdout", "check free disk space");
     return {};
   }
   Status commit() {
-    if (std::fflush(f_) != 0) return fail(fmt::format("write failed: {}", std::strerror(errno)), where(), "check free disk space");
-    if (f_ == stdout) return {};
-    if (std::fclose(std::exchange(f_, stdout)) != 0)
-      return fail(fmt::format("write failed: {}", std::strerror(errno)), final_, "check free disk space");
-    std::error_code ec;
-    fs::rename(temp_, final_, ec);
-    if (ec) return fail("cannot rename " + temp_ + " into place: " + ec.message(), final_, "check the folder's permissions");
+    if (file_) return file_->commit();
+    if (std::fflush(stdout) != 0) return fail(fmt::format("write failed: {}", std::strerror(errno)), "stdout", "check free disk space");
     return {};
   }
 
  private:
-  std::string where() const { return final_.empty() ? "stdout" : final_; }
-  std::FILE* f_ = stdout;
-  std::string final_, temp_;
+  std::optional<AtomicFileWriter> file_;  ///< nullopt: stdout
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/front.hpp"
+#include "analysis/load.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
@@ -58,6 +60,36 @@ int cmd_results(const ResultsArgs& a) {
         row.push_back(v);
       row.push_back(t.message);
       rows.rows.push_back(std::move(row));
+    }
+  }
+  // Several objectives: each objective's value and whether the trial is on the Pareto front
+  // (analysis/front.hpp); constraints: whether it satisfies them.
+  auto study = analysis::load_study(*o->storage, st->name);
+  if (!study) return report(study.error(), exit_code::runtime);
+  if (study->multi_objective() || !study->constraints.empty()) {
+    const auto front = analysis::pareto_front(*study);
+    std::map<std::int64_t, std::size_t> at;
+    for (std::size_t i = 0; i < study->trials.size(); ++i) at[study->trials[i].number] = i;
+    const bool table = o->format == OutputFormat::table;
+    const std::size_t number_col = 0;  // "trial" in every format
+    if (study->multi_objective()) {
+      for (const auto& ob : front.objectives) rows.columns.push_back(table ? ob.metric : "objective_" + ob.metric);
+      rows.columns.push_back(table ? "front" : "pareto_front");
+    }
+    if (!study->constraints.empty()) rows.columns.push_back("feasible");
+    for (auto& row : rows.rows) {
+      const auto it = row[number_col].is_number_integer() ? at.find(row[number_col].get<std::int64_t>()) : at.end();
+      const bool known = it != at.end();
+      if (study->multi_objective()) {
+        for (std::size_t k = 0; k < front.objectives.size(); ++k)
+          row.push_back(known && front.values[it->second] ? json((*front.values[it->second])[k]) : json(nullptr));
+        const bool on = known && front.on_front(it->second);
+        row.push_back(table ? json(on ? "*" : "") : json(on));
+      }
+      if (!study->constraints.empty()) {
+        const bool ok = known && front.violation[it->second] <= 0;
+        row.push_back(table ? json(ok ? "yes" : "no") : json(ok));
+      }
     }
   }
   fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));

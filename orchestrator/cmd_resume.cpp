@@ -20,6 +20,7 @@
 #include "orchestrator/commands.hpp"
 #include "schedulers/backend_kinds.hpp"
 #include "engine/progress.hpp"
+#include "engine/backend_factory.hpp"
 #include "engine/recovery.hpp"
 #include "study/growth.hpp"
 #include "study/spec.hpp"
@@ -106,19 +107,29 @@ int cmd_resume(const ResumeArgs& a) {
     fmt::print(stderr, "error: {}\n", trials.error().message());
     return exit_code::runtime;
   }
-  // Local trials are this machine's processes, children of the dead orchestrator; a batch
-  // scheduler's jobs are not ours to kill (they may be on other nodes, or on this one).
+  // Local trials are this machine's processes, children of the dead orchestrator: the
+  // backend stops what is left of them; a batch scheduler's jobs are not ours to kill (they
+  // may be on other nodes, or on this one) and its backend stops nothing.
   const sched::BackendKind* kind = sched::find_backend_kind(spec->backend.kind);
   const bool own_processes = kind && !kind->jobs_outlive_orchestrator;
   std::size_t records = 0, stopped = 0;
+  std::vector<fs::path> orphan_dirs;
   for (const auto& t : *trials) {
     if (auto n = reingest_trial(**storage, t); n) records += *n;
     else fmt::print(stderr, "warning: trial {}: {}\n", t.number, n.error().message());
     // WAITING too: a trial launched just before the orchestrator died can still read WAITING
     // (its QUEUED was committed after the submit, or, in snapshot mode, not yet published);
     // a process of it is an orphan like any other, and must not run beside the relaunch.
-    if (own_processes && (is_active(t.state) || t.state == TrialState::waiting))
-      stopped += stop_processes(find_trial_processes(t.trial_dir), 10.0);
+    if (is_active(t.state) || t.state == TrialState::waiting) orphan_dirs.emplace_back(t.trial_dir);
+  }
+  if (own_processes && !orphan_dirs.empty()) {
+    boost::asio::io_context orphan_io;
+    auto backend = make_backend(orphan_io, *spec, fs::path((*row)->root_dir), /*create_dirs=*/false);
+    if (!backend) {
+      fmt::print(stderr, "error: {}\n", backend.error().message());
+      return exit_code::runtime;
+    }
+    stopped = (*backend)->stop_orphans(orphan_dirs, 10.0);
   }
   auto jobs = (*storage)->list_jobs((*row)->id);
   if (!jobs) {

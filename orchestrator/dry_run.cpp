@@ -11,6 +11,7 @@
 #include "engine/progress.hpp"
 #include "engine/search_parts.hpp"
 #include "engine/trial_files.hpp"
+#include "engine/trial_objectives.hpp"
 
 namespace dlsweep::orch {
 
@@ -32,6 +33,7 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   auto& sampler = parts->sampler;
   search::History history;
   history.maximize = maximizes(spec.objective.mode);
+  set_directions(history, spec);
   const std::int64_t total = std::max<std::int64_t>(parts->budget, 0);
   std::vector<sched::JobSpec> jobs;
   std::string params_lines;

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/batch_model.hpp"
+#include "analysis/front.hpp"
 #include "analysis/grouped_fit.hpp"
 #include "analysis/noise.hpp"
 #include "analysis/target_table.hpp"
@@ -109,6 +110,21 @@ json grouped_fits_model(const analysis::StudyData& study) {
     out.push_back(std::move(j));
   }
   return out;
+}
+
+nlohmann::json pareto_model(const analysis::StudyData& study) {
+  using nlohmann::json;
+  if (!study.multi_objective()) return nullptr;
+  const auto f = analysis::pareto_front(study);
+  json objectives = json::array(), front = json::array(), points = json::array(), hv = json::array();
+  for (const auto& o : f.objectives) objectives.push_back({{"metric", o.metric}, {"mode", o.maximize ? "max" : "min"}});
+  for (const auto& p : f.points) front.push_back({{"trial", study.trials[p.trial].number}, {"values", p.values}});
+  for (std::size_t i = 0; i < study.trials.size(); ++i)
+    if (f.values[i])
+      points.push_back({{"trial", study.trials[i].number}, {"values", *f.values[i]}, {"front", f.on_front(i)},
+                        {"feasible", f.violation[i] <= 0}});
+  for (const auto& [n, v] : analysis::hypervolume_over_trials(study)) hv.push_back({{"trial", n}, {"value", v}});
+  return {{"objectives", objectives}, {"front", front}, {"points", points}, {"hypervolume", hv}};
 }
 
 }  // namespace dlsweep::report

@@ -28,4 +28,10 @@ nlohmann::json analysis_model(const analysis::StudyData& study);
 /// Empty when no such parameter varies; `best --explain --group-by P` gives the same numbers.
 nlohmann::json grouped_fits_model(const analysis::StudyData& study);
 
+/// Several objectives (analysis/front.hpp), what a Pareto card draws; null for one objective:
+/// {"objectives": [{metric, mode}], "front": [{trial, values}], "points": [{trial, values,
+///  front, feasible}] (every trial with a value of each objective), "hypervolume": [{trial,
+///  value}] (of the feasible COMPLETE trials so far, in trial order)}.
+nlohmann::json pareto_model(const analysis::StudyData& study);
+
 }  // namespace dlsweep::report

@@ -339,6 +339,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
     }
     model["analysis"] = analysis_model(*data);
     model["grouped_fits"] = grouped_fits_model(*data);
+    model["multi_objective"] = pareto_model(*data);  // several objectives: the front, hypervolume (null: one)
     // Strong and weak scaling over ranks and threads (analysis/speedup.hpp), when varied.
     for (const auto& t : analysis::scaling_tables(*data)) model["scaling_tables"].push_back(analysis::to_json(t));
   } else {

@@ -41,6 +41,8 @@
 //    "throughput": {"by_batch": [...], "by_ranks": [...]},  see report_model.cpp
 //    "grouped_fits": [{param, epoch_factor, groups: [...], lines}],  S(B) and B_crit per value of each
 //                                                  categorical parameter (report_analysis.hpp)
+//    "multi_objective": {objectives, front, points, hypervolume} | null   several objectives
+//                                                 (report_analysis.hpp pareto_model); absent when analysis fails
 //    "analysis": {...} | {"available": false, "reason": "..."} }
 #pragma once
 

@@ -129,6 +129,15 @@ class Backend {
 
   /// Whether jobs keep running when the orchestrator dies.
   virtual bool jobs_outlive_orchestrator() const { return false; }
+  /// Stops what trials of a dead orchestrator left running on this machine, before `resume`
+  /// relaunches them or `cancel` marks them CANCELLED: SIGTERM, and SIGKILL after `grace_s`.
+  /// Returns how many processes were running. Default: nothing (a batch scheduler's jobs
+  /// are followed or cancelled through the scheduler, never killed here).
+  virtual std::size_t stop_orphans(const std::vector<std::filesystem::path>& trial_dirs, double grace_s) {
+    (void)trial_dirs;
+    (void)grace_s;
+    return 0;
+  }
   /// Before anything is queued: would the scheduler accept a job like `sample` at all?
   /// (Slurm: `sbatch --test-only` of the rendered script.) An Error names the study key
   /// to fix (`backend.partition`). Synchronous; call before the event loop runs.

@@ -18,8 +18,9 @@ PACKAGES=(
   libjs-chart.js
   # oneDNN's CMake config asks for OpenCL even for CPU-only use
   ocl-icd-opencl-dev opencl-c-headers
-  # MPI (data-parallel trials)
-  openmpi-bin libopenmpi-dev
+  # MPI (data-parallel trials); MPICH too for the trainer's MPICH build test (Open MPI stays
+  # the default mpirun/mpicxx: its alternatives' priority is higher)
+  openmpi-bin libopenmpi-dev libmpich-dev
   # Slurm: the backend's libslurm driver, and the real single-host cluster the tests start
   slurmctld slurmd slurm-client munge libslurm-dev libpmix-dev
   # data
@@ -33,6 +34,9 @@ PACKAGES=(
   chromium nodejs
   # tests: a real FUSE filesystem (statfs type FUSE) for --db off the local disk (e2e db_placement)
   bindfs
+  # tests: the release tarball run by a non-root user in a root holding nothing else (ctest
+  # install_tarball: bwrap's user namespace, a static busybox as the shell)
+  bubblewrap busybox-static
 )
 
 if [[ "${1:-}" == --bench ]]; then

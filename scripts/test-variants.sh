@@ -8,6 +8,8 @@
 #                         looked for; every test of it except fuzz_smoke (it builds its own
 #                         targets with clang, identical in every variant) and pytorch_ddp (it
 #                         runs no trainer code: the default build's run covers it)
+#   (MPICH, non-root)     tests/install/trainer_build_test.sh: the trainer-only build with
+#                         MPICH, as nobody into a temporary $HOME/.local, and its 1-vs-2-rank test
 # The CUDA compile where nvcc exists is part of the default build (cmake/DlsweepCuda.cmake
 # turns it on when nvcc, cuDNN and NCCL are found).
 set -euo pipefail
@@ -32,3 +34,14 @@ variant() {  # variant DIR CTEST_ARGS... -- CMAKE_ARGS...
 mkdir -p build-variants
 variant build-variants/trainer-only -- -DDLSWEEP_TRAINER_ONLY=ON
 variant build-variants/orchestrator -E '^(fuzz_smoke|pytorch_ddp)$' -- -DDLSWEEP_TRAINER=OFF
+# dlsweep-train with MPICH, built as a cluster user builds it: not root, into $HOME/.local,
+# the MPI chosen by MPI_CXX_COMPILER; then the 1-vs-2-rank test under MPICH's mpirun (Open
+# MPI's is the trainer-only variant above), and (as root) its 2-rank trial on a real one-host
+# Slurm cluster with srun --mpi=pmi2, driven by the default build's dlsweep. Exit 77: SKIPPED.
+t0=$SECONDS
+rc=0
+bin=
+[[ -x build/bin/dlsweep ]] && bin=$PWD/build/bin/dlsweep
+DLSWEEP_BIN=$bin tests/install/trainer_build_test.sh . mpich || rc=$?
+[[ $rc -eq 0 || $rc -eq 77 ]] || exit "$rc"
+echo "test-variants: trainer with MPICH (non-root) in $((SECONDS - t0)) s"

@@ -41,13 +41,26 @@ struct TrialRecord {
   TrialStatus status = TrialStatus::running;
   std::optional<double> value;     ///< the objective's final (best reported) value, if any
   std::vector<CurvePoint> curve;   ///< reports in order; positions non-decreasing
+  /// Several objectives (History::directions has 2+ entries): the trial's value of each, in
+  /// the study's order; empty while unknown (running, or a value missing). Unused otherwise.
+  std::vector<double> values;
+  /// The study's constraints, one entry each, Optuna's constraints_func convention: <= 0
+  /// satisfied, > 0 violated by that much. Empty when the study has none (or not yet known).
+  std::vector<double> constraints;
 
   bool finished() const { return status != TrialStatus::running; }
 };
 
 struct History {
   std::vector<TrialRecord> trials;
-  bool maximize = true;  ///< objective direction
+  bool maximize = true;  ///< objective direction (single objective)
+  /// Several objectives: true = maximise, per objective (TrialRecord::values). Empty or one
+  /// entry: the single-objective study of `value` and `maximize`, exactly as before.
+  std::vector<bool> directions;
+  /// The study has constraints (TrialRecord::constraints is filled for finished trials).
+  bool constrained = false;
+
+  bool multi_objective() const { return directions.size() > 1; }
 
   /// True when a is strictly better than b for the direction.
   bool better(double a, double b) const { return maximize ? a > b : a < b; }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "search/grid_sampler.hpp"
+#include "search/nsga2_sampler.hpp"
 #include "search/qmc_sampler.hpp"
 #include "search/random_sampler.hpp"
 #include "search/sampler.hpp"
@@ -51,11 +52,19 @@ std::unique_ptr<Sampler> make_tpe(OptionReader& r, const Space& space, std::uint
   return std::make_unique<TpeSampler>(space, seed, o);
 }
 
+std::unique_ptr<Sampler> make_nsga2(OptionReader& r, const Space& space, std::uint64_t seed) {
+  r.only({"population_size", "crossover_prob", "mutation_prob", "swapping_prob"});
+  const Nsga2Options o = Nsga2Options::read(r);
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<Nsga2Sampler>(space, seed, o);
+}
+
 const Entry kRegistry[] = {
     {"grid", false, {}, make_grid},
     {"random", true, {}, make_random},
     {"qmc", true, {"scramble"}, make_qmc},
     {"tpe", true, {"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height"}, make_tpe},
+    {"nsga2", true, {"population_size", "crossover_prob", "mutation_prob", "swapping_prob"}, make_nsga2},
 };
 
 }  // namespace

@@ -13,6 +13,8 @@ set(DLSWEEP_SEARCH_SOURCES
   qmc_sampler.cpp
   parzen_estimator.cpp
   tpe_sampler.cpp
+  pareto.cpp
+  nsga2_sampler.cpp
   make_sampler.cpp
   enqueued_params.cpp
   median_pruner.cpp

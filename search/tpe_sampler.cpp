@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "search/conditional.hpp"
+#include "search/pareto.hpp"
 #include "search/parzen_estimator.hpp"
 
 namespace dlsweep::search {
@@ -33,7 +35,39 @@ namespace {
 
 struct Split {
   std::vector<const TrialRecord*> below, above;  ///< each in trial-number order
+  /// Several objectives: each "below" trial's kernel weight (by trial number), Optuna 3.1's
+  /// _calculate_weights_below_for_multi_objective; empty: the usual weights.
+  std::map<std::int64_t, double> below_weight;
 };
+
+// Optuna 3.1's weights of the "below" kernels with several objectives: each trial's
+// hypervolume contribution among the "below" trials (reference 1.1 x their worst point),
+// divided by the largest; one trial: 1.
+std::map<std::int64_t, double> below_weights(const std::vector<const TrialRecord*>& below, const History& h) {
+  std::map<std::int64_t, double> out;
+  std::vector<Losses> pts;
+  std::vector<const TrialRecord*> with;
+  for (auto* t : below)
+    if (auto l = to_losses(*t, h)) { pts.push_back(*l); with.push_back(t); }
+  if (pts.empty()) return out;
+  if (pts.size() == 1) { out[with[0]->number] = 1.0; return out; }
+  Losses ref = pts[0];
+  for (const auto& q : pts)
+    for (std::size_t k = 0; k < ref.size(); ++k) ref[k] = std::max(ref[k], q[k]);
+  for (auto& r : ref) r = r == 0 ? 1e-12 : std::max(1.1 * r, 0.9 * r);
+  const double all = hypervolume(pts, ref);
+  std::vector<double> contribution(pts.size());
+  double top = 0;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    auto rest = pts;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+    contribution[i] = all - hypervolume(rest, ref);
+    top = std::max(top, contribution[i]);
+  }
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    out[with[i]->number] = top > 0 ? std::clamp(contribution[i] / top, 0.0, 1.0) : 1.0;
+  return out;
+}
 
 // The best value reported in a curve (what a pruned trial reached), or its final value.
 std::optional<double> best_of(const TrialRecord& t, const History& h) {
@@ -43,16 +77,81 @@ std::optional<double> best_of(const TrialRecord& t, const History& h) {
   return best;
 }
 
+// A finished trial's total constraint violation; a COMPLETE trial of a constrained study
+// whose constraints are unknown counts as infinitely infeasible.
+double violation_of(const TrialRecord& t, const History& h) {
+  if (h.constrained && t.constraints.empty()) return t.status == TrialStatus::complete ? std::numeric_limits<double>::infinity() : 0.0;
+  return total_violation(t.constraints);
+}
+
+// Several objectives (Ozaki et al. 2020, Optuna 3.1's MOTPE split): the feasible COMPLETE
+// trials by non-domination rank, whole fronts while they fit, the front that does not fit
+// cut by greedy hypervolume contribution; then infeasible ones by violation. PRUNED trials
+// count towards startup but go "above".
+std::vector<const TrialRecord*> multi_objective_order(const std::vector<const TrialRecord*>& complete, const History& h,
+                                                      std::size_t n_below) {
+  std::vector<const TrialRecord*> feasible, infeasible;
+  for (auto* t : complete) (violation_of(*t, h) > 0 ? infeasible : feasible).push_back(t);
+  std::vector<Losses> pts;
+  for (auto* t : feasible) pts.push_back(*to_losses(*t, h));
+  std::vector<const TrialRecord*> out;
+  std::vector<bool> used(feasible.size(), false);
+  for (const auto& front : non_dominated_sort(pts)) {
+    if (out.size() >= n_below) break;
+    if (out.size() + front.size() <= n_below) {
+      for (std::size_t i : front) { out.push_back(feasible[i]); used[i] = true; }
+      continue;
+    }
+    std::vector<Losses> fp;
+    for (std::size_t i : front) fp.push_back(pts[i]);
+    Losses ref = fp[0];
+    for (const auto& q : fp)
+      for (std::size_t k = 0; k < ref.size(); ++k) ref[k] = std::max(ref[k], q[k]);
+    for (auto& r : ref) r = r == 0 ? 1e-12 : std::max(1.1 * r, 0.9 * r);
+    for (std::size_t j : select_by_hypervolume(fp, n_below - out.size(), ref)) {
+      out.push_back(feasible[front[j]]);
+      used[front[j]] = true;
+    }
+  }
+  for (std::size_t i = 0; i < feasible.size(); ++i)
+    if (!used[i]) out.push_back(feasible[i]);
+  std::stable_sort(infeasible.begin(), infeasible.end(), [&](auto* a, auto* b) { return violation_of(*a, h) < violation_of(*b, h); });
+  out.insert(out.end(), infeasible.begin(), infeasible.end());
+  return out;
+}
+
 Split split(const History& h, const TpeOptions& o, std::size_t& n_finished) {
   std::vector<std::pair<const TrialRecord*, double>> complete, pruned_v;
-  std::vector<const TrialRecord*> running;
+  std::vector<const TrialRecord*> running, complete_mo, pruned_mo;
+  const bool multi = h.multi_objective();
   for (const auto& t : h.trials) {
+    if (multi) {
+      if (t.status == TrialStatus::complete && to_losses(t, h)) complete_mo.push_back(&t);
+      else if (t.status == TrialStatus::pruned || t.status == TrialStatus::complete) pruned_mo.push_back(&t);  // no value: "above"
+      else if (t.status == TrialStatus::running && o.constant_liar) running.push_back(&t);
+      continue;
+    }
     if (t.status == TrialStatus::complete && t.value && !std::isnan(*t.value)) complete.push_back({&t, *t.value});
     else if (t.status == TrialStatus::pruned) {
       if (auto b = best_of(t, h)) pruned_v.push_back({&t, *b});
     } else if (t.status == TrialStatus::running && o.constant_liar) running.push_back(&t);
   }
-  n_finished = complete.size() + pruned_v.size();
+  n_finished = multi ? complete_mo.size() + pruned_mo.size() : complete.size() + pruned_v.size();
+  const std::size_t n = n_finished + running.size();
+  std::size_t n_below = std::min<std::size_t>(static_cast<std::size_t>(std::ceil(o.gamma * double(n))),
+                                              static_cast<std::size_t>(o.gamma_cap));
+  Split s;
+  auto by_number = [](const TrialRecord* a, const TrialRecord* b) { return a->number < b->number; };
+  if (multi) {
+    std::sort(complete_mo.begin(), complete_mo.end(), by_number);
+    for (auto* t : multi_objective_order(complete_mo, h, n_below)) (s.below.size() < n_below ? s.below : s.above).push_back(t);
+    for (auto* t : pruned_mo) s.above.push_back(t);
+    for (auto* t : running) s.above.push_back(t);
+    std::sort(s.below.begin(), s.below.end(), by_number);
+    std::sort(s.above.begin(), s.above.end(), by_number);
+    s.below_weight = below_weights(s.below, h);
+    return s;
+  }
   const double sign = h.maximize ? -1.0 : 1.0;  // ascending sign·value = best first
   std::sort(complete.begin(), complete.end(), [&](const auto& a, const auto& b) {
     return sign * a.second != sign * b.second ? sign * a.second < sign * b.second : a.first->number < b.first->number;
@@ -64,14 +163,16 @@ Split split(const History& h, const TpeOptions& o, std::size_t& n_finished) {
     if (a.second != b.second) return sign * a.second < sign * b.second;
     return a.first->number < b.first->number;
   });
-  const std::size_t n = n_finished + running.size();
-  std::size_t n_below = std::min<std::size_t>(static_cast<std::size_t>(std::ceil(o.gamma * double(n))),
-                                              static_cast<std::size_t>(o.gamma_cap));
-  Split s;
-  for (const auto& [t, v] : complete) (s.below.size() < n_below ? s.below : s.above).push_back(t);
-  for (const auto& [t, v] : pruned_v) (s.below.size() < n_below ? s.below : s.above).push_back(t);
+  std::vector<const TrialRecord*> ordered;
+  for (const auto& [t, v] : complete) ordered.push_back(t);
+  for (const auto& [t, v] : pruned_v) ordered.push_back(t);
+  if (h.constrained) {  // Optuna's constraints: feasible first (in their order), then by total violation
+    std::stable_partition(ordered.begin(), ordered.end(), [&](auto* t) { return violation_of(*t, h) <= 0; });
+    auto first_bad = std::find_if(ordered.begin(), ordered.end(), [&](auto* t) { return violation_of(*t, h) > 0; });
+    std::stable_sort(first_bad, ordered.end(), [&](auto* a, auto* b) { return violation_of(*a, h) < violation_of(*b, h); });
+  }
+  for (auto* t : ordered) (s.below.size() < n_below ? s.below : s.above).push_back(t);
   for (auto* t : running) s.above.push_back(t);
-  auto by_number = [](const TrialRecord* a, const TrialRecord* b) { return a->number < b->number; };
   std::sort(s.below.begin(), s.below.end(), by_number);
   std::sort(s.above.begin(), s.above.end(), by_number);
   return s;
@@ -79,7 +180,8 @@ Split split(const History& h, const TpeOptions& o, std::size_t& n_finished) {
 
 // Internal coordinates of `dims` for each trial that has all of them.
 std::vector<std::vector<double>> observations(const std::vector<const TrialRecord*>& trials,
-                                              const std::vector<InternalDim>& dims) {
+                                              const std::vector<InternalDim>& dims,
+                                              std::vector<std::int64_t>* kept = nullptr) {
   std::vector<std::vector<double>> out(dims.size());
   for (const auto* t : trials) {
     std::vector<double> row;
@@ -91,6 +193,7 @@ std::vector<std::vector<double>> observations(const std::vector<const TrialRecor
       row.push_back(*x);
     }
     if (row.size() != dims.size()) continue;
+    if (kept) kept->push_back(t->number);
     for (std::size_t j = 0; j < dims.size(); ++j) out[j].push_back(row[j]);
   }
   return out;
@@ -99,7 +202,8 @@ std::vector<std::vector<double>> observations(const std::vector<const TrialRecor
 // l and g over `dims` jointly (one dim = univariate), and the chosen internal point.
 std::vector<double> choose(const std::vector<InternalDim>& dims, const Split& s, const TpeOptions& o, bool multivariate,
                            SplitMix64& rng) {
-  const auto obs_l = observations(s.below, dims), obs_g = observations(s.above, dims);
+  std::vector<std::int64_t> kept_l;
+  const auto obs_l = observations(s.below, dims, &kept_l), obs_g = observations(s.above, dims);
   KernelOptions ko{o.prior_weight, true, multivariate, dims.size()};
   std::vector<Kernels> kl, kg;
   kl.reserve(dims.size());
@@ -108,7 +212,15 @@ std::vector<double> choose(const std::vector<InternalDim>& dims, const Split& s,
     kl.emplace_back(dims[j], obs_l[j], ko);
     kg.emplace_back(dims[j], obs_g[j], ko);
   }
-  const auto wl = component_log_weights(obs_l[0].size(), o.prior_weight);
+  auto wl = component_log_weights(obs_l[0].size(), o.prior_weight);
+  if (!s.below_weight.empty()) {  // several objectives: hypervolume-contribution weights, then the prior
+    std::vector<double> w;
+    for (auto n : kept_l) w.push_back(s.below_weight.contains(n) ? s.below_weight.at(n) : 0.0);
+    w.push_back(o.prior_weight);
+    double sum = 0;
+    for (double x : w) sum += x;
+    for (std::size_t i = 0; i < w.size(); ++i) wl[i] = std::log(w[i] / sum);
+  }
   const auto wg = component_log_weights(obs_g[0].size(), o.prior_weight);
   const auto sl = o.equal_height ? height_log_weights(kl, wl) : wl;
   const auto sg = o.equal_height ? height_log_weights(kg, wg) : wg;

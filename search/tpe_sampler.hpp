@@ -21,6 +21,18 @@
 // normalised mixtures. With `multivariate` the product of bandwidths over dimensions would
 // make the prior outweigh every observation, so there the default is off.
 //
+// Constraints (History::constrained; Optuna's constraints_func): the finished trials are
+// ordered feasible first (as above), then infeasible by total violation, so an infeasible
+// trial is "below" only when there are too few feasible ones.
+//
+// Several objectives (History::directions; multi-objective TPE, Ozaki et al. 2020/2022, as
+// Optuna 3.1 splits): the feasible COMPLETE trials are ranked by non-domination; whole fronts
+// go "below" while they fit, the front that does not fit is cut by greedy hypervolume
+// contribution (reference 1.1 x its worst point); then infeasible ones by violation. PRUNED
+// and RUNNING trials, and COMPLETE ones missing a value, go "above". The "below" kernels are weighted as Optuna 3.1 does: each
+// trial's hypervolume contribution among the "below" trials over the largest (the prior
+// keeps prior_weight).
+//
 // Univariate (default): each dimension on its own, in sampling order; a conditional
 // dimension uses only the trials where it is present. `multivariate: true`: the
 // unconditional dimensions are drawn jointly from one mixture over whole trials (Falkner

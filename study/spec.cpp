@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "study/limits.hpp"
+#include "study/objectives.hpp"
 #include "study/reader.hpp"
 #include "common/train_params.hpp"
 #include "study/space.hpp"
@@ -39,15 +40,14 @@ std::string ValidationError::message() const {
 namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "trial",   "objective",
-                                         "search", "pruner",     "space",   "fixed",   "runs_dir"};
+                                         "search", "pruner",     "space",   "fixed",   "runs_dir",
+                                         "constraints"};
 constexpr std::string_view kPrunerShared[] = {"kind", "by", "group_by", "warmup"};
 constexpr std::string_view kPrunerAxes[] = {"epoch", "step", "samples", "wall_s"};
 constexpr std::string_view kBackendShared[] = {"kind", "max_concurrent", "pending_warn"};
 constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
 constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env"};
 constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
-constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target", "stop_at_target"};
-constexpr std::string_view kModes[] = {"min", "max"};
 constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed"};
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
@@ -91,6 +91,7 @@ class StudyParser {
     read_objective();
     read_search();
     read_pruner();
+    check_pruner_objectives(r_, root_, spec_);
     auto space = read_space(r_, StudyReader::field(trial_, "trainer"), StudyReader::field(root_, "fixed"),
                             StudyReader::field(root_, "space"), spec_.trial.embedded);
     spec_.space = std::move(space.space);
@@ -284,33 +285,7 @@ class StudyParser {
     }
   }
 
-  void read_objective() {
-    Field o = StudyReader::field(root_, "objective");
-    if (!r_.require(o, "add `objective: {metric: val_acc, mode: max}`") || !r_.map(o, kObjectiveKeys)) return;
-    Field metric = StudyReader::field(o, "metric");
-    if (r_.require(metric, "add `metric: val_acc` (the metric to optimise)")) {
-      if (spec_.trial.embedded && trial_) {
-        if (auto s = r_.word(metric, trainer::reported_metrics())) spec_.objective.metric = *s;
-      } else if (auto s = r_.string(metric)) {
-        if (s->empty()) r_.error(metric.path, "metric is empty", "name a metric your program reports");
-        else spec_.objective.metric = *s;
-      }
-    }
-    Field mode = StudyReader::field(o, "mode");
-    if (r_.require(mode, "add `mode: max` (higher is better) or `mode: min`"))
-      if (auto s = r_.word(mode, kModes)) spec_.objective.mode = *s;
-    Field t = StudyReader::field(o, "target");
-    if (t)
-      if (auto v = r_.number(t, -std::numeric_limits<double>::max(), false)) spec_.objective.target = *v;
-    if (Field s = StudyReader::field(o, "stop_at_target")) {
-      if (auto b = r_.boolean(s)) {
-        if (*b && !t)
-          r_.error(s.path, "stop_at_target needs a target to stop at",
-                   "add `target: 0.88` to objective, or remove stop_at_target");
-        else spec_.objective.stop_at_target = *b;
-      }
-    }
-  }
+  void read_objective() { read_objectives(r_, root_, spec_.trial.embedded && trial_, spec_); }
 
   void read_search() {
     search_ = StudyReader::field(root_, "search");

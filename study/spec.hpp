@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/multi_objective.hpp"
 #include "schedulers/slurm/options.hpp"
 #include "search/pruner.hpp"
 #include "search/sampler.hpp"
@@ -75,7 +76,16 @@ struct StudySpec {
     std::string mode = "max";               ///< "min" | "max"
     std::optional<double> target;           ///< for steps/time-to-target
     bool stop_at_target = false;            ///< ask a trial to stop once it reaches the target
-  } objective;
+  } objective;                              ///< the first (or only) objective: the curve dlsweep follows
+  /// Every objective, in file order (objectives[0] == objective); one entry for a study
+  /// with one objective. Several: `best` names the Pareto front.
+  std::vector<Objective> objectives;
+  /// `constraints`: feasible trials rank before infeasible ones (common/multi_objective.hpp).
+  std::vector<ConstraintDef> constraints;
+
+  bool multi_objective() const { return objectives.size() > 1; }
+  /// The objectives as plain data (metric, maximise).
+  std::vector<ObjectiveDef> objective_defs() const;
 
   struct SearchSpec {
     std::string algorithm = "grid";         ///< a name of search::make_sampler's registry

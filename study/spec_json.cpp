@@ -54,6 +54,12 @@ nlohmann::json StudySpec::to_json() const {
   json objective_j = {{"metric", objective.metric}, {"mode", objective.mode}};
   if (objective.target) objective_j["target"] = *objective.target;
   if (objective.stop_at_target) objective_j["stop_at_target"] = true;
+  if (multi_objective()) {  // several: a list, the first as above
+    json list = json::array({objective_j});
+    for (std::size_t i = 1; i < objectives.size(); ++i)
+      list.push_back({{"metric", objectives[i].metric}, {"mode", objectives[i].mode}});
+    objective_j = std::move(list);
+  }
 
   json search_j = search.options.is_object() ? search.options : json::object();
   search_j["algorithm"] = search.algorithm;
@@ -69,7 +75,7 @@ nlohmann::json StudySpec::to_json() const {
   json space_j = json::array();
   for (const auto& d : space.dims) space_j.push_back({{d.name, dimension_to_json(d)}});
 
-  return {{"name", name},
+  json out = {{"name", name},
           {"description", description},
           {"backend", backend_json()},
           {"trial", trial_j},
@@ -79,6 +85,19 @@ nlohmann::json StudySpec::to_json() const {
           {"space", space_j},
           {"fixed", space.fixed},
           {"runs_dir", runs_dir}};
+  if (!constraints.empty()) {
+    json cs = json::array();
+    for (const auto& c : constraints) {
+      json j = json::object();
+      if (c.reached_target) j["reached_target"] = true;
+      else j["metric"] = c.metric;
+      if (c.min) j["min"] = *c.min;
+      if (c.max) j["max"] = *c.max;
+      cs.push_back(std::move(j));
+    }
+    out["constraints"] = std::move(cs);
+  }
+  return out;
 }
 
 }  // namespace dlsweep::orch

@@ -40,8 +40,8 @@ void StopMonitor::install_signal_handlers() {
   });
 }
 
-StopMonitor::StopMonitor(std::filesystem::path control_file, std::chrono::milliseconds interval)
-    : control_file_(std::move(control_file)), interval_(interval) {}
+StopMonitor::StopMonitor(std::filesystem::path control_file, std::chrono::milliseconds interval, Clock clock)
+    : control_file_(std::move(control_file)), interval_(interval), clock_(std::move(clock)) {}
 
 int StopMonitor::pending_signal() { return g_signal; }
 
@@ -53,7 +53,7 @@ std::optional<StopRequest> StopMonitor::poll() {
                        : sig == SIGUSR2 ? "SIGUSR2"
                                         : "signal",
                        true};
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_();
   if (now < next_check_) return std::nullopt;
   next_check_ = now + interval_;
   return check_file();

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,9 +29,12 @@ struct StopRequest {
 
 class StopMonitor {
  public:
-  /// `control_file` may not exist yet. The first poll() checks it immediately.
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  /// `control_file` may not exist yet. The first poll() checks it immediately. `clock` tells
+  /// the time (tests step it by hand).
   explicit StopMonitor(std::filesystem::path control_file,
-                       std::chrono::milliseconds interval = std::chrono::milliseconds(500));
+                       std::chrono::milliseconds interval = std::chrono::milliseconds(500),
+                       Clock clock = [] { return std::chrono::steady_clock::now(); });
 
   /// Routes SIGTERM, SIGINT and SIGUSR2 to a flag: blocks them in the calling thread and
   /// starts one thread that sigwait()s for them. Call first thing in main(), before any other
@@ -48,6 +52,7 @@ class StopMonitor {
 
   std::filesystem::path control_file_;
   std::chrono::milliseconds interval_;
+  Clock clock_;
   std::chrono::steady_clock::time_point next_check_{};
   std::filesystem::file_time_type seen_mtime_{};
   std::uintmax_t seen_size_ = 0;

@@ -8,6 +8,8 @@
 //    and event order equals emit order.
 #include "schedulers/local/backend.hpp"
 
+#include "schedulers/local/orphans.hpp"
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -259,6 +261,13 @@ void LocalBackend::cancel(const std::string& job_id) {
 std::optional<pid_t> LocalBackend::pid_of(const std::string& job_id) const {
   if (auto it = running_.find(job_id); it != running_.end()) return it->second->pid;
   return std::nullopt;
+}
+
+std::size_t LocalBackend::stop_orphans(const std::vector<std::filesystem::path>& trial_dirs, double grace_s) {
+  std::vector<pid_t> pids;
+  for (const auto& d : trial_dirs)
+    for (pid_t p : find_trial_processes(d)) pids.push_back(p);
+  return pids.empty() ? 0 : stop_processes(pids, grace_s);
 }
 
 }  // namespace dlsweep::sched

@@ -57,6 +57,8 @@ class LocalBackend final : public Backend {
   void cancel(const std::string& job_id) override;
   std::size_t active() const override { return queue_.size() + running_.size(); }
   std::size_t max_concurrent() const override { return max_concurrent_; }
+  /// Trials' processes found by DLSWEEP_TRIAL_DIR in /proc (orphans.hpp), stopped by group.
+  std::size_t stop_orphans(const std::vector<std::filesystem::path>& trial_dirs, double grace_s) override;
 
   /// commands.sh: each job's command line as launch_argv() makes it.
   Result<std::vector<std::string>> dry_run(const std::vector<JobSpec>& jobs,

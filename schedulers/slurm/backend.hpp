@@ -24,6 +24,9 @@
 //    retried with the same back-off; no job is reported lost because of it. Jobs missing
 //    from squeue are looked up in accounting; missing from both for vanish_polls polls:
 //    `lost`.
+//  - A job's timeout_s runs from each `started`: the backend cancels it when it is over
+//    (Slurm's --time, whole minutes rounded up, stays as the backstop for jobs no
+//    orchestrator follows), and its `cancelled` reads "timed out after N s".
 //  - cancel() of a job waiting in the backend emits `cancelled` at once; of a submitted job,
 //    all cancels of one turn go out as one driver call (array expressions); `cancelled`
 //    follows when the controller reports it. Unknown or finished ids: no-op.
@@ -168,6 +171,9 @@ class SlurmBackend final : public Backend {
   void on_changes(const std::vector<slurm::TaskChange>& changes);
   void after_poll(bool changed);
 
+  /// Arms the job's timeout (spec.timeout_s, from now): on expiry it is cancelled, and its
+  /// `cancelled` says "timed out after N s".
+  void start_timeout(Job& job);
   void schedule_cancel_flush();
   void flush_cancels();
 

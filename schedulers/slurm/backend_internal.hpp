@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct SlurmBackend::Job {
   Shape shape;
   bool in_batch = false;        ///< part of a Batch not yet accepted
   bool cancel_requested = false;
+  /// spec.timeout_s from the last `started` (Slurm's --time is whole minutes: the backend
+  /// enforces the timeout itself); destroyed, and so cancelled, with the job.
+  std::unique_ptr<boost::asio::steady_timer> timeout_timer;
+  std::string timed_out;        ///< the cancel was the timeout's: the terminal event's message
 };
 
 struct SlurmBackend::Batch {

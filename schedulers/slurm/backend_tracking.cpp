@@ -84,8 +84,12 @@ void SlurmBackend::on_changes(const std::vector<TaskChange>& changes) {
   for (const auto& c : changes) {
     auto it = jobs_.find(c.id);
     if (it == jobs_.end()) continue;
-    emit(*it->second, c.kind, c.message, c.native_id, c.exit_code, c.signal, /*cannot_start=*/false,
-         c.pending_class, c.launch_failed);
+    Job& job = *it->second;
+    const bool timed_out = c.kind == JobEventKind::cancelled && !job.timed_out.empty();
+    emit(job, c.kind, timed_out ? job.timed_out : c.message, c.native_id, c.exit_code, c.signal,
+         /*cannot_start=*/false, c.pending_class, c.launch_failed);
+    if (c.kind == JobEventKind::started) start_timeout(job);
+    if (c.kind == JobEventKind::requeued) job.timeout_timer.reset();
     if (c.cancel && !it->second->cancel_requested) {
       // Held after a failed launch: it would wait for a release forever (slurm/tracker.hpp).
       log(fmt::format("{}: {}; cancelling it", c.native_id, c.message));
@@ -96,6 +100,22 @@ void SlurmBackend::on_changes(const std::vector<TaskChange>& changes) {
       jobs_.erase(it);
   }
   if (cancels) schedule_cancel_flush();
+}
+
+// ---------------------------------------------------------------- timeout
+
+void SlurmBackend::start_timeout(Job& job) {
+  if (job.spec.timeout_s <= 0 || !job.timed_out.empty()) return;
+  // Each run gets the whole timeout, as Slurm gives a requeued job its whole --time.
+  job.timeout_timer = std::make_unique<boost::asio::steady_timer>(io_, seconds(job.spec.timeout_s));
+  job.timeout_timer->async_wait(
+      [this, id = job.id, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
+        if (ec || alive.expired()) return;
+        auto it = jobs_.find(id);
+        if (it == jobs_.end() || it->second->cancel_requested) return;
+        it->second->timed_out = fmt::format("timed out after {:g} s", it->second->spec.timeout_s);
+        cancel(id);
+      });
 }
 
 // ---------------------------------------------------------------- cancel

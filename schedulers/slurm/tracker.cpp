@@ -175,7 +175,11 @@ void Tracker::apply(Task& t, const JobRecord& rec, std::vector<TaskChange>& out)
       }
       t.restarts = std::max(t.restarts, rec.restart_count);
       t.reason.clear();
-      if (!t.started) {
+      // COMPLETING starts nothing: right after a requeue it is the earlier run winding down
+      // (then PENDING, then the new run's RUNNING), and a run first seen completing is
+      // reported started by its final record. (Reporting it started here made one requeue
+      // look like two under load: started, requeued, started, requeued, started.)
+      if (!t.started && rec.state != JobState::completing) {
         out.push_back(change(t, JobEventKind::started, fmt::format("running as Slurm job {}", native(t))));
         t.started = true;
       }

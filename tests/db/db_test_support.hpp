@@ -2,6 +2,8 @@
 // removes itself, a fresh read-write Storage with one study, and small record builders.
 #pragma once
 
+#include "tests/support/temp_dir.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -17,28 +19,10 @@
 
 namespace dlsweep::db::testing {
 
-/// A directory under the system temp dir, unique per process and call, removed at scope end.
-class TempDir {
+/// The tests' temporary directory (tests/support/temp_dir.hpp).
+class TempDir : public test_support::TempDir {
  public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = std::filesystem::temp_directory_path() /
-            ("dlsweep-db-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-             std::to_string(stamp));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : test_support::TempDir("dlsweep-db-test") {}
 };
 
 /// Unwraps a Result in a test, printing the error's message when it failed.

@@ -12,29 +12,14 @@
 
 #include "db/snapshot.hpp"
 #include "db_test_support.hpp"
+#include "tests/support/scoped_env.hpp"
 
 using namespace dlsweep::db;
 using namespace dlsweep::db::testing;
 namespace fs = std::filesystem;
+using test_support::ScopedEnv;
 
 namespace {
-
-// Sets an environment variable for the scope of a test, then puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 int header_byte(const fs::path& file, int at) {
   std::ifstream in(file, std::ios::binary);

@@ -20,12 +20,12 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "db/storage.hpp"
 #include "run_command.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace fs = std::filesystem;
 
@@ -100,16 +100,6 @@ int started_trials(const fs::path& runs) {
   return n;
 }
 
-bool wait_until(const std::function<bool()>& cond, pid_t pid, std::chrono::seconds limit) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) return cond();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
-
 std::vector<std::string> csv_fields(const std::string& line) {
   std::vector<std::string> out;
   std::stringstream ss(line);
@@ -175,7 +165,14 @@ void sweep_readers_kill_resume(const fs::path& shared, const fs::path& local, bo
   const fs::path err = local / "submit.err";
   pid_t pid = spawn_dlsweep(shared, db, {"submit", "study.yaml"}, err);
   REQUIRE(pid > 0);
-  REQUIRE(wait_until([&] { return started_trials(runs) >= 1; }, pid, std::chrono::minutes(2)));
+  bool exited = false;  // an orchestrator that died early: REQUIRE says so at once
+  REQUIRE(test_support::wait_until(
+      [&] {
+        exited = exited || ::waitpid(pid, nullptr, WNOHANG) == pid;
+        return exited || started_trials(runs) >= 1;
+      },
+      std::chrono::minutes(2)));
+  REQUIRE(started_trials(runs) >= 1);
 
   // Readers while the sweep runs: each succeeds, and each sees one consistent state.
   std::int64_t last_trials = 0;

@@ -12,12 +12,12 @@
 #include <chrono>
 #include <fstream>
 #include <map>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "db/storage.hpp"
 #include "run_command.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace fs = std::filesystem;
 
@@ -41,12 +41,16 @@ bool kill_midway(const fs::path& dir, const fs::path& db, const std::vector<std:
   pid_t pid = spawn_dlsweep(dir, db, args);
   REQUIRE(pid >= 0);
   const fs::path runs = dir / "dlsweep-runs" / study;
-  // Bounds a hang only: a loaded machine may take long, a healthy run never needs this.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  while (started_trials(runs) < threshold && std::chrono::steady_clock::now() < give_up) {
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  // The bound stops a hang only: a loaded machine may take long, a healthy run never needs it.
+  bool exited = false;
+  test_support::wait_until(
+      [&] {
+        if (started_trials(runs) >= threshold) return true;
+        exited = ::waitpid(pid, nullptr, WNOHANG) == pid;
+        return exited;
+      },
+      std::chrono::minutes(5), std::chrono::milliseconds(2));
+  if (exited) return false;
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   return true;

@@ -15,7 +15,6 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -139,8 +138,16 @@ TEST_CASE("slurm: a job a person holds is shown as held and left alone", "[pendi
   INFO(s.log() << "\nsqueue: " << squeue_reason(cluster, s.study));
   REQUIRE(shown);
   CHECK_THAT(s.log(), Catch::Contains(fmt::format("trial 0 pending on slurm (job {}): JobHeldAdmin", id)));
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // several polls: nobody cancels it
-  CHECK_THAT(squeue_reason(cluster, s.study), Catch::Contains("PENDING JobHeldAdmin"));
+  // Nobody cancels it. The hold passes to the user: a later poll reports that, and the
+  // backend's controller calls run in order on one thread, so a cancel decided on seeing
+  // JobHeldAdmin would have reached the controller before that poll.
+  cluster.run({"scontrol", "release", id});
+  cluster.run({"scontrol", "uhold", id});
+  const std::string user_hold = fmt::format("trial 0 pending on slurm (job {}): JobHeldUser", id);
+  const bool moved = wait_until([&] { return s.log().find(user_hold) != std::string::npos; }, 30);
+  INFO(s.log() << "\nsqueue: " << squeue_reason(cluster, s.study));
+  REQUIRE(moved);
+  CHECK_THAT(squeue_reason(cluster, s.study), Catch::Contains("PENDING JobHeldUser"));
   CHECK_THAT(s.status(), Catch::Contains("QUEUED,0,"));
 
   cluster.run({"scontrol", "release", id});

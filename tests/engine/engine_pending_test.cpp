@@ -3,6 +3,10 @@
 // a failed attempt, retried as a new job; a notable reason is said once, kept in the jobs
 // table for `dlsweep status`, and backend.pending_warn warns once per trial — not for trials
 // held back by the study's own max_concurrent.
+#include <stdio.h>
+
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "../schedulers/slurm/fake_slurm_driver.hpp"
@@ -21,6 +25,13 @@ std::string read_all(std::FILE* f) {
   char buf[4096];
   for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
   return out;
+}
+
+std::string read_path(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 int count(const std::string& text, const std::string& part) {
@@ -63,6 +74,9 @@ TEST_CASE("engine on slurm: a job held after a failed launch is retried; reasons
 
   // The five trials go out as array 100. Task 0: launch failed, held (a Prolog error drains
   // the node); tasks 1-2 then wait for the drained node; 3-4 for the study's own throttle.
+  // The engine's output; the controller's thread reads it through its own descriptor.
+  std::FILE* out = std::tmpfile();
+  const std::string out_path = "/proc/self/fd/" + std::to_string(::fileno(out));
   ControllerScript script{ctl};
   bool cancelled_held = false, retried = false, warned_window = false;
   std::vector<db::JobRow> jobs_while_waiting;
@@ -76,10 +90,24 @@ TEST_CASE("engine on slurm: a job held after a failed launch is retried; reasons
       return !ctl->cancels.empty();
     });
     ctl->set(100, 0, sched::slurm::JobState::cancelled, 15);
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // past pending_warn
-    if (auto reader = db::Storage::open_readonly(f.dir / "t.db"); reader)
-      if (auto jobs = (*reader)->list_jobs(f.study_id); jobs) jobs_while_waiting = *jobs;
-    warned_window = true;
+    // Until both blocked trials were warned about (backend.pending_warn) and the cancelled
+    // held job is recorded lost: then the jobs table is read as `dlsweep status` would.
+    warned_window = script.wait_for([&] {
+      const std::string text = read_path(out_path);
+      if (text.find("warning: trial 1 has been pending for") == std::string::npos ||
+          text.find("warning: trial 2 has been pending for") == std::string::npos)
+        return false;
+      auto reader = db::Storage::open_readonly(f.dir / "t.db");
+      if (!reader) return false;
+      auto jobs = (*reader)->list_jobs(f.study_id);
+      if (!jobs) return false;
+      for (const auto& j : *jobs)
+        if (j.job_id == "100_0" && j.state == "lost") {
+          jobs_while_waiting = *jobs;
+          return true;
+        }
+      return false;
+    });
     ctl->set_all(sched::slurm::JobState::completed);  // they exit 0 (without the objective)
     // The retry waits in the backend until the array's tasks leave room (max_concurrent 2).
     retried = script.wait_for([&] {
@@ -88,7 +116,6 @@ TEST_CASE("engine on slurm: a job held after a failed launch is retried; reasons
     });
     ctl->set_all(sched::slurm::JobState::completed);
   });
-  std::FILE* out = std::tmpfile();
   auto r = f.run(**backend, io, {}, out, /*tty=*/true);
   controller.join();
   const std::string text = read_all(out);

@@ -6,17 +6,14 @@
 //
 //   node chromium_check.mjs CHROMIUM REPORT.html SCREENSHOT.png [TIMEOUT_S]
 //
-// No npm package: a minimal WebSocket client (RFC 6455, text frames, client masking) is
-// written below on node's http/net, so it runs on Debian's node 18 as on newer ones.
+// Chromium is driven by tests/support/chromium_driver.mjs (no npm package).
 // Exit 0 with the JSON on stdout; exit 1 with a message on stderr if Chromium could not be
 // driven (a test failure, not a skip).
-import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+import { runInChromium, sleep } from '../support/chromium_driver.mjs';
 
 const [chromiumBin, reportPath, shotPath, timeoutArg] = process.argv.slice(2);
 if (!chromiumBin || !reportPath || !shotPath) {
@@ -24,123 +21,15 @@ if (!chromiumBin || !reportPath || !shotPath) {
   process.exit(2);
 }
 const timeoutMs = 1000 * Number(timeoutArg || 240);  // bounds a hang only; the machine may be loaded
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'dlsweep-chromium-'));
-const chrome = spawn(chromiumBin, [
-  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-  '--no-default-browser-check', '--disable-extensions', '--disable-background-networking',
-  '--hide-scrollbars', '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank',
-], { stdio: ['ignore', 'ignore', 'pipe'] });
-let chromeLog = '';
-chrome.stderr.on('data', (d) => { chromeLog = (chromeLog + d).slice(-4000); });
 
-function cleanup() {
-  try { chrome.kill('SIGKILL'); } catch (e) { /* already gone */ }
-  try { fs.rmSync(profile, { recursive: true, force: true }); } catch (e) { /* best effort */ }
-}
-const deadline = setTimeout(() => {
-  process.stderr.write(`chromium_check: no result within ${timeoutMs / 1000} s\n${chromeLog}\n`);
-  cleanup();
-  process.exit(1);
-}, timeoutMs);
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Chromium writes the port it chose (port 0) into DevToolsActivePort in the profile.
-async function devtoolsEndpoint() {
-  const file = path.join(profile, 'DevToolsActivePort');
-  for (;;) {
-    if (chrome.exitCode !== null) throw new Error(`chromium exited with ${chrome.exitCode}:\n${chromeLog}`);
-    try {
-      const [port, wsPath] = fs.readFileSync(file, 'utf8').split('\n');
-      if (port && wsPath) return { port: Number(port), wsPath };
-    } catch (e) { /* not written yet */ }
-    await sleep(100);
-  }
-}
-
-// ---- minimal WebSocket client
-function wsConnect(port, wsPath) {
-  return new Promise((resolve, reject) => {
-    const key = crypto.randomBytes(16).toString('base64');
-    const req = http.request({ host: '127.0.0.1', port, path: wsPath, headers: {
-      Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13' } });
-    req.on('upgrade', (res, socket) => {
-      let buf = Buffer.alloc(0), parts = [];
-      const ws = { onmessage: null, send(text) {
-        const payload = Buffer.from(text, 'utf8'), mask = crypto.randomBytes(4);
-        let head;
-        if (payload.length < 126) head = Buffer.from([0x81, 0x80 | payload.length]);
-        else if (payload.length < 65536) { head = Buffer.alloc(4); head[0] = 0x81; head[1] = 0x80 | 126; head.writeUInt16BE(payload.length, 2); }
-        else { head = Buffer.alloc(10); head[0] = 0x81; head[1] = 0x80 | 127; head.writeBigUInt64BE(BigInt(payload.length), 2); }
-        for (let i = 0; i < payload.length; ++i) payload[i] ^= mask[i & 3];
-        socket.write(Buffer.concat([head, mask, payload]));
-      } };
-      socket.on('data', (d) => {
-        buf = Buffer.concat([buf, d]);
-        for (;;) {
-          if (buf.length < 2) return;
-          const fin = buf[0] & 0x80, op = buf[0] & 0x0f;
-          let len = buf[1] & 0x7f, off = 2;
-          if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); off = 4; }
-          else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); off = 10; }
-          if (buf.length < off + len) return;
-          const payload = buf.subarray(off, off + len);
-          buf = buf.subarray(off + len);
-          if (op === 0x8) { socket.end(); return; }
-          if (op === 0x9 || op === 0xa) continue;  // ping/pong: Chromium does not need answers here
-          parts.push(Buffer.from(payload));
-          if (fin) { const text = Buffer.concat(parts).toString('utf8'); parts = []; ws.onmessage && ws.onmessage(text); }
-        }
-      });
-      socket.on('error', reject);
-      resolve(ws);
-    });
-    req.on('response', (res) => reject(new Error(`no websocket upgrade: HTTP ${res.statusCode}`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function main() {
-  const { port, wsPath } = await devtoolsEndpoint();
-  const ws = await wsConnect(port, wsPath);
-  let nextId = 1;
-  const pending = new Map(), listeners = [];
-  ws.onmessage = (text) => {
-    const msg = JSON.parse(text);
-    if (msg.id && pending.has(msg.id)) {
-      const { resolve, reject } = pending.get(msg.id);
-      pending.delete(msg.id);
-      if (msg.error) reject(new Error(JSON.stringify(msg.error))); else resolve(msg.result);
-    } else if (msg.method) for (const l of listeners) l(msg);
-  };
-  const send = (method, params = {}, sessionId) => new Promise((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, { resolve, reject });
-    ws.send(JSON.stringify(sessionId ? { id, method, params, sessionId } : { id, method, params }));
-  });
-
-  const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
-  const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
-  const s = (method, params) => send(method, params, sessionId);
-  const errors = [], requests = [];
+runInChromium('chromium_check', chromiumBin, { args: ['--hide-scrollbars'], timeoutMs }, async (page) => {
+  const s = page.send, errors = page.errors, requests = [];
   let loaded = false;
-  listeners.push((msg) => {
-    if (msg.sessionId !== sessionId) return;
-    const p = msg.params;
-    if (msg.method === 'Runtime.consoleAPICalled' && (p.type === 'error' || p.type === 'assert'))
-      errors.push({ source: 'console.' + p.type, text: p.args.map((a) => a.value ?? a.description ?? '').join(' ') });
-    else if (msg.method === 'Runtime.exceptionThrown')
-      errors.push({ source: 'exception', text: p.exceptionDetails.exception?.description || p.exceptionDetails.text });
-    else if (msg.method === 'Log.entryAdded' && p.entry.level === 'error')
-      errors.push({ source: 'log.' + p.entry.source, text: p.entry.text });
-    else if (msg.method === 'Network.requestWillBeSent') requests.push(p.request.url);
-    else if (msg.method === 'Page.loadEventFired') loaded = true;
+  page.listen((method, p) => {
+    if (method === 'Network.requestWillBeSent') requests.push(p.request.url);
+    else if (method === 'Page.loadEventFired') loaded = true;
   });
-  await s('Runtime.enable');
-  await s('Log.enable');
   await s('Network.enable');
-  await s('Page.enable');
   await s('Emulation.setDeviceMetricsOverride', { width: 1440, height: 1000, deviceScaleFactor: 1, mobile: false });
   await s('Page.navigate', { url: pathToFileURL(path.resolve(reportPath)).href });
   while (!loaded) await sleep(50);
@@ -216,11 +105,10 @@ async function main() {
   result.interaction = act.exceptionDetails ? { error: act.exceptionDetails.exception?.description } : JSON.parse(act.result.value);
 
   await s('Emulation.setDeviceMetricsOverride', { width: 1440, height: Math.min(Math.max(1000, result.height), 16000), deviceScaleFactor: 1, mobile: false });
-  await sleep(300);
   // The resize redraws every chart with its animation; on a big study (thousands of points)
   // that outlasts any fixed wait and the screenshot caught blank canvases. Draw each one
-  // now, synchronously and without animation, at its new size.
-  // ...then wait until the browser has painted them (two animation frames), not a guess.
+  // now, synchronously and without animation, at its new size, then wait until the browser
+  // has painted them (two animation frames), not a guess.
   await s('Runtime.evaluate', { awaitPromise: true, expression: `new Promise((done) => {
     Object.values(Chart.instances).forEach((c) => { c.resize(); c.update('none'); });
     requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
@@ -242,7 +130,4 @@ async function main() {
   result.errors = errors;
   result.requests = requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'));
   process.stdout.write(JSON.stringify(result) + '\n');
-}
-
-main().then(() => { clearTimeout(deadline); cleanup(); process.exit(0); },
-  (e) => { clearTimeout(deadline); process.stderr.write(`chromium_check: ${e.stack || e}\n${chromeLog}\n`); cleanup(); process.exit(1); });
+});

@@ -23,6 +23,7 @@
 #include "db/storage.hpp"
 #include "program_study.hpp"
 #include "synthetic_study.hpp"
+#include "tests/e2e/multi_objective_fixture.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -312,5 +313,27 @@ fixed: {base_batch: 128, lr_rule: sqrt, warmup_epochs: 0.5, decay: cosine, seed:
     CHECK(stt.size() == (fitted_points >= 3 ? 3u : 2u));
   }
   CHECK(p["table_rows"] == 6);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a study with two objectives and constraints draws its Pareto front and hypervolume, in Chromium") {
+  // The multi-objective fixture's grid: x = 0.3 and 0.5 are the feasible front (accuracy vs time
+  // to target), 0.7 and 0.9 break the time budget, 0.1 never reaches the target (no value).
+  const fs::path dir = mo_fixture::setup(
+      "report-pareto", mo_fixture::study("mo", "search: {algorithm: grid}\nspace: {x: [0.1, 0.3, 0.5, 0.7, 0.9]}",
+                                         "constraints: [{metric: rank_seconds, max: 80}, {reached_target: true}]\n"));
+  const fs::path db = dir / "dlsweep.db";
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  json p = report_in_chromium(db, "mo", dir, "pareto-study.png");
+  std::string notes;
+  for (const auto& n : p["notes"]) notes += n.get<std::string>() + "\n";
+  INFO(notes);
+  // The plane: the front (2 points) and the infeasible trials (2); no feasible dominated one.
+  CHECK(sizes(p, "pareto-front") == std::vector<std::size_t>{2, 2});
+  // Hypervolume after each feasible COMPLETE trial (x = 0.3, 0.5).
+  CHECK(sizes(p, "hypervolume") == std::vector<std::size_t>{2});
+  CHECK_THAT(notes, Catch::Contains("val_acc (max), time_to_target_s (min)"));
   fs::remove_all(dir);
 }

@@ -1,6 +1,8 @@
 // report_test_support.hpp — a self-removing temporary directory and must()/must_ok() for report tests.
 #pragma once
 
+#include "tests/support/temp_dir.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -14,26 +16,10 @@
 
 namespace dlsweep::report::testing {
 
-class TempDir {
+/// The tests' temporary directory (tests/support/temp_dir.hpp).
+class TempDir : public test_support::TempDir {
  public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("dlsweep-report-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : test_support::TempDir("dlsweep-report-test") {}
 };
 
 template <class T>

@@ -1,7 +1,8 @@
 // One conformance suite run over every Backend implementation: the contract of
-// schedulers/backend.hpp (event order, exit codes, cancel, concurrency bound, exactly one
-// terminal event). A job's behaviour is given by FAKE_RUN_S / FAKE_EXIT in its env: the
-// local backend's /bin/sh reads them, the fake backend's script does too.
+// schedulers/backend.hpp (event order, exit codes, cancel, timeout, concurrency bound, exactly
+// one terminal event). A job's behaviour is given by FAKE_RUN_S / FAKE_EXIT in its env: the
+// local backend's /bin/sh reads them, the fake backend's script does too, and so does the
+// simulated Slurm controller under SlurmBackend (from the batch's index file).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include "schedulers/fake_backend.hpp"
 #include "schedulers/local/backend.hpp"
 #include "sched_test_support.hpp"
+#include "slurm/simulated_slurm_driver.hpp"
 
 using namespace dlsweep::sched;
 using namespace sched_test;
@@ -25,7 +27,7 @@ namespace {
 
 struct LocalKind {
   using Backend = LocalBackend;
-  static std::unique_ptr<LocalBackend> make(boost::asio::io_context& io, std::size_t max) {
+  static std::unique_ptr<LocalBackend> make(boost::asio::io_context& io, std::size_t max, const std::filesystem::path&) {
     LocalOptions o;
     o.cancel_grace_s = 1.0;
     return std::make_unique<LocalBackend>(io, max, o);
@@ -34,13 +36,32 @@ struct LocalKind {
 
 struct FakeKind {
   using Backend = FakeBackend;
-  static std::unique_ptr<FakeBackend> make(boost::asio::io_context& io, std::size_t max) {
+  static std::unique_ptr<FakeBackend> make(boost::asio::io_context& io, std::size_t max, const std::filesystem::path&) {
     return std::make_unique<FakeBackend>(io, max, [](const JobSpec& s) {
       FakeOutcome o;
       o.run_s = std::stod(s.env.at("FAKE_RUN_S"));
       o.exit_code = std::stoi(s.env.at("FAKE_EXIT"));
       return o;
     });
+  }
+};
+
+// SlurmBackend on a controller that runs its jobs by itself (slurm/simulated_slurm_driver.hpp),
+// polled fast.
+struct SlurmKind {
+  using Backend = SlurmBackend;
+  static std::unique_ptr<SlurmBackend> make(boost::asio::io_context& io, std::size_t max,
+                                            const std::filesystem::path& dir) {
+    SlurmOptions o;
+    o.script_dir = dir / "slurm";
+    o.max_concurrent = max;
+    o.poll_min_s = 0.02;
+    o.poll_max_s = 0.08;
+    auto b = SlurmBackend::create(io, o,
+                                  std::make_unique<slurm_test::SimulatedDriver>(std::make_shared<slurm_test::FakeController>()));
+    REQUIRE(b.has_value());
+    (*b)->set_log_handler([](const std::string& m) { FAIL("slurm backend logged: " << m); });
+    return std::move(*b);
   }
 };
 
@@ -58,13 +79,13 @@ JobSpec job(const std::filesystem::path& root, std::int64_t trial, double run_s,
 }  // namespace
 
 TEMPLATE_TEST_CASE("backend: a successful job goes queued, started, exited 0", "[sched][conformance]", LocalKind,
-                   FakeKind) {
+                   FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 2);
+  auto b = TestType::make(io, 2, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
-  auto id = b->submit(job(dir.path, 7, 0.05, 0));
+  auto id = b->submit(job(dir.path(), 7, 0.05, 0));
   REQUIRE(id.has_value());
   CHECK(b->active() == 1);
   REQUIRE(run_until(io, [&] { return rec.terminal(*id) != nullptr; }));
@@ -79,13 +100,13 @@ TEMPLATE_TEST_CASE("backend: a successful job goes queued, started, exited 0", "
 }
 
 TEMPLATE_TEST_CASE("backend: a failing job's exit code is propagated", "[sched][conformance]", LocalKind,
-                   FakeKind) {
+                   FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 1);
+  auto b = TestType::make(io, 1, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
-  auto id = b->submit(job(dir.path, 1, 0.0, 3));
+  auto id = b->submit(job(dir.path(), 1, 0.0, 3));
   REQUIRE(id.has_value());
   REQUIRE(run_until(io, [&] { return rec.terminal(*id) != nullptr; }));
   CHECK(rec.terminal(*id)->kind == K::exited);
@@ -94,13 +115,13 @@ TEMPLATE_TEST_CASE("backend: a failing job's exit code is propagated", "[sched][
 }
 
 TEMPLATE_TEST_CASE("backend: cancelling a running job ends it with `cancelled`", "[sched][conformance]", LocalKind,
-                   FakeKind) {
+                   FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 2);
+  auto b = TestType::make(io, 2, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
-  auto id = b->submit(job(dir.path, 1, 30, 0));
+  auto id = b->submit(job(dir.path(), 1, 30, 0));
   REQUIRE(id.has_value());
   REQUIRE(run_until(io, [&] { return rec.was_started(*id); }));
   pid_t pid = -1;
@@ -122,14 +143,14 @@ TEMPLATE_TEST_CASE("backend: cancelling a running job ends it with `cancelled`",
 }
 
 TEMPLATE_TEST_CASE("backend: cancelling an unknown or finished job is a no-op", "[sched][conformance]", LocalKind,
-                   FakeKind) {
+                   FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 2);
+  auto b = TestType::make(io, 2, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
   b->cancel("no-such-job");
-  auto id = b->submit(job(dir.path, 1, 0.0, 0));
+  auto id = b->submit(job(dir.path(), 1, 0.0, 0));
   REQUIRE(id.has_value());
   REQUIRE(run_until(io, [&] { return rec.terminal(*id) != nullptr; }));
   b->cancel(*id);
@@ -141,35 +162,52 @@ TEMPLATE_TEST_CASE("backend: cancelling an unknown or finished job is a no-op", 
 }
 
 TEMPLATE_TEST_CASE("backend: cancelling a queued job never starts it", "[sched][conformance]", LocalKind,
-                   FakeKind) {
+                   FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 1);
+  auto b = TestType::make(io, 1, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
-  auto first = b->submit(job(dir.path, 1, 0.3, 0));
-  auto second = b->submit(job(dir.path, 2, 0.0, 0));
+  auto first = b->submit(job(dir.path(), 1, 30, 0));  // holds the only slot until cancelled
+  auto second = b->submit(job(dir.path(), 2, 0.0, 0));
+  auto third = b->submit(job(dir.path(), 3, 0.0, 0));
   REQUIRE(first.has_value());
   REQUIRE(second.has_value());
+  REQUIRE(third.has_value());
   CHECK(*first != *second);
-  CHECK(b->active() == 2);
-  b->cancel(*second);
-  REQUIRE(run_until(io, [&] { return rec.terminal(*first) && rec.terminal(*second); }));
+  CHECK(b->active() == 3);
+  b->cancel(*third);  // in the turn that submitted it
+  auto queued = [&](const std::string& id) {
+    auto k = rec.kinds(id);
+    return std::find(k.begin(), k.end(), K::queued) != k.end();
+  };
+  REQUIRE(run_until(io, [&] { return rec.was_started(*first) && queued(*second); }));
+  b->cancel(*second);  // queued behind the running one
+  REQUIRE(run_until(io, [&] { return rec.terminal(*second) && rec.terminal(*third); }));
   CHECK(rec.kinds(*second) == std::vector<K>{K::queued, K::cancelled});
-  CHECK(rec.terminal(*first)->kind == K::exited);
+  // Cancelled before the backend handed it on: local and fake said `queued` at submit; Slurm,
+  // whose `queued` means "accepted by the controller", never sent it to the controller.
+  const auto third_kinds = rec.kinds(*third);
+  CHECK(third_kinds.back() == K::cancelled);
+  CHECK(std::count(third_kinds.begin(), third_kinds.end(), K::started) == 0);
+  CHECK(rec.terminal_count(*third) == 1);
+  CHECK_FALSE(rec.was_started(*second));
+  b->cancel(*first);
+  REQUIRE(run_until(io, [&] { return rec.terminal(*first) != nullptr; }));
+  CHECK(rec.terminal(*first)->kind == K::cancelled);
   CHECK(b->active() == 0);
 }
 
 TEMPLATE_TEST_CASE("backend: never more than max_concurrent jobs run; each ends exactly once",
-                   "[sched][conformance]", LocalKind, FakeKind) {
+                   "[sched][conformance]", LocalKind, FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 2);
+  auto b = TestType::make(io, 2, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
   std::vector<std::string> ids;
   for (int i = 0; i < 6; ++i) {
-    auto id = b->submit(job(dir.path, i, 0.15, i % 2));
+    auto id = b->submit(job(dir.path(), i, 0.15, i % 2));
     REQUIRE(id.has_value());
     ids.push_back(*id);
   }
@@ -196,14 +234,14 @@ TEMPLATE_TEST_CASE("backend: never more than max_concurrent jobs run; each ends 
 }
 
 TEMPLATE_TEST_CASE("backend: io_context::run() returns once every job has ended", "[sched][conformance]",
-                   LocalKind, FakeKind) {
+                   LocalKind, FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 2);
+  auto b = TestType::make(io, 2, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
   std::vector<std::string> ids;
-  for (int i = 0; i < 3; ++i) ids.push_back(b->submit(job(dir.path, i, 0.1, 0)).value());
+  for (int i = 0; i < 3; ++i) ids.push_back(b->submit(job(dir.path(), i, 0.1, 0)).value());
   const auto t0 = std::chrono::steady_clock::now();
   io.run_for(std::chrono::seconds(30));  // returns early only if the backend holds no work
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(25));
@@ -212,13 +250,13 @@ TEMPLATE_TEST_CASE("backend: io_context::run() returns once every job has ended"
 }
 
 TEMPLATE_TEST_CASE("backend: a job over its timeout is cancelled with the reason", "[sched][conformance]",
-                   LocalKind, FakeKind) {
+                   LocalKind, FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 1);
+  auto b = TestType::make(io, 1, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
-  JobSpec s = job(dir.path, 1, 30, 0);
+  JobSpec s = job(dir.path(), 1, 30, 0);
   s.timeout_s = 0.3;
   auto id = b->submit(s);
   REQUIRE(id.has_value());
@@ -232,13 +270,13 @@ TEMPLATE_TEST_CASE("backend: a job over its timeout is cancelled with the reason
 }
 
 TEMPLATE_TEST_CASE("backend: an empty command line is refused at submit", "[sched][conformance]", LocalKind,
-                   FakeKind) {
+                   FakeKind, SlurmKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 1);
+  auto b = TestType::make(io, 1, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
-  JobSpec s = job(dir.path, 1, 0, 0);
+  JobSpec s = job(dir.path(), 1, 0, 0);
   s.argv.clear();
   auto id = b->submit(s);
   REQUIRE_FALSE(id.has_value());
@@ -265,12 +303,12 @@ TEMPLATE_TEST_CASE("backend: a dry run writes each job's command line and runs n
                    LocalKind, FakeKind) {
   TempDir dir;
   boost::asio::io_context io;
-  auto b = TestType::make(io, 2);
+  auto b = TestType::make(io, 2, dir.path());
   Recorder rec;
   b->set_event_handler(rec.handler());
-  std::vector<JobSpec> jobs{job(dir.path, 1, 0, 0), job(dir.path, 2, 0, 0)};
+  std::vector<JobSpec> jobs{job(dir.path(), 1, 0, 0), job(dir.path(), 2, 0, 0)};
   jobs[1].env["WITH SPACE"] = "it's";
-  auto wrote = b->dry_run(jobs, dir.path);
+  auto wrote = b->dry_run(jobs, dir.path());
   REQUIRE(wrote.has_value());
   REQUIRE(wrote->size() == 1);
   CHECK_THAT(wrote->front(), Catch::Contains("commands.sh"));
@@ -282,7 +320,7 @@ TEMPLATE_TEST_CASE("backend: a dry run writes each job's command line and runs n
   // Each line runs its job by hand: here, through sh, with the environment as given.
   std::string text;
   {
-    std::ifstream in(dir.path / "commands.sh");
+    std::ifstream in(dir.path() / "commands.sh");
     std::stringstream ss;
     ss << in.rdbuf();
     text = ss.str();
@@ -292,5 +330,5 @@ TEMPLATE_TEST_CASE("backend: a dry run writes each job's command line and runs n
   CHECK_THAT(text, Catch::Contains("'WITH SPACE=it'\\''s'"));
   JobSpec empty = jobs[0];
   empty.argv.clear();
-  CHECK_FALSE(b->dry_run({empty}, dir.path).has_value());
+  CHECK_FALSE(b->dry_run({empty}, dir.path()).has_value());
 }

@@ -47,9 +47,9 @@ TEST_CASE("fake: metrics lines are written spread over the run, then the job exi
   });
   b.set_event_handler(rec.handler());
   const auto t0 = std::chrono::steady_clock::now();
-  auto id = b.submit(fake_job(dir.path / "t1", 1));
+  auto id = b.submit(fake_job(dir.path() / "t1", 1));
   REQUIRE(id);
-  const auto metrics = dir.path / "t1" / dlsweep::protocol::kMetricsFile;
+  const auto metrics = dir.path() / "t1" / dlsweep::protocol::kMetricsFile;
   REQUIRE(run_until(io, [&] { return line_count(metrics) >= 1; }));
   CHECK(since(t0) >= 0.09);
   CHECK(rec.terminal(*id) == nullptr);
@@ -75,8 +75,8 @@ TEST_CASE("fake: queue_s delays the start; ready jobs start in the order they be
   });
   b.set_event_handler(rec.handler());
   const auto t0 = std::chrono::steady_clock::now();
-  auto slow = b.submit(fake_job(dir.path, 1));
-  auto fast = b.submit(fake_job(dir.path, 2));
+  auto slow = b.submit(fake_job(dir.path(), 1));
+  auto fast = b.submit(fake_job(dir.path(), 2));
   REQUIRE(slow);
   REQUIRE(fast);
   REQUIRE(run_until(io, [&] { return rec.was_started(*slow); }));
@@ -100,11 +100,11 @@ TEST_CASE("fake: a job obeys control.json stop with the protocol's exit code", "
     return o;
   });
   b.set_event_handler(rec.handler());
-  auto id = b.submit(fake_job(dir.path, 1));
+  auto id = b.submit(fake_job(dir.path(), 1));
   REQUIRE(id);
-  const auto metrics = dir.path / dlsweep::protocol::kMetricsFile;
+  const auto metrics = dir.path() / dlsweep::protocol::kMetricsFile;
   REQUIRE(run_until(io, [&] { return line_count(metrics) >= 1; }));
-  { std::ofstream(dir.path / dlsweep::protocol::kControlFile) << R"({"action":"stop","reason":"pruned"})"; }
+  { std::ofstream(dir.path() / dlsweep::protocol::kControlFile) << R"({"action":"stop","reason":"pruned"})"; }
   REQUIRE(run_until(io, [&] { return rec.terminal(*id); }));
   CHECK(rec.terminal(*id)->kind == K::exited);
   CHECK(rec.terminal(*id)->exit_code == dlsweep::protocol::kExitStopped);

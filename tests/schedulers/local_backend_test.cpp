@@ -15,6 +15,7 @@
 #include "schedulers/local/backend.hpp"
 #include "schedulers/local/process_spawn.hpp"
 #include "sched_test_support.hpp"
+#include "tests/support/wait_until.hpp"
 
 using namespace dlsweep::sched;
 using namespace sched_test;
@@ -33,16 +34,15 @@ JobSpec sh_job(const std::filesystem::path& workdir, std::string script) {
 }
 
 /// True once `pid` no longer exists or is a zombie (dead, waiting for a reaper we do not
-/// control: in a container PID 1 may never reap it). Polls for up to 3 s.
+/// control: in a container PID 1 may never reap it); false if it still lives after the bound
+/// of a hang (tests/support/wait_until.hpp).
 bool process_gone(pid_t pid) {
-  for (int i = 0; i < 300; ++i) {
+  return test_support::wait_until([&] {
     if (kill(pid, 0) == -1 && errno == ESRCH) return true;
     std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
     auto close = stat.rfind(')');
-    if (stat.empty() || (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z')) return true;
-    usleep(10000);
-  }
-  return false;
+    return stat.empty() || (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
+  });
 }
 
 std::size_t line_count(const std::filesystem::path& p) {
@@ -78,14 +78,14 @@ TEST_CASE("local: stdout and stderr are appended to the trial dir logs", "[sched
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  auto a = b->submit(sh_job(dir.path, "echo out-1; echo err-1 >&2"));
+  auto a = b->submit(sh_job(dir.path(), "echo out-1; echo err-1 >&2"));
   REQUIRE(a);
   REQUIRE(run_until(io, [&] { return rec.terminal(*a); }));
-  auto c = b->submit(sh_job(dir.path, "echo out-2; echo err-2 >&2"));
+  auto c = b->submit(sh_job(dir.path(), "echo out-2; echo err-2 >&2"));
   REQUIRE(c);
   REQUIRE(run_until(io, [&] { return rec.terminal(*c); }));
-  CHECK(read_file(dir.path / "stdout.log") == "out-1\nout-2\n");
-  CHECK(read_file(dir.path / "stderr.log") == "err-1\nerr-2\n");
+  CHECK(read_file(dir.path() / "stdout.log") == "out-1\nout-2\n");
+  CHECK(read_file(dir.path() / "stderr.log") == "err-1\nerr-2\n");
 }
 
 TEST_CASE("local: env is inherited plus the job's, cwd is the workdir, argv is not shell-parsed",
@@ -96,7 +96,7 @@ TEST_CASE("local: env is inherited plus the job's, cwd is the workdir, argv is n
   auto b = make_local(io, rec);
   setenv("DLSWEEP_SCHED_TEST_INHERITED", "from-parent", 1);
   setenv("DLSWEEP_SCHED_TEST_OVERRIDE", "parent", 1);
-  JobSpec s = sh_job(dir.path / "deep" / "trial",
+  JobSpec s = sh_job(dir.path() / "deep" / "trial",
                      "printf '%s\\n' \"$TRIAL_VALUE\" \"$DLSWEEP_SCHED_TEST_INHERITED\" "
                      "\"$DLSWEEP_SCHED_TEST_OVERRIDE\" \"$1\" > env.txt; pwd > cwd.txt");
   s.argv.push_back("sh");
@@ -106,7 +106,7 @@ TEST_CASE("local: env is inherited plus the job's, cwd is the workdir, argv is n
   REQUIRE(id);
   REQUIRE(run_until(io, [&] { return rec.terminal(*id); }));
   CHECK(rec.terminal(*id)->exit_code == 0);
-  const auto wd = dir.path / "deep" / "trial";
+  const auto wd = dir.path() / "deep" / "trial";
   CHECK(read_file(wd / "env.txt") == "a b 'c' $HOME\nfrom-parent\njob\n$(touch pwned); `touch pwned2` 'q'\n");
   CHECK(read_file(wd / "cwd.txt") == std::filesystem::canonical(wd).string() + "\n");
   CHECK_FALSE(std::filesystem::exists(wd / "pwned"));
@@ -120,8 +120,8 @@ TEST_CASE("local: a program that cannot start is `lost`, naming it", "[sched][lo
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  std::filesystem::create_directories(dir.path / "w");
-  const auto not_exec = dir.path / "not-executable.sh";
+  std::filesystem::create_directories(dir.path() / "w");
+  const auto not_exec = dir.path() / "not-executable.sh";
   { std::ofstream(not_exec) << "#!/bin/sh\necho hi\n"; }
   chmod(not_exec.c_str(), 0644);
 
@@ -135,7 +135,7 @@ TEST_CASE("local: a program that cannot start is `lost`, naming it", "[sched][lo
       {not_exec.string(), "Permission denied"},
   };
   for (const auto& c : cases) {
-    JobSpec s = sh_job(dir.path / "w", "");
+    JobSpec s = sh_job(dir.path() / "w", "");
     s.argv = {c.program, "--flag"};
     auto id = b->submit(s);
     REQUIRE(id);
@@ -146,7 +146,7 @@ TEST_CASE("local: a program that cannot start is `lost`, naming it", "[sched][lo
   }
   CHECK(b->active() == 0);
   // A lost job frees its slot: the next one runs.
-  auto ok = b->submit(sh_job(dir.path / "w", "exit 0"));
+  auto ok = b->submit(sh_job(dir.path() / "w", "exit 0"));
   REQUIRE(ok);
   REQUIRE(run_until(io, [&] { return rec.terminal(*ok); }));
   CHECK(rec.terminal(*ok)->kind == K::exited);
@@ -157,8 +157,8 @@ TEST_CASE("local: an unusable workdir is refused at submit", "[sched][local]") {
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  { std::ofstream(dir.path / "file") << "x"; }
-  auto id = b->submit(sh_job(dir.path / "file" / "sub", "true"));
+  { std::ofstream(dir.path() / "file") << "x"; }
+  auto id = b->submit(sh_job(dir.path() / "file" / "sub", "true"));
   REQUIRE_FALSE(id);
   CHECK_THAT(id.error().message(), Catch::Contains("cannot create working directory"));
   auto none = b->submit(sh_job("", "true"));
@@ -171,7 +171,7 @@ TEST_CASE("local: death by signal is reported", "[sched][local]") {
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  auto id = b->submit(sh_job(dir.path, "kill -9 $$"));
+  auto id = b->submit(sh_job(dir.path(), "kill -9 $$"));
   REQUIRE(id);
   REQUIRE(run_until(io, [&] { return rec.terminal(*id); }));
   const JobEvent* t = rec.terminal(*id);
@@ -186,9 +186,9 @@ TEST_CASE("local: cancel kills the whole process group", "[sched][local]") {
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  auto id = b->submit(sh_job(dir.path, "sleep 100 & echo $! > gc.pid; wait"));
+  auto id = b->submit(sh_job(dir.path(), "sleep 100 & echo $! > gc.pid; wait"));
   REQUIRE(id);
-  const pid_t grandchild = wait_for_pid_file(io, dir.path / "gc.pid");
+  const pid_t grandchild = wait_for_pid_file(io, dir.path() / "gc.pid");
   REQUIRE(grandchild > 0);
   REQUIRE(kill(grandchild, 0) == 0);
   b->cancel(*id);
@@ -203,9 +203,9 @@ TEST_CASE("local: cancel escalates to SIGKILL after the grace period", "[sched][
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec, 0.3);
-  auto id = b->submit(sh_job(dir.path, "trap '' TERM; sleep 100 & echo $! > gc.pid; wait"));
+  auto id = b->submit(sh_job(dir.path(), "trap '' TERM; sleep 100 & echo $! > gc.pid; wait"));
   REQUIRE(id);
-  const pid_t grandchild = wait_for_pid_file(io, dir.path / "gc.pid");
+  const pid_t grandchild = wait_for_pid_file(io, dir.path() / "gc.pid");
   REQUIRE(grandchild > 0);
   const auto t0 = std::chrono::steady_clock::now();
   b->cancel(*id);
@@ -223,11 +223,11 @@ TEST_CASE("local: a finished job leaves no background processes", "[sched][local
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  auto id = b->submit(sh_job(dir.path, "sleep 100 & echo $! > gc.pid; exit 0"));
+  auto id = b->submit(sh_job(dir.path(), "sleep 100 & echo $! > gc.pid; exit 0"));
   REQUIRE(id);
   REQUIRE(run_until(io, [&] { return rec.terminal(*id); }));
   CHECK(rec.terminal(*id)->kind == K::exited);
-  const pid_t grandchild = static_cast<pid_t>(std::stol(read_file(dir.path / "gc.pid")));
+  const pid_t grandchild = static_cast<pid_t>(std::stol(read_file(dir.path() / "gc.pid")));
   CHECK(process_gone(grandchild));
 }
 
@@ -236,9 +236,9 @@ TEST_CASE("local: destroying the backend kills and reaps its jobs", "[sched][loc
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  auto id = b->submit(sh_job(dir.path, "sleep 100 & echo $! > gc.pid; wait"));
+  auto id = b->submit(sh_job(dir.path(), "sleep 100 & echo $! > gc.pid; wait"));
   REQUIRE(id);
-  const pid_t grandchild = wait_for_pid_file(io, dir.path / "gc.pid");
+  const pid_t grandchild = wait_for_pid_file(io, dir.path() / "gc.pid");
   REQUIRE(grandchild > 0);
   const pid_t leader = b->pid_of(*id).value_or(-1);
   REQUIRE(leader > 0);
@@ -255,9 +255,9 @@ TEST_CASE("local: other children of the process are not reaped by the backend", 
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  auto mine = spawn_process({"/bin/sh", "-c", "exit 5"}, dir.path, {});
+  auto mine = spawn_process({"/bin/sh", "-c", "exit 5"}, dir.path(), {});
   REQUIRE(mine);
-  auto id = b->submit(sh_job(dir.path / "w", "sleep 0.2"));
+  auto id = b->submit(sh_job(dir.path() / "w", "sleep 0.2"));
   REQUIRE(id);
   REQUIRE(run_until(io, [&] { return rec.terminal(*id); }));
   int status = 0;
@@ -271,7 +271,7 @@ TEST_CASE("local: ranks > 1 run under mpirun", "[sched][local][mpi]") {
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  JobSpec s = sh_job(dir.path, "echo rank");
+  JobSpec s = sh_job(dir.path(), "echo rank");
   s.ranks = 2;
   auto launched = b->launch_argv(s);
   REQUIRE(launched);
@@ -295,10 +295,10 @@ TEST_CASE("local: ranks > 1 run under mpirun", "[sched][local][mpi]") {
   auto id = b->submit(s);
   REQUIRE(id);
   REQUIRE(run_until(io, [&] { return rec.terminal(*id); }, 30));
-  INFO(read_file(dir.path / "stderr.log"));
+  INFO(read_file(dir.path() / "stderr.log"));
   CHECK(rec.terminal(*id)->kind == K::exited);
   CHECK(rec.terminal(*id)->exit_code == 0);
-  CHECK(read_file(dir.path / "stdout.log") == "rank\nrank\n");
+  CHECK(read_file(dir.path() / "stdout.log") == "rank\nrank\n");
 }
 
 TEST_CASE("local: cancelling a multi-rank job leaves no rank behind", "[sched][local][mpi]") {
@@ -310,13 +310,13 @@ TEST_CASE("local: cancelling a multi-rank job leaves no rank behind", "[sched][l
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec, 2.0);
-  JobSpec s = sh_job(dir.path, "echo $$ >> ranks.pid; exec sleep 100");
+  JobSpec s = sh_job(dir.path(), "echo $$ >> ranks.pid; exec sleep 100");
   s.ranks = 2;
   auto id = b->submit(s);
   REQUIRE(id);
-  REQUIRE(run_until(io, [&] { return line_count(dir.path / "ranks.pid") == 2; }, 30));
+  REQUIRE(run_until(io, [&] { return line_count(dir.path() / "ranks.pid") == 2; }, 30));
   std::vector<pid_t> ranks;
-  std::istringstream in(read_file(dir.path / "ranks.pid"));
+  std::istringstream in(read_file(dir.path() / "ranks.pid"));
   for (long p; in >> p;) ranks.push_back(static_cast<pid_t>(p));
   REQUIRE(ranks.size() == 2);
   b->cancel(*id);
@@ -333,7 +333,7 @@ TEST_CASE("local: a missing mpirun makes a multi-rank job `lost`", "[sched][loca
   o.mpirun = "dlsweep-no-such-mpirun";
   LocalBackend b(io, 1, o);
   b.set_event_handler(rec.handler());
-  JobSpec s = sh_job(dir.path, "echo rank");
+  JobSpec s = sh_job(dir.path(), "echo rank");
   s.ranks = 2;
   auto id = b.submit(s);
   REQUIRE(id);
@@ -347,7 +347,7 @@ TEST_CASE("local: launcher mpirun gives every rank the torch.distributed variabl
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  JobSpec s = sh_job(dir.path, "echo \"$RANK/$WORLD_SIZE/$LOCAL_RANK/$LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT\"");
+  JobSpec s = sh_job(dir.path(), "echo \"$RANK/$WORLD_SIZE/$LOCAL_RANK/$LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT\"");
   s.ranks = 2;
   s.launcher = "srun";
   auto refused = b->launch_argv(s);
@@ -366,13 +366,45 @@ TEST_CASE("local: launcher mpirun gives every rank the torch.distributed variabl
   auto id = b->submit(s);
   REQUIRE(id);
   REQUIRE(run_until(io, [&] { return rec.terminal(*id); }, 30));
-  INFO(read_file(dir.path / "stderr.log"));
+  INFO(read_file(dir.path() / "stderr.log"));
   CHECK(rec.terminal(*id)->exit_code == 0);
-  std::string out = read_file(dir.path / "stdout.log");
+  std::string out = read_file(dir.path() / "stdout.log");
   INFO(out);
   // Both ranks, each with its own rank, the same world, rendezvous and a real port.
   CHECK(out.find("0/2/0/2 127.0.0.1 ") != std::string::npos);
   CHECK(out.find("1/2/1/2 127.0.0.1 ") != std::string::npos);
   auto port = out.substr(out.rfind(' ') + 1);
   CHECK(std::stoi(port) > 0);
+}
+
+TEST_CASE("local: stop_orphans stops what a dead orchestrator's trial left running, and nothing else",
+          "[sched][local][orphans]") {
+  // An orphan: a process (and its child) carrying a trial dir in DLSWEEP_TRIAL_DIR, started
+  // outside this backend (as by an orchestrator that died); a bystander with another trial dir.
+  TempDir dir;
+  const auto trial = std::filesystem::absolute(dir.path() / "trial-7"), other = std::filesystem::absolute(dir.path() / "trial-8");
+  std::filesystem::create_directories(trial);
+  std::filesystem::create_directories(other);
+  auto orphan = spawn_process({"/bin/sh", "-c", "sleep 300 & echo $! > child.pid; wait"}, trial,
+                              {{"DLSWEEP_TRIAL_DIR", trial.string()}});
+  auto bystander = spawn_process({"/bin/sh", "-c", "sleep 300"}, other, {{"DLSWEEP_TRIAL_DIR", other.string()}});
+  REQUIRE(orphan);
+  REQUIRE(bystander);
+  REQUIRE(test_support::wait_until([&] {
+    auto s = read_file(trial / "child.pid");
+    return !s.empty() && s.back() == '\n';
+  }));
+  const pid_t child = static_cast<pid_t>(std::stol(read_file(trial / "child.pid")));
+  boost::asio::io_context io;
+  Recorder rec;
+  auto b = make_local(io, rec);
+  CHECK(b->stop_orphans({trial}, 5.0) == 2);  // the shell and its sleep
+  int status = 0;
+  REQUIRE(waitpid(*orphan, &status, 0) == *orphan);
+  CHECK(WIFSIGNALED(status));
+  CHECK(process_gone(child));
+  CHECK(kill(*bystander, 0) == 0);  // another trial's process is left alone
+  CHECK(b->stop_orphans({trial}, 5.0) == 0);
+  kill(*bystander, SIGKILL);
+  waitpid(*bystander, &status, 0);
 }

@@ -17,7 +17,7 @@ TEST_CASE("registry: each kind builds its backend, and the backend agrees with t
     BackendConfig c;
     c.kind = std::string(kind.name);
     c.max_concurrent = 3;
-    c.slurm.script_dir = dir.path / "slurm";
+    c.slurm.script_dir = dir.path() / "slurm";
     auto b = make_backend(io, c);
     REQUIRE(b.has_value());
     CHECK((*b)->name() == kind.name);
@@ -25,7 +25,7 @@ TEST_CASE("registry: each kind builds its backend, and the backend agrees with t
     CHECK((*b)->max_concurrent() == 3);
     CHECK(find_backend_kind(kind.name) == &kind);
   }
-  CHECK(std::filesystem::is_directory(dir.path / "slurm"));  // create_dirs: the script dir
+  CHECK(std::filesystem::is_directory(dir.path() / "slurm"));  // create_dirs: the script dir
 }
 
 TEST_CASE("registry: a dry-run backend creates nothing", "[sched][registry]") {
@@ -33,10 +33,10 @@ TEST_CASE("registry: a dry-run backend creates nothing", "[sched][registry]") {
   boost::asio::io_context io;
   BackendConfig c;
   c.kind = "slurm";
-  c.slurm.script_dir = dir.path / "slurm";
+  c.slurm.script_dir = dir.path() / "slurm";
   c.create_dirs = false;
   REQUIRE(make_backend(io, c).has_value());
-  CHECK_FALSE(std::filesystem::exists(dir.path / "slurm"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "slurm"));
 }
 
 TEST_CASE("registry: unknown kinds and the owners of keys are named", "[sched][registry]") {

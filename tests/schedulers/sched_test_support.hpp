@@ -2,6 +2,8 @@
 // an event recorder, and a bounded io_context runner.
 #pragma once
 
+#include "tests/support/temp_dir.hpp"
+
 #include <stdlib.h>
 
 #include <chrono>
@@ -21,16 +23,9 @@
 namespace sched_test {
 
 /// A fresh directory under the system temp dir, removed on destruction.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "dlsweep-sched-XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
+/// The tests' temporary directory (tests/support/temp_dir.hpp).
+struct TempDir : test_support::TempDir {
+  TempDir() : test_support::TempDir("dlsweep-sched") {}
 };
 
 /// Records every event and the running-count high-water mark.

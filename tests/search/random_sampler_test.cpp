@@ -91,7 +91,7 @@ TEST_CASE("same seed gives identical params for numbers 0..99 regardless of hist
     auto p = b->next(n, history);
     REQUIRE(p.has_value());
     CHECK(*p == forward[static_cast<std::size_t>(n)]);
-    history.trials.push_back(TrialRecord{n, *p, TrialStatus::complete, 0.5, {}});
+    history.trials.push_back(TrialRecord{n, *p, TrialStatus::complete, 0.5, {}, {}, {}});
   }
   CHECK(*a->next(17, history) == forward[17]);
   // Distinct numbers give distinct params.

@@ -33,6 +33,8 @@ const std::vector<Case>& cases() {
       {"tpe", {{"startup_trials", 5}}, false},
       {"tpe", {{"startup_trials", 5}, {"multivariate", true}}, false},
       {"tpe", {{"startup_trials", 5}, {"constant_liar", false}, {"gamma", 0.25}}, false},
+      {"nsga2", {{"population_size", 6}}, false},
+      {"nsga2", {{"population_size", 8}, {"crossover_prob", 0.5}, {"mutation_prob", 0.2}, {"swapping_prob", 0.3}}, false},
   };
   return all;
 }

@@ -11,7 +11,8 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <thread>
+
+#include "tests/support/wait_until.hpp"
 
 namespace dlsweep::serve::testing {
 
@@ -53,12 +54,14 @@ bool Child::running() {
   return false;
 }
 
+namespace {
+
+std::chrono::milliseconds bound(double s) { return std::chrono::milliseconds(static_cast<long long>(s * 1000)); }
+
+}  // namespace
+
 int Child::wait(double timeout_s) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (running()) {
-    if (std::chrono::steady_clock::now() > end) return -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  if (!test_support::wait_until([&] { return !running(); }, bound(timeout_s))) return -1;
   return code_;
 }
 
@@ -75,14 +78,17 @@ std::string slurp(const std::filesystem::path& p) {
 
 unsigned short wait_for_port(const std::filesystem::path& out, Child& server, double timeout_s) {
   static const std::regex url(R"(http://127\.0\.0\.1:([0-9]+)/)");
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < end && server.running()) {
-    std::smatch m;
-    std::string text = slurp(out);
-    if (std::regex_search(text, m, url)) return static_cast<unsigned short>(std::stoi(m[1]));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return 0;
+  unsigned short port = 0;
+  test_support::wait_until(
+      [&] {
+        if (!server.running()) return true;
+        std::smatch m;
+        const std::string text = slurp(out);
+        if (std::regex_search(text, m, url)) port = static_cast<unsigned short>(std::stoi(m[1]));
+        return port != 0;
+      },
+      bound(timeout_s));
+  return port;
 }
 
 }  // namespace dlsweep::serve::testing
@@ -92,15 +98,18 @@ namespace dlsweep::serve::testing {
 ServeUrl wait_for_url(const std::filesystem::path& out, Child& server, double timeout_s) {
   static const std::regex tcp(R"(http://127\.0\.0\.1:([0-9]+)/(\?token=([A-Za-z0-9._~-]+))? )");
   static const std::regex sock(R"(then open: +http://localhost:8080/(\?token=([A-Za-z0-9._~-]+))?)");
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < end && server.running()) {
-    std::smatch m;
-    const std::string text = slurp(out);
-    if (std::regex_search(text, m, tcp)) return {static_cast<unsigned short>(std::stoi(m[1])), m[3], true};
-    if (std::regex_search(text, m, sock)) return {0, m[2], true};
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return {};
+  ServeUrl found;
+  test_support::wait_until(
+      [&] {
+        if (!server.running()) return true;
+        std::smatch m;
+        const std::string text = slurp(out);
+        if (std::regex_search(text, m, tcp)) found = {static_cast<unsigned short>(std::stoi(m[1])), m[3], true};
+        else if (std::regex_search(text, m, sock)) found = {0, m[2], true};
+        return found.ready;
+      },
+      bound(timeout_s));
+  return found;
 }
 
 }  // namespace dlsweep::serve::testing

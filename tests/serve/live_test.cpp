@@ -7,7 +7,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +15,7 @@
 #include "child_process.hpp"
 #include "db/storage.hpp"
 #include "sweep_support.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace fs = std::filesystem;
 using namespace dlsweep::serve::testing;
@@ -45,9 +45,7 @@ TEST_CASE("serve: a trial finishing in a running sweep shows in the page within 
   const auto db = dir / "sweep.db";
   Child sweep({DLSWEEP_BIN, "--db", db.string(), "submit", "study.yaml"}, dir / "submit.out", dir / "submit.err", dir);
   REQUIRE(sweep.started());
-  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(300);
-  while (running_trials(db) != 2 && sweep.running() && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  test_support::wait_until([&] { return running_trials(db) == 2 || !sweep.running(); }, std::chrono::seconds(300));
   REQUIRE(running_trials(db) == 2);
 
   Child server({DLSWEEP_BIN, "--db", db.string(), "serve", "--port", "0"}, dir / "serve.out", dir / "serve.err");

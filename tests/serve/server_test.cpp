@@ -12,6 +12,7 @@
 
 #include "http_client.hpp"
 #include "serve/http_server.hpp"
+#include "tests/support/wait_until.hpp"
 
 using namespace dlsweep;
 using namespace dlsweep::serve::testing;
@@ -232,10 +233,7 @@ TEST_CASE("server: over max_connections, new connections get 503, and slots come
   CHECK(header_of(over, "retry-after") == "1");
   held.pop_back();  // the server sees EOF and frees the slot; poll until it has
   int s = 0;
-  for (int i = 0; i < 300 && s != 200; ++i) {
-    s = r.probe();
-    if (s != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  test_support::wait_until([&] { return (s = r.probe()) == 200; });
   CHECK(s == 200);
   CHECK(r.server->stats().rejected >= 1);
 }

@@ -8,13 +8,13 @@
 #include <signal.h>
 
 #include <chrono>
-#include <thread>
 
 #include "../e2e/run_command.hpp"
 #include "child_process.hpp"
 #include "db/storage.hpp"
 #include "load_client.hpp"
 #include "sweep_support.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace fs = std::filesystem;
 using namespace dlsweep::serve::testing;
@@ -31,15 +31,6 @@ int count_state(const fs::path& db, const std::string& study, const std::string&
   for (const auto& [name, n] : *counts)
     if (name == state) return static_cast<int>(n);
   return 0;
-}
-
-bool wait_until(double timeout_s, auto pred) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
 }
 
 bool mentions_lock(const std::string& text) {
@@ -60,7 +51,8 @@ TEST_CASE("serve: 200 concurrent requests during a real sweep — no errors, no 
   Child sweep({DLSWEEP_BIN, "--db", db.string(), "submit", "study.yaml"}, dir / "submit.out", dir / "submit.err", dir);
   REQUIRE(sweep.started());
   // Every trial running and reporting: the orchestrator is ingesting all the time from here on.
-  REQUIRE(wait_until(300, [&] { return count_state(db, "served", "RUNNING") == kTrials || !sweep.running(); }));
+  REQUIRE(test_support::wait_until([&] { return count_state(db, "served", "RUNNING") == kTrials || !sweep.running(); },
+                                   std::chrono::seconds(300)));
   REQUIRE(sweep.running());
 
   Child server({DLSWEEP_BIN, "--db", db.string(), "serve", "--port", "0"}, dir / "serve.out", dir / "serve.err");

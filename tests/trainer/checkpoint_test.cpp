@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/support/wait_until.hpp"
 #include "tests/trainer/process_util.hpp"
 #include "trainer/checkpoint.hpp"
 
@@ -136,10 +137,17 @@ TEST_CASE("a run killed with SIGKILL after a checkpoint resumes to the same fina
   const auto want = final_metrics(ref.path());
 
   test::Process p = start_trainer(cut.path());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (checkpoint_files(cut / "checkpoints").empty() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // kill mid-way between checkpoints
+  // Kill mid-way between checkpoints: once training has gone on past the first one (an eval
+  // record after the first checkpoint record), not after some time.
+  const auto past_a_checkpoint = [&] {
+    bool checkpointed = false;
+    for (const auto& r : test::read_records(cut / "metrics.jsonl")) {
+      checkpointed = checkpointed || r.kind == protocol::RecordKind::checkpoint;
+      if (checkpointed && r.kind == protocol::RecordKind::eval) return true;
+    }
+    return false;
+  };
+  REQUIRE(test_support::wait_until(past_a_checkpoint, std::chrono::seconds(120), std::chrono::milliseconds(2)));
   REQUIRE(::kill(p.pid, SIGKILL) == 0);
   REQUIRE(p.wait() == 128 + SIGKILL);
   auto before = test::read_records(cut / "metrics.jsonl");

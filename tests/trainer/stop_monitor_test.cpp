@@ -29,11 +29,14 @@ TEST_CASE("control.json stop is noticed; other content is not a stop", "[stop]")
 TEST_CASE("the control file is checked at most once per interval", "[stop]") {
   test::TempDir tmp;
   auto file = tmp / "control.json";
-  StopMonitor m(file, 200ms);
+  auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  StopMonitor m(file, 200ms, [&] { return now; });
   CHECK_FALSE(m.poll());  // first poll checks at once: nothing there
   test::write_file(file, "{\"action\":\"stop\"}");
   CHECK_FALSE(m.poll());  // within the interval: not looked at
-  std::this_thread::sleep_for(250ms);
+  now += 199ms;
+  CHECK_FALSE(m.poll());
+  now += 1ms;
   CHECK(m.poll());
 }
 

@@ -1,6 +1,8 @@
 // test_util.hpp — helpers shared by the trainer tests: temporary directories and files.
 #pragma once
 
+#include "tests/support/temp_dir.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -10,28 +12,10 @@
 
 namespace dlsweep::trainer::test {
 
-/// A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
+/// The tests' temporary directory (tests/support/temp_dir.hpp).
+class TempDir : public test_support::TempDir {
  public:
-  TempDir() {
-    auto base = std::filesystem::temp_directory_path();
-    std::random_device rd;
-    for (;;) {
-      path_ = base / ("dlsweep-trainer-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-      if (std::filesystem::create_directory(path_)) break;
-    }
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : test_support::TempDir("dlsweep-trainer-test") {}
 };
 
 inline void write_file(const std::filesystem::path& p, const std::string& content) {

@@ -162,7 +162,7 @@ struct FakeSlurmFixture {
 
   explicit FakeSlurmFixture(std::size_t max_concurrent = 4, int vanish_polls = 2) {
     SlurmOptions o;
-    o.script_dir = dir.path / "slurm";
+    o.script_dir = dir.path() / "slurm";
     o.max_concurrent = max_concurrent;
     o.poll_min_s = 0.02;
     o.poll_max_s = 0.16;
@@ -179,7 +179,7 @@ struct FakeSlurmFixture {
     s.trial_id = trial;
     s.attempt = 0;
     s.argv = {"/bin/true"};
-    s.workdir = dir.path / ("t" + std::to_string(trial));
+    s.workdir = dir.path() / ("t" + std::to_string(trial));
     return s;
   }
   std::vector<std::string> submit(int n, int first = 0) {

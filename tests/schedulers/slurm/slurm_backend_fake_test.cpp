@@ -259,7 +259,7 @@ TEST_CASE("fake slurm: a dry run writes every script submit sends, split the sam
     if (i >= 5) j.ranks = 2;  // another shape: its own array
     jobs.push_back(j);
   }
-  const auto out = f.dir.path / "dry";
+  const auto out = f.dir.path() / "dry";
   std::filesystem::create_directories(out);
   auto wrote = f.backend->dry_run(jobs, out);
   REQUIRE(wrote.has_value());
@@ -296,7 +296,7 @@ TEST_CASE("fake slurm: a dry run refuses a job submit would refuse", "[slurm][ba
   Fixture f;
   JobSpec bad = f.job(0);
   bad.ranks = 0;
-  auto wrote = f.backend->dry_run({bad}, f.dir.path);
+  auto wrote = f.backend->dry_run({bad}, f.dir.path());
   REQUIRE_FALSE(wrote.has_value());
   CHECK_THAT(wrote.error().message(), Catch::Contains("ranks = 0"));
 }
@@ -314,4 +314,27 @@ TEST_CASE("fake slurm: an offline cancel goes through the driver once, and a sil
   REQUIRE_FALSE(st.has_value());
   CHECK_THAT(st.error().message(), Catch::Contains("cancelling Slurm jobs 101 failed"));
   CHECK_THAT(st.error().message(), Catch::Contains("scontrol ping"));
+}
+
+TEST_CASE("fake slurm: a job over its timeout is cancelled by the backend with the reason",
+          "[slurm][backend][timeout]") {
+  // Slurm's --time is whole minutes (0.3 s -> 1 min): the backend keeps the timeout itself.
+  Fixture f;
+  JobSpec spec = f.job(1);
+  spec.timeout_s = 0.3;
+  auto id = f.backend->submit(spec);
+  REQUIRE(id.has_value());
+  REQUIRE(run_until(f.io, [&] { return f.queued({*id}); }, 5));
+  CHECK(f.ctl->submits[0].time_limit_min == 1);
+  const auto before_start = std::chrono::steady_clock::now();  // the timeout runs from `started`, later
+  f.ctl->set(100, -1, JobState::running);
+  REQUIRE(run_until(f.io, [&] { return f.rec.has(*id, K::started); }, 5));
+  REQUIRE(run_until(f.io, [&] { return !f.ctl->cancels.empty(); }, 5));
+  CHECK(std::chrono::steady_clock::now() - before_start >= std::chrono::milliseconds(300));
+  CHECK(f.ctl->cancels[0] == std::vector<std::string>{"100"});
+  f.ctl->set(100, -1, JobState::cancelled, 15);
+  REQUIRE(run_until(f.io, [&] { return f.rec.terminal(*id) != nullptr; }, 5));
+  CHECK(f.rec.terminal(*id)->kind == K::cancelled);
+  CHECK(f.rec.terminal(*id)->message == "timed out after 0.3 s");
+  CHECK(f.rec.terminal_count(*id) == 1);
 }

@@ -98,7 +98,7 @@ trap 'echo got USR2; exit 75' USR2
 echo $$ >preempt_handler
 while :; do sleep 0.02; done
 )";
-  BatchRun run = start_batch(dir.path, program, /*stale_handler=*/false);
+  BatchRun run = start_batch(dir.path(), program, /*stale_handler=*/false);
   REQUIRE(wait_until([&] { return fs::exists(run.trial / "started"); }));
   REQUIRE(::kill(run.pid, SIGUSR2) == 0);
   CHECK(wait_until([&] { return holds(run.trial / "stderr.log", "not passed on yet"); }));
@@ -116,7 +116,7 @@ echo started >started
 while [ ! -e go ]; do sleep 0.02; done
 echo finished
 )";
-  BatchRun run = start_batch(dir.path, program, /*stale_handler=*/true);
+  BatchRun run = start_batch(dir.path(), program, /*stale_handler=*/true);
   REQUIRE(wait_until([&] { return fs::exists(run.trial / "started"); }));
   CHECK_FALSE(fs::exists(run.trial / dlsweep::protocol::kPreemptHandlerFile));
   REQUIRE(::kill(run.pid, SIGUSR2) == 0);

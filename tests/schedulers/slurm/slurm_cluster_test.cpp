@@ -46,7 +46,7 @@ struct Harness {
     SlurmOptions o;
     o.driver = driver;
     o.slurm_conf = c.conf;
-    o.script_dir = dir.path / "slurm";
+    o.script_dir = dir.path() / "slurm";
     o.max_concurrent = max_concurrent;
     o.poll_min_s = 0.2;
     o.poll_max_s = 1.0;
@@ -65,7 +65,7 @@ struct Harness {
     s.trial_id = trial;
     s.attempt = 0;
     s.argv = {"/bin/bash", "-c", script};
-    s.workdir = dir.path / ("trial-" + std::to_string(trial));
+    s.workdir = dir.path() / ("trial-" + std::to_string(trial));
     return s;
   }
   std::string submit(const JobSpec& s) {
@@ -77,13 +77,13 @@ struct Harness {
   /// failure messages.
   std::string logs_text() const {
     std::string out;
-    for (auto& e : std::filesystem::recursive_directory_iterator(dir.path)) {
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir.path())) {
       auto name = e.path().filename().string();
       if (name.rfind("slurm-", 0) == 0 || name == "stderr.log" || name == "stdout.log")
         out += "--- " + e.path().string() + "\n" + read_file(e.path());
     }
     for (auto& l : logs) out += "--- backend: " + l + "\n";
-    for (auto& e : std::filesystem::directory_iterator(cluster.dir.path / "log")) {
+    for (auto& e : std::filesystem::directory_iterator(cluster.dir.path() / "log")) {
       std::string text = read_file(e.path());
       if (text.size() > 3000) text = "..." + text.substr(text.size() - 3000);
       out += "--- " + e.path().string() + "\n" + text;
@@ -143,7 +143,7 @@ TEST_CASE("slurm: six jobs go out as one throttled array - exit codes come back"
     CHECK(t->trial_id == i);
     CHECK(t->native_id == h.rec.events.front().native_id.substr(0, h.rec.events.front().native_id.find('_')) + "_" +
                               std::to_string(i));
-    auto dir = h.dir.path / ("trial-" + std::to_string(i));
+    auto dir = h.dir.path() / ("trial-" + std::to_string(i));
     CHECK(read_file(dir / "pwd.txt") == dir.string() + "\n");
     CHECK(read_file(dir / "stdout.log") == "out-" + std::to_string(i) + "\n");
     CHECK(read_file(dir / "stderr.log") == "err-" + std::to_string(i) + "\n");
@@ -168,7 +168,7 @@ TEST_CASE("slurm: hostile values in every study field run as data, never as code
   s.argv.push_back(evil);
   s.argv.push_back("two\nlines " + evil);
   s.env["EVIL"] = evil + "\n$HOME";
-  s.workdir = h.dir.path / ("trial " + evil);
+  s.workdir = h.dir.path() / ("trial " + evil);
   std::string id = h.submit(s);
   REQUIRE(h.run_until_done({id}, 60));
   REQUIRE(h.rec.terminal(id)->kind == K::exited);
@@ -209,7 +209,7 @@ TEST_CASE("slurm: a job requeued with scontrol is reported requeued, runs again,
   INFO(h.logs_text());
   CHECK(h.rec.kinds(id) == std::vector<K>{K::queued, K::started, K::requeued, K::started, K::exited});
   CHECK(h.rec.terminal(id)->exit_code == 0);
-  CHECK(read_file(h.dir.path / "trial-1" / "runs") == "0\n1\n");
+  CHECK(read_file(h.dir.path() / "trial-1" / "runs") == "0\n1\n");
 }
 
 TEST_CASE("slurm: a job held after a failed launch is cancelled and ends lost, with the controller's reason",
@@ -247,9 +247,9 @@ TEST_CASE("slurm: at the time-limit warning the trial checkpoints, the script re
   REQUIRE(h.run_until_done({id}, 60));
   CHECK(h.rec.kinds(id) == std::vector<K>{K::queued, K::started, K::requeued, K::started, K::exited});
   CHECK(h.rec.terminal(id)->exit_code == 0);
-  CHECK(std::filesystem::exists(h.dir.path / "trial-1" / "checkpoint"));
-  CHECK(read_file(h.dir.path / "trial-1" / "log") == "resumed\n");
-  CHECK_THAT(read_file(h.dir.path / "trial-1" / "stderr.log"), Catch::Contains("requeueing"));
+  CHECK(std::filesystem::exists(h.dir.path() / "trial-1" / "checkpoint"));
+  CHECK(read_file(h.dir.path() / "trial-1" / "log") == "resumed\n");
+  CHECK_THAT(read_file(h.dir.path() / "trial-1" / "stderr.log"), Catch::Contains("requeueing"));
 }
 
 TEST_CASE("slurm: a controller stopped and restarted mid-run loses no job", "[slurm][cluster]") {
@@ -328,7 +328,7 @@ TEST_CASE("slurm: a multi-rank job starts its ranks with srun", "[slurm][cluster
   REQUIRE(h.run_until_done({id}, 60));
   CHECK(h.rec.terminal(id)->kind == K::exited);
   CHECK(h.rec.terminal(id)->exit_code == 0);
-  std::string ranks = read_file(h.dir.path / "trial-1" / "ranks.txt");
+  std::string ranks = read_file(h.dir.path() / "trial-1" / "ranks.txt");
   CHECK(ranks.find("rank 0") != std::string::npos);
   CHECK(ranks.find("rank 1") != std::string::npos);
 }

@@ -132,6 +132,25 @@ TEST_CASE("tracker: requeue is reported, then the new run", "[slurm][tracker]") 
   CHECK(kinds(t.observe({task(5, 0, JobState::completed, 0, 2)}), "a") == std::vector<K>{K::exited});
 }
 
+TEST_CASE("tracker: a requeue seen through COMPLETING is one requeue, then the new run", "[slurm][tracker]") {
+  // A batch script that runs `scontrol requeue` and exits: squeue shows the old run COMPLETING
+  // with the new restart count, then PENDING, then the new run. (Seen in CI under load as
+  // started, requeued, started, requeued, started, exited.)
+  Tracker t;
+  t.add("a", 5, 0u);
+  CHECK(kinds(t.observe({task(5, 0, JobState::running)}), "a") == std::vector<K>{K::started});
+  CHECK(kinds(t.observe({task(5, 0, JobState::completing, 0, 1)}), "a") == std::vector<K>{K::requeued});
+  CHECK(t.observe({task(5, 0, JobState::completing, 0, 1)}).empty());
+  CHECK(t.observe({task(5, 0, JobState::pending, 0, 1)}).empty());  // the same requeue, not another
+  CHECK(kinds(t.observe({task(5, 0, JobState::running, 0, 1)}), "a") == std::vector<K>{K::started});
+  CHECK(kinds(t.observe({task(5, 0, JobState::completed, 0, 1)}), "a") == std::vector<K>{K::exited});
+  // A run first seen COMPLETING is reported started by its final record.
+  Tracker u;
+  u.add("b", 6, 0u);
+  CHECK(u.observe({task(6, 0, JobState::completing)}).empty());
+  CHECK(kinds(u.observe({task(6, 0, JobState::completed)}), "b") == std::vector<K>{K::started, K::exited});
+}
+
 TEST_CASE("tracker: terminal states and their messages", "[slurm][tracker]") {
   auto end = [](JobState st, int ws = 0, std::string reason = "") {
     JobRecord r = task(1, 0, st, ws);

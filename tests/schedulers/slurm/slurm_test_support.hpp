@@ -3,6 +3,8 @@
 // Slurm commands against it, reading captured samples, and an event recorder.
 #pragma once
 
+#include "tests/support/temp_dir.hpp"
+
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include "schedulers/slurm/command.hpp"
 #include "schedulers/slurm/driver.hpp"
 #include "tests/support/run_until.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace slurm_test {
 
@@ -44,16 +47,9 @@ inline fs::path data_dir() { return fs::path(DLSWEEP_SOURCE_DIR) / "tests" / "sc
 inline std::string sample(const std::string& name) { return read_file(data_dir() / name); }
 
 /// A fresh directory under /tmp (short: munge's socket path must stay under 108 bytes).
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& prefix = "dlsweep-slurm-t") {
-    std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+/// The tests' temporary directory (tests/support/temp_dir.hpp).
+struct TempDir : test_support::TempDir {
+  explicit TempDir(const std::string& prefix = "dlsweep-slurm-t") : test_support::TempDir(prefix, "/tmp") {}
 };
 
 /// Why no cluster can be started here, or nullopt if one can.
@@ -76,8 +72,8 @@ struct LocalCluster {
 
   explicit LocalCluster(int nodes_ = 1, int max_array_ = 1001) : nodes(nodes_), max_array(max_array_) {
     reap_stale();
-    write_file(dir.path / "owner", std::to_string(getpid()));
-    conf = (dir.path / "slurm.conf").string();
+    write_file(dir.path() / "owner", std::to_string(getpid()));
+    conf = (dir.path() / "slurm.conf").string();
     up = start();
   }
 
@@ -86,7 +82,7 @@ struct LocalCluster {
   void reap_stale() const {
     std::error_code ec;
     for (auto& e : fs::directory_iterator("/tmp", ec)) {
-      if (e.path().filename().string().rfind("dlsweep-slurm-c-", 0) != 0 || e.path() == dir.path) continue;
+      if (e.path().filename().string().rfind("dlsweep-slurm-c-", 0) != 0 || e.path() == dir.path()) continue;
       std::string owner = read_file(e.path() / "owner");
       if (owner.empty()) continue;
       pid_t pid = static_cast<pid_t>(std::stol(owner));
@@ -100,7 +96,7 @@ struct LocalCluster {
   std::string script_path() const { return std::string(DLSWEEP_SOURCE_DIR) + "/scripts/slurm-local.sh"; }
 
   dlsweep::Result<dlsweep::sched::slurm::CommandOutput> script(const std::string& verb) const {
-    std::vector<std::string> argv = {script_path(), verb, "--dir", dir.path.string()};
+    std::vector<std::string> argv = {script_path(), verb, "--dir", dir.path().string()};
     if (verb == "start") argv.insert(argv.end(), {"--nodes", std::to_string(nodes)});
     return dlsweep::sched::slurm::run_command(argv, {{"DLSWEEP_SLURM_MAX_ARRAY", std::to_string(max_array)}}, 60);
   }
@@ -135,7 +131,7 @@ struct LocalCluster {
   }
   /// A Prolog script in the cluster's directory that always fails.
   std::string failing_prolog() const {
-    const fs::path p = dir.path / "prolog-fails.sh";
+    const fs::path p = dir.path() / "prolog-fails.sh";
     write_file(p, "#!/bin/sh\nexit 1\n");
     fs::permissions(p, fs::perms::owner_all);
     return p.string();
@@ -143,14 +139,14 @@ struct LocalCluster {
 
   /// Stops slurmctld only (SIGTERM to the pid in its pid file); jobs keep running.
   void stop_controller() const {
-    std::string pid = read_file(dir.path / "run" / "slurmctld.pid");
-    if (!pid.empty()) kill(std::stoi(pid), SIGTERM);
-    for (int i = 0; i < 100; ++i) {
+    std::string pid = read_file(dir.path() / "run" / "slurmctld.pid");
+    if (pid.empty()) return;
+    kill(std::stoi(pid), SIGTERM);
+    test_support::wait_until([&] {  // until it is gone or a zombie
       std::string stat = read_file("/proc/" + std::to_string(std::stoi(pid)) + "/stat");
       auto close = stat.rfind(')');
-      if (stat.empty() || (close != std::string::npos && stat[close + 2] == 'Z')) return;
-      usleep(50000);
-    }
+      return stat.empty() || (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
+    });
   }
 };
 

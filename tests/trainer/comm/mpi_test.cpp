@@ -38,7 +38,9 @@ TEST_CASE("2 ranks x global batch B give the metrics of 1 rank x B", "[mpi][cli]
   test::write_file(two / "params.json", params(""));
   REQUIRE(test::spawn({DLSWEEP_TRAIN_BIN, "--trial-dir", one.path().string()}, one / "out.txt", one / "err.txt")
               .wait() == 0);
-  const int code = test::spawn({mpirun.string(), "-np", "2", "--oversubscribe", DLSWEEP_TRAIN_BIN, "--trial-dir",
+  // No --oversubscribe flag (MPICH's mpiexec refuses it): Open MPI reads it from the environment
+  // above, MPICH oversubscribes without asking. `mpirun` is the one on PATH, as a module puts it.
+  const int code = test::spawn({mpirun.string(), "-np", "2", DLSWEEP_TRAIN_BIN, "--trial-dir",
                                 two.path().string()},
                                two / "out.txt", two / "err.txt")
                        .wait();

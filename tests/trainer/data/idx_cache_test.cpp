@@ -12,32 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/scoped_env.hpp"
 #include "tests/trainer/test_util.hpp"
 #include "trainer/data/idx_cache.hpp"
 
 using namespace dlsweep::trainer;
 using dlsweep::trainer::test::TempDir;
 namespace fs = std::filesystem;
+using test_support::ScopedEnv;
 
 namespace {
 
-// Sets an environment variable for one scope.
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~EnvGuard() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // An images file of n 2x2 items whose bytes start at `first`.
 void write_images(const fs::path& p, std::uint32_t n, unsigned char first) {
@@ -64,7 +49,7 @@ std::size_t count_files(const fs::path& dir) {
 TEST_CASE("idx cache: a full read fills it, the next read uses it", "[data][idx][cache]") {
   TempDir tmp;
   const auto cache = tmp.path() / "cache", src = tmp.path() / "train-images-idx3-ubyte.gz";
-  EnvGuard env("DLSWEEP_DATA_CACHE", cache.string());
+  ScopedEnv env("DLSWEEP_DATA_CACHE", cache.string());
   write_images(src, 6, 10);
   auto a = data::read_idx_cached(src, data::kIdxImagesMagic);
   REQUIRE(a);
@@ -97,7 +82,7 @@ TEST_CASE("idx cache: a full read fills it, the next read uses it", "[data][idx]
 TEST_CASE("idx cache: a changed source is read afresh, never the stale copy", "[data][idx][cache]") {
   TempDir tmp;
   const auto cache = tmp.path() / "cache", src = tmp.path() / "t10k-images-idx3-ubyte.gz";
-  EnvGuard env("DLSWEEP_DATA_CACHE", cache.string());
+  ScopedEnv env("DLSWEEP_DATA_CACHE", cache.string());
   write_images(src, 5, 1);
   auto a = data::read_idx_cached(src, data::kIdxImagesMagic);
   REQUIRE(a);
@@ -115,7 +100,7 @@ TEST_CASE("idx cache: off, unwritable, subsets on a miss, damaged", "[data][idx]
   const auto src = tmp.path() / "x-images-idx3-ubyte.gz";
   write_images(src, 4, 3);
   SECTION("DLSWEEP_DATA_CACHE=off writes nothing") {
-    EnvGuard env("DLSWEEP_DATA_CACHE", "off");
+    ScopedEnv env("DLSWEEP_DATA_CACHE", "off");
     CHECK_FALSE(data::idx_cache_dir());
     auto a = data::read_idx_cached(src, data::kIdxImagesMagic);
     REQUIRE(a);
@@ -123,14 +108,14 @@ TEST_CASE("idx cache: off, unwritable, subsets on a miss, damaged", "[data][idx]
   }
   SECTION("a cache folder that cannot be created is skipped") {
     std::ofstream(tmp.path() / "a-file") << "x";
-    EnvGuard env("DLSWEEP_DATA_CACHE", (tmp.path() / "a-file" / "cache").string());
+    ScopedEnv env("DLSWEEP_DATA_CACHE", (tmp.path() / "a-file" / "cache").string());
     auto a = data::read_idx_cached(src, data::kIdxImagesMagic);
     REQUIRE(a);
     CHECK(a->data.front() == 3);
   }
   SECTION("a subset that misses reads the source and leaves the cache empty") {
     const auto cache = tmp.path() / "cache";
-    EnvGuard env("DLSWEEP_DATA_CACHE", cache.string());
+    ScopedEnv env("DLSWEEP_DATA_CACHE", cache.string());
     auto a = data::read_idx_cached(src, data::kIdxImagesMagic, 2);
     REQUIRE(a);
     CHECK(a->items_read == 2);
@@ -138,7 +123,7 @@ TEST_CASE("idx cache: off, unwritable, subsets on a miss, damaged", "[data][idx]
   }
   SECTION("a truncated cache file is replaced from the source") {
     const auto cache = tmp.path() / "cache";
-    EnvGuard env("DLSWEEP_DATA_CACHE", cache.string());
+    ScopedEnv env("DLSWEEP_DATA_CACHE", cache.string());
     REQUIRE(data::read_idx_cached(src, data::kIdxImagesMagic));
     const auto file = data::idx_cache_file(cache, src);
     REQUIRE(file);

@@ -1,0 +1,151 @@
+// `objective:` as a list and `constraints:`: read, normalised, round-tripped; each mistake
+// refused at its key path with a fix; one objective unchanged; pruners refused with several.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "study/spec.hpp"
+
+using namespace dlsweep::orch;
+
+namespace {
+
+std::string messages(const StudyResult& r) {
+  std::string s;
+  if (!r)
+    for (const auto& e : r.error()) s += e.message() + "\n";
+  return s;
+}
+
+const char* kMulti = R"(name: mo
+trial:
+  command: [prog]
+objective:
+  - {metric: val_acc, mode: max, target: 0.88}
+  - {metric: time_to_target_s, mode: min}
+  - {metric: val_loss, mode: min}
+constraints: [{metric: rank_seconds, max: 3600}, {reached_target: true}, {metric: val_loss, min: 0.01, max: 5}]
+space: {lr: {log_uniform: [0.001, 1]}}
+search: {algorithm: nsga2, trials: 20, population_size: 8}
+)";
+
+// The error at `key_path` (empty when none).
+const ValidationError* error_at(const StudyResult& r, const std::string& key_path) {
+  if (r) return nullptr;
+  for (const auto& e : r.error())
+    if (e.key_path == key_path) return &e;
+  return nullptr;
+}
+
+std::string with(const std::string& objective, const std::string& rest = "") {
+  return "name: t\ntrial: {command: [prog]}\n" + objective + "\nspace: {lr: [0.1, 0.2]}\n" + rest;
+}
+
+}  // namespace
+
+TEST_CASE("objectives: a list of objectives and constraints") {
+  auto r = parse_study(kMulti, StudyFormat::yaml, "mo.yaml");
+  INFO(messages(r));
+  REQUIRE(r.has_value());
+  REQUIRE(r->objectives.size() == 3);
+  CHECK(r->multi_objective());
+  CHECK(r->objective.metric == "val_acc");
+  CHECK(*r->objective.target == Approx(0.88));
+  CHECK(r->objectives[1].metric == "time_to_target_s");
+  CHECK(r->objectives[2].mode == "min");
+  const auto defs = r->objective_defs();
+  CHECK(defs[0].maximize);
+  CHECK_FALSE(defs[1].maximize);
+  REQUIRE(r->constraints.size() == 3);
+  CHECK(r->constraints[0].metric == "rank_seconds");
+  CHECK(*r->constraints[0].max == 3600);
+  CHECK(r->constraints[1].reached_target);
+  CHECK(*r->constraints[2].min == Approx(0.01));
+  CHECK(r->search.algorithm == "nsga2");
+  // Round trip through the normalised JSON (what the database stores).
+  auto again = parse_study(r->to_json().dump(), StudyFormat::json, "stored.json");
+  INFO(messages(again));
+  REQUIRE(again.has_value());
+  CHECK(again->to_json() == r->to_json());
+  CHECK(r->to_json()["objective"].is_array());
+  CHECK(r->to_json()["constraints"].size() == 3);
+}
+
+TEST_CASE("objectives: one objective, as a map or a list of one, is the single-objective study") {
+  auto map = parse_study(with("objective: {metric: loss, mode: min}"), StudyFormat::yaml, "a.yaml");
+  auto list = parse_study(with("objective: [{metric: loss, mode: min}]"), StudyFormat::yaml, "b.yaml");
+  REQUIRE(map.has_value());
+  REQUIRE(list.has_value());
+  CHECK_FALSE(map->multi_objective());
+  CHECK(map->objectives.size() == 1);
+  CHECK(map->to_json()["objective"] == nlohmann::json{{"metric", "loss"}, {"mode", "min"}});
+  CHECK(list->to_json() == map->to_json());
+  CHECK_FALSE(map->to_json().contains("constraints"));
+}
+
+TEST_CASE("objectives: mistakes are refused at their key path") {
+  struct Bad {
+    std::string text, key_path, fix;
+  };
+  const std::vector<Bad> bad = {
+      {with("objective: []"), "objective", "at least one"},
+      {with("objective: [{metric: rank_seconds, mode: min}, {metric: loss, mode: min}]"), "objective[0].metric",
+       "reported metric"},
+      {with("objective: [{metric: loss, mode: min}, {metric: steps_to_target, mode: min}]"), "objective[1].metric",
+       "target"},
+      {with("objective: [{metric: loss, mode: min}, {metric: acc, mode: max, target: 1}]"), "objective[1].target",
+       "first objective"},
+      {with("objective: [{metric: loss, mode: min}, {metric: loss, mode: max}]"), "objective[1].metric", "once"},
+      {with("objective: [{metric: loss, mode: min}, {metric: acc, mode: best}]"), "objective[1].mode", ""},
+      {with("objective: [{metric: loss, mode: min}, {metric: acc}]"), "objective[1].mode", "mode: max"},
+      {with("objective: {metric: loss, mode: min}", "constraints: [{reached_target: true}]\n"),
+       "constraints[0].reached_target", "target"},
+      {with("objective: {metric: loss, mode: min}", "constraints: [{metric: rank_seconds}]\n"), "constraints[0]",
+       "max:"},
+      {with("objective: {metric: loss, mode: min}", "constraints: [{metric: wall, maxx: 3}]\n"),
+       "constraints[0].maxx", ""},
+      {with("objective: {metric: loss, mode: min}", "constraints: {metric: rank_seconds, max: 3}\n"), "constraints",
+       "constraints: ["},
+      {with("objective: {metric: loss, mode: min}", "constraints: [{metric: x, min: 5, max: 1}]\n"),
+       "constraints[0].min", "swap"},
+      {with("objective: [{metric: loss, mode: min}, {metric: rank_seconds, mode: min}]",
+            "pruner: {kind: median}\n"),
+       "pruner.kind", "kind: none"},
+  };
+  for (const auto& b : bad) {
+    auto r = parse_study(b.text, StudyFormat::yaml, "bad.yaml");
+    INFO(b.text << "\n" << messages(r));
+    REQUIRE_FALSE(r.has_value());
+    const auto* e = error_at(r, b.key_path);
+    REQUIRE(e != nullptr);
+    CHECK(e->fix.find(b.fix) != std::string::npos);
+  }
+}
+
+TEST_CASE("objectives: a pruner is fine with one objective and constraints") {
+  auto r = parse_study(with("objective: {metric: loss, mode: min, target: 0.1}",
+                            "constraints: [{metric: rank_seconds, max: 10}]\npruner: {kind: median}\n"),
+                       StudyFormat::yaml, "ok.yaml");
+  INFO(messages(r));
+  REQUIRE(r.has_value());
+  CHECK(r->pruner.kind == "median");
+  CHECK(r->constraints.size() == 1);
+}
+
+TEST_CASE("objectives: every pruner but none is refused with several objectives, at pruner.kind") {
+  for (auto name : dlsweep::search::pruner_names()) {
+    const std::string kind(name);
+    auto r = parse_study(with("objective: [{metric: loss, mode: min}, {metric: rank_seconds, mode: min}]",
+                              "pruner: {kind: " + kind + "}\n"),
+                         StudyFormat::yaml, "p.yaml");
+    INFO(kind << "\n" << messages(r));
+    if (kind == "none") {
+      CHECK(r.has_value());
+      continue;
+    }
+    REQUIRE_FALSE(r.has_value());
+    const auto* e = error_at(r, "pruner.kind");
+    REQUIRE(e != nullptr);
+    CHECK(e->what.find("Pareto front") != std::string::npos);
+  }
+}

@@ -1,0 +1,29 @@
+// scoped_env.hpp — sets an environment variable for one scope (a test), then puts back what
+// was there (or unsets it). One copy for every test that steers a program by its environment.
+#pragma once
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace test_support {
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace test_support
