@@ -8,7 +8,7 @@
 // values get the same hypervolume (same reference points). The bar: dlsweep's median >=
 // Optuna's median, per function, checkpoint and algorithm.
 //
-// usage: bench_multi_objective_quality [--seeds N] [--trials 200] [--no-optuna]
+// usage: bench_multi_objective_quality [--seeds N] [--trials 200] [--no-optuna] [--tpe-options JSON]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -78,8 +78,11 @@ std::vector<double> hv_at(const std::vector<dlsweep::Losses>& values, const dlsw
   return out;
 }
 
+// Options for dlsweep's tpe (--tpe-options JSON): to compare variants against the same seeds.
+nlohmann::json tpe_options = nullptr;
+
 std::vector<dlsweep::Losses> run_dlsweep(const Function& fn, const std::string& algo, std::uint64_t seed, int trials) {
-  auto sampler = std::move(*make_sampler(algo, fn.space, seed));
+  auto sampler = std::move(*make_sampler(algo, fn.space, seed, algo == "tpe" ? tpe_options : nlohmann::json()));
   History h;
   h.directions = {false, false};
   std::vector<dlsweep::Losses> values;
@@ -107,8 +110,9 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--trials") && i + 1 < argc) trials = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
+    else if (!std::strcmp(argv[i], "--tpe-options") && i + 1 < argc) tpe_options = nlohmann::json::parse(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--seeds N] [--trials 200] [--no-optuna]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--seeds N] [--trials 200] [--no-optuna] [--tpe-options JSON]\n", argv[0]);
       return 2;
     }
   }

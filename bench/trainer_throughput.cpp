@@ -17,7 +17,9 @@
 // matmul, the time inside oneDNN primitives, PyTorch's samples/s and ours/PyTorch.
 //
 // usage: bench_trainer_throughput [--threads N] [--models mlp,cnn] [--batches 64,256,1024,4096]
-//                                 [--seconds S] [--bf16] [--pytorch SCRIPT|none] [--verbose]
+//                                 [--seconds S] [--bf16] [--pytorch SCRIPT|none] [--phases] [--verbose]
+// --phases also prints each batch's best repetition split into forward + loss, backward
+// without the updates, and the per-layer optimizer updates.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -98,6 +100,7 @@ double step_flops_per_sample(const tk::NetGraph& g) {
 
 struct Measured {
   double step_s = 0, onednn_s = 0, data_s = 0;
+  double fwd_s = 0, bwd_s = 0, update_s = 0;  ///< --phases: forward + loss, backward without updates, updates
 };
 
 /// Training steps of one model at one batch size and precision (see the file comment).
@@ -125,8 +128,27 @@ class Stepper {
     ss.train_size = std::max<std::int64_t>(2 * batch, 4096);
     ss.test_size = 1;
     data_ = td::make_synthetic(ss);
-    update_ = [this](std::span<const std::size_t> t) { opt_->step(0.01, t); };
+    update_ = [this](std::span<const std::size_t> t) {
+      if (!phases_) {
+        opt_->step(0.01, t);
+        return;
+      }
+      const auto t0 = clock_type::now();
+      opt_->step(0.01, t);
+      update_s_ += since(t0);
+      if (std::getenv("EXP_PER")) {
+        static std::map<std::size_t, std::vector<double>> per;
+        per[t[0]].push_back(since(t0));
+        if (per[t[0]].size() == 400) {
+          auto v = per[t[0]];
+          std::sort(v.begin(), v.end());
+          std::printf("tensor %zu: min %.1f med %.1f us\n", t[0], v[0] * 1e6, v[v.size() / 2] * 1e6);
+        }
+      }
+    };
   }
+  /// Times the phases of each step too (two clock reads per layer update).
+  void set_phases(bool on) { phases_ = on; }
 
   tm::NetModel* net_model() { return dynamic_cast<tm::NetModel*>(model_.get()); }
 
@@ -139,7 +161,14 @@ class Stepper {
     auto logits = model_->forward(batch_, tm::Mode::train);
     backend_.softmax_cross_entropy(logits, labels_.data(), 1.0f / static_cast<float>(batch_),
                                    model_->logits_grad(batch_));
-    model_->backward(batch_, update_);
+    if (phases_) fwd_s_ += since(t1);
+    static const bool unfused = std::getenv("EXP_UNFUSED") != nullptr;
+    if (unfused) {
+      model_->backward(batch_);
+      const auto tu = clock_type::now();
+      opt_->step(0.01);
+      if (phases_) update_s_ += since(tu);
+    } else model_->backward(batch_, update_);
     data_s_ += std::chrono::duration<double>(t1 - t0).count();
     return since(t1);
   }
@@ -148,11 +177,17 @@ class Stepper {
     for (int i = 0; i < 3; ++i) step();
     k_ = std::max(2, static_cast<int>(seconds / 5 / std::max(step(), 1e-6)));
   }
-  /// One repetition of k steps; keeps the best mean step time.
+  /// One repetition of k steps; keeps the best mean step time (and, with phases, the phases
+  /// of that repetition).
   void repetition() {
     double sum = 0;
+    fwd_s_ = update_s_ = 0;
     for (int i = 0; i < k_; ++i) sum += step();
-    best_ = std::min(best_, sum / k_);
+    if (sum / k_ < best_) {
+      best_ = sum / k_;
+      best_fwd_ = fwd_s_ / k_;
+      best_update_ = update_s_ / k_;
+    }
   }
   /// One more repetition with the oneDNN primitives timed (profiling adds a wait per primitive).
   Measured finish() {
@@ -160,6 +195,11 @@ class Stepper {
     data_s_ = 0;
     for (int i = 0; i < k_; ++i) step();
     Measured r{best_, backend_.profile().seconds / k_, data_s_ / k_};
+    if (phases_) {
+      r.fwd_s = best_fwd_;
+      r.update_s = best_update_;
+      r.bwd_s = best_ - best_fwd_ - best_update_;
+    }
     backend_.set_profiling(false);
     return r;
   }
@@ -174,6 +214,8 @@ class Stepper {
   std::vector<std::int32_t> labels_;
   std::int64_t cursor_ = 0;
   double data_s_ = 0, best_ = 1e30;
+  double fwd_s_ = 0, update_s_ = 0, best_fwd_ = 0, best_update_ = 0;
+  bool phases_ = false;
   int k_ = 2;
   tm::GradReadyFn update_;
 };
@@ -182,8 +224,10 @@ class Stepper {
 /// repetitions each; with bf16 the two precisions alternate repetition by repetition, so that
 /// a change in the machine's load (it is shared) hits both sides of their ratio alike.
 std::pair<Measured, Measured> measure(tk::OnednnKernels& backend, const std::string& model, std::int64_t batch,
-                                      bool bf16, double seconds, bool verbose, double* flops_per_sample) {
+                                      bool bf16, double seconds, bool verbose, bool phases,
+                                      double* flops_per_sample) {
   Stepper f(backend, model, tk::Precision::fp32, batch);
+  f.set_phases(phases);
   std::unique_ptr<Stepper> h;
   if (bf16) h = std::make_unique<Stepper>(backend, model, tk::Precision::bf16, batch);
   if (flops_per_sample && f.net_model()) *flops_per_sample = step_flops_per_sample(f.net_model()->graph());
@@ -271,7 +315,7 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> batches = {64, 256, 1024, 4096};
   std::vector<std::string> models = {"mlp", "cnn"};
   double seconds = 2.0;
-  bool verbose = false, bf16 = false;
+  bool verbose = false, bf16 = false, phases = false;
   std::string script = DLSWEEP_PYTORCH_BASELINE;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -282,10 +326,11 @@ int main(int argc, char** argv) {
     else if (a == "--pytorch" && i + 1 < argc) script = argv[++i];
     else if (a == "--bf16") bf16 = true;
     else if (a == "--verbose") verbose = true;
+    else if (a == "--phases") phases = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--threads N] [--models mlp,cnn] [--batches 64,256,1024,4096] [--seconds S] [--bf16] "
-                   "[--pytorch SCRIPT|none] [--verbose]\n",
+                   "[--pytorch SCRIPT|none] [--phases] [--verbose]\n",
                    argv[0]);
       return 2;
     }
@@ -313,7 +358,7 @@ int main(int argc, char** argv) {
     // Ours and PyTorch alternate batch by batch, so that a change in the machine's load (it is
     // shared) hits both sides of each ratio alike.
     for (std::int64_t b : batches) {
-      const auto [fp32_m, bf16_m] = measure(backend, model, b, bf16, seconds, verbose, &flops);
+      const auto [fp32_m, bf16_m] = measure(backend, model, b, bf16, seconds, verbose, phases, &flops);
       rows.push_back(Row{b, fp32_m, bf16_m});
       const bool torch_missing = note.find("skipped") != std::string::npos || note.find("failed") != std::string::npos;
       if (script != "none" && !torch_missing)
@@ -332,6 +377,14 @@ int main(int argc, char** argv) {
       else std::printf(" %11s %9s\n", "-", "-");
     }
     if (!note.empty()) std::printf("pytorch: %s\n", note.c_str());
+    if (phases) {
+      std::printf("-- %s phases of the best repetition (ms/step): forward+loss, backward without updates, updates\n",
+                  model.c_str());
+      std::printf("%6s %9s %9s %9s %9s\n", "batch", "step", "fwd+loss", "backward", "update");
+      for (const auto& r : rows)
+        std::printf("%6lld %9.3f %9.3f %9.3f %9.3f\n", static_cast<long long>(r.batch), r.fp32.step_s * 1e3,
+                    r.fp32.fwd_s * 1e3, r.fp32.bwd_s * 1e3, r.fp32.update_s * 1e3);
+    }
     if (bf16) {
       const std::string path(tk::bf16_path_name());
       std::printf("-- %s bf16 %s vs fp32 (%s)\n", model.c_str(), path.c_str(), tk::bf16_path_description().c_str());

@@ -11,11 +11,13 @@ namespace {
 
 constexpr const char* kRampForms = "\"none\", \"smith\" or stages \"EPOCH:BATCH,...\" such as \"0:256,2:1024,4:4096\"";
 
-Result<double> parse_number(std::string_view s) {
+constexpr const char* kLrForms = "\"none\" or stages \"EPOCH:LR,...\" such as \"0:0.1,2:0.05\"";
+
+Result<double> parse_number(std::string_view s, const char* param = "batch_ramp", const char* forms = kRampForms) {
   double v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v))
-    return fail(fmt::format("'{}' is not a number", s), "batch_ramp", fmt::format("write {}", kRampForms));
+    return fail(fmt::format("'{}' is not a number", s), param, fmt::format("write {}", forms));
   return v;
 }
 
@@ -63,6 +65,37 @@ Result<BatchRamp> parse_batch_ramp(std::string_view text) {
     return fail(fmt::format("batch_ramp's first stage starts at epoch {:g}, not 0", r.stages.front().epoch),
                 "batch_ramp", "start the ramp with a stage at epoch 0, e.g. \"0:256,...\"");
   return r;
+}
+
+Result<std::vector<LrStage>> parse_lr_schedule(std::string_view text) {
+  std::vector<LrStage> out;
+  text = trim(text);
+  if (text == "none") return out;
+  const std::string fix = fmt::format("write {}", kLrForms);
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const auto colon = item.find(':');
+    if (colon == std::string_view::npos)
+      return fail(fmt::format("lr_schedule stage '{}' has no ':'", item), "lr_schedule", fix);
+    auto epoch = parse_number(trim(item.substr(0, colon)), "lr_schedule", kLrForms);
+    if (!epoch) return std::unexpected(epoch.error());
+    auto lr = parse_number(trim(item.substr(colon + 1)), "lr_schedule", kLrForms);
+    if (!lr) return std::unexpected(lr.error());
+    if (!(*lr > 0) || *lr > 1e6)
+      return fail(fmt::format("lr_schedule stage '{}': the LR must be in (0, 1e6]", item), "lr_schedule", fix);
+    const double prev = out.empty() ? -1 : out.back().epoch;
+    if (*epoch < 0 || *epoch <= prev)
+      return fail(fmt::format("lr_schedule stage '{}': epochs must be non-negative and increasing", item),
+                  "lr_schedule", fix);
+    out.push_back({*epoch, *lr});
+  }
+  if (out.empty()) return fail("lr_schedule is empty", "lr_schedule", fix);
+  if (out.front().epoch != 0)
+    return fail(fmt::format("lr_schedule's first stage starts at epoch {:g}, not 0", out.front().epoch), "lr_schedule",
+                "start the schedule with a stage at epoch 0, e.g. \"0:0.1,...\" (it replaces base_lr)");
+  return out;
 }
 
 }  // namespace dlsweep::trainer::schedule

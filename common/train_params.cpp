@@ -58,6 +58,12 @@ const std::vector<ParamInfo>& table() {
       {"batch_ramp", T::string, "none", {}, 0, 0, false,
        "batch-size ramp: none, smith (step-decay milestones become batch increases), or "
        "stages \"EPOCH:BATCH,...\" e.g. \"0:256,2:1024\""},
+      {"lr_schedule", T::string, "none", {}, 0, 0, false,
+       "piecewise-constant base LR by epoch, \"EPOCH:LR,...\" e.g. \"0:0.1,2:0.05\" (first at 0; replaces "
+       "base_lr; lr_rule, warmup and decay apply on top), or none"},
+      {"stop_epoch", T::number, 0, {}, 0, 10000, false,
+       "stop at this epoch (<= epochs) with an evaluation, a checkpoint and the final record; the LR "
+       "schedule stays that of the full `epochs` run (0 = no early stop; population-based training)"},
       {"max_batch_size", T::integer, 0, {}, 0, 1 << 24, false,
        "largest batch a smith ramp may reach; LR decay takes over beyond it (0 = training set size)"},
       {"optimizer", T::string, "sgd", {"sgd", "adam", "adamw", "lars", "larc", "lamb"}, 0, 0, false,
@@ -169,6 +175,11 @@ Status check_param_value(const ParamInfo& info, const json& value) {
       if (info.name == "batch_ramp") {
         auto ramp = schedule::parse_batch_ramp(value.get<std::string>());
         if (!ramp) return fail(ramp.error().what, "", ramp.error().fix);
+        return {};
+      }
+      if (info.name == "lr_schedule") {
+        auto stages = schedule::parse_lr_schedule(value.get<std::string>());
+        if (!stages) return fail(stages.error().what, "", stages.error().fix);
         return {};
       }
       if (info.allowed.empty()) return {};

@@ -222,9 +222,30 @@ SELECT t.id AS trial_id, t.study_id,
 FROM trials t JOIN studies s ON s.id = t.study_id;
 )sql";
 
+// Version 3 -> 4: `search.warm_start` — the COMPLETE trials of earlier studies copied in at
+// submit (study/warm_start.hpp), never run: the sampler's history, read again on resume
+// without the earlier database. `number` is the trial's number in this study's history
+// (negative: before trial 0, so never a number of this study's own trials).
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE warm_start_trials (
+  id               INTEGER PRIMARY KEY,
+  study_id         INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+  number           INTEGER NOT NULL,
+  source_db        TEXT NOT NULL,
+  source_study     TEXT NOT NULL,
+  source_number    INTEGER NOT NULL,
+  params_json      TEXT NOT NULL,
+  value            REAL NOT NULL,
+  values_json      TEXT NOT NULL DEFAULT '[]',
+  constraints_json TEXT NOT NULL DEFAULT '[]',
+  created_at       REAL NOT NULL,
+  UNIQUE (study_id, number)
+);
+)sql";
+
 // kMigrations[v] takes a database from version v to v + 1.
 const std::string kMigrations[] = {std::string(kSchemaV1) + kTrialSummaryView, kSchemaV2,
-                                   std::string(kSchemaV3) + kTrialSummaryView};
+                                   std::string(kSchemaV3) + kTrialSummaryView, kSchemaV4};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 Result<std::int64_t> pragma_int(sqlite3* db, const char* sql) {

@@ -52,7 +52,7 @@ namespace dlsweep::db {
 
 class SnapshotPublisher;
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 /// The metric name the trial_summary view reads throughput from (samples per second, as
 /// reported by the trial program in its eval/final records).
@@ -129,6 +129,19 @@ struct EnqueuedRow {
   std::string who;              ///< "user"
   double created_at = 0;
   std::optional<std::int64_t> trial_id;  ///< the trial it became; empty while it waits
+};
+
+/// A COMPLETE trial of an earlier study copied in by `search.warm_start` (the
+/// `warm_start_trials` table; warm_start.cpp): evidence for the sampler, never run.
+struct WarmStartRow {
+  std::int64_t number = 0;        ///< in this study's history: negative, before trial 0
+  std::string source_db;          ///< the earlier study's database (absolute path)
+  std::string source_study;
+  std::int64_t source_number = 0; ///< its number there
+  nlohmann::json params;          ///< placed into this study's space
+  double value = 0;               ///< the first objective
+  std::vector<double> values;     ///< several objectives
+  std::vector<double> constraints;
 };
 
 /// Per-trial summary, from the `trial_summary` view.
@@ -266,6 +279,13 @@ class Storage {
   /// same transaction (so a crash leaves either both or neither). Error if it was taken.
   Result<std::int64_t> create_enqueued_trial(std::int64_t enqueued_id, std::int64_t study_id, std::int64_t number,
                                              const nlohmann::json& params, const std::string& trial_dir);
+
+  // --- warm start (warm_start.cpp)
+  /// Records the study's warm-start trials and one 'warm_start' event (`note`), in one
+  /// transaction.
+  Status add_warm_start_trials(std::int64_t study_id, const std::vector<WarmStartRow>& rows, const std::string& note);
+  /// The study's warm-start trials, by number.
+  Result<std::vector<WarmStartRow>> warm_start_trials(std::int64_t study_id) const;
 
   // --- trials
   /// Inserts a WAITING trial with its params and a 'created' event, in one transaction.

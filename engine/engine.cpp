@@ -43,6 +43,7 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
   counts_.metric = spec_.objective.metric;
   axis_ = CurveAxis{spec_.objective.metric, maximizes(spec_.objective.mode), spec_.objective.target};
   set_directions(history_, spec_);
+  for (auto& rec : parts.warm) history_.trials.push_back(std::move(rec));  // warm start: never run, no trial id
 }
 
 search::TrialRecord* Engine::history_of(std::int64_t trial_id) {
@@ -213,8 +214,10 @@ void Engine::fill() {
       if (auto st = create_enqueued(); !st) { fatal(st.error()); return; }
       continue;
     }
+    if (!pbt_ready()) break;  // pbt: the previous generation is still running
     auto params = sampler_->next(next_number_, history_);
     if (!params) { exhausted_ = true; break; }
+    if (auto st = pbt_prepare(next_number_, *params); !st) { fatal(st.error()); return; }
     if (auto st = create_next(next_number_, *params); !st) { fatal(st.error()); return; }
   }
 }
@@ -222,10 +225,11 @@ void Engine::fill() {
 Status Engine::create_next(std::int64_t number, const search::Params& params, std::optional<std::int64_t> enqueued_id) {
   fs::path dir = trial_dir_for(options_.runs_dir, spec_.name, number);
   // Write-ahead: params.json and the WAITING row exist before any job does.
-  if (auto st = prepare_trial_dir(dir, params); !st) return st;
+  if (auto st = prepare_trial_dir(dir, params_file(params)); !st) return st;
   auto id = enqueued_id ? db().create_enqueued_trial(*enqueued_id, study_id_, number, params, dir.string())
                         : db().create_trial(study_id_, number, params, dir.string());
   if (!id) return std::unexpected(id.error());
+  pbt_record(*id, number);
   ++next_number_;
   counts_.waiting++;
   history_index_[*id] = history_.trials.size();
@@ -253,6 +257,7 @@ void Engine::launch(std::int64_t trial_id) {
 
   sched::JobSpec job = build_job(spec_, options_.train_binary, trial_id, live.row.number, live.row.attempt, dir,
                                  live.row.params);
+  pbt_env(live.row.number, job);
 
   // Write-ahead: the trial's row and params (and everything before) are committed before
   // its job can exist.

@@ -9,7 +9,8 @@
 // (cancel_request.hpp) — and the engine carries out their side effects: engine.cpp holds
 // the lifecycle (run, fill, launch, interrupt, done), engine_events.cpp the job events,
 // transitions, ingestion and pruning, engine_restore.cpp `dlsweep resume`,
-// engine_enqueue.cpp the trials asked for with `dlsweep enqueue`.
+// engine_enqueue.cpp the trials asked for with `dlsweep enqueue`, engine_pbt.cpp population-based
+// training (a member's next interval is a new trial: its link, its parent's checkpoints, its end).
 //
 // Invariants:
 //  - The engine is the only writer of the database; every state change goes through
@@ -45,6 +46,7 @@
 #include "common/jsonl_tail.hpp"
 #include "db/storage.hpp"
 #include "engine/cancel_request.hpp"
+#include "engine/pbt_lineage.hpp"
 #include "engine/progress.hpp"
 #include "engine/prune_policy.hpp"
 #include "engine/search_parts.hpp"
@@ -219,6 +221,26 @@ class Engine {
   /// The first evaluation of a live trial lacked the objective: it can never count.
   void stop_no_objective(Live& live);
 
+  // Population-based training (engine_pbt.cpp); each a no-op for other samplers.
+  bool pbt() const;
+  /// The sampler can decide trial next_number_ (pbt: the previous generation has finished);
+  /// false: fill() creates nothing now and asks again when a trial ends.
+  bool pbt_ready();
+  /// Before trial `number` is created: its link, dlsweep-train's schedule params added to
+  /// `params`, its parent's checkpoints copied into its trial directory.
+  Status pbt_prepare(std::int64_t number, search::Params& params);
+  /// The trial's `pbt` event (in its creation's batch) and its progress line.
+  void pbt_record(std::int64_t trial_id, std::int64_t number);
+  /// DLSWEEP_STOP_AT for the trial's job.
+  void pbt_env(std::int64_t number, sched::JobSpec& job) const;
+  /// Asks a live trial whose reported position reached its interval's end to stop; true when asked.
+  bool pbt_stop_at_end(Live& live);
+  /// restore(): the links recorded by earlier runs (their `pbt` events).
+  Status pbt_restore();
+  /// What params.json holds for `params` (the database's): the same, but for dlsweep-train
+  /// in a pbt study, whose batch_size must be where its batch_ramp starts (pbt_params_file).
+  nlohmann::json params_file(const nlohmann::json& params) const;
+
   boost::asio::io_context& io_;
   db::Storage& storage_;
   sched::Backend& backend_;
@@ -256,6 +278,8 @@ class Engine {
   std::map<std::string, std::set<std::int64_t>> same_failures_;  ///< fail_fast: key -> trial numbers
   std::string failed_fast_;                             ///< why fail_fast stopped the sweep
   CurveAxis axis_;  ///< the objective and the pruning axis, for TrialCurve::add
+  PbtLinks pbt_links_;                 ///< pbt: every trial's link, by number
+  std::int64_t pbt_waiting_for_ = -1;  ///< pbt: the generation last said to wait
 };
 
 }  // namespace dlsweep::orch

@@ -260,6 +260,7 @@ void Engine::ingest(Live& live, bool may_prune) {
     stop_no_objective(live);
     return;
   }
+  if (may_prune && new_eval && pbt_stop_at_end(live)) return;
   if (may_prune && new_eval && !maybe_stop_at_target(live)) maybe_prune(live, first_new);
 }
 

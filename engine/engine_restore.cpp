@@ -43,6 +43,7 @@ std::optional<std::pair<std::int64_t, int>> parse_token(const std::string& token
 
 Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vector<db::TrialSummary>& summaries,
                        const std::vector<db::JobRow>& jobs) {
+  if (auto st = pbt_restore(); !st) return st;
   const bool follow = backend_.jobs_outlive_orchestrator();
   // token -> (native id, scheduler state) of the study's jobs still on the scheduler.
   std::map<std::string, std::pair<std::string, std::string>> surviving;
@@ -204,7 +205,7 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
   // The database holds the params; the first launch wrote params.json without syncing it
   // (prepare_trial_dir). Every trial about to be relaunched gets it again, durably.
   for (const auto& row : waiting_)
-    if (auto st = restore_params_file(row.trial_dir, row.params); !st) return st;
+    if (auto st = restore_params_file(row.trial_dir, params_file(row.params)); !st) return st;
   flush();
   if (fatal_) return std::unexpected(*fatal_);
   return {};
@@ -267,7 +268,7 @@ void Engine::requeue_adopted(Live& live, const std::string& why) {
   live_.erase(row.id);
   if (apply(row, TrialEvent::requeued, "requeued: the job left by the previous orchestrator cannot be followed (" +
                                            why + ")")) {
-    if (auto st = restore_params_file(row.trial_dir, row.params); !st) fatal(st.error());
+    if (auto st = restore_params_file(row.trial_dir, params_file(row.params)); !st) fatal(st.error());
     waiting_.push_back(row);
     progress_.event(fmt::format("trial {} requeued: its earlier job cannot be followed ({})", row.number, why),
                     snapshot());

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "common/result.hpp"
 #include "search/pruner.hpp"
@@ -19,6 +20,9 @@ struct SearchParts {
   /// Trials the study runs in all (study/growth.hpp trial_budget); -1: until the sampler
   /// is exhausted (cannot happen for a validated study).
   std::int64_t budget = -1;
+  /// `search.warm_start`: earlier studies' COMPLETE trials (numbers < 0), put first in the
+  /// sampler's history and never run (engine/warm_start_load.hpp).
+  std::vector<search::TrialRecord> warm;
 };
 
 /// Builds the study's sampler and pruner (search::make_sampler / make_pruner) and its

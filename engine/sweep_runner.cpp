@@ -21,6 +21,7 @@
 #include "engine/job_builder.hpp"
 #include "engine/progress.hpp"
 #include "engine/trial_files.hpp"
+#include "engine/warm_start_load.hpp"
 #include "db/db_lock.hpp"
 #include "db/fs_kind.hpp"
 
@@ -112,6 +113,15 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
     fmt::print(stderr, "error: {}\n", parts.error().message());
     return exit_code::usage;
   }
+  if (!spec.search.warm_start.empty()) {  // stored at submit: resume never reads the earlier databases
+    auto warm = storage.warm_start_trials(study_id);
+    if (!warm) {
+      fmt::print(stderr, "error: {}\n", warm.error().message());
+      return exit_code::runtime;
+    }
+    parts->warm = warm_history(*warm);
+  }
+  const std::size_t warm_count = parts->warm.size();
   boost::asio::io_context io;
   auto backend = make_backend(io, spec, opts.runs_dir / spec.name);
   if (!backend) {
@@ -122,6 +132,9 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
   std::error_code ec;
   fs::create_directories(opts.runs_dir / spec.name, ec);
   progress.set_log((opts.runs_dir / spec.name / kOrchestratorLog).string());
+  if (warm_count > 0)
+    progress.say(fmt::format("warm start: {} of earlier studies seed the sampler (not run; `results` shows them as WARM)",
+                             trials_word(static_cast<std::int64_t>(warm_count))));
   Engine engine(io, storage, **backend, spec, std::move(*parts), study_id, opts, progress);
   if (before_run) {
     if (auto st = before_run(engine); !st) {

@@ -36,6 +36,40 @@ Status restore_params_file(const fs::path& dir, const nlohmann::json& params) {
   return write_file_atomic(dir / protocol::kParamsFile, params.dump(2) + "\n", Durability::file);
 }
 
+Result<std::size_t> copy_checkpoints(const fs::path& from, const fs::path& to) {
+  const fs::path src = from / protocol::kCheckpointDir, dst = to / protocol::kCheckpointDir;
+  std::error_code ec;
+  if (!fs::is_directory(src, ec)) return std::size_t{0};
+  std::size_t n = 0;
+  auto cannot = [&](const fs::path& p) {
+    return fail(fmt::format("cannot copy the parent's checkpoint {}: {}", p.string(), ec.message()), dst.string(),
+                "check that runs_dir is writable and has room");
+  };
+  fs::create_directories(dst, ec);
+  if (ec) return cannot(dst);
+  for (auto it = fs::recursive_directory_iterator(src, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path target = dst / fs::relative(it->path(), src);
+    if (it->is_directory(ec)) {
+      fs::create_directories(target, ec);
+      if (ec) return cannot(target);
+      continue;
+    }
+    if (!it->is_regular_file(ec)) continue;
+    fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
+    if (ec) return cannot(it->path());
+    fs::last_write_time(target, fs::last_write_time(it->path(), ec), ec);
+    ++n;
+  }
+  // Directories get their times last (copying into them changed them).
+  for (auto it = fs::recursive_directory_iterator(src, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_directory(ec)) {
+      std::error_code ignore;
+      fs::last_write_time(dst / fs::relative(it->path(), src), fs::last_write_time(it->path(), ignore), ignore);
+    }
+  if (ec) return cannot(src);
+  return n;
+}
+
 Status request_stop(const fs::path& dir, const std::string& reason) {
   return write_file_atomic(dir / protocol::kControlFile, protocol::to_json({"stop", reason}) + "\n");
 }

@@ -32,6 +32,11 @@ Status prepare_trial_dir(const std::filesystem::path& dir, const nlohmann::json&
 /// resume: params.json rewritten from the database's params, synced.
 Status restore_params_file(const std::filesystem::path& dir, const nlohmann::json& params);
 
+/// PBT: copies the checkpoints/ of trial dir `from` into `to`'s checkpoints/ (files replaced,
+/// modification times kept, so the newest checkpoint stays the newest). Returns how many files
+/// were copied (0 when `from` has none).
+Result<std::size_t> copy_checkpoints(const std::filesystem::path& from, const std::filesystem::path& to);
+
 /// Asks the trial to stop: writes control.json {"action":"stop","reason":...}.
 Status request_stop(const std::filesystem::path& dir, const std::string& reason);
 

@@ -40,6 +40,10 @@ TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts&
     d.outcome = Outcome::complete;
     d.event = TrialEvent::completed;
     d.why = "stopped at the target";
+  } else if (asked && f.stop_reason == kStopIntervalEnd) {
+    d.outcome = Outcome::complete;
+    d.event = TrialEvent::completed;
+    d.why = "stopped at its interval's end (pbt)";
   } else if (asked && f.stop_reason == kStopNoObjective) {
     d.outcome = Outcome::no_objective;
     d.event = TrialEvent::failed;

@@ -34,6 +34,10 @@ enum class Outcome { complete, no_objective, pruned, cancelled, failed };
 /// objective's target (objective.stop_at_target): it ends COMPLETE, not cancelled.
 inline constexpr const char* kStopAtTarget = "target reached";
 
+/// The stop reason of a PBT trial asked to stop at its interval's end (engine_pbt.cpp): it
+/// ends COMPLETE, like one that stopped there on its own.
+inline constexpr const char* kStopIntervalEnd = "interval end";
+
 /// The stop reason of a trial whose first evaluation lacked the objective metric: it can
 /// never count, so it is stopped at once and ends FAILED (not retried).
 inline constexpr const char* kStopNoObjective = "objective missing";

@@ -15,6 +15,7 @@
 #include "analysis/to_json.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/cmd_best_front.hpp"
+#include "orchestrator/cmd_best_pbt.hpp"
 #include "orchestrator/cmd_best_text.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
@@ -51,6 +52,13 @@ int cmd_best(const BestArgs& a) {
   auto study = analysis::load_study(*o->storage, st->name);
   if (!study) return report(study.error(), exit_code::runtime);
   if (study->multi_objective()) return cmd_best_front(a, *study);
+  auto pbt = load_pbt(*o->storage, *st);  // population-based training: the winner's schedule
+  if (!pbt) return report(pbt.error(), exit_code::runtime);
+  if (*pbt) return cmd_best_pbt(a, **pbt, *study);
+  if (!a.write_schedule.empty())
+    return report(Error{"only a pbt study has a schedule to write", "--write-schedule",
+                        "the winner's params are in `best --format json`"},
+                  exit_code::usage);
   auto sums = o->storage->summaries(st->id);  // the last value, which analysis/ does not read
   if (!sums) return report(sums.error(), exit_code::runtime);
   const analysis::Ranking ranking = analysis::rank(*study, *by);

@@ -92,6 +92,14 @@ int cmd_results(const ResultsArgs& a) {
       }
     }
   }
+  // search.warm_start: the earlier studies' trials that seeded the sampler, marked WARM.
+  auto warm = o->storage->warm_start_trials(st->id);
+  if (!warm) return report(warm.error(), exit_code::runtime);
+  std::vector<std::string> objective_columns;
+  if (study->multi_objective())
+    for (const auto& ob : study->objectives)
+      objective_columns.push_back(o->format == OutputFormat::table ? ob.metric : "objective_" + ob.metric);
+  append_warm_rows(rows, *warm, objective_columns);
   fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
   return exit_code::ok;
 }

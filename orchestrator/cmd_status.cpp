@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <map>
 
+#include "common/plural.hpp"
 #include "db/storage.hpp"
 #include "engine/pending_notice.hpp"
+#include "orchestrator/cmd_best_pbt.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
 #include "orchestrator/table_format.hpp"
@@ -21,6 +23,7 @@ int cmd_status(const StatusArgs& a) {
   auto o = open_for_reading(a.db, a.format);
   if (!o) return report(o.error(), exit_code::usage);
   Rows rows;
+  std::int64_t warm_count = 0;  // one study: its warm-start trials (search.warm_start)
   if (a.study.empty()) {
     auto studies = o->storage->list_studies();
     if (!studies) return report(studies.error(), exit_code::runtime);
@@ -55,14 +58,26 @@ int cmd_status(const StatusArgs& a) {
     // `value`: the objective's last value in the current attempt; `best`: its best so far
     // (what `best --by value` and the progress line's "best" rank by).
     rows.columns = {"trial", "state", "attempt", st->objective_metric, "best", "wall_s", "message"};
+    // pbt: each trial's link in its member's lineage (its `pbt` event).
+    auto pbt = load_pbt(*o->storage, *st);
+    if (!pbt) return report(pbt.error(), exit_code::runtime);
+    const auto links = *pbt ? pbt_status_cells(**pbt) : std::map<std::int64_t, std::string>{};
+    if (*pbt) rows.columns.insert(rows.columns.end() - 1, "pbt");
     for (const auto& t : *trials) {
       std::string message = t.message;
       if (auto js = job_state.find({t.trial_id, t.attempt}); t.state == "QUEUED" && js != job_state.end())
         if (auto why = pending_reason_of(js->second); why && !why->empty()) message = pending_status_message(*why, message);
       rows.rows.push_back({t.number, t.state, t.attempt, opt(t.value), opt(t.best_value), opt(t.wall_s), message});
+      if (*pbt) rows.rows.back().insert(rows.rows.back().end() - 1, links.contains(t.number) ? json(links.at(t.number)) : json(nullptr));
     }
+    auto warm = o->storage->warm_start_trials(st->id);
+    if (!warm) return report(warm.error(), exit_code::runtime);
+    warm_count = static_cast<std::int64_t>(warm->size());
   }
   fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));
+  if (warm_count > 0 && o->format == OutputFormat::table)
+    fmt::print("warm start: {} of earlier studies seed the sampler (not run; `dlsweep results` lists them as WARM)\n",
+               trials_word(warm_count));
   return exit_code::ok;
 }
 

@@ -26,6 +26,7 @@
 #include "engine/job_builder.hpp"
 #include "engine/trial_files.hpp"
 #include "engine/sweep_runner.hpp"
+#include "engine/warm_start_load.hpp"
 #include "study/spec.hpp"
 #include "orchestrator/removal.hpp"
 #include "orchestrator/table_format.hpp"
@@ -104,6 +105,20 @@ int cmd_submit(const SubmitArgs& a) {
     if (a.replace) fmt::print(stderr, "--replace: a dry run deletes nothing\n");
     return dry_run(*spec, opts.runs_dir, opts.train_binary);
   }
+  // search.warm_start: the earlier trials are read and placed before anything is recorded
+  // or --replace deletes anything (read-only, this study's own database too).
+  std::optional<WarmStartLoad> warm;
+  if (!spec->search.warm_start.empty()) {
+    auto loaded = load_warm_start(*spec, a.db, nullptr);
+    if (!loaded) {
+      for (const auto& e : loaded.error()) fmt::print(stderr, "error: {}\n", e.message());
+      fmt::print(stderr, "{} error{} in {}; nothing was recorded{}.\n", loaded.error().size(),
+                 loaded.error().size() == 1 ? "" : "s", a.study_file,
+                 a.replace ? " or deleted" : "");
+      return exit_code::usage;
+    }
+    warm = std::move(*loaded);
+  }
   // --as-job with a backend that cannot run it: refused before --replace deletes anything.
   const sched::BackendKind* kind = sched::find_backend_kind(spec->backend.kind);
   if (a.as_job && !(kind && kind->batch_scheduler)) return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
@@ -147,6 +162,13 @@ int cmd_submit(const SubmitArgs& a) {
   }
   db::NewStudy ns{spec->name, spec->to_json().dump(), fs::absolute(a.study_file, ec).string(), study_root.string(),
                   spec->objective.metric, spec->objective.mode, spec->objective.target};
+  // With warm-start trials, the study row and their copies commit together: a resume never
+  // finds a warm-started study without them.
+  if (warm)
+    if (auto b = storage->begin_batch(); !b) {
+      fmt::print(stderr, "error: {}\n", b.error().message());
+      return exit_code::runtime;
+    }
   auto study_id = storage->create_study(ns);
   if (!study_id) {
     fmt::print(stderr, "error: {}\n", study_id.error().message());
@@ -154,6 +176,15 @@ int cmd_submit(const SubmitArgs& a) {
       fmt::print(stderr, "(`dlsweep submit --replace {}` deletes the recorded study and submits this file)\n",
                  a.study_file);
     return exit_code::usage;
+  }
+  if (warm) {
+    auto st = storage->add_warm_start_trials(*study_id, warm->rows, warm->summary());
+    if (st) st = storage->commit_batch();
+    if (!st) {
+      fmt::print(stderr, "error: {}\nnothing was recorded.\n", st.error().message());
+      return exit_code::runtime;
+    }
+    for (const auto& n : warm->notes) fmt::print(stderr, "{}\n", n);
   }
   if (auto row = storage->find_study(spec->name); row && *row) {
     if (auto st = write_study_marker(study_root, spec->name, (*row)->created_at, fs::absolute(a.db, ec).string()); !st)

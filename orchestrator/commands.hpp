@@ -50,6 +50,7 @@ struct BestArgs {
   std::string format = "table";  ///< table: sentences; json: an object
   bool explain = false;          ///< the evidence: regime, B_crit, runner-ups, speedups, exclusions
   std::string group_by;          ///< --group-by PARAM: S(B) and B_crit per value of PARAM (implies explain)
+  std::string write_schedule;    ///< pbt: write the winner's schedule as a replay study file here
 };
 int cmd_best(const BestArgs& a);
 /// `best --explain` (cmd_best.cpp).

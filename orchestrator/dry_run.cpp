@@ -7,6 +7,7 @@
 #include "common/objective.hpp"
 #include "orchestrator/commands.hpp"
 #include "engine/backend_factory.hpp"
+#include "engine/warm_start_load.hpp"
 #include "engine/job_builder.hpp"
 #include "engine/progress.hpp"
 #include "engine/search_parts.hpp"
@@ -34,6 +35,15 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   search::History history;
   history.maximize = maximizes(spec.objective.mode);
   set_directions(history, spec);
+  if (!spec.search.warm_start.empty()) {  // what the real sweep's sampler would see
+    auto warm = load_warm_start(spec, "", nullptr);
+    if (!warm) {
+      for (const auto& e : warm.error()) fmt::print(stderr, "error: {}\n", e.message());
+      return exit_code::usage;
+    }
+    for (const auto& n : warm->notes) fmt::print(stderr, "{}\n", n);
+    history.trials = warm_history(warm->rows);
+  }
   const std::int64_t total = std::max<std::int64_t>(parts->budget, 0);
   std::vector<sched::JobSpec> jobs;
   std::string params_lines;
@@ -49,6 +59,9 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   }
   fmt::print(stderr, "dry run of {}: {}; params of each in {}\n", spec.name, trials_word(static_cast<std::int64_t>(jobs.size())),
              (out / "params.jsonl").string());
+  if (static_cast<std::int64_t>(jobs.size()) < total && sampler->name() == "pbt")
+    fmt::print(stderr, "pbt: these are generation 0's members; each later generation ({} trials in all) is decided "
+                       "from the one before it\n", total);
 
   boost::asio::io_context io;
   auto backend = make_backend(io, spec, runs_dir / spec.name, /*create_dirs=*/false);

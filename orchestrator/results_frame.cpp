@@ -1,5 +1,6 @@
 #include "orchestrator/results_frame.hpp"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -44,6 +45,31 @@ Rows results_frame(const std::vector<db::TrialSummary>& trials,
     rows.rows.push_back(std::move(row));
   }
   return rows;
+}
+
+void append_warm_rows(Rows& rows, const std::vector<db::WarmStartRow>& warm,
+                      const std::vector<std::string>& objective_columns) {
+  for (const auto& w : warm) {
+    std::vector<json> row;
+    for (const auto& c : rows.columns) {
+      const auto k = std::find(objective_columns.begin(), objective_columns.end(), c) - objective_columns.begin();
+      if (std::size_t(k) < objective_columns.size()) {
+        row.push_back(std::size_t(k) < w.values.size() ? json(w.values[std::size_t(k)]) : json(nullptr));
+        continue;
+      }
+      std::string p = c.starts_with("params_") ? c.substr(7) : c.starts_with("params.") ? c.substr(7) : c;
+      if (c == "trial") row.push_back(w.number);
+      else if (c == "state") row.push_back("WARM");
+      else if (c == "value" || c == "best_value" || c == "best") row.push_back(w.value);
+      else if (c == "params") row.push_back(w.params);
+      else if (c == "message")
+        row.push_back("warm start (not run): trial " + std::to_string(w.source_number) + " of study '" + w.source_study +
+                      "' in " + w.source_db);
+      else if (w.params.contains(p)) row.push_back(w.params[p]);
+      else row.push_back(nullptr);
+    }
+    rows.rows.push_back(std::move(row));
+  }
 }
 
 std::vector<std::string> curve_columns() {

@@ -22,6 +22,15 @@ namespace dlsweep::orch {
 Rows results_frame(const std::vector<db::TrialSummary>& trials,
                    const std::map<std::int64_t, db::TrialTimes>& times_by_trial_id, bool with_params_object);
 
+/// Appends one row per warm-start trial (`search.warm_start`: an earlier study's COMPLETE
+/// trial that seeds the sampler, never run here) to `rows`, whatever its columns: trial (its
+/// negative history number), state WARM, value and best_value/best (its objective value),
+/// its params (params_<name>, <name> or params.<name> columns, and `params`), message (where
+/// it came from), with several objectives each value under its column (`objective_columns`,
+/// in the study's order); null elsewhere.
+void append_warm_rows(Rows& rows, const std::vector<db::WarmStartRow>& warm,
+                      const std::vector<std::string>& objective_columns = {});
+
 /// Header of the long-form curves: trial, attempt, seq, kind, step, epoch, samples, wall_s,
 /// metric, value.
 std::vector<std::string> curve_columns();

@@ -13,7 +13,8 @@ and, for preemption and requeue on Slurm::
     last = dt.latest_checkpoint()       # None on a first run, and on a rerun that saved nothing
     if last is not None: state = torch.load(last)
     ...
-    if dt.should_stop(): break          # pruned or cancelled by dlsweep (control.json)
+    if dt.should_stop(): break          # pruned or cancelled by dlsweep (control.json),
+                                        # or the end of a PBT interval (dt.stop_at())
 
 Load what latest_checkpoint() returns, not a fixed name guarded by resumed(): resumed() is
 also true when an earlier run left only records (killed before its first save).
@@ -47,7 +48,7 @@ import time
 
 __all__ = [
     "EXIT_DONE", "EXIT_FAILURE", "EXIT_BAD_INPUT", "EXIT_DIVERGED", "EXIT_RESUMABLE",
-    "params", "report", "final", "log", "checkpointed", "should_stop", "stop_reason",
+    "params", "report", "final", "log", "checkpointed", "should_stop", "stop_reason", "stop_at",
     "checkpoint_dir", "latest_checkpoint", "on_preempt", "resumed", "rank", "is_writer", "trial_dir",
     "trial_id", "attempt", "study", "run_name", "ProtocolError",
 ]
@@ -66,6 +67,8 @@ PREEMPT_HANDLER_FILE = "preempt_handler"  # protocol::kPreemptHandlerFile
 ENV_TRIAL_ID = "DLSWEEP_TRIAL_ID"
 ENV_ATTEMPT = "DLSWEEP_ATTEMPT"
 ENV_STUDY = "DLSWEEP_STUDY"
+ENV_STOP_AT = "DLSWEEP_STOP_AT"  # "<epoch|step|samples>:<value>": the end of a PBT interval
+STOP_AT_AXES = ("epoch", "step", "samples")
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.jsonl"
 ROTATED_METRICS_FILE = "metrics.attempt-{}.jsonl"  # an earlier attempt's (engine/trial_files)
@@ -348,6 +351,7 @@ def report(*, step: int, epoch: float = 0.0, samples: int = 0, wall_s: float | N
     gap small; on_preempt(save) records one itself). Metric values are
     numbers (NaN/inf are recorded as null). Only global rank 0 writes.
     """
+    _note_position(step, epoch, samples)
     _record("eval", step, epoch, samples, wall_s, metrics)
 
 
@@ -358,6 +362,7 @@ def final(*, step: int = 0, epoch: float = 0.0, samples: int = 0, wall_s: float 
     From here on the time-limit warning (SIGUSR2) is ignored: the work is done, and Python
     resets its own handlers to the default action (death) while it shuts down, so a warning
     arriving during the exit would otherwise turn a finished trial into a failed one."""
+    _note_position(step, epoch, samples)
     _record("final", step, epoch, samples, wall_s, metrics)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGUSR2, signal.SIG_IGN)
@@ -391,18 +396,65 @@ def _control() -> dict:
     return c if isinstance(c, dict) else {}
 
 
+# The last position report() or final() was given in this process (every rank keeps it).
+_position: dict = {}
+
+
+def _note_position(step, epoch, samples) -> None:
+    try:
+        _position.update(step=int(step), epoch=float(epoch), samples=int(samples))
+    except (TypeError, ValueError):
+        pass  # _record raises the clear error
+
+
+def stop_at() -> tuple[str, float] | None:
+    """Where this run's interval ends, as ("epoch" | "step" | "samples", value), or None.
+
+    dlsweep sets $DLSWEEP_STOP_AT="<axis>:<value>" for a population-based training interval
+    (e.g. "epoch:4"): train to that position, report it, save a checkpoint and exit 0; the
+    next interval (maybe with other params(), from a copied latest_checkpoint()) goes on from
+    there. should_stop() turns true once report() or final() was given a position at or past
+    it. None outside dlsweep and when the variable is unset or empty."""
+    v = os.environ.get(ENV_STOP_AT, "").strip()
+    if not v:
+        return None
+    axis, sep, value = v.partition(":")
+    axis = axis.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not sep or axis not in STOP_AT_AXES or not math.isfinite(number) or number < 0:
+        raise ProtocolError(f"{ENV_STOP_AT}={v!r}: expected '<axis>:<value>' with axis one of "
+                            f"{', '.join(STOP_AT_AXES)} and a non-negative number, e.g. 'epoch:4'")
+    return axis, number
+
+
+def _interval_ended() -> bool:
+    at = stop_at()
+    if at is None or at[0] not in _position:
+        return False
+    axis, value = at
+    return _position[axis] >= value - 1e-9 * max(1.0, abs(value))  # epochs summed in floats
+
+
 def should_stop() -> bool:
-    """True when dlsweep asked this trial to stop (pruned, cancelled: control.json), or a
-    preemption signal arrived under on_preempt(None). Cheap enough to call every step."""
-    return _preempted.is_set() or _control().get("action") == "stop"
+    """True when dlsweep asked this trial to stop (pruned, cancelled: control.json), a
+    preemption signal arrived under on_preempt(None), or the last position given to report()
+    or final() reached stop_at() (the end of a population-based training interval: save a
+    checkpoint and exit 0). Cheap enough to call every step."""
+    return _preempted.is_set() or _control().get("action") == "stop" or _interval_ended()
 
 
 def stop_reason() -> str | None:
-    """Why should_stop() is true ("pruned", "cancelled", "preempted"), else None."""
+    """Why should_stop() is true ("pruned", "cancelled", "preempted", "interval end"), else
+    None. A stop dlsweep asked for comes first, then preemption, then the interval's end."""
     c = _control()
     if c.get("action") == "stop":
         return str(c.get("reason") or "stop")
-    return "preempted" if _preempted.is_set() else None
+    if _preempted.is_set():
+        return "preempted"
+    return "interval end" if _interval_ended() else None
 
 
 def checkpoint_dir() -> pathlib.Path:
@@ -543,6 +595,7 @@ def _reset_for_tests() -> None:
         os.close(_writer.fd)
     _params_cache, _writer, _warned_outside, _start_state = None, None, False, None
     _preempted.clear()
+    _position.clear()
     _handler_state["busy"] = False
 
 

@@ -567,6 +567,7 @@ function emptyNote(parent, id, why) {
     root.append(el('header', {},
       el('h1', { text: `dlsweep report: ${s.name}` }),
       el('p', { text: `objective: ${s.objective_mode} ${s.objective_metric}${target} · study ${s.state} · ${counts} · ` +
+        (m.warm_start ? `warm start: ${m.warm_start.trials} trials of ${m.warm_start.studies.join(', ')} (not run) · ` : '') +
         `generated ${new Date(m.generated_at * 1000).toISOString().replace('T', ' ').slice(0, 19)} UTC` })));
   }
 

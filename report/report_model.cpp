@@ -218,6 +218,11 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   json c = json::object();
   for (const auto& [state, n] : *counts) c[state] = n;
   model["counts"] = c;
+  if (auto warm = storage.warm_start_trials(st->id); warm && !warm->empty()) {  // search.warm_start: evidence, not run
+    std::set<std::string> from;
+    for (const auto& w : *warm) from.insert(w.source_study);
+    model["warm_start"] = {{"trials", warm->size()}, {"studies", std::vector<std::string>(from.begin(), from.end())}};
+  }
 
   std::set<std::string> names;
   for (const auto& t : *sums)

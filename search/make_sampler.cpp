@@ -4,6 +4,7 @@
 
 #include "search/grid_sampler.hpp"
 #include "search/nsga2_sampler.hpp"
+#include "search/pbt_sampler.hpp"
 #include "search/qmc_sampler.hpp"
 #include "search/random_sampler.hpp"
 #include "search/sampler.hpp"
@@ -46,25 +47,33 @@ std::unique_ptr<Sampler> make_qmc(OptionReader& r, const Space& space, std::uint
 }
 
 std::unique_ptr<Sampler> make_tpe(OptionReader& r, const Space& space, std::uint64_t seed) {
-  r.only({"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height"});
+  r.only({"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height", "startup"});
   const TpeOptions o = TpeOptions::read(r);
   if (!r.errors().empty()) return nullptr;
   return std::make_unique<TpeSampler>(space, seed, o);
 }
 
 std::unique_ptr<Sampler> make_nsga2(OptionReader& r, const Space& space, std::uint64_t seed) {
-  r.only({"population_size", "crossover_prob", "mutation_prob", "swapping_prob"});
+  r.only({"population_size", "crossover_prob", "mutation_prob", "swapping_prob", "startup"});
   const Nsga2Options o = Nsga2Options::read(r);
   if (!r.errors().empty()) return nullptr;
   return std::make_unique<Nsga2Sampler>(space, seed, o);
+}
+
+std::unique_ptr<Sampler> make_pbt(OptionReader& r, const Space& space, std::uint64_t seed) {
+  r.only({"population", "generations", "interval", "quantile", "perturb"});
+  PbtOptions o = PbtOptions::read(r, space);
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<PbtSampler>(space, seed, std::move(o));
 }
 
 const Entry kRegistry[] = {
     {"grid", false, {}, make_grid},
     {"random", true, {}, make_random},
     {"qmc", true, {"scramble"}, make_qmc},
-    {"tpe", true, {"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height"}, make_tpe},
-    {"nsga2", true, {"population_size", "crossover_prob", "mutation_prob", "swapping_prob"}, make_nsga2},
+    {"tpe", true, {"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height", "startup"}, make_tpe},
+    {"nsga2", true, {"population_size", "crossover_prob", "mutation_prob", "swapping_prob", "startup"}, make_nsga2},
+    {"pbt", false, {"population", "generations", "interval", "quantile", "perturb"}, make_pbt},
 };
 
 }  // namespace
@@ -101,5 +110,7 @@ bool sampler_is_unbounded(const std::string& algorithm) {
     if (e.name == algorithm) return e.unbounded;
   return false;
 }
+
+bool sampler_learns_from_history(const std::string& algorithm) { return algorithm == "tpe" || algorithm == "nsga2"; }
 
 }  // namespace dlsweep::search

@@ -20,11 +20,14 @@ Nsga2Options Nsga2Options::read(OptionReader& r) {
   o.crossover_prob = r.number("crossover_prob", o.crossover_prob, 0.0, 1.0);
   if (r.has("mutation_prob")) o.mutation_prob = r.number("mutation_prob", 0.0, 0.0, 1.0);
   o.swapping_prob = r.number("swapping_prob", o.swapping_prob, 0.0, 1.0);
+  o.startup_qmc = read_startup(r);
   return o;
 }
 
 Nsga2Sampler::Nsga2Sampler(Space space, std::uint64_t seed, Nsga2Options options)
-    : space_(std::move(space)), seed_(seed), o_(options), random_(space_, seed) {}
+    : space_(std::move(space)), seed_(seed), o_(options), random_(space_, seed) {
+  if (qmc_fits(space_)) qmc_.emplace(space_, seed, /*scramble=*/true);
+}
 
 namespace {
 
@@ -86,10 +89,18 @@ const Member& tournament(const std::vector<Member>& pop, SplitMix64& rng) {
 
 }  // namespace
 
+std::optional<Params> Nsga2Sampler::first_draw(std::int64_t number, const History& history) {
+  if (qmc_ && o_.startup_qmc.value_or(history.multi_objective())) return qmc_->next(number, history);
+  return random_.next(number, history);
+}
+
 std::optional<Params> Nsga2Sampler::next(std::int64_t number, const History& history) {
   const auto pop_size = static_cast<std::size_t>(o_.population_size);
   const std::int64_t generation = number / o_.population_size;
-  if (generation == 0) return random_.next(number, history);
+  // Warm-start trials (numbers < 0, search.warm_start) are generation -1: the first parents.
+  const bool warm = std::any_of(history.trials.begin(), history.trials.end(),
+                                [](const TrialRecord& t) { return t.number < 0 && t.status == TrialStatus::complete; });
+  if (generation == 0 && !warm) return first_draw(number, history);
 
   // COMPLETE trials with a loss vector, by generation.
   std::map<std::int64_t, std::vector<Member>> by_generation;
@@ -99,16 +110,16 @@ std::optional<Params> Nsga2Sampler::next(std::int64_t number, const History& his
     if (!l) continue;
     double v = total_violation(t.constraints);
     if (history.constrained && t.constraints.empty()) v = std::numeric_limits<double>::infinity();
-    by_generation[t.number / o_.population_size].push_back({&t, std::move(*l), v});
+    by_generation[t.number < 0 ? -1 : t.number / o_.population_size].push_back({&t, std::move(*l), v});
   }
   std::vector<Member> parents;
-  for (std::int64_t g = 0; g < generation; ++g) {
+  for (std::int64_t g = warm ? -1 : 0; g < generation; ++g) {
     auto pool = parents;
     if (auto it = by_generation.find(g); it != by_generation.end())
       pool.insert(pool.end(), it->second.begin(), it->second.end());
     parents = elite(std::move(pool), pop_size);
   }
-  if (parents.empty()) return random_.next(number, history);
+  if (parents.empty()) return first_draw(number, history);
 
   const std::uint64_t key = SplitMix64::mix(SplitMix64::mix(seed_ ^ 0x45a2b1c3d9e8f701ULL) ^ static_cast<std::uint64_t>(number));
   SplitMix64 rng(key);

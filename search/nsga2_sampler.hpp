@@ -27,6 +27,7 @@
 #include <optional>
 
 #include "search/options.hpp"
+#include "search/qmc_sampler.hpp"
 #include "search/random_sampler.hpp"
 #include "search/sampler.hpp"
 
@@ -37,6 +38,10 @@ struct Nsga2Options {
   double crossover_prob = 0.9;
   std::optional<double> mutation_prob;  ///< nullopt: 1 / number of parameters of the child
   double swapping_prob = 0.5;
+  /// Generation 0 (and a generation with no parents) from scrambled Sobol points or
+  /// independent uniform draws (`startup:`, qmc_sampler.hpp read_startup; unset: Sobol with
+  /// several objectives).
+  std::optional<bool> startup_qmc;
 
   static Nsga2Options read(OptionReader& r);
 };
@@ -53,6 +58,9 @@ class Nsga2Sampler final : public Sampler {
   std::uint64_t seed_;
   Nsga2Options o_;
   RandomSampler random_;
+  /// A trial of generation 0 (or of a generation without parents).
+  std::optional<Params> first_draw(std::int64_t number, const History& history);
+  std::optional<QmcSampler> qmc_;  ///< set when the space allows Sobol points
 };
 
 }  // namespace dlsweep::search

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dlsweep::search {
 
@@ -102,6 +103,18 @@ std::vector<std::string> OptionReader::strings(const std::string& key) {
       out.push_back(item.get<std::string>());
   }
   return out;
+}
+
+std::string OptionReader::word(const std::string& key, std::string fallback,
+                               std::initializer_list<std::string_view> allowed) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  if (v->is_string())
+    for (auto a : allowed)
+      if (v->get<std::string>() == a) return std::string(a);
+  error(key, fmt::format("expected one of {}, got {}", fmt::join(allowed, ", "), v->dump()),
+        fmt::format("write {}: {}", key, *allowed.begin()));
+  return fallback;
 }
 
 void OptionReader::error(std::string key, std::string what, std::string fix) {

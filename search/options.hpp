@@ -33,11 +33,15 @@ class OptionReader {
   /// those the caller handles itself).
   void only(std::initializer_list<std::string_view> known);
   bool has(const std::string& key) const;
+  /// The raw value of `key` (nullptr when absent), for options with a structure of their own.
+  const nlohmann::json* get(const std::string& key) const { return find(key); }
   double number(const std::string& key, double fallback, double low, double high, bool low_open = false);
   std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t low, std::int64_t high);
   bool boolean(const std::string& key, bool fallback);
   std::optional<double> optional_number(const std::string& key);
   std::vector<std::string> strings(const std::string& key);
+  /// One of `allowed` (the first is named as the default in the fix), or `fallback`.
+  std::string word(const std::string& key, std::string fallback, std::initializer_list<std::string_view> allowed);
   void error(std::string key, std::string what, std::string fix);
 
   const std::vector<OptionError>& errors() const { return errors_; }

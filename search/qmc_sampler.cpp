@@ -18,4 +18,11 @@ std::optional<Params> QmcSampler::next(std::int64_t number, const History&) {
   return p;
 }
 
+bool qmc_fits(const Space& space) { return space.dims.size() <= Sobol::kMaxDims; }
+
+std::optional<bool> read_startup(OptionReader& r) {
+  if (!r.has("startup")) return std::nullopt;
+  return r.word("startup", "qmc", {"qmc", "random"}) == "qmc";
+}
+
 }  // namespace dlsweep::search

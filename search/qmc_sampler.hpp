@@ -8,6 +8,7 @@
 // tens of trials (Bergstra & Bengio 2012); Optuna's QMCSampler is the peer.
 #pragma once
 
+#include "search/options.hpp"
 #include "search/sampler.hpp"
 #include "search/sobol.hpp"
 
@@ -24,5 +25,15 @@ class QmcSampler final : public Sampler {
   Space space_;
   Sobol sobol_;
 };
+
+/// True when Sobol points can cover the space (at most Sobol::kMaxDims varied parameters).
+bool qmc_fits(const Space& space);
+
+/// The `startup:` option of the samplers that learn from history (tpe, nsga2): how their
+/// first trials are drawn before there is anything to learn from: "qmc" (scrambled Sobol
+/// points, which cover the space evenly; random draws beyond kMaxDims parameters) or
+/// "random" (independent uniform draws, Optuna's way). Unset: qmc when the study has
+/// several objectives, random with one (single-objective studies draw what they always did).
+std::optional<bool> read_startup(OptionReader& r);
 
 }  // namespace dlsweep::search

@@ -38,11 +38,17 @@ class Sampler {
   /// How many trials this sampler can propose in all, if finite (grid); nullopt otherwise.
   virtual std::optional<std::int64_t> size() const = 0;
   virtual std::string name() const = 0;
+  /// False while trial `number` cannot be decided yet (pbt: the previous generation is still
+  /// running): the engine then creates no further trial and asks again when a trial ends.
+  virtual bool ready(std::int64_t /*number*/, const History& /*history*/) const { return true; }
+  /// Bookkeeping the engine records with trial `number` (an event), never part of its
+  /// params: pbt's lineage (search/pbt_sampler.hpp). null for every other sampler.
+  virtual nlohmann::json lineage(std::int64_t /*number*/, const History& /*history*/) const { return nullptr; }
 };
 
 using SamplerResult = std::expected<std::unique_ptr<Sampler>, std::vector<OptionError>>;
 
-/// The registry: "grid", "random", "qmc", "tpe", "nsga2". `options` are the keys of the study's
+/// The registry: "grid", "random", "qmc", "tpe", "nsga2", "pbt". `options` are the keys of the study's
 /// `search:` section other than algorithm, trials and seed (an object, or null); the
 /// sampler validates them, and the space against its needs (grid: finite dimensions).
 /// Errors name the option's key ("" for the algorithm itself).
@@ -57,5 +63,9 @@ std::vector<std::string_view> sampler_option_keys(const std::string& algorithm);
 
 /// True when the sampler needs `search.trials` (it never runs out on its own).
 bool sampler_is_unbounded(const std::string& algorithm);
+
+/// True when the sampler's proposals follow the history (tpe, nsga2): what `search.warm_start`
+/// needs (the others would ignore the earlier trials).
+bool sampler_learns_from_history(const std::string& algorithm);
 
 }  // namespace dlsweep::search

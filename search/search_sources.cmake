@@ -15,6 +15,7 @@ set(DLSWEEP_SEARCH_SOURCES
   tpe_sampler.cpp
   pareto.cpp
   nsga2_sampler.cpp
+  pbt_sampler.cpp
   make_sampler.cpp
   enqueued_params.cpp
   median_pruner.cpp

@@ -22,14 +22,19 @@ TpeOptions TpeOptions::read(OptionReader& r) {
   o.gamma = r.number("gamma", o.gamma, 0.0, 1.0, /*low_open=*/true);
   o.gamma_cap = r.integer("gamma_cap", o.gamma_cap, 1, 1'000'000);
   o.prior_weight = r.number("prior_weight", o.prior_weight, 0.0, 1e6, /*low_open=*/true);
+  o.multivariate_given = r.has("multivariate");
+  o.equal_height_given = r.has("equal_height");
   o.multivariate = r.boolean("multivariate", o.multivariate);
   o.constant_liar = r.boolean("constant_liar", o.constant_liar);
   o.equal_height = r.boolean("equal_height", !o.multivariate);
+  o.startup_qmc = read_startup(r);
   return o;
 }
 
 TpeSampler::TpeSampler(Space space, std::uint64_t seed, TpeOptions options)
-    : space_(std::move(space)), seed_(seed), o_(options), startup_(space_, seed) {}
+    : space_(std::move(space)), seed_(seed), o_(options), startup_(space_, seed) {
+  if (qmc_fits(space_)) qmc_startup_.emplace(space_, seed, /*scramble=*/true);
+}
 
 namespace {
 
@@ -272,15 +277,22 @@ std::vector<double> choose(const std::vector<InternalDim>& dims, const Split& s,
 }  // namespace
 
 std::optional<Params> TpeSampler::next(std::int64_t number, const History& history) {
+  TpeOptions o = o_;
+  if (history.multi_objective() && !o.multivariate_given) {
+    o.multivariate = true;
+    if (!o.equal_height_given) o.equal_height = false;
+  }
   std::size_t n_finished = 0;
-  const Split s = split(history, o_, n_finished);
-  if (static_cast<std::int64_t>(n_finished) < o_.startup_trials || n_finished == 0) return startup_.next(number, history);
+  const Split s = split(history, o, n_finished);
+  if (static_cast<std::int64_t>(n_finished) < o.startup_trials || n_finished == 0)
+    return qmc_startup_ && o.startup_qmc.value_or(history.multi_objective()) ? qmc_startup_->next(number, history)
+                                                                              : startup_.next(number, history);
 
   Params p = space_.fixed.is_object() ? space_.fixed : Params::object();
   const std::uint64_t trial_key = SplitMix64::mix(SplitMix64::mix(seed_ ^ 0x7fe5a3b1ULL) ^ static_cast<std::uint64_t>(number));
   const auto order = sampling_order(space_);
   std::vector<bool> done(space_.dims.size(), false);
-  if (o_.multivariate) {
+  if (o.multivariate) {
     std::vector<InternalDim> joint;
     std::vector<std::size_t> which;
     for (std::size_t i : order)
@@ -290,7 +302,7 @@ std::optional<Params> TpeSampler::next(std::int64_t number, const History& histo
       }
     if (!joint.empty()) {
       SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64("\x01joint")));
-      const auto x = choose(joint, s, o_, /*multivariate=*/true, rng);
+      const auto x = choose(joint, s, o, /*multivariate=*/true, rng);
       for (std::size_t j = 0; j < joint.size(); ++j) {
         p[space_.dims[which[j]].name] = joint[j].from_internal(x[j]);
         done[which[j]] = true;
@@ -303,7 +315,7 @@ std::optional<Params> TpeSampler::next(std::int64_t number, const History& histo
     if (!d.when.empty() && !is_active(d, p)) continue;
     SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64(d.name)));
     const std::vector<InternalDim> one{InternalDim(d)};
-    p[d.name] = one[0].from_internal(choose(one, s, o_, /*multivariate=*/false, rng)[0]);
+    p[d.name] = one[0].from_internal(choose(one, s, o, /*multivariate=*/false, rng)[0]);
   }
   return p;
 }

@@ -36,6 +36,10 @@ Result<BudgetGrowth> grow_trial_budget(const StudySpec& spec, const std::string&
     return fail_as(ErrorKind::bad_input, fmt::format("{} is not a number of trials to add", n), where,
                    "give a positive number, e.g. --add-trials 10");
   const std::int64_t budget = trial_budget(spec);
+  if (spec.search.algorithm == "pbt")
+    return fail_as(ErrorKind::bad_input,
+                   fmt::format("study '{}' is population-based training: its budget is population x generations", study),
+                   where, "submit a new pbt study with more generations");
   if (budget < 0)
     return fail_as(ErrorKind::bad_input, fmt::format("study '{}' has no trial budget to grow", study), where,
                    "it runs until its sampler is exhausted; resume it without --add-trials");
@@ -80,6 +84,12 @@ Result<BudgetGrowth> grow_trial_budget(const StudySpec& spec, const std::string&
 }
 
 Status enqueue_supported(const StudySpec& spec, const std::string& study) {
+  if (spec.search.algorithm == "pbt")
+    return fail_as(ErrorKind::bad_input,
+                   fmt::format("study '{}' is population-based training: trial n is member n % population of "
+                               "generation n / population, so an enqueued trial has no place in it",
+                               study),
+                   "enqueue", "run the params you want as a study of their own");
   if (spec.search.algorithm != "grid") return {};
   return fail_as(ErrorKind::bad_input,
                  fmt::format("study '{}' searches a grid: each of its points is a trial already, so there is no "

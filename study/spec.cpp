@@ -17,10 +17,12 @@
 
 #include "study/limits.hpp"
 #include "study/objectives.hpp"
+#include "study/pbt.hpp"
 #include "study/reader.hpp"
 #include "common/train_params.hpp"
 #include "study/space.hpp"
 #include "study/tree.hpp"
+#include "study/warm_start.hpp"
 #include "schedulers/launch.hpp"
 #include "schedulers/backend_kinds.hpp"
 #include "search/conditional.hpp"
@@ -48,7 +50,7 @@ constexpr std::string_view kBackendShared[] = {"kind", "max_concurrent", "pendin
 constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
 constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env"};
 constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
-constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed"};
+constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed", "warm_start"};
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 bool valid_study_name(const std::string& s) {
@@ -307,6 +309,10 @@ class StudyParser {
     }
     if (Field s = StudyReader::field(search_, "seed"))
       if (auto v = r_.integer(s, 0, std::numeric_limits<std::int64_t>::max())) spec_.search.seed = std::uint64_t(*v);
+    if (Field w = StudyReader::field(search_, "warm_start")) {
+      read_warm_start(r_, w, spec_);
+      if (algorithm_ok_) check_warm_start_algorithm(r_, w.path, spec_);
+    }
     for (const auto& [key, _] : search_->items())
       if (std::find(std::begin(kSearchShared), std::end(kSearchShared), key) == std::end(kSearchShared) &&
           std::find(keys.begin(), keys.end(), key) != keys.end())
@@ -398,6 +404,7 @@ class StudyParser {
       }
       return;
     }
+    for (const auto& e : complete_pbt(spec_)) r_.error(e.key, e.what, e.fix);  // pbt: generations, pruner, trainer
     if (auto made = search::make_sampler(algo, spec_.space, spec_.search.seed, spec_.search.options); !made)
       for (const auto& e : made.error())
         r_.error(child_path(search_.path.empty() ? "search" : search_.path, e.key.empty() ? "algorithm" : e.key),

@@ -93,6 +93,13 @@ struct StudySpec {
     std::uint64_t seed = 0;
     /// The algorithm's own keys of `search:` (e.g. tpe's gamma), validated by make_sampler.
     nlohmann::json options = nlohmann::json::object();
+    /// `warm_start`: earlier studies whose COMPLETE trials seed the sampler's history (tpe,
+    /// nsga2; study/warm_start.hpp). `db` as written; relative to study_dir.
+    struct WarmStart {
+      std::string study;
+      std::string db;
+    };
+    std::vector<WarmStart> warm_start;
   } search;
 
   /// `pruner`: stop trials that fall behind (search/pruner.hpp). by, group_by, warmup and

@@ -65,6 +65,10 @@ nlohmann::json StudySpec::to_json() const {
   search_j["algorithm"] = search.algorithm;
   search_j["seed"] = search.seed;
   if (search.trials > 0) search_j["trials"] = search.trials;
+  if (!search.warm_start.empty()) {
+    search_j["warm_start"] = json::array();
+    for (const auto& w : search.warm_start) search_j["warm_start"].push_back({{"study", w.study}, {"db", w.db}});
+  }
   json pruner_j = {{"by", pruner.by}, {"group_by", pruner.group_by}, {"warmup", pruner.warmup}};
   if (pruner.options.is_object())
     for (const auto& [k, v] : pruner.options.items()) pruner_j[k] = v;

@@ -83,6 +83,11 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.lr_floor = get("lr_floor").get<double>();
   c.decay_power = get("decay_power").get<double>();
   c.batch_ramp = get("batch_ramp").get<std::string>();
+  c.lr_schedule = get("lr_schedule").get<std::string>();
+  c.stop_epoch = get("stop_epoch").get<double>();
+  if (c.stop_epoch > c.epochs)
+    return fail(fmt::format("stop_epoch {:g} is after the end of training (epochs {:g})", c.stop_epoch, c.epochs),
+                where + ": stop_epoch", fmt::format("use a stop_epoch <= {:g}, or 0 for none", c.epochs));
   c.max_batch_size = static_cast<std::int64_t>(get("max_batch_size").get<double>());
   if (c.warmup_steps > 0 && c.warmup_epochs > 0)
     return fail("warmup_epochs and warmup_steps are both set", where + ": warmup_steps",
@@ -156,6 +161,8 @@ json to_json(const TrainConfig& c) {
               {"lr_floor", c.lr_floor},
               {"decay_power", c.decay_power},
               {"batch_ramp", c.batch_ramp},
+              {"lr_schedule", c.lr_schedule},
+              {"stop_epoch", c.stop_epoch},
               {"max_batch_size", c.max_batch_size},
               {"optimizer", c.optimizer},
               {"momentum", c.momentum},

@@ -40,6 +40,8 @@ struct TrainConfig {
   double lr_floor = 0;               ///< fraction of the peak LR
   double decay_power = 2;
   std::string batch_ramp = "none";   ///< checked by schedule::parse_batch_ramp
+  std::string lr_schedule = "none";  ///< base LR by epoch (replaces base_lr); schedule::parse_lr_schedule
+  double stop_epoch = 0;             ///< > 0: end there (eval, checkpoint, final); the LR stays the full run's
   std::int64_t max_batch_size = 0;   ///< 0 = training set size
   std::string optimizer = "sgd";
   double momentum = 0.9;

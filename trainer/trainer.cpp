@@ -57,6 +57,12 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
     return fail(fmt::format("batch_ramp smith turns the milestones of decay=step into batch increases, but decay is {}",
                             schedule::to_string(config.decay)),
                 "batch_ramp", "set decay: step (with decay_milestones and decay_factor) or use another batch_ramp");
+  auto lr_stages = schedule::parse_lr_schedule(config.lr_schedule);
+  if (!lr_stages) return std::unexpected(lr_stages.error());
+  if (config.stop_epoch < 0 || config.stop_epoch > config.epochs)
+    return fail(fmt::format("stop_epoch {:g} is after the end of training (epochs {:g})", config.stop_epoch,
+                            config.epochs),
+                "stop_epoch", fmt::format("use a stop_epoch <= {:g}, or 0 for none", config.epochs));
   schedule::PlanSpec ps;
   ps.train_size = n;
   ps.epochs = config.epochs;
@@ -124,10 +130,14 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   ls.floor = config.lr_floor;
   ls.power = config.decay_power;
   ls.smith = ramp->kind == schedule::BatchRamp::Kind::smith;
+  ls.lr_stages = std::move(*lr_stages);
   t->lr_ = schedule::make_lr_schedule(ls, t->plan_);
   const auto& first = t->plan_.stages().front();
   t->steps_per_epoch_ = first.steps_per_epoch;
   t->total_steps_ = t->plan_.total_steps();
+  t->end_step_ = config.stop_epoch > 0
+                     ? std::clamp<std::int64_t>(t->plan_.steps_until_epoch(config.stop_epoch), 1, t->total_steps_)
+                     : t->total_steps_;
   t->eval_interval_ = std::max<std::int64_t>(1, schedule::epochs_to_steps(config.eval_every, t->steps_per_epoch_));
   if (ranks > 1) t->sync_ = std::make_unique<GradSync>(*ctx.comm, t->model_->parameters(), config.bucket_mb);
   return t;
@@ -162,7 +172,7 @@ Status Trainer::log_start() {
   return report(protocol::RecordKind::log, 0, {},
                 fmt::format("dlsweep-train: {} {} ({} parameters), {} {} train / {} test, batch {} on {} rank(s) "
                             "({} comm), {} steps/epoch, {} steps, lr {:g} ({} rule from {:g} at batch {}, warmup {} "
-                            "steps from {}, decay {}), optimizer {}, batch stages {}, {} kernels, {}, {} thread(s)",
+                            "steps from {}, decay {}{}), optimizer {}, batch stages {}{}, {} kernels, {}, {} thread(s)",
                             model_->name(),
                             (config_.model == "mlp" ? layer_sizes(train.features, config_.hidden, train.classes)
                                                     : fmt::format("{}x{}x{}->{}", train.channels, train.height,
@@ -173,9 +183,15 @@ Status Trainer::log_start() {
                                      : " " + config_.precision + " " + precision_path()),
                             model_->parameters().count(), config_.dataset, train.size, data_.test.size,
                             config_.batch_size, ctx_.comm->size(), ctx_.comm->name(), steps_per_epoch_, total_steps_,
-                            lr_.target_lr, schedule::to_string(config_.lr_rule), config_.base_lr, config_.base_batch,
+                            lr_.target_lr, schedule::to_string(config_.lr_rule), lr_.base_lr, config_.base_batch,
                             lr_.warmup_steps, schedule::to_string(config_.warmup_start),
-                            schedule::to_string(lr_.decay.kind), optimizer_->name(), stages, ctx_.kernels,
+                            schedule::to_string(lr_.decay.kind),
+                            config_.lr_schedule == "none" ? "" : ", base lr by epoch " + config_.lr_schedule,
+                            optimizer_->name(), stages,
+                            end_step_ < total_steps_
+                                ? fmt::format(", stopping at step {} (epoch {:g})", end_step_, config_.stop_epoch)
+                                : "",
+                            ctx_.kernels,
                             kernels::backend_version(), kernels::compute_threads()));
 }
 
@@ -317,7 +333,10 @@ Result<TrainResult> Trainer::run() {
   const models::GradReadyFn sync_ready = [&](std::span<const std::size_t> tensors) { sync_->ready(tensors); };
   auto last_checkpoint = clock_type::now();
 
-  for (std::int64_t step = first_step; step < total_steps_;) {
+  // stop_epoch: the run ends at end_step_ (evaluation, checkpoint, final record) on the
+  // schedule of the whole run.
+  const bool stop_at_epoch = config_.stop_epoch > 0;
+  for (std::int64_t step = first_step; step < end_step_;) {
     // Requests are polled before the step and acted on after it (the step in progress ends).
     double flags[3] = {0, 0, 0};  // {stop (pruned), stop with checkpoint (signal), timer checkpoint}
     std::string reason;
@@ -391,7 +410,7 @@ Result<TrainResult> Trainer::run() {
       optimizer_->step(lr);
     }
     iv_.t_compute += seconds_since(tc) - comm_in_update;
-    const bool eval_now = plan_.eval_after(step, config_.eval_every);
+    const bool eval_now = plan_.eval_after(step, config_.eval_every) || step + 1 == end_step_;
     ++step;
     iv_.loss_sum += st.loss_sum;
     iv_.correct += static_cast<double>(st.correct);
@@ -400,13 +419,17 @@ Result<TrainResult> Trainer::run() {
     if (eval_now)
       if (auto s = evaluate_and_report(step, lr, batch); !s) return std::unexpected(s.error());
     const bool stop = agreed[1] > 0 || agreed[2] > 0;
-    if ((agreed[2] > 0 || agreed[3] > 0) && !ctx_.checkpoint_dir.empty() && step < total_steps_) {
-      auto path = save_checkpoint(step);
-      if (!path) return std::unexpected(path.error());
-      result.checkpoint = *path;
-      last_checkpoint = clock_type::now();
-    }
-    if (stop && step < total_steps_) {
+    const bool end_checkpoint = stop_at_epoch && step == end_step_;
+    if (((agreed[2] > 0 || agreed[3] > 0) && step < end_step_) || end_checkpoint)
+      if (!ctx_.checkpoint_dir.empty()) {
+        // At a stop_epoch the final record follows the checkpoint's: a run resumed in this
+        // directory continues after both.
+        auto path = save_checkpoint(step, end_checkpoint ? 1 : 0);
+        if (!path) return std::unexpected(path.error());
+        result.checkpoint = *path;
+        last_checkpoint = clock_type::now();
+      }
+    if (stop && step < end_step_) {
       result.status = TrainStatus::stopped;
       result.steps = step;
       result.metrics = last_metrics_;
@@ -417,9 +440,9 @@ Result<TrainResult> Trainer::run() {
       return result;
     }
   }
-  result.steps = total_steps_;
+  result.steps = end_step_;
   result.metrics = last_metrics_;
-  if (auto s = report(protocol::RecordKind::final, total_steps_, result.metrics); !s) return std::unexpected(s.error());
+  if (auto s = report(protocol::RecordKind::final, end_step_, result.metrics); !s) return std::unexpected(s.error());
   return result;
 }
 

@@ -9,6 +9,9 @@
 //    one rank with batch B up to float rounding; the loss is averaged over the GLOBAL batch;
 //  - evaluation after every round(eval_every · steps_per_epoch) updates of the current stage
 //    and after the last; the test set is split across ranks and the sums reduced;
+//  - stop_epoch > 0: the run ends at the update where the plan reaches that epoch
+//    (steps_until_epoch) with an evaluation, a checkpoint and the final record, as if
+//    `epochs` ended there, but every LR is that of the whole `epochs` run (decay, warmup);
 //  - train_loss/train_acc average the training batches since the previous evaluation;
 //    samples_per_s counts training samples over training time (data + compute + exposed
 //    communication, no evaluation); time_compute_s is forward + backward + update,
@@ -100,6 +103,8 @@ class Trainer {
 
   std::int64_t steps_per_epoch() const { return steps_per_epoch_; }
   std::int64_t total_steps() const { return total_steps_; }
+  /// The step the run ends at: total_steps(), or the one stop_epoch falls on.
+  std::int64_t end_step() const { return end_step_; }
   const schedule::BatchPlan& plan() const { return plan_; }
   const schedule::LrSchedule& lr_schedule() const { return lr_; }
   std::int64_t eval_interval() const { return eval_interval_; }
@@ -133,12 +138,16 @@ class Trainer {
   /// summed into the arena; feeds the noise estimator.
   StepStats split_step(const std::uint32_t* idx, std::int64_t b, std::int64_t batch);
   Status evaluate_and_report(std::int64_t step, double lr, std::int64_t batch);
-  Result<std::string> save_checkpoint(std::int64_t step);
+  /// `records_after`: records this run writes after the checkpoint's own before it can end
+  /// (the final record at a stop_epoch), so that a resumed run's seq continues past them.
+  Result<std::string> save_checkpoint(std::int64_t step, int records_after = 0);
   /// Restores the newest valid checkpoint, if any. Returns its step, or -1.
   Result<std::int64_t> resume();
   /// Makes every rank's parameters, model state and optimizer state equal rank 0's.
   Status broadcast_state();
-  nlohmann::json fingerprint() const;
+  /// The parameters that shaped the trajectory up to `epoch` (a checkpoint's): a run resumes
+  /// only from a checkpoint with the same fingerprint (trainer_checkpoint.cpp).
+  nlohmann::json fingerprint(double epoch) const;
 
   TrainConfig config_;
   data::DataSplits data_;
@@ -158,6 +167,7 @@ class Trainer {
   std::vector<std::int32_t> labels_;
   kernels::AlignedBuffer grad_acc_;         ///< one rank: the first half's gradient of a measured step
   std::int64_t steps_per_epoch_ = 0, total_steps_ = 0, eval_interval_ = 0;  ///< per epoch/eval: first stage
+  std::int64_t end_step_ = 0;               ///< total_steps_, or the step of stop_epoch
 };
 
 }  // namespace dlsweep::trainer

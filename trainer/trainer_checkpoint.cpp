@@ -8,9 +8,15 @@
 //  - the interval statistics since the last evaluation, REDUCED over ranks (so the next
 //    evaluation's train_loss/train_acc/samples_per_s are those of the uninterrupted run);
 //  - the noise-scale averages, the last evaluation's metrics, wall_s, the next record seq;
-//  - a fingerprint of the parameters that shape the trajectory: a checkpoint written with
-//    other parameters is not resumed (threads, comm, bucket_mb, data_dir and
-//    checkpoint_every_s may change between attempts).
+//  - a fingerprint of the parameters that shaped the trajectory up to the checkpoint's epoch
+//    E: a checkpoint written with other parameters is not resumed. threads, comm, bucket_mb,
+//    data_dir, checkpoint_every_s and stop_epoch may change between runs; the batch and the
+//    base LR enter as their stages (batch_ramp/lr_schedule, or the one stage batch_size/
+//    base_lr stand for) that start before E, so a run whose future differs after E — a new
+//    stage at E, another stop_epoch: population-based training's next interval — resumes
+//    exactly from the checkpoint (same weights, optimizer state, step and data position),
+//    while a run that differs before E is refused. The LR's decay and warmup are laid out over
+//    the resuming run's own plan (its total steps), as a fresh run with its params would be.
 #include <fmt/format.h>
 
 #include "trainer/checkpoint.hpp"
@@ -28,13 +34,49 @@ std::span<const float> arena(const float* p, std::int64_t n) { return {p, static
 
 }  // namespace
 
-nlohmann::json Trainer::fingerprint() const {
+nlohmann::json Trainer::fingerprint(double epoch) const {
   nlohmann::json f = to_json(config_);
-  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s"}) f.erase(free_key);
+  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch"})
+    f.erase(free_key);
+  // The batch and base LR by stage, as far as they reached before `epoch`.
+  auto ramp = schedule::parse_batch_ramp(config_.batch_ramp);
+  if (ramp && ramp->kind != schedule::BatchRamp::Kind::smith) {
+    nlohmann::json stages = nlohmann::json::array();
+    if (ramp->kind == schedule::BatchRamp::Kind::none) stages.push_back({0.0, config_.batch_size});
+    for (const auto& st : ramp->stages)
+      if (st.epoch < epoch || st.epoch == 0) stages.push_back({st.epoch, st.batch});
+    f.erase("batch_size");
+    f.erase("batch_ramp");
+    f["batch_stages"] = stages;
+  }
+  auto lrs = schedule::parse_lr_schedule(config_.lr_schedule);
+  if (lrs) {
+    nlohmann::json stages = nlohmann::json::array();
+    if (lrs->empty()) stages.push_back({0.0, config_.base_lr});
+    for (const auto& st : *lrs)
+      if (st.epoch < epoch || st.epoch == 0) stages.push_back({st.epoch, st.lr});
+    f.erase("base_lr");
+    f.erase("lr_schedule");
+    f["lr_stages"] = stages;
+  }
   return f;
 }
 
-Result<std::string> Trainer::save_checkpoint(std::int64_t step) {
+namespace {
+
+/// The fingerprint of checkpoints written before stop_epoch/lr_schedule existed: every
+/// parameter but the free ones, as given.
+nlohmann::json legacy_fingerprint(const TrainConfig& c) {
+  nlohmann::json f = to_json(c);
+  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s"}) f.erase(free_key);
+  if (c.lr_schedule == "none") f.erase("lr_schedule");
+  if (c.stop_epoch == 0) f.erase("stop_epoch");
+  return f;
+}
+
+}  // namespace
+
+Result<std::string> Trainer::save_checkpoint(std::int64_t step, int records_after) {
   // Collective: the interval statistics are reduced so rank 0's file holds the whole world's.
   double sums[6] = {iv_.loss_sum, iv_.correct, iv_.seen, iv_.t_compute, iv_.t_data, iv_.t_comm};
   if (auto s = ctx_.comm->allreduce_sum(std::span<double>(sums)); !s) return std::unexpected(s.error());
@@ -42,10 +84,15 @@ Result<std::string> Trainer::save_checkpoint(std::int64_t step) {
 
   const auto& params = model_->parameters();
   const auto pos = plan_.position(step);
+  // The stages before this epoch shaped the run: at a stop_epoch the nominal one (a stage the
+  // next interval starts there is not part of this run's past), else where the step is.
+  const double fp_epoch = config_.stop_epoch > 0 && step == end_step_ ? config_.stop_epoch : plan_.epoch_after(step);
   const auto ns = noise_.state();
   nlohmann::json meta = {
       {"format", kFormat},
-      {"fingerprint", fingerprint()},
+      {"fingerprint", fingerprint(fp_epoch)},
+      {"fingerprint_version", 2},
+      {"fingerprint_epoch", fp_epoch},
       {"step", step},
       {"epoch", plan_.epoch_after(step)},
       {"samples", plan_.samples_after(step)},
@@ -54,7 +101,7 @@ Result<std::string> Trainer::save_checkpoint(std::int64_t step) {
       {"data_offset", pos.offset},
       {"seed", config_.seed},
       {"wall_s", wall_s()},
-      {"seq", ctx_.reporter ? ctx_.reporter->next_seq() + 1 : 0},  // after this checkpoint's record
+      {"seq", ctx_.reporter ? ctx_.reporter->next_seq() + 1 + records_after : 0},  // after this checkpoint's record
       {"interval", sums},
       {"noise", {ns.g2, ns.trace, ns.count}},
       {"last_metrics", last_metrics_},
@@ -93,8 +140,14 @@ Result<std::int64_t> Trainer::resume() {
     auto opt = optimizer_->state_arenas();
     std::string mismatch;
     if (m.value("format", "") != kFormat) mismatch = "not written by dlsweep-train";
-    else if (m.value("fingerprint", nlohmann::json()) != fingerprint())
+    else if (m.value("fingerprint", nlohmann::json()) !=
+             (m.value("fingerprint_version", 1) >= 2 ? fingerprint(m.value("fingerprint_epoch", 0.0))
+                                                     : legacy_fingerprint(config_)))
       mismatch = "written with different parameters (params.json changed)";
+    else if (const std::int64_t s = m.value("step", std::int64_t{-1});
+             s < 0 || s > total_steps_ || plan_.epoch_after(s) != m.value("epoch", -1.0) ||
+             plan_.samples_after(s) != m.value("samples", std::int64_t{-1}))
+      mismatch = "its step is at another place in the data under this run's batch plan";
     else if (!values || static_cast<std::int64_t>(values->size()) != params.arena_size() || !state ||
              static_cast<std::int64_t>(state->size()) != params.state_size())
       mismatch = "its model does not match this one";

@@ -13,7 +13,7 @@ sys.path.insert(0, str(LIB_DIR))
 import dlsweep_trial  # noqa: E402
 
 CLEARED = ("DLSWEEP_TRIAL_DIR", "DLSWEEP_TRIAL_ID", "DLSWEEP_ATTEMPT", "DLSWEEP_STUDY",
-           "DLSWEEP_RUN_NAME", "SLURM_RESTART_COUNT") + dlsweep_trial.RANK_VARIABLES
+           "DLSWEEP_RUN_NAME", "DLSWEEP_STOP_AT", "SLURM_RESTART_COUNT") + dlsweep_trial.RANK_VARIABLES
 
 
 @pytest.fixture(autouse=True)

@@ -141,6 +141,59 @@ def test_should_stop_reads_control_json(trial):
     assert not dt.should_stop()
 
 
+def test_stop_at_parses_the_interval_end(monkeypatch):
+    assert dt.stop_at() is None
+    monkeypatch.setenv("DLSWEEP_STOP_AT", "")
+    assert dt.stop_at() is None
+    for value, want in [("epoch:4", ("epoch", 4.0)), ("step:1200", ("step", 1200.0)),
+                        ("samples:65536", ("samples", 65536.0)), ("epoch:2.5", ("epoch", 2.5))]:
+        monkeypatch.setenv("DLSWEEP_STOP_AT", value)
+        assert dt.stop_at() == want
+    for bad in ["epoch", "hours:3", "epoch:x", "step:-1", "epoch:nan", ":4"]:
+        monkeypatch.setenv("DLSWEEP_STOP_AT", bad)
+        with pytest.raises(dt.ProtocolError, match="DLSWEEP_STOP_AT.*epoch, step, samples"):
+            dt.stop_at()
+
+
+@pytest.mark.parametrize("axis,value,positions", [
+    ("epoch", "2", [(10, 1.0, 640), (20, 2.0, 1280)]),
+    ("step", "20", [(10, 1.0, 640), (20, 2.0, 1280)]),
+    ("samples", "1280", [(10, 1.0, 640), (21, 2.1, 1344)]),    # past it counts too
+    ("epoch", "0.3", [(1, 0.1, 64), (3, 0.1 + 0.1 + 0.1, 192)]),  # 0.30000000000000004 and rounding
+])
+def test_should_stop_at_the_interval_end(trial, monkeypatch, axis, value, positions):
+    monkeypatch.setenv("DLSWEEP_STOP_AT", f"{axis}:{value}")
+    assert not dt.should_stop() and dt.stop_reason() is None  # nothing reported yet
+    (step, epoch, samples), (step2, epoch2, samples2) = positions
+    dt.report(step=step, epoch=epoch, samples=samples, val_acc=0.5)
+    assert not dt.should_stop() and dt.stop_reason() is None
+    dt.report(step=step2, epoch=epoch2, samples=samples2, val_acc=0.6)
+    assert dt.should_stop() and dt.stop_reason() == "interval end"
+
+
+def test_interval_end_on_every_rank_and_after_final(trial, monkeypatch):
+    monkeypatch.setenv("DLSWEEP_STOP_AT", "step:100")
+    monkeypatch.setenv("RANK", "1")  # writes nothing, but knows where it is
+    dt.report(step=100, epoch=1.0, samples=6400, val_acc=0.5)
+    assert not (trial / "metrics.jsonl").exists()
+    assert dt.should_stop() and dt.stop_reason() == "interval end"
+    dt._reset_for_tests()
+    monkeypatch.setenv("RANK", "0")
+    dt.final(step=100, epoch=1.0, samples=6400, val_acc=0.5)
+    assert dt.should_stop()
+
+
+def test_a_stop_dlsweep_asked_for_comes_before_the_interval_end(trial, monkeypatch):
+    monkeypatch.setenv("DLSWEEP_STOP_AT", "epoch:1")
+    dt.report(step=10, epoch=1.0, samples=640, val_acc=0.5)
+    (trial / "control.json").write_text('{"action": "stop", "reason": "pruned"}')
+    assert dt.should_stop() and dt.stop_reason() == "pruned"
+    (trial / "control.json").unlink()
+    assert dt.stop_reason() == "interval end"
+    monkeypatch.delenv("DLSWEEP_STOP_AT")  # no interval: positions alone never stop a run
+    assert not dt.should_stop() and dt.stop_reason() is None
+
+
 def test_checkpoint_dir_and_resumed(trial, tmp_path, monkeypatch):
     assert dt.checkpoint_dir() == trial / "checkpoints"
     assert not dt.resumed()

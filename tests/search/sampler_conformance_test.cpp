@@ -22,6 +22,7 @@ struct Case {
   std::string algorithm;
   json options;
   bool finite_only;
+  bool generations = false;  ///< pbt: trial n needs the previous generation's results (ready())
 };
 
 const std::vector<Case>& cases() {
@@ -35,6 +36,10 @@ const std::vector<Case>& cases() {
       {"tpe", {{"startup_trials", 5}, {"constant_liar", false}, {"gamma", 0.25}}, false},
       {"nsga2", {{"population_size", 6}}, false},
       {"nsga2", {{"population_size", 8}, {"crossover_prob", 0.5}, {"mutation_prob", 0.2}, {"swapping_prob", 0.3}}, false},
+      {"pbt", {{"population", 8}, {"generations", 20}, {"interval", {{"by", "epoch"}, {"every", 1}}},
+               {"perturb", {{"lr", {0.8, 1.25}}, {"batch_size", {0.5, 2}}}}}, false, true},
+      {"pbt", {{"population", 6}, {"generations", 20}, {"quantile", 0.5}, {"interval", {{"by", "step"}, {"every", 100}}},
+               {"perturb", {{"batch_size", {0.5, 2}}}}}, true, true},
   };
   return all;
 }
@@ -63,6 +68,13 @@ std::vector<Params> run(const Case& c, const Space& s, std::uint64_t seed, int n
       sampler = make(c, s, seed);
       std::reverse(h.trials.begin(), h.trials.end());
     }
+    if (!sampler->ready(i, h))  // pbt: the engine waits for the running trials to finish
+      for (auto& r : h.trials)
+        if (r.status == TrialStatus::running) {
+          r.status = TrialStatus::complete;
+          r.value = objective_any(r.params);
+        }
+    REQUIRE(sampler->ready(i, h));
     auto p = sampler->next(i, h);
     if (!p) break;
     drawn.push_back(*p);
@@ -162,7 +174,7 @@ TEST_CASE("conformance: log ranges are drawn in log space before any model", "[s
   Space s;
   s.dims = {dim_log("lr", 1e-6, 1.0), dim_int("w", 1, 10000, 1, true)};
   for (const auto& c : cases()) {
-    if (c.finite_only) continue;
+    if (c.finite_only || c.generations) continue;  // pbt: generation 0 is the random sampler's
     INFO(c.algorithm << " " << c.options.dump());
     auto sampler = make(c, s, 5);
     int below_1e3 = 0, w_below_100 = 0;
@@ -215,4 +227,70 @@ TEST_CASE("conformance: unknown and bad options are refused with their key", "[s
   auto grid_cont = make_sampler("grid", mixed_space(), 0);
   REQUIRE_FALSE(grid_cont.has_value());
   CHECK(grid_cont.error().front().what.find("lr") != std::string::npos);
+}
+
+// search.warm_start: an earlier study's COMPLETE trials enter the history with numbers < 0
+// (engine/warm_start_load). The samplers that learn from the history must stay exact on
+// resume with them (a fresh sampler, the history reloaded in another order: warm-start
+// records first, as the engine puts them, then reversed) and must use them.
+namespace {
+
+History warm_history_of(const Space& s, int n) {
+  auto earlier = *make_sampler("random", s, 99);
+  History h;
+  h.maximize = true;
+  for (int i = 0; i < n; ++i) {
+    auto p = *earlier->next(i, h);
+    h.trials.push_back(complete(i - n, p, objective_any(p)));
+  }
+  return h;
+}
+
+std::vector<Params> run_warm(const Case& c, const Space& s, std::uint64_t seed, int n, int kill_at,
+                             const History& warm) {
+  auto sampler = make(c, s, seed);
+  History h = warm;
+  std::vector<Params> drawn;
+  for (int i = 0; i < n; ++i) {
+    if (i == kill_at) {
+      sampler = make(c, s, seed);
+      std::reverse(h.trials.begin(), h.trials.end());
+    }
+    auto p = sampler->next(i, h);
+    if (!p) break;
+    drawn.push_back(*p);
+    h.trials.push_back(TrialRecord{i, *p, TrialStatus::running, std::nullopt, {}, {}, {}});
+    for (auto& r : h.trials)
+      if (r.number == i - 3 && r.status == TrialStatus::running) {
+        r.status = TrialStatus::complete;
+        r.value = objective_any(r.params);
+      }
+  }
+  return drawn;
+}
+
+}  // namespace
+
+TEST_CASE("conformance: warm-start records (numbers < 0) keep resume exact and change the proposals",
+          "[search][conformance][warm_start]") {
+  for (const auto& c : cases()) {
+    if (!sampler_learns_from_history(c.algorithm)) continue;
+    INFO(c.algorithm << " " << c.options.dump());
+    const Space s = mixed_space();
+    const History warm = warm_history_of(s, 24);
+    const int n = 20;
+    const auto uninterrupted = run_warm(c, s, 21, n, -1, warm);
+    REQUIRE(uninterrupted.size() == std::size_t(n));
+    for (const auto& p : uninterrupted) check_in_space(s, p);
+    for (int kill_at : {1, 9, n - 1}) {
+      INFO("killed before trial " << kill_at);
+      CHECK(run_warm(c, s, 21, n, kill_at, warm) == uninterrupted);
+    }
+    // The earlier trials are used: trial 0 is no longer the cold start's (tpe is past its
+    // startup trials; nsga2 breeds its first generation from them).
+    CHECK(run_warm(c, s, 21, 1, -1, warm).front() != run_warm(c, s, 21, 1, -1, History{}).front());
+  }
+  CHECK(sampler_learns_from_history("tpe"));
+  CHECK(sampler_learns_from_history("nsga2"));
+  for (const char* other : {"grid", "random", "qmc"}) CHECK_FALSE(sampler_learns_from_history(other));
 }

@@ -123,3 +123,22 @@ TEST_CASE("schedule, optimizer and runtime parameters are parsed", "[config]") {
   REQUIRE(d);
   CHECK(effective_milestones(*d) == std::vector<double>{4, 6});  // default: 50% and 75%
 }
+
+TEST_CASE("lr_schedule and stop_epoch: parsed, and errors name the key and the fix", "[config]") {
+  auto c = parse_train_config(json{{"lr_schedule", "0:0.1,2:0.05"}, {"stop_epoch", 2}, {"epochs", 4}}, "p.json");
+  REQUIRE(c);
+  CHECK(c->lr_schedule == "0:0.1,2:0.05");
+  CHECK(c->stop_epoch == 2);
+  CHECK(to_json(*c).at("lr_schedule") == "0:0.1,2:0.05");
+  auto bad = parse_train_config(json{{"lr_schedule", "1:0.1"}}, "p.json");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().where == "p.json: lr_schedule");
+  CHECK(bad.error().fix.find("epoch 0") != std::string::npos);
+  auto late = parse_train_config(json{{"stop_epoch", 5}, {"epochs", 4}}, "p.json");
+  REQUIRE_FALSE(late);
+  CHECK(late.error().where == "p.json: stop_epoch");
+  CHECK(late.error().fix.find("<= 4") != std::string::npos);
+  auto neg = parse_train_config(json{{"stop_epoch", -1}}, "p.json");
+  REQUIRE_FALSE(neg);
+  CHECK(neg.error().where == "p.json: stop_epoch");
+}

@@ -105,9 +105,17 @@ double LrSchedule::peak_at(std::int64_t step) const {
   return peak;
 }
 
+double LrSchedule::base_at(std::int64_t step) const {
+  double base = base_lr;
+  for (const auto& p : peaks)
+    if (step >= p.first_step) base = p.base;
+  return base;
+}
+
 double LrSchedule::at(std::int64_t step) const {
   const double peak = peak_at(step);
-  if (step < warmup_steps) return warmup_lr(step, warmup_steps, start == WarmupStart::base ? base_lr : 0.0, peak);
+  if (step < warmup_steps)
+    return warmup_lr(step, warmup_steps, start == WarmupStart::base ? base_at(step) : 0.0, peak);
   return peak * decay_multiplier(decay, step, warmup_steps, total_steps);
 }
 
@@ -116,8 +124,30 @@ LrSchedule make_lr_schedule(const LrSpec& spec, const BatchPlan& plan) {
   s.base_lr = spec.base_lr;
   s.start = spec.start;
   s.total_steps = plan.total_steps();
-  for (const auto& st : plan.stages())
-    s.peaks.push_back({st.first_step, scaled_lr(spec.base_lr, spec.rule, st.lr_batch, spec.base_batch) * st.lr_factor});
+  // A peak starts at every plan stage and at every lr_schedule stage the run reaches.
+  std::vector<std::int64_t> starts;
+  for (const auto& st : plan.stages()) starts.push_back(st.first_step);
+  std::vector<std::pair<std::int64_t, double>> bases = {{0, spec.base_lr}};
+  if (!spec.lr_stages.empty()) {
+    bases.clear();
+    for (const auto& ls : spec.lr_stages) {
+      const std::int64_t t = ls.epoch <= 0 ? 0 : plan.steps_until_epoch(ls.epoch);
+      if (ls.epoch > 0 && t >= s.total_steps) break;
+      if (!bases.empty() && bases.back().first == t) bases.pop_back();  // rounded onto the same step
+      bases.emplace_back(t, ls.lr);
+      starts.push_back(t);
+    }
+  }
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  for (std::int64_t t : starts) {
+    const auto& st = plan.stages()[plan.stage_of(t)];
+    double base = bases.front().second;
+    for (const auto& [bt, b] : bases)
+      if (t >= bt) base = b;
+    s.peaks.push_back({t, scaled_lr(base, spec.rule, st.lr_batch, spec.base_batch) * st.lr_factor, base});
+  }
+  s.base_lr = s.peaks.front().base;
   s.target_lr = s.peaks.front().lr;
   s.warmup_steps = spec.warmup_steps > 0 ? spec.warmup_steps : plan.steps_until_epoch(spec.warmup_epochs);
   s.warmup_steps = std::min(s.warmup_steps, s.total_steps);

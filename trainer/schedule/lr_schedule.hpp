@@ -5,10 +5,12 @@
 //
 // Conventions: steps count optimizer updates from 0; the LR returned for step t is the one
 // used by the t-th update. T = total updates of the run, W = warmup updates.
-//  - peak(t) = base_lr · rule(B_t / base_batch) · f_t, where B_t is the batch the plan's stage
+//  - peak(t) = base_t · rule(B_t / base_batch) · f_t, where B_t is the batch the plan's stage
 //    of t scales the LR by (its own batch, or the initial one under a Smith ramp) and f_t the
-//    stage's extra factor (batch_plan.hpp);
-//  - warmup, t < W: lr = start + (peak(t) − start)·t/W, start = base_lr (Goyal) or 0; so step 0
+//    stage's extra factor (batch_plan.hpp); base_t is base_lr, or under `lr_schedule`
+//    ("E:L,...") the L of the last stage whose epoch E the plan has reached at t (its first
+//    update is the one that starts at epoch E: BatchPlan::steps_until_epoch);
+//  - warmup, t < W: lr = start + (peak(t) − start)·t/W, start = base_t (Goyal) or 0; so step 0
 //    runs at `start` and step W is the first at the peak;
 //  - decay, t >= W, with progress p = (t − W)/(T − W) in [0, 1):
 //      constant  lr = peak
@@ -24,6 +26,8 @@
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include "common/batch_ramp.hpp"
 
 namespace dlsweep::trainer::schedule {
 
@@ -69,6 +73,7 @@ struct LrSchedule {
   struct Peak {
     std::int64_t first_step = 0;
     double lr = 0;
+    double base = 0;                 ///< base_t from first_step on (the warmup's start under `base`)
   };
   double base_lr = 0.1;
   double target_lr = 0.1;            ///< the peak LR of the first stage
@@ -76,10 +81,12 @@ struct LrSchedule {
   WarmupStart start = WarmupStart::base;
   DecaySpec decay;
   std::int64_t total_steps = 1;
-  std::vector<Peak> peaks;           ///< per plan stage, by first step; empty = target_lr throughout
+  std::vector<Peak> peaks;           ///< per plan or lr_schedule stage, by first step; empty = target_lr throughout
 
   /// The peak (undecayed, post-warmup) LR in force at `step`.
   double peak_at(std::int64_t step) const;
+  /// base_t: base_lr, or the lr_schedule stage's LR in force at `step`.
+  double base_at(std::int64_t step) const;
   /// The LR of update number `step`.
   double at(std::int64_t step) const;
 };
@@ -98,6 +105,7 @@ struct LrSpec {
   double floor = 0;
   double power = 2;
   bool smith = false;                ///< a Smith ramp turned the step decay into batch increases
+  std::vector<LrStage> lr_stages;    ///< params.json lr_schedule: base LR by epoch (empty: base_lr)
 };
 
 /// The schedule of a run laid out by `plan` (epochs → steps through the plan's stages).

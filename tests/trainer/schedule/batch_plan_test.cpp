@@ -203,3 +203,71 @@ TEST_CASE("LR schedule over an explicit ramp: the rule at each stage's batch, wa
   CHECK(c.at(14) == Approx(0.1 * 0.5 * (1 + std::cos(M_PI * 10.0 / 20.0))).margin(1e-12));
   CHECK(c.at(20) == Approx(0.2 * 0.5 * (1 + std::cos(M_PI * 16.0 / 20.0))));
 }
+
+TEST_CASE("lr_schedule values parse; bad ones name lr_schedule and say how to write them", "[schedule]") {
+  auto none = parse_lr_schedule("none");
+  REQUIRE(none);
+  CHECK(none->empty());
+  auto st = parse_lr_schedule("0:0.1, 2.5:0.05,4:1e-3");
+  REQUIRE(st);
+  REQUIRE(st->size() == 3);
+  CHECK((*st)[1].epoch == 2.5);
+  CHECK((*st)[1].lr == 0.05);
+  CHECK((*st)[2].lr == 1e-3);
+  for (const char* bad : {"", "fast", "1:0.1", "0:0.1,0:0.2", "0:0.1,2:0", "0:-1", "0:0.1,x:0.2", "0:0.1,3", "0:inf",
+                          "0:0.1,,2:0.2", "0:2e6"}) {
+    INFO(bad);
+    auto r = parse_lr_schedule(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().where == "lr_schedule");
+    CHECK(r.error().fix.find("0:0.1,") != std::string::npos);
+  }
+}
+
+TEST_CASE("lr_schedule replaces base_lr by epoch; rule, warmup and decay apply on top", "[schedule]") {
+  PlanSpec s;
+  s.train_size = 1000;
+  s.batch_size = 100;
+  s.epochs = 4;
+  s.ramp = *parse_batch_ramp("0:100,2:400");  // steps 0-19 at 100, 20-23 at 400 (2.5 → 2 steps/epoch)
+  auto p = build(s);
+  LrSpec ls;
+  ls.base_lr = 123;  // replaced by the schedule
+  ls.base_batch = 100;
+  ls.rule = LrRule::sqrt;
+  ls.lr_stages = *parse_lr_schedule("0:0.1,1:0.2,3:0.05");  // epoch 1 = step 10, epoch 3 = step 22
+  auto lr = make_lr_schedule(ls, p);
+  REQUIRE(lr.peaks.size() == 4);
+  CHECK(lr.at(0) == Approx(0.1));
+  CHECK(lr.at(9) == Approx(0.1));
+  CHECK(lr.at(10) == Approx(0.2));
+  CHECK(lr.at(19) == Approx(0.2));
+  CHECK(lr.at(20) == Approx(0.4));   // sqrt(400/100)·0.2: the rule at the stage's batch
+  CHECK(lr.at(22) == Approx(0.1));   // sqrt(4)·0.05
+  CHECK(lr.target_lr == Approx(0.1));
+  // Goyal warmup starts at the scheduled base LR; the step decay multiplies on top.
+  ls.warmup_epochs = 1.5;  // 15 steps
+  ls.decay = Decay::step;
+  ls.milestones = {3.5};   // step 23
+  ls.factor = 0.5;
+  auto w = make_lr_schedule(ls, p);
+  CHECK(w.at(0) == Approx(0.1));
+  CHECK(w.at(10) == Approx(0.2));                         // base 0.2 and peak 0.2
+  CHECK(w.at(22) == Approx(0.1));
+  CHECK(w.at(23) == Approx(0.05));
+  ls.rule = LrRule::linear;
+  ls.warmup_epochs = 1;  // 10 steps: base 0.1 → peak 0.1
+  ls.lr_stages = *parse_lr_schedule("0:0.1,0.5:0.3");  // step 5
+  auto h = make_lr_schedule(ls, p);
+  CHECK(h.at(4) == Approx(0.1));
+  CHECK(h.at(5) == Approx(0.3));  // start and peak are both the new base
+  // Without lr stages: one peak per plan stage, base_lr throughout (the layout before).
+  ls.lr_stages.clear();
+  ls.base_lr = 0.1;
+  auto plain = make_lr_schedule(ls, p);
+  CHECK(plain.peaks.size() == 2);
+  CHECK(plain.at(20) == Approx(0.4));
+  // A stage at or after the end of training is never reached.
+  ls.lr_stages = *parse_lr_schedule("0:0.1,4:0.5,9:1");
+  CHECK(make_lr_schedule(ls, p).peaks.size() == 2);
+}

@@ -1,0 +1,135 @@
+// engine_pbt.cpp — the engine's side of population-based training (search/pbt_sampler.hpp,
+// engine/pbt_lineage.hpp). A member's next interval is a new trial: when the sampler has
+// decided it, the engine records its link (a `pbt` event in the trial's transaction), adds
+// dlsweep-train's schedule params, copies its parent's checkpoints/ into the new trial
+// directory before any job exists, tells the job where its interval ends (DLSWEEP_STOP_AT),
+// and, for programs that only read control.json, asks the trial to stop once its reported
+// position reaches that end (kStopIntervalEnd: it ends COMPLETE).
+#include <fmt/format.h>
+
+#include "engine/engine.hpp"
+#include "engine/trial_files.hpp"
+#include "engine/trial_outcome.hpp"
+
+namespace dlsweep::orch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::int64_t generations_of(const StudySpec& spec) {
+  const auto& g = spec.search.options;
+  auto it = g.find("generations");
+  return it != g.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+}  // namespace
+
+bool Engine::pbt() const { return sampler_ && sampler_->name() == "pbt"; }
+
+bool Engine::pbt_ready() {
+  if (sampler_->ready(next_number_, history_)) return true;
+  const std::int64_t p = spec_.search.options.value("population", std::int64_t{1});
+  const std::int64_t g = p > 0 ? next_number_ / p : 0;
+  if (pbt_waiting_for_ != g) {
+    pbt_waiting_for_ = g;
+    progress_.event(fmt::format("pbt: generation {} waits for every trial of generation {} to finish", g, g - 1),
+                    snapshot());
+  }
+  // Nothing left that could finish it (a trial of the previous generation is gone): stop
+  // rather than wait for ever.
+  if (live_.empty() && waiting_.empty()) {
+    progress_.event(fmt::format("pbt: generation {} cannot start: generation {} will not finish", g, g - 1), snapshot());
+    exhausted_ = true;
+  }
+  return false;
+}
+
+Status Engine::pbt_prepare(std::int64_t number, search::Params& params) {
+  if (!pbt()) return {};
+  auto link = PbtLink::from_json(number, sampler_->lineage(number, history_));
+  if (!link) return {};
+  const fs::path dir = trial_dir_for(options_.runs_dir, spec_.name, number);
+  if (spec_.trial.embedded) {
+    std::map<std::int64_t, nlohmann::json> params_of;
+    for (const auto& t : history_.trials) params_of[t.number] = t.params;
+    std::vector<std::string> searched;
+    for (const auto& d : spec_.space.dims) searched.push_back(d.name);
+    pbt_links_[number] = *link;
+    params = pbt_trainer_params(params, pbt_chain(pbt_links_, number), params_of, searched, generations_of(spec_));
+  }
+  pbt_links_[number] = *link;
+  if (link->parent) {
+    const fs::path from = trial_dir_for(options_.runs_dir, spec_.name, *link->parent);
+    auto copied = copy_checkpoints(from, dir);
+    if (!copied) return std::unexpected(copied.error());
+    if (*copied == 0)
+      progress_.event(fmt::format("pbt: trial {}: its parent, trial {}, left no checkpoint; it starts from scratch",
+                                  number, *link->parent),
+                      snapshot());
+  }
+  return {};
+}
+
+void Engine::pbt_record(std::int64_t trial_id, std::int64_t number) {
+  auto it = pbt_links_.find(number);
+  if (it == pbt_links_.end()) return;
+  db::EventRow e;
+  e.study_id = study_id_;
+  e.trial_id = trial_id;
+  e.who = "orchestrator";
+  e.kind = kPbtEventKind;
+  e.reason = it->second.to_json().dump();
+  if (auto st = db().note_event(e); !st) fatal(st.error());
+  progress_.event(fmt::format("trial {}: pbt {}", number, it->second.describe()), snapshot());
+}
+
+void Engine::pbt_env(std::int64_t number, sched::JobSpec& job) const {
+  auto it = pbt_links_.find(number);
+  if (it == pbt_links_.end()) return;
+  if (auto stop = pbt_stop_at(it->second, spec_.trial.embedded, generations_of(spec_))) job.env[kEnvStopAt] = *stop;
+}
+
+bool Engine::pbt_stop_at_end(Live& live) {
+  auto it = pbt_links_.find(live.row.number);
+  if (it == pbt_links_.end() || live.curve.points.empty() || !live.stop_reason.empty() || interrupted_ || done_)
+    return false;
+  if (!pbt_stop_at(it->second, spec_.trial.embedded, generations_of(spec_))) return false;
+  const auto axis = search::parse_axis(it->second.axis).value_or(search::Axis::epoch);
+  const double at = search::position(live.curve.points.back(), axis);
+  if (at < it->second.end) return false;
+  live.stop_reason = kStopIntervalEnd;
+  if (auto st = request_stop(live.row.trial_dir, kStopIntervalEnd); !st) {
+    progress_.event(fmt::format("warning: trial {}: cannot ask it to stop: {}", live.row.number, st.error().message()),
+                    snapshot());
+    return true;
+  }
+  progress_.event(fmt::format("trial {} reached its interval's end ({} {:g}); asked to stop (pbt)", live.row.number,
+                              it->second.axis, at),
+                  snapshot());
+  return true;
+}
+
+nlohmann::json Engine::params_file(const nlohmann::json& params) const {
+  return pbt() && spec_.trial.embedded ? pbt_params_file(params) : params;
+}
+
+Status Engine::pbt_restore() {
+  if (!pbt()) return {};
+  auto events = storage_.events(study_id_);
+  if (!events) return std::unexpected(events.error());
+  auto trials = storage_.list_trials(study_id_);
+  if (!trials) return std::unexpected(trials.error());
+  std::map<std::int64_t, std::int64_t> number_of;
+  for (const auto& t : *trials) number_of[t.id] = t.number;
+  for (const auto& e : *events) {
+    if (e.kind != kPbtEventKind || !e.trial_id) continue;
+    auto n = number_of.find(*e.trial_id);
+    if (n == number_of.end()) continue;
+    auto j = nlohmann::json::parse(e.reason, nullptr, /*allow_exceptions=*/false);
+    if (auto link = PbtLink::from_json(n->second, j)) pbt_links_[n->second] = *link;
+  }
+  return {};
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,147 @@
+// cmd_best_pbt.cpp — `best` of a pbt study: the last generation's winner, its schedule, and
+// the replay study (cmd_best_pbt.hpp).
+#include "orchestrator/cmd_best_pbt.hpp"
+
+#include <fmt/format.h>
+
+#include "analysis/ranking.hpp"
+#include "common/atomic_file.hpp"
+#include "common/exit_codes.hpp"
+#include "orchestrator/cmd_best_text.hpp"
+#include "orchestrator/read_support.hpp"
+#include "orchestrator/table_format.hpp"
+
+namespace dlsweep::orch {
+
+using nlohmann::json;
+
+namespace {
+
+std::map<std::int64_t, json> params_by_number(const analysis::StudyData& study) {
+  std::map<std::int64_t, json> out;
+  for (const auto& t : study.trials) out[t.number] = t.params;
+  return out;
+}
+
+std::vector<std::string> searched(const PbtStudy& pbt) {
+  std::vector<std::string> out;
+  for (const auto& d : pbt.spec.space.dims) out.push_back(d.name);
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<PbtStudy>> load_pbt(const db::Storage& storage, const db::StudyRow& st) {
+  // Only a pbt study's stored spec is read in full: every other study's verbs stay as they were.
+  const json raw = json::parse(st.spec_json, nullptr, /*allow_exceptions=*/false);
+  const json* search = raw.is_object() && raw.contains("search") ? &raw["search"] : nullptr;
+  if (!search || !search->is_object() || search->value("algorithm", std::string()) != "pbt")
+    return std::optional<PbtStudy>{};
+  auto spec = parse_study(st.spec_json, StudyFormat::json, st.source_path.empty() ? st.name : st.source_path);
+  if (!spec) return fail(spec.error().front().message(), "studies.spec_json", "the stored study no longer reads back");
+  if (spec->search.algorithm != "pbt") return std::optional<PbtStudy>{};
+  PbtStudy pbt{std::move(*spec), {}, 0};
+  pbt.generations = pbt.spec.search.options.value("generations", std::int64_t{0});
+  auto trials = storage.list_trials(st.id);
+  if (!trials) return std::unexpected(trials.error());
+  auto events = storage.events(st.id);
+  if (!events) return std::unexpected(events.error());
+  std::map<std::int64_t, std::int64_t> number_of;
+  for (const auto& t : *trials) number_of[t.id] = t.number;
+  for (const auto& e : *events) {
+    if (e.kind != kPbtEventKind || !e.trial_id || !number_of.contains(*e.trial_id)) continue;
+    const std::int64_t n = number_of[*e.trial_id];
+    if (auto l = PbtLink::from_json(n, json::parse(e.reason, nullptr, false))) pbt.links[n] = *l;
+  }
+  return std::optional<PbtStudy>{std::move(pbt)};
+}
+
+std::map<std::int64_t, std::string> pbt_status_cells(const PbtStudy& pbt) {
+  std::map<std::int64_t, std::string> out;
+  for (const auto& [n, l] : pbt.links) out[n] = l.brief();
+  return out;
+}
+
+json pbt_replay_study(const PbtStudy& pbt, const analysis::StudyData& study, std::int64_t winner) {
+  json j = pbt.spec.to_json();
+  const auto params = params_by_number(study);
+  const auto chain = pbt_chain(pbt.links, winner);
+  j["name"] = pbt.spec.name + "-replay";
+  j["description"] = fmt::format("the schedule of trial {} of pbt study {}, replayed as one fixed trial", winner,
+                                 pbt.spec.name);
+  j["search"] = {{"algorithm", "grid"}, {"seed", pbt.spec.search.seed}};
+  j.erase("space");
+  j.erase("pruner");
+  json fixed = params.contains(winner) ? params.at(winner) : json::object();
+  fixed.erase("stop_epoch");
+  if (pbt.spec.trial.embedded) fixed = pbt_params_file(fixed);  // batch_size where the ramp starts
+  if (!pbt.spec.trial.embedded) {
+    json schedule = json::array();
+    for (const auto& s : pbt_schedule(chain, params, searched(pbt)))
+      schedule.push_back({{s["axis"].get<std::string>(), s["start"]}, {"params", s["params"]}});
+    fixed["schedule"] = schedule.dump();
+  }
+  j["fixed"] = fixed;
+  return j;
+}
+
+int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyData& study) {
+  // The winner: the last generation's best, by the one ranking.
+  analysis::StudyData last = study;
+  std::erase_if(last.trials, [&](const analysis::TrialData& t) {
+    auto l = pbt.links.find(t.number);
+    return l == pbt.links.end() || l->second.generation + 1 != pbt.generations;
+  });
+  auto by = analysis::parse_rank_by(a.by == "auto" ? "value" : a.by);
+  if (!by) return report(by.error(), exit_code::usage);
+  const analysis::Ranking ranking = analysis::rank(last, *by);
+  const auto w = ranking.winner();
+  if (!w) {
+    fmt::print(stderr, "study {}: nothing to recommend: no trial of its last generation ({} of {}) completed{}\n",
+               study.name, pbt.generations - 1, pbt.generations,
+               last.trials.empty() ? " (it has not started yet)" : "");
+    return exit_code::trials_failed;
+  }
+  const auto& t = last.trials[*w];
+  const auto params = params_by_number(study);
+  const auto chain = pbt_chain(pbt.links, t.number);
+  const json schedule = pbt_schedule(chain, params, searched(pbt));
+  if (!a.write_schedule.empty()) {
+    const json replay = pbt_replay_study(pbt, study, t.number);
+    if (auto st = write_file_atomic(a.write_schedule, replay.dump(2) + "\n"); !st) return report(st.error(), exit_code::runtime);
+  }
+  const std::int64_t population = pbt.spec.search.options.value("population", std::int64_t{0});
+  if (a.format == "json") {
+    json j{{"study", study.name},
+           {"algorithm", "pbt"},
+           {"criterion", analysis::criterion_name(ranking.criterion)},
+           {"trial", t.number},
+           {"member", chain.empty() ? json(nullptr) : json(chain.back()->member)},
+           {"params", t.params},
+           {"best_value", opt(t.best_value)},
+           {"population", population},
+           {"generations", pbt.generations},
+           {"schedule", schedule}};
+    if (!a.write_schedule.empty()) j["replay_study"] = a.write_schedule;
+    fmt::print("{}\n", j.dump(2));
+    return exit_code::ok;
+  }
+  fmt::print("best schedule of {} (pbt: population {}, {} generations) by {}: trial {}{}\n", study.name, population,
+             pbt.generations, analysis::criterion_name(ranking.criterion), t.number,
+             chain.empty() ? "" : fmt::format(" (member {})", chain.back()->member));
+  if (t.best_value) fmt::print("  - {} = {:.4g} in its last interval\n", study.metric, *t.best_value);
+  fmt::print("  schedule, interval by interval (its lineage):\n");
+  for (const auto& s : schedule)
+    fmt::print("    {} [{:g}, {:g}): {}  (trial {}, member {}{})\n", s["axis"].get<std::string>(), s["start"].get<double>(),
+               s["end"].get<double>(), params_brief(s["params"]), s["trial"].get<std::int64_t>(),
+               s["member"].get<std::int64_t>(),
+               s["exploit_from"].is_null() ? "" : fmt::format(", copied trial {}", s["exploit_from"].get<std::int64_t>()));
+  fmt::print("  params: {}\n", params_brief(t.params));
+  if (!a.write_schedule.empty())
+    fmt::print("  replay study written to {} (`dlsweep submit {}` runs it as one fixed trial)\n", a.write_schedule,
+               a.write_schedule);
+  else fmt::print("  replay it: `dlsweep best {} --write-schedule replay.yaml`\n", study.name);
+  return exit_code::ok;
+}
+
+}  // namespace dlsweep::orch

@@ -1,0 +1,115 @@
+// `search: {algorithm: pbt}` in a study file (study/pbt.hpp): generations completed from the
+// trainer's epochs or from trials, the budget, and each refusal at its key path with a fix.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "study/growth.hpp"
+#include "study/spec.hpp"
+
+using namespace dlsweep::orch;
+
+namespace {
+
+std::string messages(const StudyResult& r) {
+  std::string s;
+  if (!r)
+    for (const auto& e : r.error()) s += e.message() + "\n";
+  return s;
+}
+
+const ValidationError* error_at(const StudyResult& r, const std::string& key_path) {
+  if (r) return nullptr;
+  for (const auto& e : r.error())
+    if (e.key_path == key_path) return &e;
+  return nullptr;
+}
+
+std::string trainer_study(const std::string& search, const std::string& rest = "") {
+  return "name: p\ntrial:\n  trainer: {model: mlp, hidden: [32], dataset: fashion-mnist, epochs: 7}\n"
+         "objective: {metric: val_acc, mode: max}\n"
+         "space: {base_lr: {log_uniform: [0.01, 1]}, batch_size: [64, 128, 256]}\n"
+         "search: " + search + "\n" + rest;
+}
+
+std::string program_study(const std::string& search, const std::string& rest = "") {
+  return "name: p\ntrial: {command: [prog]}\nobjective: {metric: acc, mode: max}\n"
+         "space: {lr: {log_uniform: [0.01, 1]}, width: {int: [8, 64]}}\n"
+         "search: " + search + "\n" + rest;
+}
+
+const char* kPbt = "{algorithm: pbt, population: 4, interval: {by: epoch, every: 2}, perturb: {base_lr: [0.8, 1.25], batch_size: [0.5, 2]}}";
+
+}  // namespace
+
+TEST_CASE("pbt study: dlsweep-train's generations follow from epochs; the budget is population x generations",
+          "[study][pbt]") {
+  auto r = parse_study(trainer_study(kPbt), StudyFormat::yaml, "s.yaml");
+  INFO(messages(r));
+  REQUIRE(r);
+  CHECK(r->search.options["generations"] == 4);  // ceil(7 / 2)
+  CHECK(trial_budget(*r) == 16);
+  // The normalised spec (what the database stores) reads back the same.
+  auto again = parse_study(r->to_json().dump(), StudyFormat::json, "s.json");
+  INFO(messages(again));
+  REQUIRE(again);
+  CHECK(again->search.options == r->search.options);
+  CHECK_FALSE(enqueue_supported(*r, "p"));
+  CHECK_FALSE(grow_trial_budget(*r, r->to_json().dump(), 4, "p"));
+}
+
+TEST_CASE("pbt study: a user program needs generations or trials", "[study][pbt]") {
+  const std::string base = "{algorithm: pbt, population: 4, interval: {by: step, every: 100}, perturb: {lr: [0.8, 1.25]}";
+  auto with_trials = parse_study(program_study(base + ", trials: 12}"), StudyFormat::yaml, "s.yaml");
+  INFO(messages(with_trials));
+  REQUIRE(with_trials);
+  CHECK(with_trials->search.options["generations"] == 3);
+  auto with_generations = parse_study(program_study(base + ", generations: 5}"), StudyFormat::yaml, "s.yaml");
+  REQUIRE(with_generations);
+  CHECK(trial_budget(*with_generations) == 20);
+  auto neither = parse_study(program_study(base + "}"), StudyFormat::yaml, "s.yaml");
+  REQUIRE(error_at(neither, "search.generations"));
+  CHECK(error_at(neither, "search.generations")->fix.find("trials") != std::string::npos);
+  auto odd = parse_study(program_study(base + ", trials: 10}"), StudyFormat::yaml, "s.yaml");
+  REQUIRE(error_at(odd, "search.trials"));
+  CHECK(error_at(odd, "search.trials")->fix.find("multiple of population") != std::string::npos);
+  auto both = parse_study(program_study(base + ", trials: 8, generations: 3}"), StudyFormat::yaml, "s.yaml");
+  REQUIRE(error_at(both, "search.trials"));
+}
+
+TEST_CASE("pbt study: mistakes are refused at their key path", "[study][pbt]") {
+  struct Bad {
+    std::string text, key, fix;
+  };
+  const std::string pbt = kPbt;
+  const std::vector<Bad> bad = {
+      {trainer_study(pbt, "pruner: {kind: median}\n"), "pruner.kind", "leave `pruner` out"},
+      {trainer_study("{algorithm: pbt, population: 4, interval: {by: step, every: 100}, perturb: {base_lr: [0.8]}}"),
+       "search.interval.by", "by: epoch"},
+      {trainer_study("{algorithm: pbt, population: 4, interval: {every: 2}, perturb: {momentum: [0.8]}}",
+                     "fixed: {momentum: 0.9}\n"),
+       "search.perturb.momentum", "perturb"},
+      {trainer_study(pbt, "fixed: {lr_schedule: \"0:0.1\"}\n"), "lr_schedule", "remove lr_schedule"},
+      {trainer_study("{algorithm: pbt, population: 4, generations: 5, interval: {every: 2}, perturb: {base_lr: [0.8]}}"),
+       "search.generations", "ceil(epochs / every) = 4"},
+      {trainer_study("{algorithm: pbt, population: 1, interval: {every: 2}, perturb: {base_lr: [0.8]}}"),
+       "search.population", ""},
+      {trainer_study("{algorithm: pbt, population: 4, quantile: 0.75, interval: {every: 2}, perturb: {base_lr: [0.8]}}"),
+       "search.quantile", ""},
+      {trainer_study("{algorithm: pbt, population: 4, interval: {every: 2}, perturb: {base_lr: [0, 2]}}"),
+       "search.perturb.base_lr", "[0.8, 1.25]"},
+      {trainer_study("{algorithm: pbt, population: 4, interval: {every: 2}, perturb: {base_lr: [0.8]}, popuation: 3}"),
+       "search.popuation", ""},
+      {"name: p\ntrial: {command: [prog]}\nobjective: [{metric: acc, mode: max}, {metric: loss, mode: min}]\n"
+       "space: {lr: {log_uniform: [0.01, 1]}}\n"
+       "search: {algorithm: pbt, population: 4, generations: 2, interval: {every: 2}, perturb: {lr: [0.8]}}\n",
+       "objective", "nsga2"},
+  };
+  for (const auto& b : bad) {
+    auto r = parse_study(b.text, StudyFormat::yaml, "s.yaml");
+    INFO(b.text << "\n" << messages(r));
+    const ValidationError* e = error_at(r, b.key);
+    REQUIRE(e);
+    CHECK(e->fix.find(b.fix) != std::string::npos);
+  }
+}
