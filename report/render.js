@@ -560,6 +560,12 @@ function emptyNote(parent, id, why) {
       global.dlsweepParetoFront(state, root, m, { el, card, chart, emptyNote, fmt, finite, baseOptions });
   }
 
+  // ---- population-based training: the lineage and the winner's schedule, report/pbt_lineage.js.
+  function pbtLineage(state, root, m) {
+    if (typeof global.dlsweepPbtLineage === 'function')
+      global.dlsweepPbtLineage(state, root, m, { el, card, chart, emptyNote, fmt, finite, baseOptions });
+  }
+
   function header(root, m) {
     const s = m.study;
     const counts = STATES.filter((k) => m.counts[k] > 0).map((k) => `${m.counts[k]} ${k}`).join(', ') || 'no trials';
@@ -585,7 +591,7 @@ function emptyNote(parent, id, why) {
     const m = model;
     const ctx = { m, color: batchColorFn(m.trials) };
     header(root, m);
-    for (const part of [convergence, paretoFront, toTarget, groupedFits, noiseScale, throughput, learningRate, parallel, pareto, history, table]) part(state, root, m, ctx);
+    for (const part of [convergence, pbtLineage, paretoFront, toTarget, groupedFits, noiseScale, throughput, learningRate, parallel, pareto, history, table]) part(state, root, m, ctx);
     root.setAttribute('data-rendered', String((state.renders = (state.renders || 0) + 1)));
     return state.counts;
   }

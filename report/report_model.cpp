@@ -12,6 +12,7 @@
 #include "analysis/ranking.hpp"
 #include "analysis/speedup.hpp"
 #include "analysis/to_json.hpp"
+#include "report/pbt_lineage_model.hpp"
 #include "report/report_analysis.hpp"
 #include "report/report_stats.hpp"
 
@@ -335,9 +336,14 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   model["lr_trials"] = json::array();
   model["best"] = nullptr;
   model["grouped_fits"] = json::array();
-  if (auto data = analysis::load_study(storage, study_name); data) {
+  auto data = analysis::load_study(storage, study_name);
+  // Population-based training: the lineage card's data; its winner is the last generation's best, as `best`'s is.
+  auto pbt = pbt_lineage_model(storage, *st, data ? &*data : nullptr);
+  if (!pbt) return std::unexpected(pbt.error());
+  model["pbt"] = *pbt;
+  if (data) {
     // The winner and the LR chart's best few trials come from the one ranking, as `best`'s do.
-    model["best"] = best_json(*data);
+    model["best"] = best_json(pbt_last_generation(*data, *pbt));
     for (std::size_t i : analysis::best_value_order(*data)) {
       if (model["lr_trials"].size() >= options.lr_trials) break;
       if (curve_map.contains(std::to_string(data->trials[i].number))) model["lr_trials"].push_back(data->trials[i].number);

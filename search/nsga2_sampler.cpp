@@ -79,12 +79,16 @@ bool fits(const Dimension& d, const nlohmann::json& v) {
   return false;
 }
 
-const Member& tournament(const std::vector<Member>& pop, SplitMix64& rng) {
-  const Member& a = pop[rng.next_below(pop.size())];
-  const Member& b = pop[rng.next_below(pop.size())];
-  if (constrained_dominates(a.losses, a.violation, b.losses, b.violation)) return a;
-  if (constrained_dominates(b.losses, b.violation, a.losses, a.violation)) return b;
-  return rng.next_unit() < 0.5 ? a : b;
+// Binary tournament among `pop` without `skip` (Optuna 3.1's _select_parent: two members drawn
+// with replacement; the first if it dominates the second, else the second).
+const Member& tournament(const std::vector<Member>& pop, SplitMix64& rng, const Member* skip = nullptr) {
+  std::vector<const Member*> pool;
+  for (const auto& m : pop)
+    if (&m != skip) pool.push_back(&m);
+  if (pool.empty()) return *skip;
+  const Member& a = *pool[rng.next_below(pool.size())];
+  const Member& b = *pool[rng.next_below(pool.size())];
+  return constrained_dominates(a.losses, a.violation, b.losses, b.violation) ? a : b;
 }
 
 }  // namespace
@@ -123,9 +127,11 @@ std::optional<Params> Nsga2Sampler::next(std::int64_t number, const History& his
 
   const std::uint64_t key = SplitMix64::mix(SplitMix64::mix(seed_ ^ 0x45a2b1c3d9e8f701ULL) ^ static_cast<std::uint64_t>(number));
   SplitMix64 rng(key);
-  const Member& first = tournament(parents, rng);
-  const Member* second = nullptr;
-  if (rng.next_unit() < o_.crossover_prob) second = &tournament(parents, rng);
+  // Optuna 3.1's child: with crossover_prob, uniform crossover of two tournament winners (the
+  // second drawn from the parents without the first); else a copy of a parent chosen uniformly.
+  const bool crossover = rng.next_unit() < o_.crossover_prob;
+  const Member& first = crossover ? tournament(parents, rng) : parents[rng.next_below(parents.size())];
+  const Member* second = crossover ? &tournament(parents, rng, &first) : nullptr;
 
   const auto order = sampling_order(space_);
   std::size_t n_params = 0;

@@ -2,7 +2,8 @@
 // NSGAIISampler (3.1) semantics for the genetic operators:
 //
 //  - Generations by trial number: trial n belongs to generation n / population_size.
-//    Generation 0 is random (the random sampler's draw for n). The parents of generation g
+//    Generation 0 is scrambled Sobol points with several objectives (`startup: qmc`; the
+//    random sampler's draw for n with one objective or `startup: random`). The parents of generation g
 //    are the elite of (the COMPLETE trials of generation g-1) united with (the parents of
 //    generation g-1): fronts by non-dominated sort, whole fronts while they fit, the last
 //    one cut by crowding distance (largest first; ties in trial order). Recomputed from the
@@ -12,9 +13,9 @@
 //    when trials run in parallel; a generation with too few COMPLETE trials yet breeds from
 //    what there is (random when there are no parents at all).
 //  - A child: with probability crossover_prob, two parents each picked by binary tournament
-//    (two random members; the one that dominates wins, else a coin) and uniform crossover
-//    (each parameter from the second parent with probability swapping_prob); otherwise a
-//    copy of one tournament winner. Then each parameter is mutated — redrawn at random —
+//    (two random members; the first if it dominates the second, else the second; the second
+//    parent is drawn from the others) and uniform crossover (each parameter from the second
+//    parent with probability swapping_prob); otherwise a copy of a parent chosen uniformly. Then each parameter is mutated — redrawn at random —
 //    with probability mutation_prob (default 1 / number of parameters). A parameter no
 //    parent has (a conditional one) or one outside the space is drawn at random.
 //  - Constraints (History::constrained): Deb's constrained domination everywhere — feasible

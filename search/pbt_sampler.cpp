@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -201,25 +202,56 @@ std::optional<PbtSampler::Step> PbtSampler::step(std::int64_t number, const Hist
     if (sa && *sa != *sb) return history.better(*sa, *sb);
     return a < b;
   });
-  std::int64_t rank = 0;
-  while (order[static_cast<std::size_t>(rank)] != m) ++rank;
+  std::vector<std::int64_t> rank_of(static_cast<std::size_t>(p));
+  for (std::int64_t r = 0; r < p; ++r) rank_of[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] = r;
+  const std::int64_t rank = rank_of[static_cast<std::size_t>(m)];
   const std::int64_t k = options_.quantile_count();
   std::vector<std::int64_t> donors;
   for (std::int64_t r = 0; r < k; ++r)
     if (score[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])]) donors.push_back(order[static_cast<std::size_t>(r)]);
-  const bool exploit = (rank >= p - k || !score[static_cast<std::size_t>(m)]) && !donors.empty() &&
-                       std::find(donors.begin(), donors.end(), m) == donors.end();
+  auto exploits = [&](std::int64_t i) {
+    return (rank_of[static_cast<std::size_t>(i)] >= p - k || !score[static_cast<std::size_t>(i)]) && !donors.empty() &&
+           std::find(donors.begin(), donors.end(), i) == donors.end();
+  };
+  const bool exploit = exploits(m);
   out.lineage["rank"] = rank;
+  // An exploiting member's donor and factors, drawn from its own stream; a draw that an
+  // exploiter of lower member number in this generation already made is drawn again (up to
+  // 64 times), so two members do not become clones (same weights, same params) while other
+  // choices are left. Members are decided in member order from the same history, so every
+  // member's choice is still a pure function of (seed, number, generation g-1).
+  struct Choice {
+    std::int64_t donor = 0;
+    std::vector<std::size_t> factor;  ///< index into each perturb key's factors, in key order
+  };
+  std::set<std::vector<std::size_t>> taken;
+  auto choose = [&](std::int64_t i) {
+    SplitMix64 rng(SplitMix64::mix(SplitMix64::mix(SplitMix64::mix(seed_ ^ kPbtSalt) ^ static_cast<std::uint64_t>(g * p + i))));
+    Choice c;
+    std::vector<std::size_t> key;
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      c.donor = donors[static_cast<std::size_t>(rng.next_below(donors.size()))];
+      c.factor.clear();
+      for (const auto& [name, fs] : options_.perturb) c.factor.push_back(static_cast<std::size_t>(rng.next_below(fs.size())));
+      key = c.factor;
+      key.push_back(static_cast<std::size_t>(c.donor));
+      if (!taken.contains(key)) break;
+    }
+    taken.insert(key);
+    return c;
+  };
   const std::int64_t source_member = [&] {
     if (!exploit) return m;
-    SplitMix64 rng(SplitMix64::mix(SplitMix64::mix(SplitMix64::mix(seed_ ^ kPbtSalt) ^ static_cast<std::uint64_t>(number))));
-    const std::int64_t donor = donors[static_cast<std::size_t>(rng.next_below(donors.size()))];
+    Choice c;
+    for (std::int64_t i = 0; i <= m; ++i)
+      if (exploits(i)) c = choose(i);
     nlohmann::json factors = nlohmann::json::object();
-    for (const auto& [key, fs] : options_.perturb) factors[key] = fs[static_cast<std::size_t>(rng.next_below(fs.size()))];
-    out.lineage["exploit"] = {{"from", prev[static_cast<std::size_t>(donor)]->number},
-                              {"from_member", donor},
+    std::size_t j = 0;
+    for (const auto& [key, fs] : options_.perturb) factors[key] = fs[c.factor[j++]];
+    out.lineage["exploit"] = {{"from", prev[static_cast<std::size_t>(c.donor)]->number},
+                              {"from_member", c.donor},
                               {"factors", factors}};
-    return donor;
+    return c.donor;
   }();
   const TrialRecord& source = *prev[static_cast<std::size_t>(source_member)];
   out.lineage["parent"] = source.number;

@@ -20,6 +20,9 @@
 //    clamped into the dimension's range (int ranges rounded onto their step; log ranges
 //    alike); a choice dimension (numeric values) moves to the neighbouring value, sorted
 //    by value, below for a factor < 1, above for a factor > 1 (it stays at an end).
+//    Two exploiters of one generation never make the same (donor, factors) draw while
+//    another is left: a repeat of a lower member's draw is drawn again, so no two members
+//    become clones (same checkpoint, same params, the same run twice).
 //  - every other member keeps its own params; its parent is its own previous trial.
 // Randomness is keyed by (seed, number) (SplitMix64 streams), and the history is read by
 // trial number, so any history order and any restart give the same trial.

@@ -1,6 +1,7 @@
 // Runs every study in examples/ through `dlsweep submit`, shortened so the whole suite
 // stays quick: embedded-trainer studies get 1 epoch on a 12000-image subset and at most 4
-// trials; command studies run as written.
+// trials (population-based training: 2 members x 2 intervals of 1 epoch); command studies
+// run as written.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -28,6 +29,12 @@ TEST_CASE("every example study runs through dlsweep submit") {
         study["trial"]["trainer"]["test_subset"] = 1000;
         if (!study["search"]) study["search"] = YAML::Node(YAML::NodeType::Map);
         study["search"]["trials"] = 4;
+        if (study["search"]["algorithm"] && study["search"]["algorithm"].as<std::string>() == "pbt") {
+          // Population-based training: 2 members x 2 intervals of 1 epoch (trials = population x generations).
+          study["trial"]["trainer"]["epochs"] = 2;
+          study["search"]["population"] = 2;
+          study["search"]["interval"]["every"] = 1;
+        }
       }
       auto dir = fresh_dir("example-" + entry.path().stem().string());
       study["runs_dir"] = (dir / "runs").string();

@@ -22,6 +22,7 @@
 #include "chromium_support.hpp"
 #include "db/storage.hpp"
 #include "program_study.hpp"
+#include "report/report_model.hpp"
 #include "synthetic_study.hpp"
 #include "tests/e2e/multi_objective_fixture.hpp"
 
@@ -335,5 +336,53 @@ TEST_CASE("a study with two objectives and constraints draws its Pareto front an
   // Hypervolume after each feasible COMPLETE trial (x = 0.3, 0.5).
   CHECK(sizes(p, "hypervolume") == std::vector<std::size_t>{2});
   CHECK_THAT(notes, Catch::Contains("val_acc (max), time_to_target_s (min)"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a population-based training study draws its lineage and the winner's schedule, in Chromium") {
+  // 4 members x 2 intervals of a protocol-speaking trial whose accuracy grows with x: after
+  // interval 1 the worst member exploits the best (k = 1) and explores x by 0.8 or 1.25.
+  const fs::path dir = fresh_dir("report-pbt");
+  std::ofstream(dir / "trial.py") << R"(import json, os
+d = os.environ["DLSWEEP_TRIAL_DIR"]
+x = float(json.load(open(os.path.join(d, "params.json")))["x"])
+end = float(os.environ["DLSWEEP_STOP_AT"].split(":")[1])
+acc = 0.5 + 0.4 * x * end / 2
+with open(os.path.join(d, "metrics.jsonl"), "a") as out:
+    out.write(json.dumps({"seq": 0, "kind": "eval", "step": int(end * 10), "epoch": end, "samples": int(end * 640),
+                          "wall_s": end, "metrics": {"val_acc": acc}}) + "\n")
+    out.write(json.dumps({"seq": 1, "kind": "final", "step": int(end * 10), "epoch": end, "samples": int(end * 640),
+                          "wall_s": end, "metrics": {"val_acc": acc}}) + "\n")
+)";
+  std::ofstream(dir / "study.yaml") << R"(name: pbt-report
+backend: {kind: local, max_concurrent: 2}
+trial:
+  command: [python3, "{study_dir}/trial.py"]
+objective: {metric: val_acc, mode: max}
+search: {algorithm: pbt, seed: 2, population: 4, generations: 2, quantile: 0.25, interval: {by: epoch, every: 1},
+         perturb: {x: [0.8, 1.25]}}
+space: {x: {uniform: [0.1, 1.0]}}
+)";
+  const fs::path db = dir / "dlsweep.db";
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  json p = report_in_chromium(db, "pbt-report", dir, "pbt-study.png");
+  std::string notes;
+  for (const auto& n : p["notes"]) notes += n.get<std::string>() + "\n";
+  INFO(notes);
+  // One line per trial of interval 2 (to the trial it continued or exploited), then the 8 trials.
+  CHECK(sizes(p, "pbt-lineage") == std::vector<std::size_t>{2, 2, 2, 2, 8});
+  CHECK_THAT(notes, Catch::Contains("4 members, 2 intervals"));
+  // The report's winner is `best`'s: the best trial of the last interval.
+  auto best = run_dlsweep(db, {"best", "pbt-report", "--format", "json"}, dir);
+  REQUIRE(best.exit_code == 0);
+  auto s = db::Storage::open_readonly(db);
+  REQUIRE(s);
+  auto m = report::build_report_model(**s, "pbt-report", {});
+  REQUIRE(m);
+  CHECK(m->at("pbt").at("winner") == json::parse(best.out).at("trial"));
+  CHECK(m->at("pbt").at("chain").size() == 2);
+  CHECK(m->at("best").at("trial") == json::parse(best.out).at("trial"));
   fs::remove_all(dir);
 }

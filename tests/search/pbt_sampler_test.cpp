@@ -200,6 +200,31 @@ TEST_CASE("pbt: donors and factors are drawn uniformly per (seed, number), whate
   }
 }
 
+TEST_CASE("pbt: two exploiters of a generation never become clones while another draw is left", "[search][pbt]") {
+  // 8 members, k = 2 exploiters (members 0 and 1 rank last), 2 donors x 2 x 2 factors = 8
+  // (donor, factors) draws: over many seeds the two exploiters never make the same one (an
+  // unconstrained pair of draws would collide 1 time in 8), and each is still a pure function
+  // of (seed, number, the previous generation).
+  const Space s = lr_space();
+  const json o = options(8, 0.25, {{"lr", {0.8, 1.25}}, {"batch", {0.5, 2.0}}});
+  History h;
+  h.maximize = true;
+  {
+    auto first = make(s, o, 3);
+    for (int n = 0; n < 8; ++n) h.trials.push_back(complete(n, *first->next(n, h), 0.1 * n));
+  }
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    auto pbt = make(s, o, seed);
+    const json a = pbt->lineage(8, h), b = pbt->lineage(9, h);
+    REQUIRE(a["exploit"].is_object());
+    REQUIRE(b["exploit"].is_object());
+    CHECK(a["exploit"] != b["exploit"]);
+    CHECK(*pbt->next(8, h) != *pbt->next(9, h));
+    auto again = make(s, o, seed);
+    CHECK(again->lineage(9, h) == b);
+  }
+}
+
 TEST_CASE("pbt: bad options are refused with their key", "[search][pbt]") {
   const Space s = lr_space();
   const json good = options(4, 0.25, {{"lr", {0.8, 1.25}}});

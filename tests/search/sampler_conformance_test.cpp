@@ -294,3 +294,53 @@ TEST_CASE("conformance: warm-start records (numbers < 0) keep resume exact and c
   CHECK(sampler_learns_from_history("nsga2"));
   for (const char* other : {"grid", "random", "qmc"}) CHECK_FALSE(sampler_learns_from_history(other));
 }
+
+namespace {
+
+// run() with two objectives (maximise objective_any, minimise the batch size) and one
+// constraint (batch_size <= 512); a finished trial carries both values and its constraint.
+std::vector<Params> run_constrained_mo(const Case& c, const Space& s, std::uint64_t seed, int n, int kill_at = -1) {
+  auto sampler = make(c, s, seed);
+  History h;
+  h.directions = {true, false};
+  h.constrained = true;
+  auto finish = [](TrialRecord& r) {
+    r.status = TrialStatus::complete;
+    r.values = {objective_any(r.params), r.params["batch_size"].get<double>()};
+    r.constraints = {r.params["batch_size"].get<double>() - 512.0};
+  };
+  std::vector<Params> drawn;
+  for (int i = 0; i < n; ++i) {
+    if (i == kill_at) {
+      sampler = make(c, s, seed);
+      std::reverse(h.trials.begin(), h.trials.end());
+    }
+    auto p = sampler->next(i, h);
+    if (!p) break;
+    drawn.push_back(*p);
+    TrialRecord t;
+    t.number = i;
+    t.params = *p;
+    h.trials.push_back(t);
+    for (auto& r : h.trials)
+      if (r.number == i - 3 && r.status == TrialStatus::running) finish(r);
+  }
+  return drawn;
+}
+
+}  // namespace
+
+TEST_CASE("conformance: with several objectives and constraints, resume after kill -9 draws the uninterrupted run's",
+          "[search][conformance][multi]") {
+  for (const auto& c : cases()) {
+    if (c.algorithm != "tpe" && c.algorithm != "nsga2") continue;  // the samplers that read values and constraints
+    INFO(c.algorithm << " " << c.options.dump());
+    const Space s = mixed_space();
+    const auto uninterrupted = run_constrained_mo(c, s, 33, 40);
+    for (const auto& p : uninterrupted) check_in_space(s, p);
+    for (int kill_at : {1, 9, 20, 39}) {
+      INFO("killed before trial " << kill_at);
+      CHECK(run_constrained_mo(c, s, 33, 40, kill_at) == uninterrupted);
+    }
+  }
+}

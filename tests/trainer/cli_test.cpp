@@ -117,6 +117,30 @@ TEST_CASE("a finished run exits 0 with a final record; the trial dir comes from 
   CHECK(test::read_file(tmp / "out.txt").find("val_acc") != std::string::npos);
 }
 
+TEST_CASE("stop_epoch: exit 0 with a checkpoint; the next interval resumes from it with a new lr_schedule stage",
+          "[cli][pbt]") {
+  test::TempDir tmp;
+  const std::string common =
+      R"("dataset":"synthetic","train_subset":640,"test_subset":64,"epochs":4,"batch_size":64,"hidden":[16],)"
+      R"("checkpoint_every_s":0,)";
+  test::write_file(tmp / "params.json", "{" + common + R"("stop_epoch":2,"lr_schedule":"0:0.1"})");
+  REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 0);
+  auto first = test::read_file(tmp / "metrics.jsonl");
+  CHECK(first.find("\"kind\":\"checkpoint\"") != std::string::npos);
+  CHECK(first.find("\"kind\":\"final\",\"metrics\"") != std::string::npos);
+  CHECK(fs::exists(tmp / "checkpoints" / "ckpt-000000000020.dlck"));
+  test::write_file(tmp / "params.json", "{" + common + R"("lr_schedule":"0:0.1,2:0.05"})");
+  REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 0);
+  auto both = test::read_file(tmp / "metrics.jsonl");
+  CHECK(both.find("resumed from") != std::string::npos);
+  CHECK(both.find("\"lr\":0.025") != std::string::npos);  // 0.05 at batch 64 of base_batch 128
+  SECTION("a bad lr_schedule is bad input naming the key") {
+    test::write_file(tmp / "params.json", "{" + common + R"("lr_schedule":"0:0.1,1:0"})");
+    REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 2);
+    CHECK(test::read_file(tmp / "err.txt").find("params.json: lr_schedule") != std::string::npos);
+  }
+}
+
 TEST_CASE("control.json stop makes the trainer exit 75 with a log record", "[cli]") {
   test::TempDir tmp;
   write_long_params(tmp);
