@@ -136,15 +136,6 @@ class Stepper {
       const auto t0 = clock_type::now();
       opt_->step(0.01, t);
       update_s_ += since(t0);
-      if (std::getenv("EXP_PER")) {
-        static std::map<std::size_t, std::vector<double>> per;
-        per[t[0]].push_back(since(t0));
-        if (per[t[0]].size() == 400) {
-          auto v = per[t[0]];
-          std::sort(v.begin(), v.end());
-          std::printf("tensor %zu: min %.1f med %.1f us\n", t[0], v[0] * 1e6, v[v.size() / 2] * 1e6);
-        }
-      }
     };
   }
   /// Times the phases of each step too (two clock reads per layer update).
@@ -162,13 +153,7 @@ class Stepper {
     backend_.softmax_cross_entropy(logits, labels_.data(), 1.0f / static_cast<float>(batch_),
                                    model_->logits_grad(batch_));
     if (phases_) fwd_s_ += since(t1);
-    static const bool unfused = std::getenv("EXP_UNFUSED") != nullptr;
-    if (unfused) {
-      model_->backward(batch_);
-      const auto tu = clock_type::now();
-      opt_->step(0.01);
-      if (phases_) update_s_ += since(tu);
-    } else model_->backward(batch_, update_);
+    model_->backward(batch_, update_);
     data_s_ += std::chrono::duration<double>(t1 - t0).count();
     return since(t1);
   }

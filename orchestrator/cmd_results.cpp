@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analysis/front.hpp"
+#include "orchestrator/cmd_best_pbt.hpp"
 #include "analysis/load.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
@@ -90,6 +91,29 @@ int cmd_results(const ResultsArgs& a) {
         const bool ok = known && front.violation[it->second] <= 0;
         row.push_back(table ? json(ok ? "yes" : "no") : json(ok));
       }
+    }
+  }
+  // Population-based training: each trial's link in its member's lineage (its `pbt` event):
+  // a brief cell in tables; member, generation, parent and exploit_from columns in CSV/JSON.
+  auto pbt = load_pbt(*o->storage, *st);
+  if (!pbt) return report(pbt.error(), exit_code::runtime);
+  if (*pbt) {
+    const bool table = o->format == OutputFormat::table;
+    if (table) rows.columns.insert(rows.columns.end() - 1, "pbt");
+    else
+      for (const char* c : {"pbt_member", "pbt_generation", "pbt_parent", "pbt_exploit_from"}) rows.columns.push_back(c);
+    for (auto& row : rows.rows) {
+      const auto l = row[0].is_number_integer() ? (**pbt).links.find(row[0].get<std::int64_t>()) : (**pbt).links.end();
+      const bool known = l != (**pbt).links.end();
+      if (table) {
+        row.insert(row.end() - 1, known ? json(l->second.brief()) : json(nullptr));
+        continue;
+      }
+      auto opt_int = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };
+      row.push_back(known ? json(l->second.member) : json(nullptr));
+      row.push_back(known ? json(l->second.generation) : json(nullptr));
+      row.push_back(known ? opt_int(l->second.parent) : json(nullptr));
+      row.push_back(known ? opt_int(l->second.exploit_from) : json(nullptr));
     }
   }
   // search.warm_start: the earlier studies' trials that seeded the sampler, marked WARM.

@@ -38,6 +38,19 @@ runs_dir: runs
   REQUIRE(r.exit_code == 0);
   auto states = run_dlsweep(db, {"query", "SELECT number, state FROM trials ORDER BY number", "--format", "csv"}, dir);
   CHECK(states.out == "number,state\n0,COMPLETE\n1,COMPLETE\n2,COMPLETE\n3,COMPLETE\n4,COMPLETE\n5,COMPLETE\n");
+  // `results` carries each trial's link: member, generation, parent (and the donor of an exploit).
+  auto res = run_dlsweep(db, {"results", "pbt-train", "--format", "json"}, dir);
+  REQUIRE(res.exit_code == 0);
+  for (const auto& t : json::parse(res.out)) {
+    const int n = t.at("trial").get<int>();
+    CHECK(t.at("pbt_member") == n % 2);
+    CHECK(t.at("pbt_generation") == n / 2);
+    if (n < 2) CHECK(t.at("pbt_parent").is_null());
+    else CHECK(t.at("pbt_parent").get<int>() / 2 == n / 2 - 1);
+    if (!t.at("pbt_exploit_from").is_null()) CHECK(t.at("pbt_exploit_from") == t.at("pbt_parent"));
+  }
+  auto table = run_dlsweep(db, {"results", "pbt-train"}, dir);
+  CHECK(table.out.find("m1 g2") != std::string::npos);
   // Generation 1 started from generation 0's checkpoints: it holds its parent's and its own.
   for (int n : {2, 3}) {
     std::size_t files = 0;
