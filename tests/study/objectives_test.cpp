@@ -5,17 +5,13 @@
 #include <string>
 
 #include "study/spec.hpp"
+#include "study_test_support.hpp"
 
 using namespace dlsweep::orch;
+using study_test::error_at;
+using study_test::messages;
 
 namespace {
-
-std::string messages(const StudyResult& r) {
-  std::string s;
-  if (!r)
-    for (const auto& e : r.error()) s += e.message() + "\n";
-  return s;
-}
 
 const char* kMulti = R"(name: mo
 trial:
@@ -30,13 +26,6 @@ search: {algorithm: nsga2, trials: 20, population_size: 8}
 )";
 
 // The error at `key_path` (empty when none).
-const ValidationError* error_at(const StudyResult& r, const std::string& key_path) {
-  if (r) return nullptr;
-  for (const auto& e : r.error())
-    if (e.key_path == key_path) return &e;
-  return nullptr;
-}
-
 std::string with(const std::string& objective, const std::string& rest = "") {
   return "name: t\ntrial: {command: [prog]}\n" + objective + "\nspace: {lr: [0.1, 0.2]}\n" + rest;
 }

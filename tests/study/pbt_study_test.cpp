@@ -6,24 +6,13 @@
 
 #include "study/growth.hpp"
 #include "study/spec.hpp"
+#include "study_test_support.hpp"
 
 using namespace dlsweep::orch;
+using study_test::error_at;
+using study_test::messages;
 
 namespace {
-
-std::string messages(const StudyResult& r) {
-  std::string s;
-  if (!r)
-    for (const auto& e : r.error()) s += e.message() + "\n";
-  return s;
-}
-
-const ValidationError* error_at(const StudyResult& r, const std::string& key_path) {
-  if (r) return nullptr;
-  for (const auto& e : r.error())
-    if (e.key_path == key_path) return &e;
-  return nullptr;
-}
 
 std::string trainer_study(const std::string& search, const std::string& rest = "") {
   return "name: p\ntrial:\n  trainer: {model: mlp, hidden: [32], dataset: fashion-mnist, epochs: 7}\n"

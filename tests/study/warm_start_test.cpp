@@ -7,26 +7,15 @@
 #include <string>
 
 #include "study/spec.hpp"
+#include "study_test_support.hpp"
 #include "study/warm_start.hpp"
 
 using namespace dlsweep;
 using namespace dlsweep::orch;
+using study_test::error_at;
+using study_test::messages;
 
 namespace {
-
-std::string messages(const StudyResult& r) {
-  std::string s;
-  if (!r)
-    for (const auto& e : r.error()) s += e.message() + "\n";
-  return s;
-}
-
-const ValidationError* error_at(const StudyResult& r, const std::string& key_path) {
-  if (r) return nullptr;
-  for (const auto& e : r.error())
-    if (e.key_path == key_path) return &e;
-  return nullptr;
-}
 
 StudySpec parse(const std::string& yaml) {
   auto r = parse_study(yaml, StudyFormat::yaml, "s.yaml");

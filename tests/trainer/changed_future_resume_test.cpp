@@ -11,6 +11,7 @@
 
 #include "common/protocol.hpp"
 #include "tests/trainer/test_util.hpp"
+#include "tests/trainer/train_run.hpp"
 #include "trainer/comm/local_communicator.hpp"
 #include "trainer/data/datasets.hpp"
 #include "trainer/models/model.hpp"
@@ -22,6 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A run that must succeed (its result is then a TrainResult).
 struct Outcome {
   TrainResult result;
   std::vector<float> weights;
@@ -29,43 +31,11 @@ struct Outcome {
 };
 
 Outcome train(const TrainConfig& c, const fs::path& dir, const fs::path& checkpoints = {}) {
-  data::DataSpec ds;
-  ds.dataset = c.dataset;
-  ds.dir = DLSWEEP_FMNIST_DIR;
-  ds.train_subset = c.train_subset;
-  ds.test_subset = c.test_subset;
-  ds.seed = c.seed;
-  auto data = data::load_data(ds);
-  REQUIRE(data);
-  auto rep = Reporter::open(dir / "metrics.jsonl");
-  REQUIRE(rep);
-  comm::LocalCommunicator comm;
-  TrainContext ctx;
-  ctx.comm = &comm;
-  ctx.reporter = &*rep;
-  ctx.checkpoint_dir = checkpoints;
-  auto t = Trainer::create(c, std::move(*data), ctx);
-  REQUIRE(t);
-  auto r = (*t)->run();
-  REQUIRE(r);
-  Outcome o{*r, {}, {}};
-  const auto& p = (*t)->model().parameters();
-  o.weights.assign(p.values(), p.values() + p.arena_size());
-  std::istringstream in(test::read_file(dir / "metrics.jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    auto rec = protocol::parse_record(line);
-    REQUIRE(rec);
-    o.records.push_back(*rec);
-  }
-  return o;
+  auto run = test::train_fmnist(c, dir, checkpoints);
+  REQUIRE(run.result);
+  return {*run.result, std::move(run.weights), std::move(run.records)};
 }
-
-std::vector<protocol::Record> of_kind(const std::vector<protocol::Record>& rs, protocol::RecordKind k) {
-  std::vector<protocol::Record> out;
-  for (const auto& r : rs)
-    if (r.kind == k) out.push_back(r);
-  return out;
-}
+using test::of_kind;
 
 std::map<std::string, double> without_timing(std::map<std::string, double> m) {
   for (const char* t : {"samples_per_s", "time_compute_s", "time_data_s", "time_eval_s", "time_allreduce_exposed_s"})

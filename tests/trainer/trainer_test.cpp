@@ -8,6 +8,7 @@
 
 #include "common/protocol.hpp"
 #include "tests/trainer/test_util.hpp"
+#include "tests/trainer/train_run.hpp"
 #include "trainer/comm/local_communicator.hpp"
 #include "trainer/data/datasets.hpp"
 #include "trainer/trainer.hpp"
@@ -17,44 +18,9 @@ using namespace dlsweep::trainer;
 
 namespace {
 
-struct Run {
-  Result<TrainResult> result;
-  std::vector<protocol::Record> records;
-};
-
-Run train(const TrainConfig& c, const std::filesystem::path& dir) {
-  data::DataSpec ds;
-  ds.dataset = c.dataset;
-  ds.dir = DLSWEEP_FMNIST_DIR;
-  ds.train_subset = c.train_subset;
-  ds.test_subset = c.test_subset;
-  ds.seed = c.seed;
-  auto data = data::load_data(ds);
-  REQUIRE(data);
-  auto rep = Reporter::open(dir / "metrics.jsonl");
-  REQUIRE(rep);
-  comm::LocalCommunicator comm;
-  TrainContext ctx;
-  ctx.comm = &comm;
-  ctx.reporter = &*rep;
-  auto t = Trainer::create(c, std::move(*data), ctx);
-  REQUIRE(t);
-  Run run{(*t)->run(), {}};
-  std::istringstream in(test::read_file(dir / "metrics.jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    auto r = protocol::parse_record(line);
-    REQUIRE(r);
-    run.records.push_back(*r);
-  }
-  return run;
-}
-
-std::vector<protocol::Record> of_kind(const std::vector<protocol::Record>& rs, protocol::RecordKind k) {
-  std::vector<protocol::Record> out;
-  for (const auto& r : rs)
-    if (r.kind == k) out.push_back(r);
-  return out;
-}
+// A run, its result checked by the caller.
+test::TrainRun train(const TrainConfig& c, const std::filesystem::path& dir) { return test::train_fmnist(c, dir); }
+using test::of_kind;
 
 TrainConfig small_fmnist() {
   TrainConfig c;
