@@ -55,11 +55,18 @@ double objective_any(const Params& p) {
   return (p["optimizer"] == "lars" ? 1.0 : 0.0) + p["batch_size"].get<double>() / 256.0;
 }
 
-// Runs `n` trials: 3 in flight at a time (running in the history), the rest complete.
-std::vector<Params> run(const Case& c, const Space& s, std::uint64_t seed, int n, int kill_at = -1) {
+// How a trial that finishes gets its results (a single value by default).
+void finish_single(TrialRecord& r) {
+  r.status = TrialStatus::complete;
+  r.value = objective_any(r.params);
+}
+
+// Runs `n` trials after the records of `start`: 3 in flight at a time (running in the
+// history), the rest complete (`finish` fills their results). kill_at: before that trial a
+// fresh sampler takes over and the history comes back from the database in another order.
+std::vector<Params> run_from(const Case& c, const Space& s, std::uint64_t seed, int n, int kill_at, History h,
+                             void (*finish)(TrialRecord&) = finish_single) {
   auto sampler = make(c, s, seed);
-  History h;
-  h.maximize = true;
   std::vector<Params> drawn;
   for (int i = 0; i < n; ++i) {
     if (i == kill_at) {
@@ -70,10 +77,7 @@ std::vector<Params> run(const Case& c, const Space& s, std::uint64_t seed, int n
     }
     if (!sampler->ready(i, h))  // pbt: the engine waits for the running trials to finish
       for (auto& r : h.trials)
-        if (r.status == TrialStatus::running) {
-          r.status = TrialStatus::complete;
-          r.value = objective_any(r.params);
-        }
+        if (r.status == TrialStatus::running) finish(r);
     REQUIRE(sampler->ready(i, h));
     auto p = sampler->next(i, h);
     if (!p) break;
@@ -84,12 +88,15 @@ std::vector<Params> run(const Case& c, const Space& s, std::uint64_t seed, int n
     h.trials.push_back(t);
     // The trial started 3 trials ago finishes now.
     for (auto& r : h.trials)
-      if (r.number == i - 3 && r.status == TrialStatus::running) {
-        r.status = TrialStatus::complete;
-        r.value = objective_any(r.params);
-      }
+      if (r.number == i - 3 && r.status == TrialStatus::running) finish(r);
   }
   return drawn;
+}
+
+std::vector<Params> run(const Case& c, const Space& s, std::uint64_t seed, int n, int kill_at = -1) {
+  History h;
+  h.maximize = true;
+  return run_from(c, s, seed, n, kill_at, h);
 }
 
 void check_in_space(const Space& s, const Params& p) {
@@ -248,25 +255,7 @@ History warm_history_of(const Space& s, int n) {
 
 std::vector<Params> run_warm(const Case& c, const Space& s, std::uint64_t seed, int n, int kill_at,
                              const History& warm) {
-  auto sampler = make(c, s, seed);
-  History h = warm;
-  std::vector<Params> drawn;
-  for (int i = 0; i < n; ++i) {
-    if (i == kill_at) {
-      sampler = make(c, s, seed);
-      std::reverse(h.trials.begin(), h.trials.end());
-    }
-    auto p = sampler->next(i, h);
-    if (!p) break;
-    drawn.push_back(*p);
-    h.trials.push_back(TrialRecord{i, *p, TrialStatus::running, std::nullopt, {}, {}, {}});
-    for (auto& r : h.trials)
-      if (r.number == i - 3 && r.status == TrialStatus::running) {
-        r.status = TrialStatus::complete;
-        r.value = objective_any(r.params);
-      }
-  }
-  return drawn;
+  return run_from(c, s, seed, n, kill_at, warm);
 }
 
 }  // namespace
@@ -299,33 +288,17 @@ namespace {
 
 // run() with two objectives (maximise objective_any, minimise the batch size) and one
 // constraint (batch_size <= 512); a finished trial carries both values and its constraint.
+void finish_constrained_mo(TrialRecord& r) {
+  r.status = TrialStatus::complete;
+  r.values = {objective_any(r.params), r.params["batch_size"].get<double>()};
+  r.constraints = {r.params["batch_size"].get<double>() - 512.0};
+}
+
 std::vector<Params> run_constrained_mo(const Case& c, const Space& s, std::uint64_t seed, int n, int kill_at = -1) {
-  auto sampler = make(c, s, seed);
   History h;
   h.directions = {true, false};
   h.constrained = true;
-  auto finish = [](TrialRecord& r) {
-    r.status = TrialStatus::complete;
-    r.values = {objective_any(r.params), r.params["batch_size"].get<double>()};
-    r.constraints = {r.params["batch_size"].get<double>() - 512.0};
-  };
-  std::vector<Params> drawn;
-  for (int i = 0; i < n; ++i) {
-    if (i == kill_at) {
-      sampler = make(c, s, seed);
-      std::reverse(h.trials.begin(), h.trials.end());
-    }
-    auto p = sampler->next(i, h);
-    if (!p) break;
-    drawn.push_back(*p);
-    TrialRecord t;
-    t.number = i;
-    t.params = *p;
-    h.trials.push_back(t);
-    for (auto& r : h.trials)
-      if (r.number == i - 3 && r.status == TrialStatus::running) finish(r);
-  }
-  return drawn;
+  return run_from(c, s, seed, n, kill_at, h, finish_constrained_mo);
 }
 
 }  // namespace
