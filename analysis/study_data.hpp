@@ -74,6 +74,12 @@ struct TrialData {
   TrialFigures figures;
 
   bool complete() const { return state == "COMPLETE"; }
+  /// The objective's last reported value (what a PBT interval is ranked by), else best_value.
+  std::optional<double> last_value() const {
+    for (auto p = curve.rbegin(); p != curve.rend(); ++p)
+      if (p->value) return p->value;
+    return best_value;
+  }
   bool reached() const { return steps_to_target.has_value() && time_to_target_s.has_value(); }
 };
 

@@ -39,10 +39,21 @@ std::string why_none(const db::StudyRow& st, const analysis::StudyData& study, c
   return fmt::format("no complete trial has a value for {}", study.metric);
 }
 
+// True when the study is a pbt study (its `best`, --explain included, is cmd_best_pbt's); a
+// study that cannot be read is left to the caller's own error.
+bool pbt_study(const BestArgs& a) {
+  auto o = open_for_reading(a.db, "table");
+  if (!o) return false;
+  auto st = find_study(*o->storage, a.study);
+  if (!st) return false;
+  auto pbt = load_pbt(*o->storage, *st);
+  return pbt && *pbt;
+}
+
 }  // namespace
 
 int cmd_best(const BestArgs& a) {
-  if (a.explain || !a.group_by.empty()) return cmd_best_explain(a);
+  if ((a.explain || !a.group_by.empty()) && !pbt_study(a)) return cmd_best_explain(a);
   auto o = open_for_reading(a.db, a.format == "json" ? "json" : "table");
   if (!o) return report(o.error(), exit_code::usage);
   auto by = analysis::parse_rank_by(a.by);
@@ -54,6 +65,10 @@ int cmd_best(const BestArgs& a) {
   if (study->multi_objective()) return cmd_best_front(a, *study);
   auto pbt = load_pbt(*o->storage, *st);  // population-based training: the winner's schedule
   if (!pbt) return report(pbt.error(), exit_code::runtime);
+  if (*pbt && !a.group_by.empty())
+    return report(Error{"--group-by fits the batch-size model across trials; a pbt study's trials are intervals of its members",
+                        "--group-by", "use `best --explain` for the winner's schedule and its evidence"},
+                  exit_code::usage);
   if (*pbt) return cmd_best_pbt(a, **pbt, *study);
   if (!a.write_schedule.empty())
     return report(Error{"only a pbt study has a schedule to write", "--write-schedule",

@@ -2,6 +2,8 @@
 // the replay study (cmd_best_pbt.hpp).
 #include "orchestrator/cmd_best_pbt.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "analysis/ranking.hpp"
@@ -27,6 +29,55 @@ std::vector<std::string> searched(const PbtStudy& pbt) {
   std::vector<std::string> out;
   for (const auto& d : pbt.spec.space.dims) out.push_back(d.name);
   return out;
+}
+
+// `best --explain`: why each interval of the winner's lineage is what it is — the value it
+// reached, its rank among the interval's trials (the whole population), the interval's best
+// and median, and for an exploit, the rank that made its member copy the donor.
+json pbt_evidence(const PbtStudy& pbt, const analysis::StudyData& study, const std::vector<const PbtLink*>& chain) {
+  std::map<std::int64_t, std::optional<double>> value;
+  for (const auto& t : study.trials) value[t.number] = t.last_value();
+  const bool maximize = study.mode == "max";
+  json out = json::array();
+  for (const PbtLink* l : chain) {
+    std::vector<double> gen;
+    for (const auto& [n, link] : pbt.links)
+      if (link.generation == l->generation && value[n]) gen.push_back(*value[n]);
+    std::sort(gen.begin(), gen.end(), [&](double a, double b) { return maximize ? a > b : a < b; });
+    const auto v = value[l->number];
+    json e{{"start", l->start}, {"end", l->end}, {"trial", l->number}, {"member", l->member},
+           {"value", v ? json(*v) : json(nullptr)}, {"rank", nullptr}, {"ranked", gen.size()},
+           {"interval_best", gen.empty() ? json(nullptr) : json(gen.front())},
+           {"interval_median", gen.empty() ? json(nullptr) : json(gen[gen.size() / 2])},
+           {"previous_rank", l->rank ? json(*l->rank + 1) : json(nullptr)},
+           {"exploit_from", l->exploit_from ? json(*l->exploit_from) : json(nullptr)}, {"factors", l->factors}};
+    if (v) e["rank"] = 1 + std::count_if(gen.begin(), gen.end(), [&](double x) { return maximize ? x > *v : x < *v; });
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void print_evidence(const json& evidence, const std::string& metric, const std::string& axis) {
+  fmt::print("  evidence, interval by interval ({} at each interval's end, what PBT ranks members by; rank among the "
+             "interval's trials):\n", metric);
+  for (const auto& e : evidence) {
+    fmt::print("    {} [{:g}, {:g}): trial {} (member {}) {} — rank {} of {} (interval best {}, median {})", axis,
+               e["start"].get<double>(), e["end"].get<double>(), e["trial"].get<std::int64_t>(),
+               e["member"].get<std::int64_t>(), e["value"].is_null() ? "no value" : fmt::format("{:.4g}", e["value"].get<double>()),
+               e["rank"].is_null() ? "-" : e["rank"].dump(), e["ranked"].get<std::size_t>(),
+               e["interval_best"].is_null() ? "-" : fmt::format("{:.4g}", e["interval_best"].get<double>()),
+               e["interval_median"].is_null() ? "-" : fmt::format("{:.4g}", e["interval_median"].get<double>()));
+    if (!e["exploit_from"].is_null()) {
+      std::string f;
+      for (const auto& [k, x] : e["factors"].items()) f += fmt::format("{}{} x{:g}", f.empty() ? "" : ", ", k, x.get<double>());
+      fmt::print("; its member had ranked {} in the interval before, so it took trial {}'s weights and params{}",
+                 e["previous_rank"].is_null() ? "last" : e["previous_rank"].dump(), e["exploit_from"].get<std::int64_t>(),
+                 f.empty() ? "" : " and explored " + f);
+    } else if (!e["previous_rank"].is_null()) {
+      fmt::print("; its member had ranked {} and kept its own weights", e["previous_rank"].dump());
+    }
+    fmt::print("\n");
+  }
 }
 
 }  // namespace
@@ -123,6 +174,7 @@ int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyDa
            {"generations", pbt.generations},
            {"schedule", schedule}};
     if (!a.write_schedule.empty()) j["replay_study"] = a.write_schedule;
+    if (a.explain) j["evidence"] = pbt_evidence(pbt, study, chain);
     fmt::print("{}\n", j.dump(2));
     return exit_code::ok;
   }
@@ -136,6 +188,7 @@ int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyDa
                s["end"].get<double>(), params_brief(s["params"]), s["trial"].get<std::int64_t>(),
                s["member"].get<std::int64_t>(),
                s["exploit_from"].is_null() ? "" : fmt::format(", copied trial {}", s["exploit_from"].get<std::int64_t>()));
+  if (a.explain) print_evidence(pbt_evidence(pbt, study, chain), study.metric, chain.empty() ? "epoch" : chain.front()->axis);
   fmt::print("  params: {}\n", params_brief(t.params));
   if (!a.write_schedule.empty())
     fmt::print("  replay study written to {} (`dlsweep submit {}` runs it as one fixed trial)\n", a.write_schedule,

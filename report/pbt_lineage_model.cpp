@@ -27,13 +27,6 @@ json pbt_search(const db::StudyRow& row) {
   return out;
 }
 
-// The objective's last value in a trial's interval (what the pbt sampler ranks by), else its best.
-json last_value(const analysis::TrialData& t) {
-  for (auto p = t.curve.rbegin(); p != t.curve.rend(); ++p)
-    if (p->value) return *p->value;
-  return t.best_value ? json(*t.best_value) : json(nullptr);
-}
-
 }  // namespace
 
 analysis::StudyData pbt_last_generation(const analysis::StudyData& study, const json& pbt) {
@@ -86,7 +79,7 @@ Result<json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& r
                          {"from_member", l.from_member ? json(*l.from_member) : json(nullptr)},
                          {"factors", l.factors},
                          {"state", std::string(to_string(t->state))},
-                         {"value", d == data.end() ? json(nullptr) : last_value(*d->second)},
+                         {"value", d == data.end() || !d->second->last_value() ? json(nullptr) : json(*d->second->last_value())},
                          {"params", params}});
   }
   json model{{"axis", search.contains("interval") && search["interval"].is_object()

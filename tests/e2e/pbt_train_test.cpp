@@ -69,6 +69,22 @@ runs_dir: runs
   const json b = json::parse(best.out);
   CHECK(b.at("trial").get<int>() >= 4);
   REQUIRE(b.at("schedule").size() == 3);
+  // --explain: the evidence of each interval of the winner's lineage (its value, its rank among
+  // the interval's trials, and for an exploit whose weights it took).
+  auto explain = run_dlsweep(db, {"best", "pbt-train", "--explain", "--format", "json"}, dir);
+  REQUIRE(explain.exit_code == 0);
+  const json ev = json::parse(explain.out).at("evidence");
+  REQUIRE(ev.size() == 3);
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    CHECK(ev[i].at("trial") == b.at("schedule")[i].at("trial"));
+    CHECK(ev[i].at("ranked") == 2);
+    CHECK(ev[i].at("rank").get<int>() >= 1);
+    CHECK(ev[i].at("rank").get<int>() <= 2);
+    CHECK(ev[i].at("exploit_from") == b.at("schedule")[i].at("exploit_from"));
+  }
+  auto text = run_dlsweep(db, {"best", "pbt-train", "--explain"}, dir);
+  CHECK(text.out.find("evidence, interval by interval") != std::string::npos);
+  CHECK(run_dlsweep(db, {"best", "pbt-train", "--group-by", "base_lr"}, dir).exit_code == 2);
   auto replay = run_dlsweep(db, {"submit", "replay.yaml"}, dir);
   INFO(replay.err);
   REQUIRE(replay.exit_code == 0);
