@@ -2,7 +2,8 @@
 """PyTorch peer of bench_time_to_target: the same recipe, the same records.
 
 MLP 784-512-512-10 (ReLU) on Fashion-MNIST (the same .gz files, scaled to [0, 1] and
-standardised with the training set's mean and std, as dlsweep-train does), batch 256, SGD
+standardised with the training set's mean and std, as dlsweep-train does with
+`standardize: true`), batch 256, SGD
 momentum 0.9 with PyTorch's default initialisation, LR 0.1, cosine decay per step over the
 run, evaluation on the 10k test images every 0.25 epoch. Writes JSON lines like
 dlsweep-train's metrics.jsonl: a "log" record when training starts and an "eval" record per

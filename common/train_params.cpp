@@ -28,6 +28,9 @@ const std::vector<ParamInfo>& table() {
        "fashion-mnist, $DLSWEEP_CIFAR10_DIR for cifar10)"},
       {"augment", T::boolean, false, {}, 0, 0, false,
        "random crop (pad 4) and horizontal flip of training images, seeded per (seed, epoch, sample)"},
+      {"standardize", T::boolean, false, {}, 0, 0, false,
+       "fashion-mnist/synthetic inputs as (x - mean) / std with the training set's mean and std (false: "
+       "pixels scaled to [0, 1]); cifar10 is always standardised per channel"},
       {"precision", T::string, "fp32", {"fp32", "bf16"}, 0, 0, false,
        "arithmetic of activations and weight copies (bf16: fp32 master weights and accumulation)"},
       {"train_subset", T::integer, 0, {}, 0, 60000, false,

@@ -151,19 +151,7 @@ int run(int argc, char** argv) {
   auto config = dt::load_train_config(params_file);
   if (!config) return report_error(config.error(), kExitBadInput, rep, start);
 
-  dt::data::DataSpec ds;
-  ds.dataset = config->dataset;
-  ds.dir = config->data_dir;
-  ds.train_subset = config->train_subset;
-  ds.test_subset = config->test_subset;
-  ds.seed = config->seed;
-  ds.augment = config->augment;
-  // Synthetic samples take the shape the model is designed for (throughput runs).
-  const auto shape = dt::models::default_input_shape(config->model);
-  ds.synthetic_channels = shape.c;
-  ds.synthetic_height = shape.h;
-  ds.synthetic_width = shape.w;
-  auto data = dt::data::load_data(ds);
+  auto data = dt::data::load_data(dt::data_spec(*config));
   if (!data) return report_error(data.error(), kExitBadInput, rep, start);
 
   auto comm = dt::comm::make_communicator(config->comm);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/train_params.hpp"
+#include "trainer/models/model_registry.hpp"
 
 namespace dlsweep::trainer {
 
@@ -65,6 +66,7 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.dataset = get("dataset").get<std::string>();
   c.data_dir = get("data_dir").get<std::string>();
   c.augment = get("augment").get<bool>();
+  c.standardize = get("standardize").get<bool>();
   c.precision = get("precision").get<std::string>();
   c.train_subset = get("train_subset").get<std::int64_t>();
   c.test_subset = get("test_subset").get<std::int64_t>();
@@ -132,6 +134,23 @@ Result<TrainConfig> load_train_config(const std::filesystem::path& file) {
   return parse_train_config(j, file.string());
 }
 
+data::DataSpec data_spec(const TrainConfig& c) {
+  data::DataSpec ds;
+  ds.dataset = c.dataset;
+  ds.dir = c.data_dir;
+  ds.train_subset = c.train_subset;
+  ds.test_subset = c.test_subset;
+  ds.seed = c.seed;
+  ds.augment = c.augment;
+  ds.standardize = c.standardize;
+  // Synthetic samples take the shape the model is designed for (throughput runs).
+  const auto shape = models::default_input_shape(c.model);
+  ds.synthetic_channels = shape.c;
+  ds.synthetic_height = shape.h;
+  ds.synthetic_width = shape.w;
+  return ds;
+}
+
 std::vector<double> effective_milestones(const TrainConfig& c) {
   if (!c.decay_milestones.empty()) return c.decay_milestones;
   return {0.5 * c.epochs, 0.75 * c.epochs};
@@ -143,6 +162,7 @@ json to_json(const TrainConfig& c) {
               {"dataset", c.dataset},
               {"data_dir", c.data_dir},
               {"augment", c.augment},
+              {"standardize", c.standardize},
               {"precision", c.precision},
               {"train_subset", c.train_subset},
               {"test_subset", c.test_subset},

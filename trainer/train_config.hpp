@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.hpp"
+#include "trainer/data/datasets.hpp"
 #include "trainer/schedule/lr_schedule.hpp"
 
 namespace dlsweep::trainer {
@@ -22,6 +23,7 @@ struct TrainConfig {
   std::string dataset = "fashion-mnist";
   std::string data_dir;              ///< empty = the dataset's default directory
   bool augment = false;
+  bool standardize = false;          ///< inputs (x - mean) / std with the training set's stats
   std::string precision = "fp32";
   std::int64_t train_subset = 0;
   std::int64_t test_subset = 0;
@@ -73,6 +75,10 @@ Result<TrainConfig> load_train_config(const std::filesystem::path& file);
 /// The step-decay / Smith-ramp milestones in epochs: decay_milestones, or 50% and 75% of
 /// the training length when that list is empty.
 std::vector<double> effective_milestones(const TrainConfig& c);
+
+/// What load_data needs for this run: dataset, directory, subsets, seed, augmentation,
+/// standardisation, and for synthetic data the model's input shape.
+data::DataSpec data_spec(const TrainConfig& c);
 
 /// The config as a flat params object (every key present), e.g. to log what a run used.
 nlohmann::json to_json(const TrainConfig& c);

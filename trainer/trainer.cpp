@@ -170,7 +170,7 @@ Status Trainer::log_start() {
   for (const auto& st : plan_.stages())
     stages += fmt::format("{}{:g}:{}", stages.empty() ? "" : ",", st.start_epoch, st.batch);
   return report(protocol::RecordKind::log, 0, {},
-                fmt::format("dlsweep-train: {} {} ({} parameters), {} {} train / {} test, batch {} on {} rank(s) "
+                fmt::format("dlsweep-train: {} {} ({} parameters), {}{} {} train / {} test, batch {} on {} rank(s) "
                             "({} comm), {} steps/epoch, {} steps, lr {:g} ({} rule from {:g} at batch {}, warmup {} "
                             "steps from {}, decay {}{}), optimizer {}, batch stages {}{}, {} kernels, {}, {} thread(s)",
                             model_->name(),
@@ -181,7 +181,9 @@ Status Trainer::log_start() {
                                  : config_.precision == "bf16" && ctx_.kernels == "onednn"
                                      ? " " + kernels::bf16_path_description()
                                      : " " + config_.precision + " " + precision_path()),
-                            model_->parameters().count(), config_.dataset, train.size, data_.test.size,
+                            model_->parameters().count(), config_.dataset,
+                            config_.standardize && config_.dataset != "cifar10" ? " (standardised)" : "", train.size,
+                            data_.test.size,
                             config_.batch_size, ctx_.comm->size(), ctx_.comm->name(), steps_per_epoch_, total_steps_,
                             lr_.target_lr, schedule::to_string(config_.lr_rule), lr_.base_lr, config_.base_batch,
                             lr_.warmup_steps, schedule::to_string(config_.warmup_start),

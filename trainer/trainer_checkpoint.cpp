@@ -38,6 +38,7 @@ nlohmann::json Trainer::fingerprint(double epoch) const {
   nlohmann::json f = to_json(config_);
   for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch"})
     f.erase(free_key);
+  if (!config_.standardize) f.erase("standardize");  // as before the key existed: old checkpoints resume
   // The batch and base LR by stage, as far as they reached before `epoch`.
   auto ramp = schedule::parse_batch_ramp(config_.batch_ramp);
   if (ramp && ramp->kind != schedule::BatchRamp::Kind::smith) {
@@ -69,6 +70,7 @@ namespace {
 nlohmann::json legacy_fingerprint(const TrainConfig& c) {
   nlohmann::json f = to_json(c);
   for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s"}) f.erase(free_key);
+  if (!c.standardize) f.erase("standardize");
   if (c.lr_schedule == "none") f.erase("lr_schedule");
   if (c.stop_epoch == 0) f.erase("stop_epoch");
   return f;

@@ -210,6 +210,10 @@ TEST_CASE("a checkpoint from a run that differed before its epoch is refused", "
     child.seed = 3;
     child.lr_schedule = "0:0.1,2:0.05";
   }
+  SECTION("standardised inputs where the parent trained on [0, 1]") {
+    child.standardize = true;
+    child.lr_schedule = "0:0.1,2:0.05";
+  }
   const auto got = parent_then_child(parent, child);
   CHECK(got.result.resumed_from == -1);
   CHECK(has_text(got.records, "written with different parameters"));

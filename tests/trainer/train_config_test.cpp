@@ -22,6 +22,31 @@ TEST_CASE("an empty params object gives the table's defaults", "[config]") {
   CHECK(to_json(*c).size() == param_table().size());
 }
 
+TEST_CASE("data_spec carries the config's data settings to load_data", "[config]") {
+  auto c = parse_train_config(json{{"dataset", "synthetic"}, {"model", "cnn"}, {"standardize", true}, {"augment", true},
+                                   {"train_subset", 300}, {"test_subset", 40}, {"seed", 9}, {"data_dir", "/x"}},
+                              "params.json");
+  REQUIRE(c);
+  CHECK(c->standardize);
+  const data::DataSpec ds = data_spec(*c);
+  CHECK(ds.dataset == "synthetic");
+  CHECK(ds.standardize);
+  CHECK(ds.augment);
+  CHECK(ds.train_subset == 300);
+  CHECK(ds.test_subset == 40);
+  CHECK(ds.seed == 9);
+  CHECK(ds.dir == "/x");
+  CHECK(ds.synthetic_channels == 1);
+  CHECK(ds.synthetic_height == 28);
+  auto d = parse_train_config(json::object(), "params.json");
+  REQUIRE(d);
+  CHECK_FALSE(d->standardize);  // default: pixels in [0, 1], as every run before the key existed
+  CHECK_FALSE(data_spec(*d).standardize);
+  auto bad = parse_train_config(json{{"standardize", "yes"}}, "params.json");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().where == "params.json: standardize");
+}
+
 TEST_CASE("values are parsed into the config", "[config]") {
   auto c = parse_train_config(json{{"batch_size", 512}, {"lr_rule", "sqrt"}, {"warmup_start", "zero"},
                                    {"hidden", {64, 32}}, {"nesterov", true}, {"seed", 4294967295.0},

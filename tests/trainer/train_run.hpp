@@ -47,12 +47,8 @@ inline std::vector<protocol::Record> of_kind(const std::vector<protocol::Record>
 /// (none when empty).
 inline TrainRun train_fmnist(const TrainConfig& c, const std::filesystem::path& dir,
                              const std::filesystem::path& checkpoints = {}) {
-  data::DataSpec ds;
-  ds.dataset = c.dataset;
+  data::DataSpec ds = data_spec(c);
   ds.dir = DLSWEEP_FMNIST_DIR;
-  ds.train_subset = c.train_subset;
-  ds.test_subset = c.test_subset;
-  ds.seed = c.seed;
   auto data = data::load_data(ds);
   REQUIRE(data);
   auto rep = Reporter::open(dir / "metrics.jsonl");

@@ -16,23 +16,14 @@ using namespace dlsweep::trainer;
 
 namespace {
 
-data::DataSpec data_spec(const TrainConfig& c) {
-  data::DataSpec ds;
-  ds.dataset = c.dataset;
+data::DataSpec test_data_spec(const TrainConfig& c) {
+  data::DataSpec ds = data_spec(c);
   if (c.dataset == "fashion-mnist") ds.dir = DLSWEEP_FMNIST_DIR;
-  ds.train_subset = c.train_subset;
-  ds.test_subset = c.test_subset;
-  ds.seed = c.seed;
-  ds.augment = c.augment;
-  const auto shape = models::default_input_shape(c.model);
-  ds.synthetic_channels = shape.c;
-  ds.synthetic_height = shape.h;
-  ds.synthetic_width = shape.w;
   return ds;
 }
 
 Result<TrainResult> train(const TrainConfig& c) {
-  auto data = data::load_data(data_spec(c));
+  auto data = data::load_data(test_data_spec(c));
   if (!data) return std::unexpected(data.error());
   comm::LocalCommunicator comm;
   TrainContext ctx;
@@ -108,7 +99,7 @@ TEST_CASE("the trainer refuses a model and dataset that do not fit", "[trainer][
   c.dataset = "cifar10";
   c.data_dir = "";
   ::unsetenv("DLSWEEP_CIFAR10_DIR");
-  auto d = data::load_data(data_spec(c));
+  auto d = data::load_data(test_data_spec(c));
   REQUIRE_FALSE(d);
   CHECK(d.error().fix.find("DLSWEEP_CIFAR10_DIR") != std::string::npos);
 }

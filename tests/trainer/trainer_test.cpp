@@ -60,6 +60,25 @@ TEST_CASE("loss decreases on a Fashion-MNIST subset and records follow the proto
   for (std::size_t i = 0; i < run.records.size(); ++i) CHECK(run.records[i].seq == static_cast<std::int64_t>(i));
 }
 
+TEST_CASE("standardize: the log says so, the inputs change the run, and it learns as well", "[trainer][data]") {
+  auto c = small_fmnist();
+  test::TempDir a, b;
+  auto plain = train(c, a.path());
+  c.standardize = true;
+  auto std_run = train(c, b.path());
+  REQUIRE(plain.result);
+  REQUIRE(std_run.result);
+  const auto log_a = of_kind(plain.records, protocol::RecordKind::log), log_b = of_kind(std_run.records, protocol::RecordKind::log);
+  REQUIRE(!log_a.empty());
+  REQUIRE(!log_b.empty());
+  CHECK(log_a[0].text.find("(standardised)") == std::string::npos);
+  CHECK(log_b[0].text.find("fashion-mnist (standardised) 2000 train") != std::string::npos);
+  const auto ea = of_kind(plain.records, protocol::RecordKind::eval), eb = of_kind(std_run.records, protocol::RecordKind::eval);
+  REQUIRE(ea.size() == eb.size());
+  CHECK(ea[0].metrics.at("train_loss") != eb[0].metrics.at("train_loss"));  // other inputs, other run
+  CHECK(eb.back().metrics.at("val_acc") > 0.6);
+}
+
 TEST_CASE("the same params give identical metrics apart from timing", "[trainer]") {
   auto c = small_fmnist();
   c.epochs = 1;

@@ -42,8 +42,21 @@ std::pair<double, double> feature_stats(const Dataset& d) {
   if (d.byte_backed()) {
     // The same sums over the same float values, grouped by byte value: a count per byte, then
     // count × value (exact in double for counts below 2^29) added in byte order.
+    // Four partial histograms: consecutive equal bytes (the background) would otherwise make
+    // every increment wait for the previous one to the same counter.
+    std::array<std::array<std::uint64_t, 256>, 4> part{};
+    const std::uint8_t* p = d.pixels.data();
+    const std::size_t n_px = d.pixels.size(), n4 = n_px / 4 * 4;
+    for (std::size_t i = 0; i < n4; i += 4) {
+      ++part[0][p[i]];
+      ++part[1][p[i + 1]];
+      ++part[2][p[i + 2]];
+      ++part[3][p[i + 3]];
+    }
+    for (std::size_t i = n4; i < n_px; ++i) ++part[0][p[i]];
     std::array<std::uint64_t, 256> count{};
-    for (std::uint8_t b : d.pixels) ++count[b];
+    for (const auto& h : part)
+      for (int b = 0; b < 256; ++b) count[static_cast<std::size_t>(b)] += h[static_cast<std::size_t>(b)];
     for (int b = 0; b < 256; ++b) {
       const double v = d.pixel_value[static_cast<std::size_t>(b)], c = static_cast<double>(count[b]);
       sum += c * v;
