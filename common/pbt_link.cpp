@@ -2,6 +2,7 @@
 #include "common/pbt_link.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -19,13 +20,17 @@ std::optional<std::int64_t> opt_int(const json& j, const char* key) {
 
 json opt_json(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
-std::string factors_text(const json& factors) {
+}  // namespace
+
+std::string pbt_explore_text(const json& factors, const json& resampled) {
+  std::map<std::string, std::string> parts;
+  for (const auto& [k, f] : factors.items()) parts[k] = fmt::format("{} x{:g}", k, f.get<double>());
+  for (const auto& [k, v] : resampled.items())
+    parts[k] = fmt::format("{} resampled to {}", k, v.is_number() ? fmt::format("{:g}", v.get<double>()) : v.dump());
   std::string out;
-  for (const auto& [k, f] : factors.items()) out += fmt::format("{}{} x{:g}", out.empty() ? "" : ", ", k, f.get<double>());
+  for (const auto& [_, p] : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
 }
-
-}  // namespace
 
 std::optional<PbtLink> PbtLink::from_json(std::int64_t number, const json& j) {
   if (!j.is_object() || !j.contains("member") || !j.contains("generation")) return std::nullopt;
@@ -42,6 +47,7 @@ std::optional<PbtLink> PbtLink::from_json(std::int64_t number, const json& j) {
     l.exploit_from = opt_int(*e, "from");
     l.from_member = opt_int(*e, "from_member");
     if (auto f = e->find("factors"); f != e->end() && f->is_object()) l.factors = *f;
+    if (auto r = e->find("resampled"); r != e->end() && r->is_object()) l.resampled = *r;
   }
   return l;
 }
@@ -50,25 +56,32 @@ json PbtLink::to_json() const {
   json j{{"member", member}, {"generation", generation}, {"axis", axis}, {"start", start}, {"end", end},
          {"parent", opt_json(parent)}, {"exploit", nullptr}};
   if (rank) j["rank"] = *rank;
-  if (exploit_from) j["exploit"] = {{"from", *exploit_from}, {"from_member", opt_json(from_member)}, {"factors", factors}};
+  if (exploit_from) {
+    j["exploit"] = {{"from", *exploit_from}, {"from_member", opt_json(from_member)}, {"factors", factors}};
+    if (!resampled.empty()) j["exploit"]["resampled"] = resampled;  // as the sampler writes it
+  }
   return j;
 }
 
 std::string PbtLink::describe() const {
   std::string s = fmt::format("member {}, generation {}, {} [{:g}, {:g})", member, generation, axis, start, end);
   if (!parent) return s + ": from scratch";
-  if (exploit_from)
+  if (exploit_from) {
+    const std::string explore = pbt_explore_text(factors, resampled);
     return s + fmt::format(": its previous trial ranked {}; exploits trial {} (member {}) and explores {}", rank.value_or(-1) + 1,
-                           *exploit_from, from_member.value_or(-1), factors.empty() ? "nothing" : factors_text(factors));
+                           *exploit_from, from_member.value_or(-1), explore.empty() ? "nothing" : explore);
+  }
   return s + fmt::format(": continues trial {} (ranked {})", *parent, rank.value_or(-1) + 1);
 }
 
 std::string PbtLink::brief() const {
   std::string s = fmt::format("m{} g{}", member, generation);
   if (!parent) return s;
-  if (exploit_from)
-    return s + fmt::format(" <- {} (exploit m{}{}{})", *exploit_from, from_member.value_or(-1), factors.empty() ? "" : ": ",
-                           factors_text(factors));
+  if (exploit_from) {
+    const std::string explore = pbt_explore_text(factors, resampled);
+    return s + fmt::format(" <- {} (exploit m{}{}{})", *exploit_from, from_member.value_or(-1), explore.empty() ? "" : ": ",
+                           explore);
+  }
   return s + fmt::format(" <- {}", *parent);
 }
 

@@ -50,7 +50,8 @@ json pbt_evidence(const PbtStudy& pbt, const analysis::StudyData& study, const s
            {"interval_best", gen.empty() ? json(nullptr) : json(gen.front())},
            {"interval_median", gen.empty() ? json(nullptr) : json(gen[gen.size() / 2])},
            {"previous_rank", l->rank ? json(*l->rank + 1) : json(nullptr)},
-           {"exploit_from", l->exploit_from ? json(*l->exploit_from) : json(nullptr)}, {"factors", l->factors}};
+           {"exploit_from", l->exploit_from ? json(*l->exploit_from) : json(nullptr)}, {"factors", l->factors},
+           {"resampled", l->resampled}};
     if (v) e["rank"] = 1 + std::count_if(gen.begin(), gen.end(), [&](double x) { return maximize ? x > *v : x < *v; });
     out.push_back(std::move(e));
   }
@@ -68,8 +69,7 @@ void print_evidence(const json& evidence, const std::string& metric, const std::
                e["interval_best"].is_null() ? "-" : fmt::format("{:.4g}", e["interval_best"].get<double>()),
                e["interval_median"].is_null() ? "-" : fmt::format("{:.4g}", e["interval_median"].get<double>()));
     if (!e["exploit_from"].is_null()) {
-      std::string f;
-      for (const auto& [k, x] : e["factors"].items()) f += fmt::format("{}{} x{:g}", f.empty() ? "" : ", ", k, x.get<double>());
+      const std::string f = pbt_explore_text(e["factors"], e["resampled"]);
       fmt::print("; its member had ranked {} in the interval before, so it took trial {}'s weights and params{}",
                  e["previous_rank"].is_null() ? "last" : e["previous_rank"].dump(), e["exploit_from"].get<std::int64_t>(),
                  f.empty() ? "" : " and explored " + f);

@@ -27,6 +27,13 @@
     return Object.keys(p || {}).map((k) => `${k} ${h.fmt(p[k])}`).join(', ');
   }
 
+  // The explore step in key order: "base_lr x0.8, batch_size resampled to 512" (common/pbt_link.hpp).
+  function exploreText(l, h) {
+    const f = l.factors || {}, r = l.resampled || {};
+    return [...new Set([...Object.keys(f), ...Object.keys(r)])].sort()
+      .map((k) => (k in r ? `${k} resampled to ${h.fmt(r[k])}` : `${k} x${h.fmt(f[k])}`)).join(', ');
+  }
+
   function graph(state, c, pbt, m, h) {
     const links = (pbt.links || []).filter((l) => h.finite(l.start) && h.finite(l.member));
     if (!links.length) return h.emptyNote(c, 'pbt-lineage', 'no trial of the population has been created yet');
@@ -63,8 +70,7 @@
       label: (it) => {
         const l = it.raw.link;
         const how = l.exploit_from !== null && l.exploit_from !== undefined
-          ? `exploited trial ${l.exploit_from} (member ${l.from_member})${Object.keys(l.factors || {}).length ? ', explored ' +
-            Object.keys(l.factors).map((k) => `${k} x${h.fmt(l.factors[k])}`).join(', ') : ''}`
+          ? `exploited trial ${l.exploit_from} (member ${l.from_member})${exploreText(l, h) ? ', explored ' + exploreText(l, h) : ''}`
           : l.parent !== null && l.parent !== undefined ? `continued trial ${l.parent}` : 'from scratch';
         return `trial ${l.trial} (member ${l.member}, generation ${l.generation}, ${l.state}): ` +
           `${m.study.objective_metric} ${h.fmt(l.value)}; ${paramsText(l.params, h)}; ${how}`;
@@ -99,7 +105,7 @@
       `${pbt.population} members, ${pbt.generations} intervals. Each point is a trial: one interval of one member, ` +
       'coloured by the objective it reached (darker is better). A solid grey line: the member kept its own weights; ' +
       'dashed orange: it was in the bottom quantile and took a top member\'s checkpoint and params, then explored ' +
-      '(tooltips give the factors). In blue, the lineage of the winner (the star, the last interval\'s best): its ' +
+      '(tooltips give the factors, and the values resampled from their distribution). In blue, the lineage of the winner (the star, the last interval\'s best): its ' +
       'schedule, which `dlsweep best --write-schedule` replays as one fixed run.');
     graph(state, c, pbt, m, h);
     if ((pbt.chain || []).length) c.append(schedule(pbt, m, h));

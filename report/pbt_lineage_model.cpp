@@ -78,6 +78,7 @@ Result<json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& r
                          {"exploit_from", l.exploit_from ? json(*l.exploit_from) : json(nullptr)},
                          {"from_member", l.from_member ? json(*l.from_member) : json(nullptr)},
                          {"factors", l.factors},
+                         {"resampled", l.resampled},
                          {"state", std::string(to_string(t->state))},
                          {"value", d == data.end() || !d->second->last_value() ? json(nullptr) : json(*d->second->last_value())},
                          {"params", params}});

@@ -16,7 +16,7 @@ namespace dlsweep::report {
 /// null when the study is not a pbt study; else {"axis", "population", "generations",
 /// "winner" (trial number or null), "chain" (the winner's trials, generation 0 first),
 /// "links": [{trial, member, generation, start, end, parent, exploit_from, from_member,
-/// factors, state, value, params (the searched ones)}]} in trial order. `study`: the
+/// factors, resampled, state, value, params (the searched ones)}]} in trial order. `study`: the
 /// analysis data of the same study (for the winner), or null when it could not be loaded.
 Result<nlohmann::json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& row,
                                          const analysis::StudyData* study);

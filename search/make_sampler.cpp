@@ -61,7 +61,7 @@ std::unique_ptr<Sampler> make_nsga2(OptionReader& r, const Space& space, std::ui
 }
 
 std::unique_ptr<Sampler> make_pbt(OptionReader& r, const Space& space, std::uint64_t seed) {
-  r.only({"population", "generations", "interval", "quantile", "perturb"});
+  r.only({"population", "generations", "interval", "quantile", "resample_probability", "perturb"});
   PbtOptions o = PbtOptions::read(r, space);
   if (!r.errors().empty()) return nullptr;
   return std::make_unique<PbtSampler>(space, seed, std::move(o));
@@ -73,7 +73,7 @@ const Entry kRegistry[] = {
     {"qmc", true, {"scramble"}, make_qmc},
     {"tpe", true, {"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height", "startup"}, make_tpe},
     {"nsga2", true, {"population_size", "crossover_prob", "mutation_prob", "swapping_prob", "startup", "crossover", "sbx_eta"}, make_nsga2},
-    {"pbt", false, {"population", "generations", "interval", "quantile", "perturb"}, make_pbt},
+    {"pbt", false, {"population", "generations", "interval", "quantile", "resample_probability", "perturb"}, make_pbt},
 };
 
 }  // namespace

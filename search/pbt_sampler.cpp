@@ -1,8 +1,9 @@
 // pbt_sampler.cpp — PBT's options, ranking, exploit and explore (pbt_sampler.hpp).
 //
-// Streams: the decision of trial n (donor, factors) draws from
-// SplitMix64(mix(mix(seed ^ kPbtSalt) ^ n)): distinct from the random sampler's streams of
-// the same (seed, n), and independent of history order and of call order.
+// Streams: the decision of trial n (donor, then per perturb key in key order: whether it is
+// resampled — drawn only when resample_probability > 0 — and its factor or fresh value) draws
+// from SplitMix64(mix(mix(seed ^ kPbtSalt) ^ n)): distinct from the random sampler's streams
+// of the same (seed, n), and independent of history order and of call order.
 #include "search/pbt_sampler.hpp"
 
 #include <algorithm>
@@ -79,6 +80,7 @@ PbtOptions PbtOptions::read(OptionReader& r, const Space& space) {
     r.error("generations", "pbt needs a number of generations (intervals per member)",
             "add `generations: N` under search:, or `trials: population x N`");
   o.quantile = r.number("quantile", 0.25, 0, 0.5, /*low_open=*/true);
+  o.resample_probability = r.number("resample_probability", 0, 0, 1);
   if (const auto* iv = r.get("interval"); !iv || !iv->is_object()) {
     r.error("interval", iv ? fmt::format("expected a map, got {}", iv->dump()) : "pbt needs an interval",
             "write interval: {by: epoch, every: 2}");
@@ -215,26 +217,56 @@ std::optional<PbtSampler::Step> PbtSampler::step(std::int64_t number, const Hist
   };
   const bool exploit = exploits(m);
   out.lineage["rank"] = rank;
-  // An exploiting member's donor and factors, drawn from its own stream; a draw that an
-  // exploiter of lower member number in this generation already made is drawn again (up to
-  // 64 times), so two members do not become clones (same weights, same params) while other
-  // choices are left. Members are decided in member order from the same history, so every
-  // member's choice is still a pure function of (seed, number, generation g-1).
+  // An exploiting member's donor and explore step (per perturb key: a factor, or with
+  // probability resample_probability a fresh value from the key's dimension), drawn from its
+  // own stream; a draw that an exploiter of lower member number in this generation already
+  // made is drawn again (up to 64 times), so two members do not become clones (same weights,
+  // same params) while other choices are left. A draw is (donor, factor per key); with
+  // resample_probability > 0, (donor, explored value per key), so that a factor and a
+  // resampled value that land on the same value are a repeat too. Members are decided in
+  // member order from the same history, so every member's choice is still a pure function of
+  // (seed, number, generation g-1).
   struct Choice {
     std::int64_t donor = 0;
     std::vector<std::size_t> factor;  ///< index into each perturb key's factors, in key order
+    std::vector<nlohmann::json> fresh;  ///< per key: its resampled value, or null (a factor)
   };
-  std::set<std::vector<std::size_t>> taken;
+  std::vector<const Dimension*> dims;  // each perturb key's dimension, in key order
+  for (const auto& [name, fs] : options_.perturb) {
+    const Dimension* dim = nullptr;
+    for (const auto& d : space_.dims)
+      if (d.name == name) dim = &d;
+    dims.push_back(dim);
+  }
+  const double resample = options_.resample_probability;
+  std::set<nlohmann::json> taken;  // [factor index (P = 0) or explored value (P > 0) per key..., donor]
   auto choose = [&](std::int64_t i) {
     SplitMix64 rng(SplitMix64::mix(SplitMix64::mix(SplitMix64::mix(seed_ ^ kPbtSalt) ^ static_cast<std::uint64_t>(g * p + i))));
     Choice c;
-    std::vector<std::size_t> key;
+    nlohmann::json key;
     for (int attempt = 0; attempt < 64; ++attempt) {
       c.donor = donors[static_cast<std::size_t>(rng.next_below(donors.size()))];
       c.factor.clear();
-      for (const auto& [name, fs] : options_.perturb) c.factor.push_back(static_cast<std::size_t>(rng.next_below(fs.size())));
-      key = c.factor;
-      key.push_back(static_cast<std::size_t>(c.donor));
+      c.fresh.clear();
+      key = nlohmann::json::array();
+      std::size_t j = 0;
+      for (const auto& [name, fs] : options_.perturb) {
+        const Dimension* dim = dims[j++];
+        // No draw at all when resample_probability is 0: the stream is the factors' alone.
+        if (resample > 0 && dim && rng.next_unit() < resample) {
+          c.factor.push_back(0);
+          c.fresh.push_back(draw_value(*dim, rng));
+          key.push_back(c.fresh.back());
+          continue;
+        }
+        c.factor.push_back(static_cast<std::size_t>(rng.next_below(fs.size())));
+        c.fresh.push_back(nullptr);
+        const auto& from = prev[static_cast<std::size_t>(c.donor)]->params;
+        if (auto v = from.find(name); resample > 0 && dim && v != from.end())
+          key.push_back(perturb_value(*dim, *v, fs[c.factor.back()]));
+        else key.push_back(c.factor.back());
+      }
+      key.push_back(c.donor);
       if (!taken.contains(key)) break;
     }
     taken.insert(key);
@@ -245,12 +277,17 @@ std::optional<PbtSampler::Step> PbtSampler::step(std::int64_t number, const Hist
     Choice c;
     for (std::int64_t i = 0; i <= m; ++i)
       if (exploits(i)) c = choose(i);
-    nlohmann::json factors = nlohmann::json::object();
+    nlohmann::json factors = nlohmann::json::object(), resampled = nlohmann::json::object();
     std::size_t j = 0;
-    for (const auto& [key, fs] : options_.perturb) factors[key] = fs[c.factor[j++]];
+    for (const auto& [key, fs] : options_.perturb) {
+      if (!c.fresh[j].is_null()) resampled[key] = c.fresh[j];
+      else factors[key] = fs[c.factor[j]];
+      ++j;
+    }
     out.lineage["exploit"] = {{"from", prev[static_cast<std::size_t>(c.donor)]->number},
                               {"from_member", c.donor},
                               {"factors", factors}};
+    if (!resampled.empty()) out.lineage["exploit"]["resampled"] = resampled;  // absent: as before the option
     return c.donor;
   }();
   const TrialRecord& source = *prev[static_cast<std::size_t>(source_member)];
@@ -261,10 +298,15 @@ std::optional<PbtSampler::Step> PbtSampler::step(std::int64_t number, const Hist
   out.params = space_.fixed.is_object() ? space_.fixed : Params::object();
   for (const auto& d : space_.dims)
     if (auto it = source.params.find(d.name); it != source.params.end()) out.params[d.name] = *it;
-  if (exploit)
-    for (const auto& [key, f] : out.lineage["exploit"]["factors"].items())
+  if (exploit) {
+    const nlohmann::json& e = out.lineage["exploit"];
+    for (const auto& [key, f] : e["factors"].items())
       for (const auto& d : space_.dims)
         if (d.name == key && out.params.contains(key)) out.params[key] = perturb_value(d, out.params[key], f.get<double>());
+    if (e.contains("resampled"))
+      for (const auto& [key, v] : e["resampled"].items())
+        if (out.params.contains(key)) out.params[key] = v;
+  }
   drop_inactive(space_, out.params);
   return out;
 }

@@ -20,9 +20,14 @@
 //    clamped into the dimension's range (int ranges rounded onto their step; log ranges
 //    alike); a choice dimension (numeric values) moves to the neighbouring value, sorted
 //    by value, below for a factor < 1, above for a factor > 1 (it stays at an end).
-//    Two exploiters of one generation never make the same (donor, factors) draw while
-//    another is left: a repeat of a lower member's draw is drawn again, so no two members
-//    become clones (same checkpoint, same params, the same run twice).
+//    With resample_probability P > 0 (Ray Tune's resample_probability; default 0 here),
+//    each key is instead, with probability P, resampled: a fresh draw from its dimension's
+//    distribution (the random sampler's draw_value), recorded under "resampled", not
+//    "factors". P = 0 draws nothing for it: the stream is exactly the factors' alone.
+//    Two exploiters of one generation never make the same draw while another is left — a
+//    draw is (donor, factors), with P > 0 (donor, explored values: a factor's and a
+//    resampled value that agree are one draw) — a repeat of a lower member's draw is drawn
+//    again, so no two members become clones (same checkpoint, same params, the same run twice).
 //  - every other member keeps its own params; its parent is its own previous trial.
 // Randomness is keyed by (seed, number) (SplitMix64 streams), and the history is read by
 // trial number, so any history order and any restart give the same trial.
@@ -30,7 +35,8 @@
 // What the engine records besides params (never part of them): lineage(), a JSON object
 // {"member", "generation", "axis", "start", "end", "parent" (number or null), "rank" (the
 // parent's 0-based rank, generation > 0), "exploit": null or {"from": donor number,
-// "from_member", "factors": {key: factor}}}.
+// "from_member", "factors": {key: factor}, "resampled": {key: value} (present only when a
+// key was resampled)}}.
 #pragma once
 
 #include <cstdint>
@@ -50,9 +56,10 @@ struct PbtOptions {
   Axis axis = Axis::epoch;               ///< interval.by: epoch | step | samples
   double every = 0;                      ///< interval.every: the interval's length on the axis
   double quantile = 0.25;
+  double resample_probability = 0;       ///< per perturb key: P(resample instead of a factor)
   std::map<std::string, std::vector<double>> perturb;  ///< key -> factors (> 0)
 
-  /// Reads population, generations, interval, quantile and perturb, and checks them against
+  /// Reads population, generations, interval, quantile, resample_probability and perturb, and checks them against
   /// the space (perturb keys must be numeric dimensions without `when:`).
   static PbtOptions read(OptionReader& r, const Space& space);
   /// k: how many members are donors (top) and how many exploit (bottom).

@@ -92,9 +92,7 @@ RandomSampler::RandomSampler(Space space, std::uint64_t seed) : space_(std::move
   }
 }
 
-nlohmann::json RandomSampler::draw(const Dimension& d, std::int64_t number) const {
-  const std::uint64_t trial_key = SplitMix64::mix(SplitMix64::mix(seed_) ^ static_cast<std::uint64_t>(number));
-  SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64(d.name)));
+nlohmann::json draw_value(const Dimension& d, SplitMix64& rng) {
   switch (d.kind) {
     case Dimension::Kind::choice:
       return d.choices[static_cast<std::size_t>(rng.next_below(d.choices.size()))];
@@ -108,6 +106,12 @@ nlohmann::json RandomSampler::draw(const Dimension& d, std::int64_t number) cons
       return nlohmann::json(draw_int(d, rng));
   }
   return nullptr;
+}
+
+nlohmann::json RandomSampler::draw(const Dimension& d, std::int64_t number) const {
+  const std::uint64_t trial_key = SplitMix64::mix(SplitMix64::mix(seed_) ^ static_cast<std::uint64_t>(number));
+  SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64(d.name)));
+  return draw_value(d, rng);
 }
 
 std::optional<Params> RandomSampler::next(std::int64_t number, const History&) {

@@ -35,6 +35,11 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
+/// One value of dimension `d` drawn from `rng` (uniform over a choice's values; uniform or
+/// log-uniform over a range, clamped into [low, high); ints unbiased, onto their step). The
+/// one copy of the per-dimension draw: RandomSampler::draw and PBT's resample use it.
+nlohmann::json draw_value(const Dimension& d, SplitMix64& rng);
+
 class RandomSampler final : public Sampler {
  public:
   /// Throws std::invalid_argument for a dimension the validator should have rejected

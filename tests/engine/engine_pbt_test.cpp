@@ -2,7 +2,8 @@
 // when generation g-1 has ended; each trial's parent checkpoints are in its checkpoints/
 // before its job exists; every exploit/explore is a `pbt` event; DLSWEEP_STOP_AT and the
 // control.json fallback end a trial at its interval's end as COMPLETE; dlsweep-train gets
-// batch_ramp/lr_schedule/stop_epoch from the lineage.
+// batch_ramp/lr_schedule/stop_epoch from the lineage; resample_probability records its
+// fresh values; a PbtLink round-trips through JSON and its texts.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -336,4 +337,70 @@ space: {x: {uniform: [0.1, 10]}})");
   // Member 0 ranks last in generation 1 and exploits member 1 (trial 3).
   REQUIRE(links.at(4).exploit_from);
   CHECK(*links.at(4).exploit_from == 3);
+}
+
+TEST_CASE("engine pbt: with resample_probability 1 the explore step resamples, and the `pbt` event says so",
+          "[engine][pbt]") {
+  PbtFixture f("resample", R"(trial: {command: [fake]}
+objective: {metric: acc, mode: max}
+search: {algorithm: pbt, population: 2, generations: 2, seed: 6, resample_probability: 1, interval: {by: epoch, every: 1}, perturb: {x: [0.5, 2]}}
+space: {x: {uniform: [0.1, 10]}})");
+  CHECK(f.spec.search.options.at("resample_probability") == 1);
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
+    const std::int64_t n = std::stoll(job.env.at("DLSWEEP_TRIAL_ID"));
+    sched::FakeOutcome o;
+    o.metrics_lines = {line(0, "acc", double(n / 2 + 1), 0.1 * double(n % 2 + 1))};  // member 1 is best
+    o.run_s = 0.01;
+    return o;
+  });
+  auto out = f.run(backend, io);
+  REQUIRE(out.has_value());
+  CHECK(out->snapshot.complete == 4);
+  auto trials = f.storage->list_trials(f.study_id);
+  const auto links = f.links();
+  REQUIRE(links.size() == 4);
+  // Member 0 ranks last and exploits trial 1; x is a fresh draw from [0.1, 10), not a factor.
+  const auto& l = links.at(2);
+  REQUIRE(l.exploit_from);
+  CHECK(*l.exploit_from == 1);
+  CHECK(l.factors.empty());
+  REQUIRE(l.resampled.contains("x"));
+  const double x = l.resampled.at("x").get<double>();
+  CHECK((*trials)[2].params.at("x").get<double>() == x);
+  CHECK(x >= 0.1);
+  CHECK(x < 10);
+  CHECK(l.brief() == fmt::format("m0 g1 <- 1 (exploit m1: x resampled to {:g})", x));
+  CHECK_FALSE(links.at(3).exploit_from);
+  CHECK(links.at(3).resampled.empty());
+}
+
+TEST_CASE("pbt link: factors and resampled values round-trip through JSON and read in its texts", "[engine][pbt]") {
+  const json j = {{"member", 3}, {"generation", 2}, {"axis", "epoch"}, {"start", 4.0}, {"end", 6.0}, {"parent", 9},
+                  {"rank", 7},
+                  {"exploit", {{"from", 9}, {"from_member", 1}, {"factors", {{"base_lr", 0.8}}},
+                               {"resampled", {{"batch_size", 512}}}}}};
+  const auto l = orch::PbtLink::from_json(14, j);
+  REQUIRE(l);
+  CHECK(l->factors == json{{"base_lr", 0.8}});
+  CHECK(l->resampled == json{{"batch_size", 512}});
+  CHECK(l->to_json() == j);
+  CHECK(orch::PbtLink::from_json(14, l->to_json())->to_json() == j);
+  CHECK(l->describe() == "member 3, generation 2, epoch [4, 6): its previous trial ranked 8; exploits trial 9 (member 1) "
+                         "and explores base_lr x0.8, batch_size resampled to 512");
+  CHECK(l->brief() == "m3 g2 <- 9 (exploit m1: base_lr x0.8, batch_size resampled to 512)");
+  // A link without `resampled` (resample_probability 0, or written before it existed) reads
+  // and writes back as it was.
+  json old = j;
+  old["exploit"].erase("resampled");
+  const auto o = orch::PbtLink::from_json(14, old);
+  REQUIRE(o);
+  CHECK(o->resampled.empty());
+  CHECK(o->to_json() == old);
+  CHECK(o->brief() == "m3 g2 <- 9 (exploit m1: base_lr x0.8)");
+  // Only resampled keys: the explore text still names them.
+  json only = j;
+  only["exploit"]["factors"] = json::object();
+  CHECK(orch::PbtLink::from_json(14, only)->brief() == "m3 g2 <- 9 (exploit m1: batch_size resampled to 512)");
+  CHECK(dlsweep::pbt_explore_text(json::object(), json::object()).empty());
 }

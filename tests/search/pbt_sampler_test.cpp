@@ -1,7 +1,13 @@
 // The pbt sampler (search/pbt_sampler.hpp): generation 0 is the random sampler's, generation
 // g > 0 waits for g-1 and ranks it, the bottom quantile exploits a top member and explores
-// (factors, clamped into the space), the rest continue; resume-exact; options refused by key.
+// (factors, clamped into the space, or values resampled from their dimension), the rest
+// continue; resume-exact; options refused by key.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
 
 #include "search/pbt_sampler.hpp"
 #include "search/random_sampler.hpp"
@@ -267,4 +273,162 @@ TEST_CASE("pbt: bad options are refused with their key", "[search][pbt]") {
   REQUIRE_FALSE(made.has_value());
   CHECK(made.error().front().key == "perturb.optimizer");
   CHECK(made.error().front().what.find("not numeric") != std::string::npos);
+}
+
+namespace {
+
+/// lr on a log scale over four decades, batch an int range on a step, width a list.
+Space resample_space() {
+  Space s;
+  s.dims = {dim_log("lr", 1e-4, 1.0), dim_int("batch", 64, 256, 64), dim_choice("width", {128, 32, 64})};
+  s.fixed = {{"epochs", 6}};
+  return s;
+}
+
+json resample_options(std::int64_t population, double p, json perturb) {
+  json o = options(population, 0.25, std::move(perturb));
+  o["resample_probability"] = p;
+  return o;
+}
+
+/// Generation 0 of 8 members drawn by `s`'s pbt (seed 3), valued by member: member 0 ranks
+/// last, 7 first; with k = 2, trials 8 and 9 exploit members 7 or 6.
+History ranked_generation0(const Space& s, const json& o) {
+  History h;
+  h.maximize = true;
+  auto first = make(s, o, 3);
+  for (int n = 0; n < 8; ++n) h.trials.push_back(complete(n, *first->next(n, h), 0.1 * n));
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("pbt: resample_probability 1 redraws every perturb key from its dimension's distribution", "[search][pbt]") {
+  const Space s = resample_space();
+  const json o = resample_options(4, 1.0, {{"lr", {0.8, 1.25}}, {"batch", {2.0}}, {"width", {2.0}}});
+  History h = generation0({0.2, 0.3, 0.4, 0.8}, {0.9, 0.5, 0.7, 0.1});  // member 3 exploits member 0
+  std::map<int, int> decades;  // floor(log10(lr)): -4 .. -1
+  std::set<json> batches, widths;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    auto pbt = make(s, o, seed);
+    const json l = pbt->lineage(7, h);
+    REQUIRE(l["exploit"].is_object());
+    CHECK(l["exploit"]["from"] == 0);
+    CHECK(l["exploit"]["factors"] == json::object());  // a resampled key has no factor
+    const json& r = l["exploit"]["resampled"];
+    REQUIRE(r.size() == 3);
+    const Params p = *pbt->next(7, h);
+    for (const char* k : {"lr", "batch", "width"}) CHECK(p[k] == r[k]);
+    CHECK(p["epochs"] == 6);
+    const double lr = r["lr"].get<double>();
+    CHECK(lr >= 1e-4);
+    CHECK(lr < 1.0);
+    decades[int(std::floor(std::log10(lr)))]++;
+    batches.insert(r["batch"]);
+    widths.insert(r["width"]);
+  }
+  // Log-uniform: about 50 draws per decade, not piled at the donor's 0.2 or at an end.
+  CHECK(decades.size() == 4);
+  for (const auto& [d, count] : decades) {
+    INFO("decade 1e" << d);
+    CHECK(count > 25);
+  }
+  CHECK(batches == std::set<json>{64, 128, 192, 256});
+  CHECK(widths == std::set<json>{32, 64, 128});
+}
+
+TEST_CASE("pbt: resample_probability 0.5 resamples about half the keys; the rest keep a factor", "[search][pbt]") {
+  const Space s = resample_space();
+  const json o = resample_options(8, 0.5, {{"lr", {0.8, 1.25}}, {"batch", {0.5, 2.0}}});
+  const History h = ranked_generation0(s, o);
+  int resampled = 0, factored = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    auto pbt = make(s, o, seed);
+    for (int n : {8, 9}) {
+      const json e = pbt->lineage(n, h)["exploit"];
+      REQUIRE(e.is_object());
+      const json r = e.value("resampled", json::object());
+      for (const char* k : {"lr", "batch"}) {
+        INFO(e.dump());
+        CHECK(r.contains(k) != e["factors"].contains(k));  // one or the other, never both
+      }
+      resampled += int(r.size());
+      factored += int(e["factors"].size());
+    }
+  }
+  CHECK(resampled + factored == 800);
+  CHECK(resampled > 320);  // 400 expected, standard deviation 14
+  CHECK(resampled < 480);
+}
+
+TEST_CASE("pbt: with resample_probability, decisions are the same whatever the history order or restart",
+          "[search][pbt]") {
+  const Space s = resample_space();
+  const json o = resample_options(8, 0.5, {{"lr", {0.8, 1.25}}, {"batch", {0.5, 2.0}}, {"width", {2.0}}});
+  const History h = ranked_generation0(s, o);
+  History reversed = h;
+  std::reverse(reversed.trials.begin(), reversed.trials.end());
+  int resampled = 0;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    auto a = make(s, o, seed);
+    for (int n = 8; n < 16; ++n) {
+      auto restarted = make(s, o, seed);  // a resumed study: a new sampler, one trial asked alone
+      const json l = a->lineage(n, h);
+      CHECK(*a->next(n, h) == *restarted->next(n, reversed));
+      CHECK(l == restarted->lineage(n, reversed));
+      if (l["exploit"].is_object()) resampled += int(l["exploit"].value("resampled", json::object()).size());
+    }
+  }
+  CHECK(resampled > 0);
+}
+
+TEST_CASE("pbt: resample_probability 0 draws exactly as without it, and records no `resampled`", "[search][pbt]") {
+  const Space s = resample_space();
+  const json without = options(8, 0.25, {{"lr", {0.8, 1.25}}, {"batch", {0.5, 2.0}}});
+  const json zero = resample_options(8, 0.0, {{"lr", {0.8, 1.25}}, {"batch", {0.5, 2.0}}});
+  const History h = ranked_generation0(s, without);
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    auto a = make(s, without, seed), b = make(s, zero, seed);
+    for (int n : {8, 9}) {
+      CHECK(*a->next(n, h) == *b->next(n, h));
+      CHECK(a->lineage(n, h) == b->lineage(n, h));
+      CHECK_FALSE(b->lineage(n, h)["exploit"].contains("resampled"));
+    }
+  }
+}
+
+TEST_CASE("pbt: two exploiters never become clones, resampled values included", "[search][pbt]") {
+  // width alone: 2 donors x 3 values (by the factor, or resampled) = 6 (donor, width) pairs;
+  // k = 2. A factor and a resampled value that land on the same width are one draw.
+  const Space s = resample_space();
+  const json o = resample_options(8, 0.5, {{"width", {2.0}}});
+  const History h = ranked_generation0(s, o);
+  int resampled = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    auto pbt = make(s, o, seed);
+    const json a = pbt->lineage(8, h)["exploit"], b = pbt->lineage(9, h)["exploit"];
+    REQUIRE(a.is_object());
+    REQUIRE(b.is_object());
+    CHECK(a != b);
+    CHECK(*pbt->next(8, h) != *pbt->next(9, h));
+    resampled += int(a.contains("resampled")) + int(b.contains("resampled"));
+  }
+  CHECK(resampled > 100);
+}
+
+TEST_CASE("pbt: resample_probability outside [0, 1], or not a number, is refused by its key", "[search][pbt]") {
+  const Space s = lr_space();
+  for (const json& bad : {json(-0.1), json(2), json("x")}) {
+    json o = resample_options(4, 0, {{"lr", {0.8}}});
+    o["resample_probability"] = bad;
+    auto made = make_sampler("pbt", s, 0, o);
+    INFO(bad.dump());
+    REQUIRE_FALSE(made.has_value());
+    CHECK(made.error().front().key == "resample_probability");
+    CHECK_FALSE(made.error().front().fix.empty());
+  }
+  for (double ok : {0.0, 0.25, 1.0}) CHECK(make_sampler("pbt", s, 0, resample_options(4, ok, {{"lr", {0.8}}})).has_value());
+  auto random = make_sampler("random", s, 0, json{{"resample_probability", 0.25}});  // a pbt option only
+  REQUIRE_FALSE(random.has_value());
+  CHECK(random.error().front().key == "resample_probability");
 }
