@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -332,6 +333,13 @@ int main(int argc, char** argv) {
     std::int64_t batch;
     Measured fp32, bf16;
   };
+  // The trainer's bars (README "Trainer performance"), checked on what this run measured.
+  std::vector<std::string> bars;
+  auto bar = [&](const std::string& what, double got, double need, const char* unit) {
+    bars.push_back(fmt::format("{:<52} {:>7.2f}{} (bar >= {:g}{}): {}", what, got, unit, need, unit,
+                               got >= need ? "met" : "NOT met"));
+  };
+  const bool amx = tk::onednn_isa_name().find("amx") != std::string::npos;
   for (const auto& model : models) {
     const auto in = tm::default_input_shape(model);
     std::printf("\n== %s on %lldx%lldx%lld, fp32\n", model.c_str(), static_cast<long long>(in.c),
@@ -358,6 +366,10 @@ int main(int argc, char** argv) {
       const double ours = static_cast<double>(r.batch) / r.fp32.step_s;
       std::printf("%6lld %11.0f %9.3f %8.1f %7.1f%% %7.1f%% %8.3f", static_cast<long long>(r.batch), ours,
                   r.fp32.step_s * 1e3, gf, 100.0 * gf / mm, 100.0 * r.fp32.onednn_s / r.fp32.step_s, r.fp32.data_s * 1e3);
+      const double share = 100.0 * gf / mm;
+      if (model == "mlp" && r.batch == 64) bar("mlp batch 64, % of the f32 matmul ceiling", share, 75, "%");
+      if (model == "mlp" && r.batch == 256) bar("mlp batch 256, % of the f32 matmul ceiling", share, 90, "%");
+      if (model == "cnn") bar(fmt::format("cnn batch {}, % of the f32 matmul ceiling", r.batch), share, 95, "%");
       if (t != torch.end()) std::printf(" %11.0f %8.2fx\n", t->second, ours / t->second);
       else std::printf(" %11s %9s\n", "-", "-");
     }
@@ -377,8 +389,16 @@ int main(int argc, char** argv) {
       for (const auto& r : rows)
         std::printf("%6lld %9s %11.0f %11.0f %8.2fx\n", static_cast<long long>(r.batch), path.c_str(),
                     r.batch / r.fp32.step_s, r.batch / r.bf16.step_s, r.fp32.step_s / r.bf16.step_s);
+      for (const auto& r : rows)
+        if (r.batch >= 1024 && path == "native")
+          bar(fmt::format("{} batch {}, bf16 native / fp32 ({})", model, r.batch, amx ? "AMX" : "AVX512-BF16"),
+              r.fp32.step_s / r.bf16.step_s, amx ? 2.5 : 1.5, "x");
     }
     std::fflush(stdout);
+  }
+  if (!bars.empty()) {
+    std::printf("\n-- bars (a bar at a batch or model this run did not measure is not listed)\n");
+    for (const auto& b : bars) std::printf("%s\n", b.c_str());
   }
   std::printf(
       "\ncolumns: GFLOP/s = FLOPs the step executes (from the layer graph) / step time; %%mm2048 = that / the 2048^3\n"
