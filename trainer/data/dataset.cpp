@@ -24,9 +24,14 @@ void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::M
     gather_augmented(d, indices, epoch, x, labels);
     return;
   }
-  for (std::size_t r = 0; r < indices.size(); ++r) {
-    d.copy_sample(indices[r], x.row(static_cast<std::int64_t>(r)));
-    labels[r] = d.labels[indices[r]];
+  // Rows are independent: split across the compute threads once a batch is large enough to
+  // pay for the fork (the rows' bytes come from all over the training set).
+  const auto rows = static_cast<std::int64_t>(indices.size());
+#pragma omp parallel for schedule(static) if (rows * d.features >= (1 << 15))
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::uint32_t i = indices[static_cast<std::size_t>(r)];
+    d.copy_sample(i, x.row(r));
+    labels[r] = d.labels[i];
   }
 }
 
