@@ -36,6 +36,7 @@ void gather(const Dataset& d, std::span<const std::uint32_t> indices, kernels::M
 }
 
 void gather_range(const Dataset& d, std::int64_t first, kernels::MatrixView x, std::int32_t* labels) {
+#pragma omp parallel for schedule(static) if (x.rows * d.features >= (1 << 15))
   for (std::int64_t r = 0; r < x.rows; ++r) {
     d.copy_sample(first + r, x.row(r));
     labels[r] = d.labels[static_cast<std::size_t>(first + r)];
