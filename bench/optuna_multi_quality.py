@@ -48,10 +48,19 @@ FUNCTIONS = {"zdt1": lambda t: zdt(t, False), "zdt2": lambda t: zdt(t, True), "s
 def main():
     seeds, trials = int(sys.argv[1]), int(sys.argv[2])
     first = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    # NSGA-II's crossover (dlsweep's `search.crossover` names), with Optuna's default parameters.
+    kind = sys.argv[4] if len(sys.argv) > 4 else "uniform"
+    crossovers = {"uniform": optuna.samplers.nsgaii.UniformCrossover,
+                  "blx_alpha": optuna.samplers.nsgaii.BLXAlphaCrossover,
+                  "sbx": optuna.samplers.nsgaii.SBXCrossover,
+                  "vsbx": optuna.samplers.nsgaii.VSBXCrossover,
+                  "undx": optuna.samplers.nsgaii.UNDXCrossover,
+                  "spx": optuna.samplers.nsgaii.SPXCrossover}
+    crossover = crossovers[kind]
     out = {}
     for name, f in FUNCTIONS.items():
         out[name] = {}
-        for label, make in (("optuna 3.1 nsga2", lambda s: optuna.samplers.NSGAIISampler(seed=s)),
+        for label, make in (("optuna 3.1 nsga2", lambda s: optuna.samplers.NSGAIISampler(seed=s, crossover=crossover())),
                             ("optuna 3.1 tpe", lambda s: optuna.samplers.TPESampler(seed=s))):
             runs = []
             for seed in range(first, first + seeds):

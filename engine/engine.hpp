@@ -204,7 +204,9 @@ class Engine {
   void take_previous_ask(Live& live);
   /// restore(): a live trial whose attempt finished unwatched (final record on disk) ends
   /// from its files as a clean exit — COMPLETE, or the state of an ask — never relaunched.
-  void finish_from_disk(const db::TrialRow& row);
+  /// `stop_reason`: the ask it ended by when it wrote no final record (a PBT interval's end);
+  /// empty: the previous orchestrator's ask, if any.
+  void finish_from_disk(const db::TrialRow& row, const std::string& stop_reason = {});
   /// An adopted job was lost: the trial goes back to WAITING's queue for the same attempt.
   void requeue_adopted(Live& live, const std::string& why);
   void check_done();
@@ -237,6 +239,11 @@ class Engine {
   bool pbt_stop_at_end(Live& live);
   /// restore(): the links recorded by earlier runs (their `pbt` events).
   Status pbt_restore();
+  /// restore(): a live PBT trial whose records on disk already reach its interval's end
+  /// (the program stopped there, as DLSWEEP_STOP_AT asks, while no orchestrator watched):
+  /// it ends COMPLETE from its files like a watched one, never relaunched — a relaunch would
+  /// resume from the interval-end checkpoint and train past the interval. False otherwise.
+  bool pbt_finished_on_disk(const db::TrialRow& row);
   /// What params.json holds for `params` (the database's): the same, but for dlsweep-train
   /// in a pbt study, whose batch_size must be where its batch_ramp starts (pbt_params_file).
   nlohmann::json params_file(const nlohmann::json& params) const;

@@ -147,6 +147,9 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
     case Outcome::no_objective:
       note_failure(number, d.failure);
       progress_.event(fmt::format("trial {} failed: {}", number, d.failure), snapshot());
+      // The same program reports the same metrics whatever its params: fail_fast counts a
+      // missing objective (not a divergence: that depends on the params, e.g. the LR).
+      if (d.failure != diverged_phrase(spec_.objective.metric)) check_fail_fast(number, d.failure, "");
       break;
     case Outcome::pruned:
       progress_.event(fmt::format("trial {} {}", number, d.why), snapshot());

@@ -7,6 +7,11 @@
 // position reaches that end (kStopIntervalEnd: it ends COMPLETE).
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "common/jsonl_tail.hpp"
+#include "common/protocol.hpp"
+
 #include "engine/engine.hpp"
 #include "engine/trial_files.hpp"
 #include "engine/trial_outcome.hpp"
@@ -112,6 +117,23 @@ bool Engine::pbt_stop_at_end(Live& live) {
 
 nlohmann::json Engine::params_file(const nlohmann::json& params) const {
   return pbt() && spec_.trial.embedded ? pbt_params_file(params) : params;
+}
+
+bool Engine::pbt_finished_on_disk(const db::TrialRow& row) {
+  if (!pbt()) return false;
+  auto it = pbt_links_.find(row.number);
+  if (it == pbt_links_.end() || !pbt_stop_at(it->second, spec_.trial.embedded, generations_of(spec_))) return false;
+  const auto axis = search::parse_axis(it->second.axis).value_or(search::Axis::epoch);
+  JsonlTail tail(metrics_file(row.trial_dir));
+  auto lines = tail.read_new_lines();
+  if (!lines) return false;
+  double at = -1;
+  for (const auto& l : *lines)
+    if (auto r = protocol::parse_record(l); r && r->kind == protocol::RecordKind::eval)
+      at = std::max(at, search::position({double(r->step), r->epoch, double(r->samples), r->wall_s, 0.0}, axis));
+  if (at < it->second.end) return false;
+  finish_from_disk(row, kStopIntervalEnd);
+  return true;
 }
 
 Status Engine::pbt_restore() {

@@ -154,6 +154,10 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
           ++restored_.finished;
           break;
         }
+        if (pbt_finished_on_disk(row)) {
+          ++restored_.finished;
+          break;
+        }
         // Its job died with the previous orchestrator (the caller stopped any survivor),
         // or none is known: requeue the same attempt; the program resumes from its checkpoint.
         if (!apply(row, TrialEvent::requeued, "requeued: the orchestrator restarted while it was live"))
@@ -243,11 +247,12 @@ void Engine::take_previous_ask(Live& live) {
   if (live.stop_reason == "pruned") live.prune_note = "pruned (asked by the previous orchestrator)";
 }
 
-void Engine::finish_from_disk(const db::TrialRow& row) {
+void Engine::finish_from_disk(const db::TrialRow& row, const std::string& stop_reason) {
   Live& live = live_[row.id];
   live.row = row;
   live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
   take_previous_ask(live);
+  if (!stop_reason.empty()) live.stop_reason = stop_reason;
   ingest(live, /*may_prune=*/false);
   sched::JobEvent ev;
   ev.kind = sched::JobEventKind::exited;
@@ -255,9 +260,13 @@ void Engine::finish_from_disk(const db::TrialRow& row) {
   ev.attempt = row.attempt;
   ev.job_id = fmt::format("finished-unwatched-{}-{}", row.id, row.attempt);
   ev.exit_code = protocol::kExitDone;
-  progress_.event(fmt::format("trial {}: its final record is on disk: it finished while no orchestrator watched; "
-                              "recorded, not run again",
-                              row.number),
+  progress_.event(stop_reason.empty()
+                      ? fmt::format("trial {}: its final record is on disk: it finished while no orchestrator "
+                                    "watched; recorded, not run again",
+                                    row.number)
+                      : fmt::format("trial {}: its records on disk reach its interval's end: it stopped there while "
+                                    "no orchestrator watched; recorded, not run again",
+                                    row.number),
                   snapshot());
   on_terminal(live, ev);
 }

@@ -39,6 +39,14 @@ std::string why_none(const db::StudyRow& st, const analysis::StudyData& study, c
   return fmt::format("no complete trial has a value for {}", study.metric);
 }
 
+// --write-schedule of a study that is not population-based training (one objective or
+// several, plain or --explain): refused, never silently ignored.
+int refuse_write_schedule() {
+  return report(Error{"only a pbt study has a schedule to write", "--write-schedule",
+                      "the winner's params are in `best --format json`"},
+                exit_code::usage);
+}
+
 // True when the study is a pbt study (its `best`, --explain included, is cmd_best_pbt's); a
 // study that cannot be read is left to the caller's own error.
 bool pbt_study(const BestArgs& a) {
@@ -62,7 +70,7 @@ int cmd_best(const BestArgs& a) {
   if (!st) return report(st.error(), exit_code::usage);
   auto study = analysis::load_study(*o->storage, st->name);
   if (!study) return report(study.error(), exit_code::runtime);
-  if (study->multi_objective()) return cmd_best_front(a, *study);
+  if (study->multi_objective()) return a.write_schedule.empty() ? cmd_best_front(a, *study) : refuse_write_schedule();
   auto pbt = load_pbt(*o->storage, *st);  // population-based training: the winner's schedule
   if (!pbt) return report(pbt.error(), exit_code::runtime);
   if (*pbt && !a.group_by.empty())
@@ -70,10 +78,7 @@ int cmd_best(const BestArgs& a) {
                         "--group-by", "use `best --explain` for the winner's schedule and its evidence"},
                   exit_code::usage);
   if (*pbt) return cmd_best_pbt(a, **pbt, *study);
-  if (!a.write_schedule.empty())
-    return report(Error{"only a pbt study has a schedule to write", "--write-schedule",
-                        "the winner's params are in `best --format json`"},
-                  exit_code::usage);
+  if (!a.write_schedule.empty()) return refuse_write_schedule();
   auto sums = o->storage->summaries(st->id);  // the last value, which analysis/ does not read
   if (!sums) return report(sums.error(), exit_code::runtime);
   const analysis::Ranking ranking = analysis::rank(*study, *by);
@@ -82,6 +87,7 @@ int cmd_best(const BestArgs& a) {
   if (!winner) {
     fmt::print(stderr, "study {}: nothing to recommend: {}{}\n", st->name, why_none(*st, *study, ranking),
                left_out.empty() ? "" : "; " + left_out);
+    if (const auto missing = never_reported_text(*study); !missing.empty()) fmt::print(stderr, "  - {}\n", missing);
     return exit_code::trials_failed;
   }
   const auto& t = study->trials[*winner];
@@ -122,6 +128,7 @@ int cmd_best_explain(const BestArgs& a) {
   if (!by) return report(by.error(), exit_code::usage);
   auto study = load_study_data(a.db, a.study);
   if (!study) return report(study.error(), study.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime);
+  if (!a.write_schedule.empty()) return refuse_write_schedule();  // cmd_best sends a pbt study elsewhere
   if (study->multi_objective()) return cmd_best_front(a, *study);
   // --group-by: S(B) and B_crit per value of the parameter (analysis/grouped_fit.hpp); an
   // unknown parameter is a usage error naming the study's parameters.

@@ -79,6 +79,7 @@ int cmd_best_front(const BestArgs& a, const analysis::StudyData& study) {
                       : front.feasible == 0 ? "no COMPLETE trial satisfies the constraints"
                                             : "no COMPLETE trial has a value of every objective";
     fmt::print(stderr, "study {}: nothing to recommend: {}{}\n", study.name, why, left.empty() ? "" : "; left out: " + left);
+    if (const auto missing = never_reported_text(study); !missing.empty()) fmt::print(stderr, "  - {}\n", missing);
     return exit_code::trials_failed;
   }
   return exit_code::ok;

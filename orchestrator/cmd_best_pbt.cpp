@@ -136,6 +136,32 @@ json pbt_replay_study(const PbtStudy& pbt, const analysis::StudyData& study, std
   return j;
 }
 
+json relocate_study_file(json j, const std::filesystem::path& from_dir, const std::filesystem::path& to_dir) {
+  namespace fs = std::filesystem;
+  // Both with a trailing separator, so that "/s" and "/s/." compare equal.
+  auto folder = [](const fs::path& p) {
+    std::error_code ec;
+    fs::path c = fs::weakly_canonical(p, ec);
+    return ((ec || c.empty() ? p : c) / "").lexically_normal();
+  };
+  const fs::path from = folder(from_dir), to = folder(to_dir);
+  if (from_dir.empty() || from == to) return j;
+  const std::string key = "{study_dir}", dir = from.parent_path().string();
+  if (j.contains("trial") && j["trial"].is_object() && j["trial"].contains("command") && j["trial"]["command"].is_array())
+    for (auto& w : j["trial"]["command"])
+      if (w.is_string()) {
+        std::string s = w.get<std::string>();
+        for (auto pos = s.find(key); pos != std::string::npos; pos = s.find(key, pos + dir.size())) s.replace(pos, key.size(), dir);
+        w = s;
+      }
+  if (j.contains("backend") && j["backend"].is_object() && j["backend"].contains("template") &&
+      j["backend"]["template"].is_string()) {
+    const fs::path t = j["backend"]["template"].get<std::string>();
+    if (t.is_relative()) j["backend"]["template"] = (from.parent_path() / t).lexically_normal().string();
+  }
+  return j;
+}
+
 int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyData& study) {
   // The winner: the last generation's best, by the one ranking.
   analysis::StudyData last = study;
@@ -158,8 +184,21 @@ int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyDa
   const auto chain = pbt_chain(pbt.links, t.number);
   const json schedule = pbt_schedule(chain, params, searched(pbt));
   if (!a.write_schedule.empty()) {
-    const json replay = pbt_replay_study(pbt, study, t.number);
-    if (auto st = write_file_atomic(a.write_schedule, replay.dump(2) + "\n"); !st) return report(st.error(), exit_code::runtime);
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path out = fs::absolute(a.write_schedule, ec);
+    // The stored source_path is absolute; without one, {study_dir} is left as it was.
+    const bool source_known = fs::path(pbt.spec.source).is_absolute();
+    if (source_known && fs::equivalent(out, pbt.spec.source, ec))
+      return report(Error{fmt::format("{} is the study file of {} itself", a.write_schedule, study.name), "--write-schedule",
+                          "write the replay to a new file, e.g. --write-schedule replay.yaml"},
+                    exit_code::usage);
+    json replay = pbt_replay_study(pbt, study, t.number);
+    if (source_known) replay = relocate_study_file(std::move(replay), pbt.spec.study_dir, out.parent_path());
+    if (auto st = write_file_atomic(out, replay.dump(2) + "\n"); !st)
+      return report(Error{fmt::format("cannot write {}: {}", a.write_schedule, st.error().what), "--write-schedule",
+                          "give a file in a folder that exists and that you can write"},
+                    exit_code::runtime);
   }
   const std::int64_t population = pbt.spec.search.options.value("population", std::int64_t{0});
   if (a.format == "json") {

@@ -8,6 +8,7 @@
 // {...}}, ...]. `status` shows each trial's link (pbt_status_cells).
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,13 @@ int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyDa
 
 /// The replay study of the chain ending at trial `winner` (as JSON in the study-file schema).
 nlohmann::json pbt_replay_study(const PbtStudy& pbt, const analysis::StudyData& study, std::int64_t winner);
+
+/// The replay study `study` (study-file JSON, read relative to `from_dir`) made right for a
+/// file written in `to_dir`: when the folders differ, `{study_dir}` in trial.command becomes
+/// `from_dir` and a relative backend.template is made absolute, so the replay runs the same
+/// program wherever `--write-schedule` put it. Unchanged when they are the same folder.
+nlohmann::json relocate_study_file(nlohmann::json study, const std::filesystem::path& from_dir,
+                                   const std::filesystem::path& to_dir);
 
 /// `status`: trial number -> its link in brief ("m3 g2 <- 9 (exploit m1: base_lr x0.8)").
 std::map<std::int64_t, std::string> pbt_status_cells(const PbtStudy& pbt);

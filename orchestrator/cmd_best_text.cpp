@@ -1,8 +1,13 @@
 // cmd_best_text.cpp — see cmd_best_text.hpp.
 #include "orchestrator/cmd_best_text.hpp"
 
-#include <fmt/format.h>
+#include <algorithm>
+#include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/multi_objective.hpp"
 #include "common/objective.hpp"
 #include "common/plural.hpp"
 #include "orchestrator/table_format.hpp"
@@ -19,6 +24,31 @@ std::string params_brief(const nlohmann::json& params, const nlohmann::json* onl
     out += (out.empty() ? "" : ", ") + k + "=" + cell_text(v, /*full_precision=*/false);
   }
   return out;
+}
+
+std::string never_reported_text(const analysis::StudyData& study) {
+  std::set<std::string> reported;
+  bool any = false;
+  for (const auto& t : study.trials) {
+    if (!t.complete()) continue;
+    any = true;
+    for (const auto& [name, _] : t.figures.metrics) reported.insert(name);
+  }
+  if (!any) return "";
+  std::vector<std::string> missing;
+  auto check = [&](const std::string& metric, const char* role) {
+    if (metric.empty() || is_derived_figure(metric) || reported.contains(metric)) return;
+    const std::string item = fmt::format("{} ({})", metric, role);
+    if (std::find(missing.begin(), missing.end(), item) == missing.end()) missing.push_back(item);
+  };
+  if (study.objectives.empty()) check(study.metric, "objective");
+  for (const auto& o : study.objectives) check(o.metric, "objective");
+  for (const auto& c : study.constraints) check(c.metric, "constraint");
+  if (missing.empty()) return "";
+  return fmt::format("{} {} never reported by a COMPLETE trial (they reported: {}); fix the metric's name in the "
+                     "study, or report it from the program",
+                     fmt::join(missing, ", "), missing.size() == 1 ? "was" : "were",
+                     reported.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(reported, ", ")));
 }
 
 std::string left_out_text(const analysis::Ranking& ranking) {

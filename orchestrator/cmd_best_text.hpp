@@ -20,6 +20,12 @@ std::string params_brief(const nlohmann::json& params, const nlohmann::json* onl
 /// "left out: 3 FAILED, 2 PRUNED (only COMPLETE trials can win)"; empty when none was.
 std::string left_out_text(const analysis::Ranking& ranking);
 
+/// The objectives and constraints on a reported metric (not a derived figure) that no
+/// COMPLETE trial ever reported — a typo, or a metric the program does not log — named with
+/// what the trials did report: "gpu_mem (constraint) was never reported by a COMPLETE trial
+/// (they reported: val_acc, val_loss)". Empty when there is none, or no COMPLETE trial.
+std::string never_reported_text(const analysis::StudyData& study);
+
 /// The sentences under "best schedule of S by C: trial N", most important first; empty when
 /// the ranking has no winner.
 std::vector<std::string> best_explanation(const analysis::StudyData& study, const analysis::Ranking& ranking);

@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "analysis/front.hpp"
 #include "orchestrator/cmd_best_pbt.hpp"
 #include "analysis/load.hpp"
+#include "common/multi_objective.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
@@ -82,8 +84,13 @@ int cmd_results(const ResultsArgs& a) {
       const auto it = row[number_col].is_number_integer() ? at.find(row[number_col].get<std::int64_t>()) : at.end();
       const bool known = it != at.end();
       if (study->multi_objective()) {
-        for (std::size_t k = 0; k < front.objectives.size(); ++k)
-          row.push_back(known && front.values[it->second] ? json((*front.values[it->second])[k]) : json(nullptr));
+        // Each objective's own value: a trial missing one (time_to_target_s of a trial that
+        // never reached the target) still shows the others it has.
+        for (const auto& ob : front.objectives) {
+          const auto v = known ? figure(study->trials[it->second].figures, ob.metric, ob.maximize, /*best=*/true)
+                               : std::nullopt;
+          row.push_back(v && std::isfinite(*v) ? json(*v) : json(nullptr));
+        }
         const bool on = known && front.on_front(it->second);
         row.push_back(table ? json(on ? "*" : "") : json(on));
       }

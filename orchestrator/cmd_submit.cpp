@@ -103,7 +103,7 @@ int cmd_submit(const SubmitArgs& a) {
   opts.runs_dir = fs::absolute(spec->runs_dir, ec);
   if (a.dry_run) {
     if (a.replace) fmt::print(stderr, "--replace: a dry run deletes nothing\n");
-    return dry_run(*spec, opts.runs_dir, opts.train_binary);
+    return dry_run(*spec, opts.runs_dir, opts.train_binary, a.db);
   }
   // search.warm_start: the earlier trials are read and placed before anything is recorded
   // or --replace deletes anything (read-only, this study's own database too).

@@ -18,7 +18,7 @@ namespace dlsweep::orch {
 
 namespace fs = std::filesystem;
 
-int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& train_binary) {
+int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& train_binary, const std::string& db) {
   fs::path out = runs_dir / (spec.name + ".dry-run");  // beside, not inside, the real runs
   std::error_code ec;
   fs::create_directories(out, ec);
@@ -36,7 +36,7 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   history.maximize = maximizes(spec.objective.mode);
   set_directions(history, spec);
   if (!spec.search.warm_start.empty()) {  // what the real sweep's sampler would see
-    auto warm = load_warm_start(spec, "", nullptr);
+    auto warm = load_warm_start(spec, db, nullptr);
     if (!warm) {
       for (const auto& e : warm.error()) fmt::print(stderr, "error: {}\n", e.message());
       return exit_code::usage;

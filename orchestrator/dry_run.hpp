@@ -9,7 +9,10 @@
 
 namespace dlsweep::orch {
 
-/// Returns dlsweep's exit code; prints what it wrote to stderr.
-int dry_run(const StudySpec& spec, const std::filesystem::path& runs_dir, const std::filesystem::path& train_binary);
+/// Returns dlsweep's exit code; prints what it wrote to stderr. `db`: the database the study
+/// would be submitted to ("" unknown), so a warm start from this study itself is refused as
+/// submit refuses it.
+int dry_run(const StudySpec& spec, const std::filesystem::path& runs_dir, const std::filesystem::path& train_binary,
+            const std::string& db = "");
 
 }  // namespace dlsweep::orch

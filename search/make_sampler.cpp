@@ -54,7 +54,8 @@ std::unique_ptr<Sampler> make_tpe(OptionReader& r, const Space& space, std::uint
 }
 
 std::unique_ptr<Sampler> make_nsga2(OptionReader& r, const Space& space, std::uint64_t seed) {
-  r.only({"population_size", "crossover_prob", "mutation_prob", "swapping_prob", "startup", "crossover", "sbx_eta"});
+  r.only({"population_size", "crossover_prob", "mutation_prob", "swapping_prob", "startup", "crossover",
+          "crossover_alpha", "crossover_eta", "crossover_sigma_xi", "crossover_sigma_eta", "crossover_epsilon"});
   const Nsga2Options o = Nsga2Options::read(r);
   if (!r.errors().empty()) return nullptr;
   return std::make_unique<Nsga2Sampler>(space, seed, o);
@@ -72,7 +73,9 @@ const Entry kRegistry[] = {
     {"random", true, {}, make_random},
     {"qmc", true, {"scramble"}, make_qmc},
     {"tpe", true, {"startup_trials", "ei_candidates", "gamma", "gamma_cap", "prior_weight", "multivariate", "constant_liar", "equal_height", "startup"}, make_tpe},
-    {"nsga2", true, {"population_size", "crossover_prob", "mutation_prob", "swapping_prob", "startup", "crossover", "sbx_eta"}, make_nsga2},
+    {"nsga2", true, {"population_size", "crossover_prob", "mutation_prob", "swapping_prob", "startup", "crossover",
+               "crossover_alpha", "crossover_eta", "crossover_sigma_xi", "crossover_sigma_eta", "crossover_epsilon"},
+     make_nsga2},
     {"pbt", false, {"population", "generations", "interval", "quantile", "resample_probability", "perturb"}, make_pbt},
 };
 

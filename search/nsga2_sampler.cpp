@@ -1,4 +1,4 @@
-// nsga2_sampler.cpp — elite selection per generation, tournament, uniform crossover, mutation.
+// nsga2_sampler.cpp — elite selection per generation, tournament, crossover, mutation.
 #include "search/nsga2_sampler.hpp"
 
 #include "common/hash.hpp"
@@ -8,6 +8,8 @@
 #include <limits>
 #include <map>
 #include <numeric>
+
+#include <fmt/format.h>
 
 #include "search/conditional.hpp"
 #include "search/pareto.hpp"
@@ -21,6 +23,13 @@ Nsga2Options Nsga2Options::read(OptionReader& r) {
   if (r.has("mutation_prob")) o.mutation_prob = r.number("mutation_prob", 0.0, 0.0, 1.0);
   o.swapping_prob = r.number("swapping_prob", o.swapping_prob, 0.0, 1.0);
   o.startup_qmc = read_startup(r);
+  o.crossover = CrossoverOptions::read(r);
+  const auto need = static_cast<std::int64_t>(crossover_parents(o.crossover.kind));
+  if (o.population_size < need)
+    r.error("population_size",
+            fmt::format("crossover: {} crosses {} parents; population_size {} is smaller", crossover_name(o.crossover.kind),
+                        need, o.population_size),
+            fmt::format("set population_size >= {}, or another crossover", need));
   return o;
 }
 
@@ -91,6 +100,93 @@ const Member& tournament(const std::vector<Member>& pop, SplitMix64& rng, const 
   return constrained_dominates(a.losses, a.violation, b.losses, b.violation) ? a : b;
 }
 
+// A binary tournament among the members of `pop` not in `chosen` (all of them when none is
+// left: a population smaller than the operator's parents repeats one).
+const Member& tournament_among(const std::vector<Member>& pop, SplitMix64& rng, const std::vector<const Member*>& chosen) {
+  std::vector<const Member*> pool;
+  for (const auto& m : pop)
+    if (std::find(chosen.begin(), chosen.end(), &m) == chosen.end()) pool.push_back(&m);
+  if (pool.empty())
+    for (const auto& m : pop) pool.push_back(&m);
+  const Member& a = *pool[rng.next_below(pool.size())];
+  const Member& b = *pool[rng.next_below(pool.size())];
+  return constrained_dominates(a.losses, a.violation, b.losses, b.violation) ? a : b;
+}
+
+const nlohmann::json* value_of(const Dimension& d, const Member* m) {
+  auto it = m->trial->params.find(d.name);
+  return it != m->trial->params.end() && fits(d, *it) ? &*it : nullptr;
+}
+
+struct Crossed {
+  std::vector<const Member*> parents;
+  std::map<std::string, nlohmann::json> values;  ///< crossed parameters (numerical and categorical)
+};
+
+// Optuna 3.1's perform_crossover for a non-uniform operator: parents by tournament, the
+// categorical parameters from the first or last parent, the numerical ones every parent
+// holds crossed as one vector; again (new parents) while a float lands below its low.
+Crossed cross(const Space& space, const Nsga2Options& o, const std::vector<Member>& pop, bool multi_objective,
+              SplitMix64& rng) {
+  const std::size_t k = crossover_parents(o.crossover.kind);
+  Crossed out;
+  for (int attempt = 1;; ++attempt) {
+    out.parents.clear();
+    out.values.clear();
+    for (std::size_t j = 0; j < k; ++j) out.parents.push_back(&tournament_among(pop, rng, out.parents));
+    for (const auto& d : space.dims) {
+      if (is_numerical(d)) continue;
+      const bool first = rng.next_unit() < o.swapping_prob;  // Optuna: rand >= swapping_prob takes the last
+      const Member* a = first ? out.parents.front() : out.parents.back();
+      const Member* b = first ? out.parents.back() : out.parents.front();
+      if (const auto* v = value_of(d, a) ? value_of(d, a) : value_of(d, b)) out.values[d.name] = *v;
+    }
+    std::vector<const Dimension*> dims;
+    std::vector<Vec> xs(k);
+    std::vector<Bounds> bounds;
+    for (const auto& d : space.dims) {
+      if (!is_numerical(d)) continue;
+      if (!std::all_of(out.parents.begin(), out.parents.end(), [&](const Member* m) { return value_of(d, m) != nullptr; }))
+        continue;
+      dims.push_back(&d);
+      bounds.push_back(transformed_bounds(d));
+      for (std::size_t j = 0; j < k; ++j) xs[j].push_back(to_transformed(d, *value_of(d, out.parents[j])));
+    }
+    const Vec child = crossover_numerical(o.crossover, xs, bounds, multi_objective, rng);
+    const bool clip = attempt >= kMaxCrossoverTries;
+    bool inside = true;
+    for (std::size_t i = 0; i < dims.size() && inside; ++i) {
+      auto v = from_transformed(*dims[i], child[i], clip);
+      if (v) out.values[dims[i]->name] = std::move(*v);
+      else inside = false;
+    }
+    if (inside) return out;
+  }
+}
+
+// The child of a non-uniform crossover, then the mutation (per parameter, as for uniform).
+Params bred(const Space& space, const RandomSampler& random, const Nsga2Options& o, std::int64_t number,
+            std::uint64_t key, const std::vector<Member>& pop, SplitMix64& rng, const History& history) {
+  const Crossed c = cross(space, o, pop, history.multi_objective(), rng);
+  std::size_t n_params = 0;
+  for (const auto& d : space.dims)
+    if (c.parents.front()->trial->params.contains(d.name)) ++n_params;
+  const double mutation = o.mutation_prob.value_or(1.0 / double(std::max<std::size_t>(1, n_params)));
+  Params p = space.fixed.is_object() ? space.fixed : Params::object();
+  for (std::size_t i : sampling_order(space)) {
+    const Dimension& d = space.dims[i];
+    if (!d.when.empty() && !is_active(d, p)) continue;
+    SplitMix64 dim_rng(SplitMix64::mix(key ^ fnv1a64(d.name)));
+    const bool mutate = dim_rng.next_unit() < mutation;
+    const nlohmann::json* value = nullptr;
+    if (auto it = c.values.find(d.name); it != c.values.end()) value = &it->second;
+    for (const Member* m : c.parents)  // a parameter not crossed (conditional): the first parent holding it
+      if (!value) value = value_of(d, m);
+    p[d.name] = (mutate || !value) ? random.draw(d, number) : *value;
+  }
+  return p;
+}
+
 }  // namespace
 
 std::optional<Params> Nsga2Sampler::first_draw(std::int64_t number, const History& history) {
@@ -130,6 +226,7 @@ std::optional<Params> Nsga2Sampler::next(std::int64_t number, const History& his
   // Optuna 3.1's child: with crossover_prob, uniform crossover of two tournament winners (the
   // second drawn from the parents without the first); else a copy of a parent chosen uniformly.
   const bool crossover = rng.next_unit() < o_.crossover_prob;
+  if (crossover && o_.crossover.kind != CrossoverKind::uniform) return bred(space_, random_, o_, number, key, parents, rng, history);
   const Member& first = crossover ? tournament(parents, rng) : parents[rng.next_below(parents.size())];
   const Member* second = crossover ? &tournament(parents, rng, &first) : nullptr;
 

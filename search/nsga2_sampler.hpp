@@ -18,6 +18,12 @@
 //    parent with probability swapping_prob); otherwise a copy of a parent chosen uniformly. Then each parameter is mutated — redrawn at random —
 //    with probability mutation_prob (default 1 / number of parameters). A parameter no
 //    parent has (a conditional one) or one outside the space is drawn at random.
+//  - `crossover:` other than uniform (nsga2_crossover.hpp: blx_alpha, sbx, vsbx, undx, spx, as
+//    Optuna's NSGAIISampler(crossover=...)): crossover_parents(kind) parents, each by binary
+//    tournament among the parents not yet chosen; the numerical parameters all of them hold
+//    are crossed as one vector in the transformed space, categorical ones come from the
+//    first or the last parent (first with swapping_prob); a float child below its low means
+//    new parents and another try (Optuna's retry loop). Then the same mutation.
 //  - Constraints (History::constrained): Deb's constrained domination everywhere — feasible
 //    before infeasible, infeasible by total violation (Optuna's constraints_func).
 //  - One objective works too (domination of the single value).
@@ -27,6 +33,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "search/nsga2_crossover.hpp"
 #include "search/options.hpp"
 #include "search/qmc_sampler.hpp"
 #include "search/random_sampler.hpp"
@@ -43,6 +50,7 @@ struct Nsga2Options {
   /// independent uniform draws (`startup:`, qmc_sampler.hpp read_startup; unset: Sobol with
   /// several objectives).
   std::optional<bool> startup_qmc;
+  CrossoverOptions crossover;  ///< `crossover:` and its parameters (default uniform)
 
   static Nsga2Options read(OptionReader& r);
 };

@@ -34,7 +34,7 @@
 //
 // What the engine records besides params (never part of them): lineage(), a JSON object
 // {"member", "generation", "axis", "start", "end", "parent" (number or null), "rank" (the
-// parent's 0-based rank, generation > 0), "exploit": null or {"from": donor number,
+// 0-based rank of the member's own previous trial, generation > 0; not the donor's), "exploit": null or {"from": donor number,
 // "from_member", "factors": {key: factor}, "resampled": {key: value} (present only when a
 // key was resampled)}}.
 #pragma once

@@ -14,6 +14,7 @@ set(DLSWEEP_SEARCH_SOURCES
   parzen_estimator.cpp
   tpe_sampler.cpp
   pareto.cpp
+  nsga2_crossover.cpp
   nsga2_sampler.cpp
   pbt_sampler.cpp
   make_sampler.cpp

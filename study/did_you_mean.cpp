@@ -72,6 +72,28 @@ bool other_meaning(std::string_view word, std::string_view candidate, std::span<
   return std::any_of(only_w.begin(), only_w.end(), known);
 }
 
+// True when `word` abbreviates `candidate` word by word: as many words, each a prefix of the
+// candidate's (at least 3 letters, or the whole word), e.g. "resample_prob" for
+// "resample_probability", "max_concur" for "max_concurrent" -- too far for the edit distance.
+bool abbreviates(std::string_view word, std::string_view candidate) {
+  auto split = [](std::string_view k) {
+    std::vector<std::string_view> out;
+    std::size_t start = 0;
+    while (start <= k.size()) {
+      std::size_t end = k.find_first_of("_-", start);
+      if (end == std::string_view::npos) end = k.size();
+      out.push_back(k.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  };
+  const auto w = split(word), c = split(candidate);
+  if (w.size() != c.size() || word == candidate) return false;
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if (!c[i].starts_with(w[i]) || (w[i].size() < 3 && w[i] != c[i])) return false;
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> did_you_mean(std::string_view word,
@@ -83,6 +105,12 @@ std::optional<std::string> did_you_mean(std::string_view word,
     std::size_t d = edit_distance(word, c);
     if (d < best_distance && !other_meaning(word, c, candidates)) best_distance = d, best = std::string(c);
   }
+  if (best) return best;
+  for (auto c : candidates)
+    if (abbreviates(word, c)) {
+      if (best) return std::nullopt;  // two keys it may abbreviate: name neither
+      best = std::string(c);
+    }
   return best;
 }
 

@@ -18,12 +18,6 @@ constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target", "stop
 constexpr std::string_view kConstraintKeys[] = {"metric", "min", "max", "reached_target"};
 constexpr std::string_view kModes[] = {"min", "max"};
 
-std::string derived_list() {
-  std::string s;
-  for (auto d : derived_figures()) s += (s.empty() ? "" : ", ") + std::string(d);
-  return s;
-}
-
 // One objective map. `first`: the curve dlsweep follows (reported metric; target allowed).
 // `several`: part of a list (derived figures allowed after the first).
 std::optional<StudySpec::Objective> read_one(StudyReader& r, const Field& o, bool trainer, bool first, bool several) {
@@ -85,10 +79,18 @@ std::optional<StudySpec::Objective> read_one(StudyReader& r, const Field& o, boo
   return ok ? std::optional(obj) : std::nullopt;
 }
 
-void read_constraints(StudyReader& r, const Field& root, bool trainer, StudySpec& spec) {
+// Whether the first objective, as written, has a `target:` key. What needs the target is
+// checked against this, not against the objective as read, so that a first objective with
+// another error (`mode: maximize`) is not also blamed for a target it has.
+bool target_written(const Field& o) {
+  if (!o) return false;
+  if (o->is_array()) return !o->empty() && bool(StudyReader::field(StudyReader::item(o, 0), "target"));
+  return bool(StudyReader::field(o, "target"));
+}
+
+void read_constraints(StudyReader& r, const Field& root, bool trainer, bool has_target, StudySpec& spec) {
   Field cs = StudyReader::field(root, "constraints");
   if (!cs || !r.list(cs, "write constraints: [{metric: rank_seconds, max: 3600}, {reached_target: true}]")) return;
-  const bool has_target = !spec.objectives.empty() && spec.objectives[0].target.has_value();
   for (std::size_t i = 0; i < cs->size(); ++i) {
     Field c = StudyReader::item(cs, i);
     if (!r.map(c, kConstraintKeys)) continue;
@@ -154,6 +156,7 @@ void read_constraints(StudyReader& r, const Field& root, bool trainer, StudySpec
 void read_objectives(StudyReader& r, const Field& root, bool trainer, StudySpec& spec) {
   Field o = StudyReader::field(root, "objective");
   if (!r.require(o, "add `objective: {metric: val_acc, mode: max}`")) return;
+  const bool has_target = target_written(o);
   if (o->is_array()) {
     if (o->empty()) {
       r.error(o.path, "objective is an empty list", "list at least one {metric: val_acc, mode: max}");
@@ -171,9 +174,9 @@ void read_objectives(StudyReader& r, const Field& root, bool trainer, StudySpec&
                 "list each metric once");
         continue;
       }
-      if (i > 0 && needs_target(one->metric) && !(spec.objectives.size() && spec.objectives[0].target)) {
+      if (i > 0 && needs_target(one->metric) && !has_target) {
         r.error(StudyReader::field(item, "metric").path, fmt::format("{} needs a target", one->metric),
-                fmt::format("add `target:` to the first objective ({})", derived_list()));
+                fmt::format("add `target:` to the first objective ({} is counted to it)", one->metric));
         continue;
       }
       spec.objectives.push_back(*one);
@@ -182,7 +185,8 @@ void read_objectives(StudyReader& r, const Field& root, bool trainer, StudySpec&
     if (auto one = read_one(r, o, trainer, /*first=*/true, /*several=*/false)) spec.objectives.push_back(*one);
   }
   if (!spec.objectives.empty()) spec.objective = spec.objectives[0];
-  read_constraints(r, root, trainer, spec);
+  // No objective read at all: its errors are reported; the constraints are not also refused for a target.
+  read_constraints(r, root, trainer, has_target || spec.objectives.empty(), spec);
 }
 
 void check_pruner_objectives(StudyReader& r, const Field& root, const StudySpec& spec) {

@@ -65,11 +65,16 @@ std::vector<search::OptionError> complete_pbt(StudySpec& spec) {
       const double epochs = trainer_epochs(spec);
       o["generations"] = std::max<std::int64_t>(1, std::int64_t(std::ceil(epochs / every.get<double>() - 1e-9)));
     } else if (spec.search.trials > 0) {
-      if (spec.search.trials % p != 0)
+      if (spec.search.trials % p != 0) {
         errors.push_back({"search.trials", fmt::format("{} trials are not whole generations of {} members",
                                                        spec.search.trials, p),
                           fmt::format("give a multiple of population, e.g. trials: {}", p * std::max<std::int64_t>(1, spec.search.trials / p))});
-      else o["generations"] = spec.search.trials / p;
+        // The study is refused for its trials; a stand-in keeps the sampler from also
+        // asking for the generations that `trials` gave.
+        o["generations"] = std::max<std::int64_t>(1, spec.search.trials / p);
+        return errors;
+      }
+      o["generations"] = spec.search.trials / p;
     }
   }
   if (const auto g = o.find("generations"); spec.trial.embedded && g != o.end() && g->is_number_integer() &&

@@ -49,6 +49,16 @@ TEST_CASE("e2e multi-objective: best names the feasible Pareto front; results ma
   REQUIRE(e.exit_code == 0);
   CHECK(e.out.find("against trial 1: better val_acc") != std::string::npos);
 
+  // --write-schedule is for a pbt study: refused, not silently ignored (plain and --explain).
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"best", "mo", "--write-schedule", "r.yaml"},
+                                               {"best", "mo", "--explain", "--write-schedule", "r.yaml"}}) {
+    auto w = run_dlsweep(db, args, dir);
+    INFO(w.out << w.err);
+    CHECK(w.exit_code == 2);
+    CHECK(w.err.find("--write-schedule: only a pbt study has a schedule to write") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "r.yaml"));
+  }
+
   auto res = run_dlsweep(db, {"results", "mo", "--format", "json"}, dir);
   REQUIRE(res.exit_code == 0);
   const auto rows = json::parse(res.out);
@@ -58,6 +68,11 @@ TEST_CASE("e2e multi-objective: best names the feasible Pareto front; results ma
     INFO("trial " << n);
     CHECK(row["pareto_front"] == (n == 1 || n == 2));
     CHECK(row["feasible"] == (n == 1 || n == 2));
+    // Each objective's own value: trial 0 never reached the target (no time_to_target_s),
+    // and still shows the val_acc it reached.
+    REQUIRE(row["objective_val_acc"].is_number());
+    CHECK(row["objective_val_acc"].get<double>() == Approx(0.5 + 0.45 * (0.1 + 0.2 * n)));
+    CHECK(row["objective_time_to_target_s"].is_null() == (n == 0));
   }
   auto table = run_dlsweep(db, {"results", "mo"}, dir);
   CHECK(table.out.find("front") != std::string::npos);

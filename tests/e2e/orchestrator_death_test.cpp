@@ -210,3 +210,84 @@ TEST_CASE("e2e death: kill -9 just after a trial finished; resume never runs tha
   }
   CHECK(duplicate_rows(db, dir).empty());
 }
+
+namespace {
+
+// A PBT member as a user program writes it: resumes from checkpoints/state.json (the engine
+// copies the parent's), reports one evaluation per epoch up to DLSWEEP_STOP_AT and exits
+// there without a final record, as a loop on dt.should_stop() does. Trial 2 (generation 1)
+// kill -9s the orchestrator right after its interval's last record and checkpoint.
+const char* kPbtTrial = R"(import json, os, sys, time
+d = os.environ["DLSWEEP_TRIAL_DIR"]
+p = json.load(open(os.path.join(d, "params.json")))
+with open(os.path.join(d, "launches.txt"), "a") as f:
+    f.write("launch\n")
+stop = float(os.environ["DLSWEEP_STOP_AT"].split(":")[1])
+ck = os.path.join(d, "checkpoints")
+os.makedirs(ck, exist_ok=True)
+try:
+    epoch = json.load(open(os.path.join(ck, "state.json")))["epoch"]
+except (OSError, ValueError):
+    epoch = 0
+try:
+    seq = sum(1 for _ in open(os.path.join(d, "metrics.jsonl")))
+except OSError:
+    seq = 0
+out = open(os.path.join(d, "metrics.jsonl"), "a")
+while epoch < stop:
+    epoch += 1
+    out.write(json.dumps({"seq": seq, "kind": "eval", "step": 10 * epoch, "epoch": epoch, "samples": 320 * epoch,
+                          "wall_s": 0.1 * epoch, "metrics": {"val_acc": 0.1 * epoch + 0.01 * p["x"]}}) + "\n")
+    out.flush()
+    seq += 1
+    json.dump({"epoch": epoch}, open(os.path.join(ck, "state.json"), "w"))
+if os.environ.get("DLSWEEP_TRIAL_ID") == "2" and not os.path.exists(os.path.join(d, "killed")):
+    open(os.path.join(d, "killed"), "w").close()
+    parent = os.getppid()
+    os.kill(parent, 9)
+    deadline = time.time() + 120  # bounds a hang only
+    while os.getppid() == parent and time.time() < deadline:
+        time.sleep(0.01)
+sys.exit(0)
+)";
+
+}  // namespace
+
+TEST_CASE("e2e death: kill -9 as a PBT member ends its interval; resume records it, never trains past the interval") {
+  // Without this, resume requeued trial 2 (no final record), and the rerun resumed from the
+  // interval-end checkpoint and reported epoch 3 inside the interval [1, 2).
+  auto dir = fresh_dir("pbt-kill9");
+  std::ofstream(dir / "trial.py") << kPbtTrial;
+  std::ofstream(dir / "study.yaml") << R"(name: pbt-kill9
+backend: {kind: local, max_concurrent: 1}
+trial:
+  command: [python3, "{study_dir}/trial.py"]
+objective: {metric: val_acc, mode: max}
+search: {algorithm: pbt, seed: 3, population: 2, generations: 2, interval: {by: epoch, every: 1}, perturb: {x: [0.5, 2]}}
+space:
+  x: {uniform: [1, 5]}
+runs_dir: )" << (dir / "runs").string()
+                                    << "\n";
+  auto db = dir / "sweep.db";
+  auto first = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  CHECK(first.exit_code == 128 + SIGKILL);
+  auto resumed = run_dlsweep(db, {"resume", "pbt-kill9"}, dir);
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("its records on disk reach its interval's end") != std::string::npos);
+  CHECK(resumed.err.find("1 had finished unwatched") != std::string::npos);
+  CHECK(launches(dir, "pbt-kill9", 2) == 1);  // never relaunched
+  auto j = results(db, "pbt-kill9", dir);
+  REQUIRE(j.size() == 4);
+  for (const auto& t : j) CHECK(t["state"] == "COMPLETE");
+  // Trial 2's last evaluation is at its interval's end (epoch 2), not past it.
+  auto q = run_dlsweep(db, {"query",
+                            "SELECT MAX(m.epoch) AS e FROM metrics m JOIN trials t ON t.id = m.trial_id "
+                            "WHERE t.number = 2 AND m.kind = 'eval'",
+                            "--format", "csv"},
+                       dir);
+  REQUIRE(q.exit_code == 0);
+  CHECK(q.out.find("\n2") != std::string::npos);
+  CHECK(q.out.find("\n3") == std::string::npos);
+  CHECK(duplicate_rows(db, dir).empty());
+}

@@ -194,6 +194,11 @@ TEST_CASE("e2e warm start: bad sources are refused before anything is recorded, 
   CHECK(self.err.find("search.warm_start[0]: a study cannot warm-start from itself") != std::string::npos);
   CHECK(self.err.find("nothing was recorded or deleted") != std::string::npos);
   CHECK(results(dir / "new.db", "own", dir).size() == 5);  // still there
+  // The dry run refuses it too (it used to draw its trials from the study's own history).
+  auto dry = run_dlsweep(dir / "new.db", {"submit", "--dry-run", "own.yaml"}, dir);
+  INFO(dry.out << dry.err);
+  CHECK(dry.exit_code == 2);
+  CHECK(dry.err.find("search.warm_start[0]: a study cannot warm-start from itself") != std::string::npos);
 
   // random ignores the history: refused by the validator.
   write(dir / "rnd.yaml", study("rnd", "{algorithm: random, trials: 2, warm_start: [{study: early, db: early.db}]}"));

@@ -12,7 +12,7 @@ static std::string loss_line(int seq, int step, double loss, bool final = false)
 }
 
 TEST_CASE("engine: exit 0 without the objective metric ends FAILED, is not retried, and is said why") {
-  Fixture f("noobj", "  max_retries: 2");
+  Fixture f("noobj", "  max_retries: 2\n  fail_fast: 0");  // fail_fast would stop it at 3 (engine_asked_test)
   boost::asio::io_context io;
   sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
     sched::FakeOutcome o;

@@ -59,7 +59,7 @@ struct ControllerScript {
 
 TEST_CASE("engine on slurm: a job held after a failed launch is retried; reasons are said, stored and warned about",
           "[pending]") {
-  Fixture f("pending", "  max_retries: 1");
+  Fixture f("pending", "  max_retries: 1\n  fail_fast: 0");  // its trials exit without the objective
   f.spec.backend.pending_warn_s = 0.3;
   boost::asio::io_context io;
   auto ctl = std::make_shared<slurm_test::FakeController>();

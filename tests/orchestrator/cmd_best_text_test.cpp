@@ -137,3 +137,24 @@ TEST_CASE("best: params in the explanation have 4 significant digits; one comple
   nlohmann::json only = {{"opt", true}};
   CHECK(params_brief(s.trials[0].params, &only) == "opt=sgd");
 }
+
+TEST_CASE("best: an objective or constraint on a metric no COMPLETE trial reported is named, with what they did report") {
+  auto t0 = trial(0, "COMPLETE", 0.9), t1 = trial(1, "FAILED", {});
+  t0.figures.add_metric("val_acc", 0.9);
+  t0.figures.add_metric("mem_gb", 5);
+  t1.figures.add_metric("throughput", 7);  // not COMPLETE: does not count as reported
+  auto s = study({t0, t1});
+  s.objectives = {{"val_acc", true}, {"throughput", false}, {"time_to_target_s", false}};
+  s.constraints = {{"gpu_mem", std::nullopt, 80.0, false}, {"", std::nullopt, std::nullopt, true}, {"mem_gb", {}, 8.0, false}};
+  const std::string text = dlsweep::orch::never_reported_text(s);
+  INFO(text);
+  CHECK(text.starts_with("throughput (objective), gpu_mem (constraint) were never reported by a COMPLETE trial"));
+  CHECK(text.find("(they reported: mem_gb, val_acc)") != std::string::npos);
+  CHECK(text.find("time_to_target_s") == std::string::npos);  // a derived figure, not a reported metric
+  // Every name reported, or no COMPLETE trial to tell: nothing to say.
+  s.objectives.resize(1);
+  s.constraints.resize(2);
+  s.constraints[0].metric = "mem_gb";
+  CHECK(dlsweep::orch::never_reported_text(s).empty());
+  CHECK(dlsweep::orch::never_reported_text(study({t1})).empty());
+}

@@ -111,6 +111,32 @@ TEST_CASE("objectives: mistakes are refused at their key path") {
   }
 }
 
+TEST_CASE("objectives: a first objective with a bad mode is not also blamed for the target it has") {
+  // `mode: maximize` is the one mistake: the derived objective and reached_target that count
+  // to the (written) target are not refused as well with "needs a target".
+  auto r = parse_study(with("objective: [{metric: acc, mode: maximize, target: 0.9}, {metric: time_to_target_s, mode: min}]",
+                            "constraints: [{reached_target: true}, {metric: steps_to_target, max: 100}]\n"),
+                       StudyFormat::yaml, "bad.yaml");
+  INFO(messages(r));
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().size() == 1);
+  CHECK(error_at(r, "objective[0].mode") != nullptr);
+  // An objective that cannot be read at all: its own error only.
+  auto broken = parse_study(with("objective: val_acc", "constraints: [{reached_target: true}]\n"), StudyFormat::yaml,
+                            "bad.yaml");
+  INFO(messages(broken));
+  REQUIRE_FALSE(broken.has_value());
+  CHECK(broken.error().size() == 1);
+  CHECK(error_at(broken, "objective") != nullptr);
+  // Without a target written, "needs a target" names the figure, not every derived figure.
+  auto none = parse_study(with("objective: [{metric: acc, mode: max}, {metric: time_to_target_s, mode: min}]"),
+                          StudyFormat::yaml, "bad.yaml");
+  const auto* e = error_at(none, "objective[1].metric");
+  REQUIRE(e != nullptr);
+  CHECK(e->fix.find("time_to_target_s is counted to it") != std::string::npos);
+  CHECK(e->fix.find("rank_seconds") == std::string::npos);
+}
+
 TEST_CASE("objectives: a pruner is fine with one objective and constraints") {
   auto r = parse_study(with("objective: {metric: loss, mode: min, target: 0.1}",
                             "constraints: [{metric: rank_seconds, max: 10}]\npruner: {kind: median}\n"),

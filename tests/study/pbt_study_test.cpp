@@ -62,6 +62,8 @@ TEST_CASE("pbt study: a user program needs generations or trials", "[study][pbt]
   auto odd = parse_study(program_study(base + ", trials: 10}"), StudyFormat::yaml, "s.yaml");
   REQUIRE(error_at(odd, "search.trials"));
   CHECK(error_at(odd, "search.trials")->fix.find("multiple of population") != std::string::npos);
+  // The one mistake is the trials: not also "needs a number of generations" (trials gave it).
+  CHECK(odd.error().size() == 1);
   auto both = parse_study(program_study(base + ", trials: 8, generations: 3}"), StudyFormat::yaml, "s.yaml");
   REQUIRE(error_at(both, "search.trials"));
 }

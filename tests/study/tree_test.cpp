@@ -89,6 +89,18 @@ TEST_CASE("did you mean: never a key of another meaning") {
   CHECK(suggest_fix("gpus_per_task", slurm, "allowed keys").rfind("allowed keys: ", 0) == 0);
 }
 
+TEST_CASE("did you mean: a key shortened word by word") {
+  const std::vector<std::string_view> pbt = {"population", "generations", "quantile", "resample_probability", "perturb"};
+  CHECK(did_you_mean("resample_prob", pbt) == "resample_probability");  // too far for the edit distance
+  CHECK(did_you_mean("pop", pbt) == "population");
+  CHECK_FALSE(did_you_mean("resample", pbt).has_value());   // a word missing is not a shortening
+  CHECK_FALSE(did_you_mean("p", pbt).has_value());          // too short to say
+  const std::vector<std::string_view> two = {"max_concurrent", "max_concurrency_limit", "min_concurrent"};
+  CHECK(did_you_mean("max_conc", two) == "max_concurrent");
+  const std::vector<std::string_view> both = {"warmup_epochs", "warmup_steps", "warmer_epochs"};
+  CHECK_FALSE(did_you_mean("warm_ep", both).has_value());   // two keys it may shorten: neither
+}
+
 TEST_CASE("edit distance and suggestions") {
   CHECK(edit_distance("", "") == 0);
   CHECK(edit_distance("kitten", "sitting") == 3);
