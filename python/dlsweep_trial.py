@@ -414,7 +414,8 @@ def stop_at() -> tuple[str, float] | None:
     (e.g. "epoch:4"): train to that position, report it, save a checkpoint and exit 0; the
     next interval (maybe with other params(), from a copied latest_checkpoint()) goes on from
     there. should_stop() turns true once report() or final() was given a position at or past
-    it. None outside dlsweep and when the variable is unset or empty."""
+    it, or from the start when this attempt's metrics.jsonl already reaches it (a run requeued
+    after its interval ended). None outside dlsweep and when the variable is unset or empty."""
     v = os.environ.get(ENV_STOP_AT, "").strip()
     if not v:
         return None
@@ -430,9 +431,41 @@ def stop_at() -> tuple[str, float] | None:
     return axis, number
 
 
+def _position_on_disk() -> None:
+    """Before this run reported anything: where this attempt's metrics.jsonl already got to (a
+    run requeued after it reached its interval's end, e.g. on a node failure, must not train
+    past it). Read once; the last whole record with a position counts."""
+    global _position_checked
+    if _position or _position_checked:
+        return
+    _position_checked = True
+    d = trial_dir()
+    if d is None:
+        return
+    try:
+        data = (d / METRICS_FILE).read_bytes()
+    except OSError:
+        return
+    for line in reversed(data[:data.rfind(b"\n") + 1].splitlines()):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("kind") in ("eval", "final"):
+            _note_position(rec.get("step"), rec.get("epoch"), rec.get("samples"))
+            if _position:
+                return
+
+
+_position_checked = False
+
+
 def _interval_ended() -> bool:
     at = stop_at()
-    if at is None or at[0] not in _position:
+    if at is None:
+        return False
+    _position_on_disk()
+    if at[0] not in _position:
         return False
     axis, value = at
     return _position[axis] >= value - 1e-9 * max(1.0, abs(value))  # epochs summed in floats
@@ -590,10 +623,11 @@ def on_preempt(save=None, *, signals=(signal.SIGUSR2, signal.SIGTERM), all_ranks
 
 def _reset_for_tests() -> None:
     """Forgets cached state (params, open metrics file, preemption flag). Tests only."""
-    global _params_cache, _writer, _warned_outside, _start_state
+    global _params_cache, _writer, _warned_outside, _start_state, _position_checked
     if _writer is not None:
         os.close(_writer.fd)
     _params_cache, _writer, _warned_outside, _start_state = None, None, False, None
+    _position_checked = False
     _preempted.clear()
     _position.clear()
     _handler_state["busy"] = False

@@ -183,6 +183,24 @@ def test_interval_end_on_every_rank_and_after_final(trial, monkeypatch):
     assert dt.should_stop()
 
 
+def test_a_run_requeued_past_its_interval_end_stops_at_once(trial, monkeypatch):
+    # The attempt's records already reach the interval's end (a requeue after a node failure,
+    # or after the orchestrator died): should_stop() is true before it reports anything.
+    monkeypatch.setenv("DLSWEEP_STOP_AT", "epoch:2")
+    dt.report(step=10, epoch=1.0, samples=640, val_acc=0.5)
+    dt.report(step=20, epoch=2.0, samples=1280, val_acc=0.6)
+    dt._reset_for_tests()  # the program starts again
+    assert dt.should_stop() and dt.stop_reason() == "interval end"
+    # One whose records stop short of it goes on training.
+    (trial / "metrics.jsonl").write_text(
+        json.dumps({"seq": 0, "kind": "eval", "step": 10, "epoch": 1.0, "samples": 640, "wall_s": 1.0,
+                    "metrics": {"val_acc": 0.5}}) + "\n")
+    dt._reset_for_tests()
+    assert not dt.should_stop()
+    dt.report(step=20, epoch=2.0, samples=1280, val_acc=0.6)
+    assert dt.should_stop()
+
+
 def test_a_stop_dlsweep_asked_for_comes_before_the_interval_end(trial, monkeypatch):
     monkeypatch.setenv("DLSWEEP_STOP_AT", "epoch:1")
     dt.report(step=10, epoch=1.0, samples=640, val_acc=0.5)
