@@ -207,6 +207,9 @@ class Engine {
   /// `stop_reason`: the ask it ended by when it wrote no final record (a PBT interval's end);
   /// empty: the previous orchestrator's ask, if any.
   void finish_from_disk(const db::TrialRow& row, const std::string& stop_reason = {});
+  /// The progress line's best: `value` of COMPLETE trial `number` if it is better and
+  /// feasible (`constraints`, Optuna's convention: every entry <= 0).
+  void note_best(std::int64_t number, const std::optional<double>& value, const std::vector<double>& constraints);
   /// An adopted job was lost: the trial goes back to WAITING's queue for the same attempt.
   void requeue_adopted(Live& live, const std::string& why);
   void check_done();

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/objective.hpp"
+#include "common/pareto.hpp"
 #include "engine/job_builder.hpp"
 #include "engine/trial_objectives.hpp"
 #include "common/protocol.hpp"
@@ -130,12 +131,16 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   if (d.outcome != Outcome::failed && d.outcome != Outcome::no_objective) last_failure_.erase(number);
   switch (d.outcome) {
     case Outcome::complete: {
-      // Only COMPLETE trials can be the best: one that reached a high value and then
-      // diverged or crashed is no schedule to recommend.
-      const auto& best = live.curve.best_value;
-      if (best && (!counts_.best_value || better_value(*best, *counts_.best_value, axis_.maximize))) {
-        counts_.best_value = best;
-        counts_.best_trial = number;
+      // Only COMPLETE trials can be the best (one that reached a high value and then
+      // diverged or crashed is no schedule to recommend), and only feasible ones
+      // (constraints): the trial's figures are filled first.
+      if (auto* rec = history_of(live.row.id)) {
+        TrialFigures figures = live.curve.figures;
+        figures.ranks = trial_ranks(spec_, live.row.params);
+        rec->value = live.curve.best_value;
+        rec->curve = live.curve.points;
+        fill_objectives(*rec, spec_, figures);
+        note_best(number, live.curve.best_value, rec->constraints);
       }
       const auto& last = live.curve.last_value;
       progress_.event(fmt::format("trial {} complete{}: {} = {}", number,
@@ -210,6 +215,14 @@ void Engine::stop_no_objective(Live& live) {
                   snapshot());
   (void)request_stop(live.row.trial_dir, kStopNoObjective);
   backend_.cancel(live.job_id);
+}
+
+void Engine::note_best(std::int64_t number, const std::optional<double>& value, const std::vector<double>& constraints) {
+  if (!value || total_violation(constraints) > 0) return;
+  if (!counts_.best_value || better_value(*value, *counts_.best_value, axis_.maximize)) {
+    counts_.best_value = value;
+    counts_.best_trial = number;
+  }
 }
 
 void Engine::finish_trial(std::int64_t trial_id) {

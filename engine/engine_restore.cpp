@@ -106,13 +106,8 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
       fill_objectives(rec, spec_, f);
     }
     history_.trials.push_back(std::move(rec));
-    if (value && t.state == TrialState::complete) {  // only COMPLETE trials can be the best
-      bool better = !counts_.best_value || better_value(*value, *counts_.best_value, spec_.objective.mode);
-      if (better) {
-        counts_.best_value = value;
-        counts_.best_trial = t.number;
-      }
-    }
+    // Only COMPLETE, feasible trials can be the best.
+    if (t.state == TrialState::complete) note_best(t.number, value, history_.trials.back().constraints);
     db::TrialRow row = t;
     if (options_.rerun.contains(t.state)) {
       // The user asked for it: same params, a new attempt, whatever the retry budget says.

@@ -45,9 +45,11 @@ std::optional<Source> load_one(const StudySpec& spec, std::size_t i, const std::
   const db::Storage* s = same_file ? own : nullptr;
   if (!s) {
     auto o = db::Storage::open_readonly(path);
-    if (!o)  // its own fix says what to do (not a database, an older schema, ...)
+    if (!o)  // the storage's fix speaks of --db; here the key is search.warm_start[i].db
       return err(fmt::format("cannot read the database {}: {}", path.string(), o.error().what),
-                 o.error().fix.empty() ? "point db at the earlier study's dlsweep database" : o.error().fix);
+                 "point db at the dlsweep database the earlier study was submitted with (its `--db`)" +
+                     (o.error().fix.empty() || o.error().fix.find("--db") != std::string::npos ? std::string()
+                                                                                             : "; " + o.error().fix));
     opened = std::move(*o);
     s = opened.get();
   }

@@ -23,6 +23,10 @@ TEST_CASE("e2e multi-objective: best names the feasible Pareto front; results ma
   auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
+  // The progress line's best is the best feasible trial, not the most accurate one over
+  // the budget (trial 4, 0.905).
+  CHECK(r.err.find("best val_acc 0.725 (trial 2)") != std::string::npos);
+  CHECK(r.err.find("(trial 4) |") == std::string::npos);
 
   // x = 0.7 and 0.9 are the most accurate but over the budget (81, 101 rank-seconds); x = 0.1
   // never reaches the target. The front: x = 0.5 (trial 2) and x = 0.3 (trial 1).

@@ -167,6 +167,9 @@ TEST_CASE("e2e warm start: bad sources are refused before anything is recorded, 
   CHECK(b.err.find("search.warm_start[1]: the database") != std::string::npos);
   CHECK(b.err.find("holds no study named 'nope' (it holds: early)") != std::string::npos);
   CHECK(b.err.find("search.warm_start[2]: cannot read the database") != std::string::npos);
+  // The fix speaks of the entry's db, not of --db or of creating a new file.
+  CHECK(b.err.find("point db at the dlsweep database the earlier study was submitted with") != std::string::npos);
+  CHECK(b.err.find("or at a new file name") == std::string::npos);
   CHECK(b.err.find("search.warm_start[3]: study 'maxed'") != std::string::npos);
   CHECK(b.err.find("it optimises loss (max), this study loss (min)") != std::string::npos);
   CHECK(b.err.find("search.warm_start[4]") == std::string::npos);  // the good one
