@@ -79,6 +79,31 @@ std::vector<std::string_view> section_keys(std::span<const std::string_view> sha
   return keys;
 }
 
+// A section's keys that belong to another algorithm than `chosen` (`resample_probability`
+// under nsga2): said as such — which algorithm takes it — rather than "unknown key", and
+// added to `keys` so that the generic check does not say it again.
+template <class KeysOf>
+std::vector<std::string_view> with_foreign_keys(StudyReader& r, const Field& section, std::vector<std::string_view> keys,
+                                                const std::string& chosen, const std::vector<std::string_view>& names,
+                                                KeysOf keys_of, std::string_view selector) {
+  if (!section || !section->is_object() || chosen.empty()) return keys;
+  for (const auto& [key, _] : section->items()) {
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    std::vector<std::string_view> owners;
+    for (auto n : names) {
+      const auto ks = keys_of(std::string(n));
+      if (std::find(ks.begin(), ks.end(), key) != ks.end()) owners.push_back(n);
+    }
+    if (owners.empty()) continue;
+    std::string list;
+    for (auto o : owners) list += (list.empty() ? "" : " or ") + std::string(o);
+    r.error(StudyReader::field(section, key).path, fmt::format("'{}' is an option of {}, not of {}", key, list, chosen),
+            fmt::format("remove it, or set {}: {} to use it", selector, owners.front()));
+    keys.push_back(key);
+  }
+  return keys;
+}
+
 class StudyParser {
  public:
   StudyParser(StudyReader& r, const Tree& root) : r_(r), root_{&root, ""} {}
@@ -302,7 +327,8 @@ class StudyParser {
       algo = "grid";
     }
     const auto keys = section_keys(kSearchShared, algo, names, search::sampler_option_keys);
-    r_.map(search_, keys);
+    r_.map(search_, with_foreign_keys(r_, search_, keys, algorithm_ok_ ? algo : std::string(), names,
+                                      search::sampler_option_keys, "algorithm"));
     if (Field t = StudyReader::field(search_, "trials")) {
       if (auto v = r_.integer(t, 1, std::numeric_limits<std::int64_t>::max())) spec_.search.trials = *v;
       else trials_ok_ = false;
@@ -328,7 +354,7 @@ class StudyParser {
     if (r_.require(kind, "add `kind: median` (or leave `pruner` out)"))
       if (auto s = r_.word(kind, std::span<const std::string_view>(names))) spec_.pruner.kind = k = *s;
     const auto keys = section_keys(kPrunerShared, k, names, search::pruner_option_keys);
-    r_.map(p, keys);
+    r_.map(p, with_foreign_keys(r_, p, keys, k, names, search::pruner_option_keys, "kind"));
     spec_.pruner.warmup = search::pruner_default_warmup(k.empty() ? "none" : k);
     if (Field n = StudyReader::field(p, "startup_trials"))
       if (auto v = r_.integer(n, 1, kIntMax)) spec_.pruner.startup_trials = *v;

@@ -69,7 +69,7 @@ const BadStudy kBad[] = {
      "pruner.kind", "use one of: none, median, percentile, threshold, asha, hyperband"},
     {"asha option of another pruner", Y,
      "name: t\ntrial: {trainer: {}}\nobjective: {metric: val_acc, mode: max}\npruner: {kind: median, reduction_factor: 3}\n",
-     "pruner.reduction_factor", "allowed keys: kind, by, group_by, warmup, startup_trials"},
+     "pruner.reduction_factor", "remove it, or set kind: asha to use it"},
     {"asha reduction factor 1", Y,
      "name: t\ntrial: {trainer: {}}\nobjective: {metric: val_acc, mode: max}\npruner: {kind: asha, reduction_factor: 1}\n",
      "pruner.reduction_factor", "[2, "},

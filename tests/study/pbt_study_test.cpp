@@ -104,3 +104,34 @@ TEST_CASE("pbt study: mistakes are refused at their key path", "[study][pbt]") {
     CHECK(e->fix.find(b.fix) != std::string::npos);
   }
 }
+
+TEST_CASE("an option of another algorithm or pruner kind names the one that takes it, once", "[study][pbt]") {
+  const std::string mo = "name: p\ntrial: {command: [prog]}\nobjective: [{metric: acc, mode: max}, {metric: loss, mode: min}]\n"
+                         "space: {lr: {log_uniform: [0.01, 1]}}\n";
+  auto r = parse_study(mo + "search: {algorithm: nsga2, trials: 10, resample_probability: 0.2}\n", StudyFormat::yaml,
+                       "s.yaml");
+  INFO(messages(r));
+  const ValidationError* e = error_at(r, "search.resample_probability");
+  REQUIRE(e);
+  CHECK(e->what == "'resample_probability' is an option of pbt, not of nsga2");
+  CHECK(e->fix == "remove it, or set algorithm: pbt to use it");
+  CHECK(r.error().size() == 1);  // not also "unknown key" or the sampler's own refusal
+  // Two algorithms take it: both named; a pruner's key under another kind alike.
+  auto t = parse_study(program_study("{algorithm: random, trials: 5, startup: qmc}"), StudyFormat::yaml, "s.yaml");
+  INFO(messages(t));
+  const ValidationError* s = error_at(t, "search.startup");
+  REQUIRE(s);
+  CHECK(s->what == "'startup' is an option of tpe or nsga2, not of random");
+  auto p = parse_study(program_study("{algorithm: random, trials: 5}", "pruner: {kind: median, reduction_factor: 3}\n"),
+                       StudyFormat::yaml, "s.yaml");
+  INFO(messages(p));
+  const ValidationError* k = error_at(p, "pruner.reduction_factor");
+  REQUIRE(k);
+  CHECK(k->what.find("is an option of") != std::string::npos);
+  CHECK(k->what.find("not of median") != std::string::npos);
+  // A key no algorithm takes stays "unknown" with the allowed list.
+  auto u = parse_study(program_study("{algorithm: random, trials: 5, bogus: 1}"), StudyFormat::yaml, "s.yaml");
+  const ValidationError* b = error_at(u, "search.bogus");
+  REQUIRE(b);
+  CHECK(b->what.find("unknown key") != std::string::npos);
+}
