@@ -129,19 +129,20 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   apply(live.row, d.event, d.why, d.exit_code);
   const std::int64_t number = live.row.number;
   if (d.outcome != Outcome::failed && d.outcome != Outcome::no_objective) last_failure_.erase(number);
+  // What the samplers see of the ended attempt: its value, curve, objectives and constraints.
+  search::TrialRecord* rec = history_of(id);
+  if (rec) {
+    rec->value = live.curve.best_value;
+    rec->curve = live.curve.points;
+    TrialFigures figures = live.curve.figures;
+    figures.ranks = trial_ranks(spec_, live.row.params);
+    fill_objectives(*rec, spec_, figures);
+  }
   switch (d.outcome) {
     case Outcome::complete: {
       // Only COMPLETE trials can be the best (one that reached a high value and then
-      // diverged or crashed is no schedule to recommend), and only feasible ones
-      // (constraints): the trial's figures are filled first.
-      if (auto* rec = history_of(live.row.id)) {
-        TrialFigures figures = live.curve.figures;
-        figures.ranks = trial_ranks(spec_, live.row.params);
-        rec->value = live.curve.best_value;
-        rec->curve = live.curve.points;
-        fill_objectives(*rec, spec_, figures);
-        note_best(number, live.curve.best_value, rec->constraints);
-      }
+      // diverged or crashed is no schedule to recommend), and only feasible ones.
+      if (rec) note_best(number, live.curve.best_value, rec->constraints);
       const auto& last = live.curve.last_value;
       progress_.event(fmt::format("trial {} complete{}: {} = {}", number,
                                   d.why == "finished" ? "" : " (" + d.why + ")", spec_.objective.metric,
@@ -229,14 +230,8 @@ void Engine::finish_trial(std::int64_t trial_id) {
   watch_.remove(trial_id);
   auto node = live_.extract(trial_id);
   Live& live = node.mapped();
-  if (auto* rec = history_of(trial_id)) {
-    rec->status = history_status(live.row.state);
-    rec->value = live.curve.best_value;
-    rec->curve = live.curve.points;
-    TrialFigures figures = live.curve.figures;
-    figures.ranks = trial_ranks(spec_, live.row.params);
-    fill_objectives(*rec, spec_, figures);
-  }
+  // Its value, curve and objectives were recorded by on_terminal (a job that never ran has none).
+  if (auto* rec = history_of(trial_id)) rec->status = history_status(live.row.state);
   if (live.row.state == TrialState::failed && !interrupted_ && failed_fast_.empty() && !live.deterministic_failure &&
       live.row.attempt < spec_.trial.max_retries) {
     if (auto st = rotate_metrics(live.row.trial_dir, live.row.attempt); !st) { fatal(st.error()); return; }

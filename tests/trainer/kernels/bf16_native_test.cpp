@@ -275,11 +275,9 @@ TEST_CASE("the trainer names its bf16 path in its first log line and its eval re
   c.hidden = {64};
   c.epochs = 1;
   c.batch_size = 64;
-  data::DataSpec ds;
-  ds.dataset = c.dataset;
-  ds.train_subset = 512;
-  ds.test_subset = 128;
-  auto data = data::load_data(ds);
+  c.train_subset = 512;
+  c.test_subset = 128;
+  auto data = data::load_data(data_spec(c));
   REQUIRE(data);
   auto rep = Reporter::open(dir / "metrics.jsonl");
   REQUIRE(rep);
