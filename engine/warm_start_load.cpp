@@ -26,21 +26,37 @@ struct Source {
 std::optional<Source> load_one(const StudySpec& spec, std::size_t i, const std::string& own_db, const db::Storage* own,
                                std::vector<Error>& errors) {
   const auto& w = spec.search.warm_start[i];
-  const std::string key = fmt::format("{}: search.warm_start[{}]", spec.source, i);
-  auto err = [&](std::string what, std::string fix) {
-    errors.push_back(Error{std::move(what), key, std::move(fix)});
+  // Each error names the key of the entry it concerns, as the study validator does:
+  // "later.yaml:14: search.warm_start[1].db" (no line when unknown: a JSON file).
+  auto at = [&](std::string_view key, int line) {
+    if (line <= 0) line = w.line;
+    return fmt::format("{}{}: search.warm_start[{}]{}{}", spec.source, line > 0 ? fmt::format(":{}", line) : "", i,
+                       key.empty() ? "" : ".", key);
+  };
+  const std::string entry = at("", w.line), study_key = at("study", w.study_line), db_key = at("db", w.db_line);
+  auto err_at = [&](const std::string& where, std::string what, std::string fix) {
+    errors.push_back(Error{std::move(what), where, std::move(fix)});
     return std::nullopt;
   };
+  auto err = [&](std::string what, std::string fix) { return err_at(db_key, std::move(what), std::move(fix)); };
   fs::path path = w.db;
   if (path.is_relative()) path = spec.study_dir / path;
   std::error_code ec;
   path = fs::absolute(path, ec).lexically_normal();
   if (!fs::exists(path, ec))
     return err(fmt::format("the database {} does not exist", path.string()),
-               "give the earlier study's database (`--db` of its submit), relative to this study file");
+               w.db.starts_with("~") ? "`~` is not expanded here: give the full path of the earlier study's database, or "
+                                       "one relative to this study file"
+                                     : "give the earlier study's database (`--db` of its submit), relative to this study "
+                                       "file");
   if (fs::is_directory(path, ec))
     return err(fmt::format("{} is a directory, not a database", path.string()), "give the database file");
   const bool same_file = !own_db.empty() && fs::exists(own_db, ec) && fs::equivalent(path, own_db, ec);
+  // Before the study is looked up: on a first submit this study is not in it yet.
+  if (same_file && w.study == spec.name)
+    return err_at(study_key, fmt::format("a study cannot warm-start from itself ('{}' in {} is this study)", w.study,
+                                         path.string()),
+                  "name an earlier study, or remove this entry");
   std::unique_ptr<db::Storage> opened;
   const db::Storage* s = same_file ? own : nullptr;
   if (!s) {
@@ -63,17 +79,17 @@ std::optional<Source> load_one(const StudySpec& spec, std::size_t i, const std::
     std::string names;
     if (auto all = s->list_studies())
       for (const auto& st : *all) names += (names.empty() ? "" : ", ") + st.name;
-    return err(fmt::format("the database {} holds no study named '{}'{}", path.string(), w.study,
-                           names.empty() ? " (it holds none)" : fmt::format(" (it holds: {})", names)),
-               "name a study of that database (`dlsweep --db PATH status` lists them)");
+    return err_at(study_key,
+                  fmt::format("the database {} holds no study named '{}'{}", path.string(), w.study,
+                              names.empty() ? " (it holds none)" : fmt::format(" (it holds: {})", names)),
+                  "name a study of that database (`dlsweep --db PATH status` lists them)");
   }
-  if (same_file && w.study == spec.name)
-    return err("a study cannot warm-start from itself", "name an earlier study");
   auto earlier = parse_study((*row)->spec_json, StudyFormat::json, fmt::format("{} (study {})", path.string(), w.study));
   if (!earlier)
-    return err(fmt::format("the stored spec of study '{}' in {} does not validate: {}", w.study, path.string(),
-                           earlier.error().front().message()),
-               "warm-start from a study this dlsweep can read");
+    return err_at(study_key,
+                  fmt::format("the stored spec of study '{}' in {} does not validate: {}", w.study, path.string(),
+                              earlier.error().front().message()),
+                  "warm-start from a study this dlsweep can read");
   auto trials = s->list_trials((*row)->id);
   if (!trials) return damaged(trials.error());
   auto summaries = s->summaries((*row)->id);
@@ -120,7 +136,7 @@ std::optional<Source> load_one(const StudySpec& spec, std::size_t i, const std::
   auto placed = place_warm_trials(spec, *earlier, complete);
   if (!placed) {
     for (const auto& p : placed.error())
-      errors.push_back(Error{fmt::format("study '{}' in {}: {}", w.study, path.string(), p.what), key, p.fix});
+      errors.push_back(Error{fmt::format("study '{}' in {}: {}", w.study, path.string(), p.what), entry, p.fix});
     return std::nullopt;
   }
   Source out;

@@ -27,7 +27,9 @@ struct WarmStartLoad {
 };
 
 /// Loads every source of spec.search.warm_start. Every problem is reported (not only the
-/// first), each with `where` = "<study file>: search.warm_start[i]". `own_db`: this study's
+/// first), each with `where` = "<study file>:<line>: search.warm_start[i].db" (or `.study`,
+/// or the entry itself for what its trials do not fit; no line when the spec has none, e.g.
+/// a JSON study file) — the entry's key as the study validator names it. `own_db`: this study's
 /// database ("" unknown): a source in it that names this study is refused. `own`: that
 /// database's open handle to read a source in it through, or null (then it is opened
 /// read-only like any other; what submit does, before --replace may delete anything).

@@ -39,6 +39,8 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
     auto warm = load_warm_start(spec, db, nullptr);
     if (!warm) {
       for (const auto& e : warm.error()) fmt::print(stderr, "error: {}\n", e.message());
+      fmt::print(stderr, "{} error{} in {}; nothing was submitted or run.\n", warm.error().size(),
+                 warm.error().size() == 1 ? "" : "s", spec.source);
       return exit_code::usage;
     }
     for (const auto& n : warm->notes) fmt::print(stderr, "{}\n", n);

@@ -70,9 +70,12 @@ class StudyReader {
   /// Records "expected <expected>, got <what it is>".
   void wrong_type(const Field& f, std::string_view expected, std::string fix);
 
- private:
+  /// The 1-based line of `path` in the file (a missing key: its nearest enclosing key's);
+  /// 0 when unknown (JSON). What errors found after validation (search.warm_start's
+  /// databases, read at submit) keep to name the line.
   int line_of(std::string path) const;
 
+ private:
   std::string file_;
   const StudyTree& tree_;
   std::vector<ValidationError> errors_;

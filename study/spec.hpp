@@ -98,6 +98,12 @@ struct StudySpec {
     struct WarmStart {
       std::string study;
       std::string db;
+      /// Where the entry sits in the study file, for the errors found when its database is
+      /// read at submit (1-based; 0 unknown: JSON files, specs read back from a database).
+      /// Not part of to_json().
+      int line = 0;        ///< the entry (`- {study: ..., db: ...}`)
+      int study_line = 0;  ///< its `study:` key
+      int db_line = 0;     ///< its `db:` key
     };
     std::vector<WarmStart> warm_start;
   } search;

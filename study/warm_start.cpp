@@ -86,20 +86,45 @@ bool uses_target(const StudySpec& s) {
 }  // namespace
 
 void read_warm_start(StudyReader& r, const Field& f, StudySpec& spec) {
-  if (!r.list(f, "write warm_start: [{study: NAME, db: PATH}]")) return;
+  if (!f->is_array()) {  // a lone entry is the likely slip: it wants to be a list of one
+    r.wrong_type(f, "a list",
+                 f->is_object()   ? "make it a list of one entry: `warm_start: [{study: NAME, db: PATH}]`"
+                 : f->is_string() ? fmt::format("name the study as well as its database: `warm_start: [{{study: NAME, "
+                                                "db: {}}}]`",
+                                                f->get<std::string>())
+                                  : "write warm_start: [{study: NAME, db: PATH}], one entry per earlier study");
+    return;
+  }
   if (f->empty()) {
     r.error(f.path, "warm_start is empty", "list the earlier studies: [{study: NAME, db: PATH}], or remove the key");
     return;
   }
+  // A value of the wrong type: a scalar (a number, true/false) wants quotes; anything else
+  // (nothing, a list, a map) wants the form of the key.
+  auto text = [&](const Field& v, std::string_view fix) -> std::optional<std::string> {
+    if (v->is_string()) return v->get<std::string>();
+    const bool scalar = v->is_number() || v->is_boolean();
+    r.wrong_type(v, "a string",
+                 scalar ? fmt::format("put the value in quotes: `{}: \"{}\"`", v.key(), r.scalar_text(v))
+                        : std::string(fix));
+    return std::nullopt;
+  };
   std::set<std::pair<std::string, std::string>> seen;
   for (std::size_t i = 0; i < f->size(); ++i) {
     Field item = StudyReader::item(f, i);
+    if (!item->is_object()) {  // the reader's map() fix would say `0:`, meaningless for an entry
+      r.wrong_type(item, "an entry {study: NAME, db: PATH}",
+                   fmt::format("write the entry as `- {{study: {}, db: PATH}}` (the earlier study and its database)",
+                               item->is_string() && valid_name(item->get<std::string>()) ? item->get<std::string>()
+                                                                                         : "NAME"));
+      continue;
+    }
     if (!r.map(item, kItemKeys)) continue;
     StudySpec::SearchSpec::WarmStart w;
     bool ok = true;
     Field s = StudyReader::field(item, "study");
     if (r.require(s, "name the earlier study: `study: NAME`")) {
-      if (auto v = r.string(s)) {
+      if (auto v = text(s, "write `study: NAME`, the earlier study's name as `dlsweep status` lists it")) {
         if (!valid_name(*v)) {
           r.error(s.path, fmt::format("'{}' is not a valid study name", *v),
                   "give the name of the earlier study as `dlsweep status` lists it");
@@ -110,7 +135,7 @@ void read_warm_start(StudyReader& r, const Field& f, StudySpec& spec) {
     } else ok = false;
     Field d = StudyReader::field(item, "db");
     if (r.require(d, "give the earlier study's database: `db: PATH` (relative to this file)")) {
-      if (auto v = r.string(d)) {
+      if (auto v = text(d, "write `db: PATH`, the earlier study's database (relative to this file)")) {
         if (v->empty()) {
           r.error(d.path, "db is empty", "give the path of the earlier study's database (relative to this file)");
           ok = false;
@@ -123,6 +148,10 @@ void read_warm_start(StudyReader& r, const Field& f, StudySpec& spec) {
       r.error(item.path, fmt::format("study '{}' in {} is listed twice", w.study, w.db), "list each earlier study once");
       continue;
     }
+    // Kept for the errors found when the database is read at submit (engine/warm_start_load).
+    w.line = r.line_of(item.path);
+    w.study_line = r.line_of(s.path);
+    w.db_line = r.line_of(d.path);
     spec.search.warm_start.push_back(std::move(w));
   }
 }

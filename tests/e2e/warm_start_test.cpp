@@ -156,24 +156,44 @@ TEST_CASE("e2e warm start: bad sources are refused before anything is recorded, 
   auto m = run_dlsweep(dir / "new.db", {"submit", "maxed.yaml"}, dir);
   INFO(m.out << m.err);
   REQUIRE(m.exit_code == 0);
-  write(dir / "later.yaml",
-        study("later", "{algorithm: tpe, trials: 2, warm_start: [{study: early, db: missing.db}, {study: nope, db: "
-                       "early.db}, {study: early, db: damaged.db}, {study: maxed, db: new.db}, {study: early, db: early.db}]}"));
+  // Each error names the study file, the line and the key of the entry it comes from.
+  write(dir / "later.yaml", study("later", "\n"                                     // line 6
+                                           "  algorithm: tpe\n"                    // 7
+                                           "  trials: 2\n"                         // 8
+                                           "  warm_start:\n"                       // 9
+                                           "    - {study: early, db: missing.db}\n"  // 10
+                                           "    - study: nope\n"                   // 11
+                                           "      db: early.db\n"                  // 12
+                                           "    - {study: early, db: damaged.db}\n"  // 13
+                                           "    - {study: maxed, db: new.db}\n"      // 14
+                                           "    - {study: early, db: early.db}"));    // 15
   auto b = run_dlsweep(dir / "new.db", {"submit", "later.yaml"}, dir);
   INFO(b.out << b.err);
   CHECK(b.exit_code == 2);
-  CHECK(b.err.find("search.warm_start[0]: the database") != std::string::npos);
+  CHECK(b.err.find("error: later.yaml:10: search.warm_start[0].db: the database") != std::string::npos);
   CHECK(b.err.find("missing.db does not exist") != std::string::npos);
-  CHECK(b.err.find("search.warm_start[1]: the database") != std::string::npos);
+  CHECK(b.err.find("error: later.yaml:11: search.warm_start[1].study: the database") != std::string::npos);
   CHECK(b.err.find("holds no study named 'nope' (it holds: early)") != std::string::npos);
-  CHECK(b.err.find("search.warm_start[2]: cannot read the database") != std::string::npos);
+  CHECK(b.err.find("error: later.yaml:13: search.warm_start[2].db: cannot read the database") != std::string::npos);
   // The fix speaks of the entry's db, not of --db or of creating a new file.
   CHECK(b.err.find("point db at the dlsweep database the earlier study was submitted with") != std::string::npos);
   CHECK(b.err.find("or at a new file name") == std::string::npos);
-  CHECK(b.err.find("search.warm_start[3]: study 'maxed'") != std::string::npos);
+  CHECK(b.err.find("error: later.yaml:14: search.warm_start[3]: study 'maxed'") != std::string::npos);
   CHECK(b.err.find("it optimises loss (max), this study loss (min)") != std::string::npos);
   CHECK(b.err.find("search.warm_start[4]") == std::string::npos);  // the good one
   CHECK(b.err.find("4 errors in later.yaml; nothing was recorded.") != std::string::npos);
+  // A JSON study file has no lines: file and key.
+  write(dir / "later.json", R"({"name": "later", "trial": {"command": ["python3", "{study_dir}/trial.py"]},
+    "objective": {"metric": "loss", "mode": "min"},
+    "search": {"algorithm": "tpe", "trials": 2, "warm_start": [{"study": "early", "db": "missing.db"},
+                                                         {"study": "early", "db": "~/early.db"}]},
+    "space": {"x": {"uniform": [-5, 10]}, "y": {"uniform": [0, 15]}}})");
+  auto j = run_dlsweep(dir / "new.db", {"submit", "later.json"}, dir);
+  INFO(j.out << j.err);
+  CHECK(j.exit_code == 2);
+  CHECK(j.err.find("error: later.json: search.warm_start[0].db: the database") != std::string::npos);
+  CHECK(j.err.find("error: later.json: search.warm_start[1].db: the database") != std::string::npos);
+  CHECK(j.err.find("`~` is not expanded here") != std::string::npos);  // the shell's ~ means nothing in a study file
   auto st = run_dlsweep(dir / "new.db", {"status", "later"}, dir);
   CHECK(st.exit_code == 2);  // no such study: nothing was recorded
 
@@ -194,14 +214,24 @@ TEST_CASE("e2e warm start: bad sources are refused before anything is recorded, 
   auto self = run_dlsweep(dir / "new.db", {"submit", "--replace", "own.yaml"}, dir);
   INFO(self.out << self.err);
   CHECK(self.exit_code == 2);
-  CHECK(self.err.find("search.warm_start[0]: a study cannot warm-start from itself") != std::string::npos);
+  CHECK(self.err.find("own.yaml:6: search.warm_start[0].study: a study cannot warm-start from itself") != std::string::npos);
   CHECK(self.err.find("nothing was recorded or deleted") != std::string::npos);
   CHECK(results(dir / "new.db", "own", dir).size() == 5);  // still there
   // The dry run refuses it too (it used to draw its trials from the study's own history).
   auto dry = run_dlsweep(dir / "new.db", {"submit", "--dry-run", "own.yaml"}, dir);
   INFO(dry.out << dry.err);
   CHECK(dry.exit_code == 2);
-  CHECK(dry.err.find("search.warm_start[0]: a study cannot warm-start from itself") != std::string::npos);
+  CHECK(dry.err.find("own.yaml:6: search.warm_start[0].study: a study cannot warm-start from itself") != std::string::npos);
+  CHECK(dry.err.find("1 error in own.yaml; nothing was submitted or run.") != std::string::npos);
+  // On its first submit too, when the database does not hold it yet (it used to say the
+  // database holds no study of that name).
+  write(dir / "fresh.yaml", study("fresh", "{algorithm: tpe, trials: 2, warm_start: [{study: fresh, db: new.db}]}"));
+  auto fresh = run_dlsweep(dir / "new.db", {"submit", "fresh.yaml"}, dir);
+  INFO(fresh.out << fresh.err);
+  CHECK(fresh.exit_code == 2);
+  CHECK(fresh.err.find("fresh.yaml:6: search.warm_start[0].study: a study cannot warm-start from itself") !=
+        std::string::npos);
+  CHECK(fresh.err.find("holds no study named") == std::string::npos);
 
   // random ignores the history: refused by the validator.
   write(dir / "rnd.yaml", study("rnd", "{algorithm: random, trials: 2, warm_start: [{study: early, db: early.db}]}"));

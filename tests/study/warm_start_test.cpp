@@ -200,3 +200,87 @@ TEST_CASE("warm_start: several objectives and constraints are computed from the 
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().front().what.find("none of its trials reported 'mem'") != std::string::npos);
 }
+
+TEST_CASE("warm_start: each entry keeps its study-file lines for the errors found when its database is read") {
+  // Block and flow entries: the entry's line, its study: and db: keys' lines.
+  const auto s = parse("name: s\n"                                  // 1
+                       "trial: {command: [prog]}\n"                 // 2
+                       "objective: {metric: loss, mode: min}\n"     // 3
+                       "search:\n"                                  // 4
+                       "  algorithm: tpe\n"                         // 5
+                       "  trials: 5\n"                              // 6
+                       "  warm_start:\n"                            // 7
+                       "    - {study: a, db: a.db}\n"               // 8
+                       "    - study: b\n"                           // 9
+                       "      db: b.db\n"                           // 10
+                       "    - db: c.db\n"                           // 11
+                       "      study: c\n"                           // 12
+                       "space: {x: {uniform: [0, 1]}}\n");
+  REQUIRE(s.search.warm_start.size() == 3);
+  CHECK(s.search.warm_start[0].line == 8);
+  CHECK(s.search.warm_start[0].study_line == 8);
+  CHECK(s.search.warm_start[0].db_line == 8);
+  CHECK(s.search.warm_start[1].line == 9);
+  CHECK(s.search.warm_start[1].study_line == 9);
+  CHECK(s.search.warm_start[1].db_line == 10);
+  CHECK(s.search.warm_start[2].line == 11);
+  CHECK(s.search.warm_start[2].study_line == 12);
+  CHECK(s.search.warm_start[2].db_line == 11);
+  // JSON has no lines: 0, and the stored form (to_json) does not carry them.
+  auto again = parse_study(s.to_json().dump(), StudyFormat::json, "stored");
+  REQUIRE(again.has_value());
+  CHECK(again->search.warm_start[1].line == 0);
+  CHECK(again->search.warm_start[1].db_line == 0);
+  CHECK_FALSE(s.to_json()["search"]["warm_start"][1].contains("line"));
+}
+
+TEST_CASE("warm_start: a value of the wrong type is reported at its line with the entry's form as the fix") {
+  auto r = parse_study("name: s\n"                                  // 1
+                       "trial: {command: [prog]}\n"                 // 2
+                       "objective: {metric: loss, mode: min}\n"     // 3
+                       "search:\n"                                  // 4
+                       "  algorithm: tpe\n"                         // 5
+                       "  trials: 5\n"                              // 6
+                       "  warm_start:\n"                            // 7
+                       "    - early\n"                              // 8
+                       "    - study: b\n"                           // 9
+                       "      db:\n"                                // 10
+                       "    - study: 2024\n"                        // 11
+                       "      db: [x.db]\n"                         // 12
+                       "space: {x: {uniform: [0, 1]}}\n",
+                       StudyFormat::yaml, "s.yaml");
+  INFO(messages(r));
+  REQUIRE_FALSE(r.has_value());
+  const auto* item = error_at(r, "search.warm_start[0]");
+  REQUIRE(item);
+  CHECK(item->line == 8);
+  CHECK(item->fix.find("`- {study: early, db: PATH}`") != std::string::npos);  // not the map fix "write `0:` ..."
+  CHECK(item->fix.find("`0:`") == std::string::npos);
+  const auto* null_db = error_at(r, "search.warm_start[1].db");
+  REQUIRE(null_db);
+  CHECK(null_db->line == 10);
+  CHECK(null_db->fix.find("write `db: PATH`") != std::string::npos);
+  const auto* number = error_at(r, "search.warm_start[2].study");
+  REQUIRE(number);
+  CHECK(number->line == 11);
+  CHECK(number->fix.find(R"(`study: "2024"`)") != std::string::npos);
+  const auto* list_db = error_at(r, "search.warm_start[2].db");
+  REQUIRE(list_db);
+  CHECK(list_db->line == 12);
+  CHECK(list_db->fix.find("write `db: PATH`") != std::string::npos);
+  CHECK(r.error().size() == 4);
+
+  // A lone entry instead of a list: make it a list of one.
+  auto lone = parse_study(study("{algorithm: tpe, trials: 4, warm_start: {study: a, db: a.db}}", "{x: [1, 2]}"),
+                          StudyFormat::yaml, "s.yaml");
+  const auto* e = error_at(lone, "search.warm_start");
+  REQUIRE(e);
+  CHECK(e->fix.find("list of one entry: `warm_start: [{study: NAME, db: PATH}]`") != std::string::npos);
+  CHECK(e->line == 4);
+  // Only a path: the study must be named too.
+  auto path = parse_study(study("{algorithm: tpe, trials: 4, warm_start: early.db}", "{x: [1, 2]}"), StudyFormat::yaml,
+                          "s.yaml");
+  const auto* p = error_at(path, "search.warm_start");
+  REQUIRE(p);
+  CHECK(p->fix.find("`warm_start: [{study: NAME, db: early.db}]`") != std::string::npos);
+}
