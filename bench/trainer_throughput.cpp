@@ -10,8 +10,10 @@
 //      same thread count; skipped with a note when python3-torch is missing);
 //   4. with --bf16, the same steps in precision bf16 and their ratio to fp32, with the path bf16
 //      took (native: oneDNN's bf16 kernels on bf16 tensors, where the CPU has AVX512-BF16/AMX;
-//      emulated: fp32 kernels on rounded operands); their repetitions alternate, so that the
-//      machine's load hits both sides of the ratio alike.
+//      emulated: fp32 kernels on rounded operands); where the path is native, bf16 emulated
+//      (bf16_kernels: emulated) too, and the CPU's VDPBF16PS peak next to its fp32 FMA peak
+//      (bf16_peak.hpp), which bounds any native ratio; their repetitions alternate, so that the
+//      machine's load hits every side of the ratios alike.
 // It prints per batch: samples/s, ms/step, GFLOP/s (the FLOPs the step executes, counted from
 // the layer graph: forward, dW and dX except the input layer's dX), that as % of the 2048³
 // matmul, the time inside oneDNN primitives, PyTorch's samples/s and ours/PyTorch.
@@ -38,6 +40,7 @@
 
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/synthetic.hpp"
+#include "trainer/kernels/bf16_peak.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/kernels/onednn_isa.hpp"
 #include "trainer/kernels/onednn_kernels.hpp"
@@ -107,13 +110,15 @@ struct Measured {
 /// Training steps of one model at one batch size and precision (see the file comment).
 class Stepper {
  public:
-  Stepper(tk::OnednnKernels& backend, const std::string& model, tk::Precision precision, std::int64_t batch)
+  Stepper(tk::OnednnKernels& backend, const std::string& model, tk::Precision precision, std::int64_t batch,
+          bool emulate_bf16 = false)
       : backend_(backend), batch_(batch), idx_(static_cast<std::size_t>(batch)), labels_(static_cast<std::size_t>(batch)) {
     tm::ModelSpec spec;
     spec.name = model;
     spec.input = tm::default_input_shape(model);
     spec.seed = 1;
     spec.precision = precision;
+    spec.emulate_bf16 = emulate_bf16;
     auto m = tm::make_model(spec, backend);
     if (!m) throw std::runtime_error(m.error().message());
     model_ = std::move(*m);
@@ -206,26 +211,31 @@ class Stepper {
   tm::GradReadyFn update_;
 };
 
-/// fp32 (and, with `bf16`, bf16) training steps of `model` at batch `batch`: best of 5
-/// repetitions each; with bf16 the two precisions alternate repetition by repetition, so that
-/// a change in the machine's load (it is shared) hits both sides of their ratio alike.
-std::pair<Measured, Measured> measure(tk::OnednnKernels& backend, const std::string& model, std::int64_t batch,
-                                      bool bf16, double seconds, bool verbose, bool phases,
-                                      double* flops_per_sample) {
+struct Measures {
+  Measured fp32, bf16, bf16_emulated;  ///< bf16_emulated: only where bf16 also ran natively
+};
+
+/// fp32 (and, with `bf16`, bf16 on its own path and, where that is native, bf16 emulated too)
+/// training steps of `model` at batch `batch`: best of 5 repetitions each; the precisions
+/// alternate repetition by repetition, so that a change in the machine's load (it is shared)
+/// hits every side of their ratios alike.
+Measures measure(tk::OnednnKernels& backend, const std::string& model, std::int64_t batch, bool bf16,
+                 double seconds, bool verbose, bool phases, double* flops_per_sample) {
   Stepper f(backend, model, tk::Precision::fp32, batch);
   f.set_phases(phases);
-  std::unique_ptr<Stepper> h;
+  std::unique_ptr<Stepper> h, e;
   if (bf16) h = std::make_unique<Stepper>(backend, model, tk::Precision::bf16, batch);
+  if (bf16 && tk::onednn_has_native_bf16())
+    e = std::make_unique<Stepper>(backend, model, tk::Precision::bf16, batch, /*emulate_bf16=*/true);
   if (flops_per_sample && f.net_model()) *flops_per_sample = step_flops_per_sample(f.net_model()->graph());
-  f.warm_up(seconds);
-  if (h) h->warm_up(seconds);
-  for (int rep = 0; rep < 5; ++rep) {
-    f.repetition();
-    if (h) h->repetition();
-  }
-  std::pair<Measured, Measured> r{f.finish(), h ? h->finish() : Measured{}};
+  for (Stepper* s : {&f, h.get(), e.get()})
+    if (s) s->warm_up(seconds);
+  for (int rep = 0; rep < 5; ++rep)
+    for (Stepper* s : {&f, h.get(), e.get()})
+      if (s) s->repetition();
+  Measures r{f.finish(), h ? h->finish() : Measured{}, e ? e->finish() : Measured{}};
   if (verbose)
-    for (Stepper* s : {&f, h.get()})
+    for (Stepper* s : {&f, h.get(), e.get()})
       if (s && s->net_model())
         for (const auto& d : s->net_model()->describe(batch, tm::Mode::train)) std::printf("       %s\n", d.c_str());
   return r;
@@ -331,8 +341,12 @@ int main(int argc, char** argv) {
 
   struct Row {
     std::int64_t batch;
-    Measured fp32, bf16;
+    Measured fp32, bf16, bf16_emulated;
   };
+  // What the CPU's bf16 instruction can give at best, next to its fp32 FMA (bf16_peak.hpp):
+  // it bounds every native bf16 ratio below, whatever the kernels.
+  const tk::Bf16Peak peak = bf16 ? tk::measure_bf16_peak() : tk::Bf16Peak{};
+  if (peak.measured) std::printf("%s\n", tk::describe(peak).c_str());
   // The trainer's bars (README "Trainer performance"), checked on what this run measured.
   std::vector<std::string> bars;
   auto bar = [&](const std::string& what, double got, double need, const char* unit) {
@@ -351,8 +365,8 @@ int main(int argc, char** argv) {
     // Ours and PyTorch alternate batch by batch, so that a change in the machine's load (it is
     // shared) hits both sides of each ratio alike.
     for (std::int64_t b : batches) {
-      const auto [fp32_m, bf16_m] = measure(backend, model, b, bf16, seconds, verbose, phases, &flops);
-      rows.push_back(Row{b, fp32_m, bf16_m});
+      const Measures m = measure(backend, model, b, bf16, seconds, verbose, phases, &flops);
+      rows.push_back(Row{b, m.fp32, m.bf16, m.bf16_emulated});
       const bool torch_missing = note.find("skipped") != std::string::npos || note.find("failed") != std::string::npos;
       if (script != "none" && !torch_missing)
         for (const auto& [batch, rate] : pytorch_baseline(script, model, std::to_string(b), threads, seconds, note))
@@ -384,15 +398,30 @@ int main(int argc, char** argv) {
     }
     if (bf16) {
       const std::string path(tk::bf16_path_name());
-      std::printf("-- %s bf16 %s vs fp32 (%s)\n", model.c_str(), path.c_str(), tk::bf16_path_description().c_str());
-      std::printf("%6s %9s %11s %11s %9s\n", "batch", "path", "fp32 s/s", "bf16 s/s", "bf16/fp32");
-      for (const auto& r : rows)
-        std::printf("%6lld %9s %11.0f %11.0f %8.2fx\n", static_cast<long long>(r.batch), path.c_str(),
+      const bool both = path == "native";
+      std::printf("-- %s bf16 %s vs fp32 (%s)%s\n", model.c_str(), path.c_str(), tk::bf16_path_description().c_str(),
+                  both ? "; and bf16 emulated (bf16_kernels: emulated)" : "");
+      std::printf("%6s %9s %11s %11s %9s", "batch", "path", "fp32 s/s", "bf16 s/s", "bf16/fp32");
+      if (both) std::printf(" %11s %9s", "emul s/s", "emul/fp32");
+      std::printf("\n");
+      for (const auto& r : rows) {
+        std::printf("%6lld %9s %11.0f %11.0f %8.2fx", static_cast<long long>(r.batch), path.c_str(),
                     r.batch / r.fp32.step_s, r.batch / r.bf16.step_s, r.fp32.step_s / r.bf16.step_s);
+        if (both)
+          std::printf(" %11.0f %8.2fx", r.batch / r.bf16_emulated.step_s, r.fp32.step_s / r.bf16_emulated.step_s);
+        std::printf("\n");
+      }
       for (const auto& r : rows)
-        if (r.batch >= 1024 && path == "native")
+        if (r.batch >= 1024 && both) {
+          const double need = amx ? 2.5 : 1.5;
           bar(fmt::format("{} batch {}, bf16 native / fp32 ({})", model, r.batch, amx ? "AMX" : "AVX512-BF16"),
-              r.fp32.step_s / r.bf16.step_s, amx ? 2.5 : 1.5, "x");
+              r.fp32.step_s / r.bf16.step_s, need, "x");
+          // Without AMX the instruction's own rate bounds the kernels': say when it rules the bar out.
+          if (!amx && peak.measured && peak.ratio() < need)
+            bars.back() += fmt::format(" -- out of reach on this CPU: its bf16 dot product peaks at {:.2f}x its fp32 "
+                                       "FMA",
+                                       peak.ratio());
+        }
     }
     std::fflush(stdout);
   }

@@ -33,6 +33,11 @@ const std::vector<ParamInfo>& table() {
        "pixels scaled to [0, 1]); cifar10 is always standardised per channel"},
       {"precision", T::string, "fp32", {"fp32", "bf16"}, 0, 0, false,
        "arithmetic of activations and weight copies (bf16: fp32 master weights and accumulation)"},
+      {"bf16_kernels", T::string, "auto", {"auto", "native", "emulated"}, 0, 0, false,
+       "how precision bf16 runs: auto (oneDNN's bf16 kernels where the CPU has them, else emulated), native "
+       "(refuse to start without them), emulated (fp32 kernels on bf16-rounded operands: the same numbers up to "
+       "accumulation order; faster than native on CPUs whose bf16 dot product is slower than their fp32 FMA); "
+       "ignored in fp32"},
       {"train_subset", T::integer, 0, {}, 0, 60000, false,
        "use only the first N training images (0 = all)"},
       {"test_subset", T::integer, 0, {}, 0, 10000, false,

@@ -68,6 +68,7 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.augment = get("augment").get<bool>();
   c.standardize = get("standardize").get<bool>();
   c.precision = get("precision").get<std::string>();
+  c.bf16_kernels = get("bf16_kernels").get<std::string>();
   c.train_subset = get("train_subset").get<std::int64_t>();
   c.test_subset = get("test_subset").get<std::int64_t>();
   c.epochs = get("epochs").get<double>();
@@ -164,6 +165,7 @@ json to_json(const TrainConfig& c) {
               {"augment", c.augment},
               {"standardize", c.standardize},
               {"precision", c.precision},
+              {"bf16_kernels", c.bf16_kernels},
               {"train_subset", c.train_subset},
               {"test_subset", c.test_subset},
               {"epochs", c.epochs},

@@ -25,6 +25,7 @@ struct TrainConfig {
   bool augment = false;
   bool standardize = false;          ///< inputs (x - mean) / std with the training set's stats
   std::string precision = "fp32";
+  std::string bf16_kernels = "auto";  ///< auto | native | emulated: how precision bf16 runs
   std::int64_t train_subset = 0;
   std::int64_t test_subset = 0;
   double epochs = 10;

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "trainer/data/epoch_order.hpp"
+#include "trainer/kernels/bf16_peak.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/kernels/onednn_isa.hpp"
 #include "trainer/models/model_registry.hpp"
@@ -91,6 +92,18 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
     auto precision = models::parse_precision(config.precision);
     if (!precision) return std::unexpected(precision.error());
     ms.precision = *precision;
+    ms.emulate_bf16 = config.bf16_kernels == "emulated";
+    if (*precision == kernels::Precision::bf16 && config.bf16_kernels == "native" &&
+        !(ctx.kernels == "onednn" && kernels::onednn_has_native_bf16()))
+      return fail(ctx.kernels == "onednn"
+                      ? fmt::format("native bf16 kernels asked for, but oneDNN has none on this CPU (oneDNN isa "
+                                    "{}; they need AVX512-BF16 or AMX)",
+                                    kernels::onednn_isa_name())
+                      : fmt::format("native bf16 kernels asked for, but the {} kernels have no bf16 arithmetic",
+                                    ctx.kernels),
+                  "bf16_kernels",
+                  "use bf16_kernels: auto (native where the CPU has bf16 kernels, emulated elsewhere) or emulated, "
+                  "or run on a CPU with AVX512-BF16 or AMX");
     auto model = models::make_model(ms, *t->kernels_);
     if (!model) return std::unexpected(model.error());
     t->model_ = std::move(*model);
@@ -161,7 +174,8 @@ Status Trainer::report(protocol::RecordKind kind, std::int64_t step, const std::
 
 std::string Trainer::precision_path() const {
   if (config_.precision != "bf16") return {};
-  return ctx_.kernels == "onednn" ? std::string(kernels::bf16_path_name()) : "emulated";
+  if (config_.bf16_kernels == "emulated" || ctx_.kernels != "onednn") return "emulated";
+  return std::string(kernels::bf16_path_name());
 }
 
 Status Trainer::log_start() {
@@ -169,6 +183,18 @@ Status Trainer::log_start() {
   std::string stages;
   for (const auto& st : plan_.stages())
     stages += fmt::format("{}{:g}:{}", stages.empty() ? "" : ",", st.start_epoch, st.batch);
+  std::string precision;
+  if (config_.precision == "bf16" && ctx_.kernels == "onednn") {
+    precision = " " + kernels::bf16_path_description(config_.bf16_kernels == "emulated");
+    // Native bf16 can be the slower choice (Intel's AVX512-BF16 without AMX): say so, measured.
+    if (precision_path() == "native")
+      if (const kernels::Bf16Peak peak = kernels::measure_bf16_peak(); peak.measured && peak.ratio() < 1)
+        precision += fmt::format(" [{}, so native bf16 is slower than fp32 here; bf16_kernels: emulated computes "
+                                 "the same numbers up to accumulation order at about the fp32 rate]",
+                                 kernels::describe(peak));
+  } else if (config_.precision != "fp32") {
+    precision = " " + config_.precision + " " + precision_path();
+  }
   return report(protocol::RecordKind::log, 0, {},
                 fmt::format("dlsweep-train: {} {} ({} parameters), {}{} {} train / {} test, batch {} on {} rank(s) "
                             "({} comm), {} steps/epoch, {} steps, lr {:g} ({} rule from {:g} at batch {}, warmup {} "
@@ -177,10 +203,7 @@ Status Trainer::log_start() {
                             (config_.model == "mlp" ? layer_sizes(train.features, config_.hidden, train.classes)
                                                     : fmt::format("{}x{}x{}->{}", train.channels, train.height,
                                                                   train.width, train.classes)) +
-                                (config_.precision == "fp32" ? ""
-                                 : config_.precision == "bf16" && ctx_.kernels == "onednn"
-                                     ? " " + kernels::bf16_path_description()
-                                     : " " + config_.precision + " " + precision_path()),
+                                precision,
                             model_->parameters().count(), config_.dataset,
                             config_.standardize && config_.dataset != "cifar10" ? " (standardised)" : "", train.size,
                             data_.test.size,

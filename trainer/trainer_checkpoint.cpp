@@ -36,7 +36,8 @@ std::span<const float> arena(const float* p, std::int64_t n) { return {p, static
 
 nlohmann::json Trainer::fingerprint(double epoch) const {
   nlohmann::json f = to_json(config_);
-  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch"})
+  for (const char* free_key :
+       {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch", "bf16_kernels"})
     f.erase(free_key);
   if (!config_.standardize) f.erase("standardize");  // as before the key existed: old checkpoints resume
   // The batch and base LR by stage, as far as they reached before `epoch`.
@@ -69,7 +70,8 @@ namespace {
 /// parameter but the free ones, as given.
 nlohmann::json legacy_fingerprint(const TrainConfig& c) {
   nlohmann::json f = to_json(c);
-  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s"}) f.erase(free_key);
+  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "bf16_kernels"})
+    f.erase(free_key);
   if (!c.standardize) f.erase("standardize");
   if (c.lr_schedule == "none") f.erase("lr_schedule");
   if (c.stop_epoch == 0) f.erase("stop_epoch");

@@ -50,7 +50,11 @@ bool onednn_has_native_bf16() {
 
 std::string_view bf16_path_name() { return onednn_has_native_bf16() ? "native" : "emulated"; }
 
-std::string bf16_path_description() {
+std::string bf16_path_description(bool emulation_requested) {
+  if (emulation_requested)
+    return fmt::format("bf16 emulated (bf16_kernels: emulated; fp32 kernels on bf16-rounded operands; oneDNN isa {}, "
+                       "native bf16 kernels: {})",
+                       onednn_isa_name(), onednn_has_native_bf16() ? "yes" : "no");
   if (onednn_has_native_bf16())
     return fmt::format(
         "bf16 native (oneDNN bf16 kernels for matmul, convolution, pooling, batch norm and eltwise; fp32 master "

@@ -26,6 +26,8 @@ std::string_view bf16_path_name();
 /// How `precision: bf16` runs in this build on this CPU, in one phrase for logs and benches:
 /// e.g. "bf16 emulated (fp32 kernels on bf16-rounded operands; oneDNN isa avx2, native bf16
 /// kernels: no)" or "bf16 native (oneDNN bf16 kernels for ...; oneDNN isa avx512_core_bf16)".
-std::string bf16_path_description();
+/// `emulation_requested`: the run asked for emulation (`bf16_kernels: emulated`), which the
+/// phrase says, with whether native kernels were there to be had.
+std::string bf16_path_description(bool emulation_requested = false);
 
 }  // namespace dlsweep::trainer::kernels

@@ -30,27 +30,27 @@ Result<kernels::Precision> parse_precision(std::string_view s) {
 
 Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, kernels::Kernels& backend) {
   const kernels::Shape in = spec.input;
+  std::unique_ptr<NetModel> m;
   try {
     if (spec.name == "mlp")
-      return std::unique_ptr<Model>(
-          std::make_unique<Mlp>(backend, MlpSpec{in.size(), spec.hidden, spec.classes}, spec.seed, spec.precision));
+      m = std::make_unique<Mlp>(backend, MlpSpec{in.size(), spec.hidden, spec.classes}, spec.seed, spec.precision);
     const bool image = in.h >= 4 && in.w >= 4;
     if (!image && spec.name != "mlp")
       return fail(fmt::format("model {} needs images of at least 4x4 pixels, but the samples are [{}, {}, {}]",
                               spec.name, in.c, in.h, in.w),
                   "model", "use model mlp for flat feature vectors, or an image dataset");
-    if (spec.name == "cnn")
-      return std::unique_ptr<Model>(std::make_unique<Cnn>(backend, in, spec.classes, spec.seed, spec.precision));
-    if (spec.name == "resnet8")
-      return std::unique_ptr<Model>(std::make_unique<ResNet>(backend, 1, in, spec.classes, spec.seed, spec.precision));
-    if (spec.name == "resnet20")
-      return std::unique_ptr<Model>(std::make_unique<ResNet>(backend, 3, in, spec.classes, spec.seed, spec.precision));
+    if (spec.name == "cnn") m = std::make_unique<Cnn>(backend, in, spec.classes, spec.seed, spec.precision);
+    if (spec.name == "resnet8") m = std::make_unique<ResNet>(backend, 1, in, spec.classes, spec.seed, spec.precision);
+    if (spec.name == "resnet20") m = std::make_unique<ResNet>(backend, 3, in, spec.classes, spec.seed, spec.precision);
   } catch (const std::invalid_argument& e) {
     return fail(fmt::format("cannot build model {}: {}", spec.name, e.what()), "model",
                 "check the model's parameters against the dataset's sample shape");
   }
-  return fail(fmt::format("unknown model '{}'", spec.name), "model",
-              fmt::format("use one of: {}", fmt::join(model_names(), ", ")));
+  if (!m)
+    return fail(fmt::format("unknown model '{}'", spec.name), "model",
+                fmt::format("use one of: {}", fmt::join(model_names(), ", ")));
+  m->set_emulate_bf16(spec.emulate_bf16);
+  return std::unique_ptr<Model>(std::move(m));
 }
 
 }  // namespace dlsweep::trainer::models

@@ -23,6 +23,7 @@ struct ModelSpec {
   std::int64_t classes = 10;
   std::uint64_t seed = 0;
   kernels::Precision precision = kernels::Precision::fp32;
+  bool emulate_bf16 = false;  ///< bf16 through fp32 kernels on rounded operands even where native ones exist
 };
 
 /// Names make_model() accepts.

@@ -96,6 +96,7 @@ kernels::Net& NetModel::net(std::int64_t n, Mode mode) {
   o.batch = n;
   o.train = mode == Mode::train;
   o.precision = precision_;
+  o.emulate_bf16 = emulate_bf16_;
   return *nets_.emplace(key, backend_.make_net(graph_, o)).first->second;
 }
 

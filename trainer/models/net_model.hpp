@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <utility>
@@ -39,6 +40,13 @@ class NetModel : public Model {
   /// Per-sample input shape [c, h, w].
   kernels::Shape input_shape() const { return input_shape_; }
   kernels::Precision precision() const { return precision_; }
+  /// precision bf16 through fp32 kernels on bf16-rounded operands even where the backend has
+  /// native bf16 kernels (the trainer's `bf16_kernels: emulated`). Set before the first batch.
+  void set_emulate_bf16(bool on) {
+    if (!nets_.empty()) throw std::logic_error("NetModel::set_emulate_bf16 after a net was built");
+    emulate_bf16_ = on;
+  }
+  bool emulate_bf16() const { return emulate_bf16_; }
   const kernels::NetGraph& graph() const { return graph_; }
   /// The backend's description of each node at batch n (diagnostics).
   std::vector<std::string> describe(std::int64_t n, Mode mode) { return net(n, mode).describe(); }
@@ -80,6 +88,7 @@ class NetModel : public Model {
   kernels::Shape input_shape_;
   std::int64_t classes_;
   kernels::Precision precision_;
+  bool emulate_bf16_ = false;
   ParameterSet params_;
   std::vector<std::pair<std::size_t, std::int64_t>> weights_;  ///< (tensor, fan_in), declaration order
   std::vector<std::size_t> bn_scales_;                         ///< initialised to 1

@@ -24,6 +24,7 @@
 #include "tests/trainer/test_util.hpp"
 #include "trainer/comm/local_communicator.hpp"
 #include "trainer/data/datasets.hpp"
+#include "trainer/kernels/bf16_peak.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/kernels/net.hpp"
 #include "trainer/kernels/onednn_isa.hpp"
@@ -267,16 +268,24 @@ TEST_CASE("native bf16 training follows fp32 (conformance), MLP and CNN", "[kern
   }
 }
 
-TEST_CASE("the trainer names its bf16 path in its first log line and its eval records", "[trainer][bf16]") {
-  test::TempDir dir;
+namespace {
+
+TrainConfig small_bf16_config(const std::string& bf16_kernels) {
   TrainConfig c;
   c.dataset = "synthetic";
   c.precision = "bf16";
+  c.bf16_kernels = bf16_kernels;
   c.hidden = {64};
   c.epochs = 1;
   c.batch_size = 64;
   c.train_subset = 512;
   c.test_subset = 128;
+  return c;
+}
+
+/// Runs the trainer on `c`; the records it wrote, or the error Trainer::create gave.
+Result<std::vector<protocol::Record>> run_trainer(const TrainConfig& c) {
+  test::TempDir dir;
   auto data = data::load_data(data_spec(c));
   REQUIRE(data);
   auto rep = Reporter::open(dir / "metrics.jsonl");
@@ -286,7 +295,7 @@ TEST_CASE("the trainer names its bf16 path in its first log line and its eval re
   ctx.comm = &comm;
   ctx.reporter = &*rep;
   auto t = Trainer::create(c, std::move(*data), ctx);
-  REQUIRE(t);
+  if (!t) return std::unexpected(t.error());
   REQUIRE((*t)->run());
   std::vector<protocol::Record> records;
   std::istringstream in(test::read_file(dir / "metrics.jsonl"));
@@ -295,7 +304,11 @@ TEST_CASE("the trainer names its bf16 path in its first log line and its eval re
     REQUIRE(r);
     records.push_back(*r);
   }
-  const std::string path(bf16_path_name());
+  return records;
+}
+
+/// The first log line names `path` and every eval record carries it.
+void check_path(const std::vector<protocol::Record>& records, const std::string& path) {
   REQUIRE(!records.empty());
   REQUIRE(records.front().kind == protocol::RecordKind::log);
   INFO(records.front().text);
@@ -309,4 +322,72 @@ TEST_CASE("the trainer names its bf16 path in its first log line and its eval re
     CHECK(r.metrics.at("bf16_native") == (path == "native" ? 1.0 : 0.0));
   }
   CHECK(evals >= 1);
+}
+
+std::vector<double> eval_values(const std::vector<protocol::Record>& records, const char* metric) {
+  std::vector<double> v;
+  for (const auto& r : records)
+    if (r.kind == protocol::RecordKind::eval) v.push_back(r.metrics.at(metric));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the trainer names its bf16 path in its first log line and its eval records", "[trainer][bf16]") {
+  auto records = run_trainer(small_bf16_config("auto"));
+  REQUIRE(records);
+  check_path(*records, std::string(bf16_path_name()));
+  // Where native bf16 ran and the CPU's bf16 instruction is slower than its fp32 FMA, the log
+  // says so (measured; bf16_peak.hpp).
+  const Bf16Peak peak = measure_bf16_peak();
+  if (bf16_path_name() == "native" && peak.measured && peak.ratio() < 0.8)
+    CHECK(records->front().text.find("so native bf16 is slower than fp32 here") != std::string::npos);
+  if (bf16_path_name() == "emulated") CHECK(records->front().text.find("VDPBF16PS") == std::string::npos);
+}
+
+TEST_CASE("bf16_kernels: emulated runs emulated on every CPU; native is refused where there are no bf16 kernels",
+          "[trainer][bf16]") {
+  auto emulated = run_trainer(small_bf16_config("emulated"));
+  REQUIRE(emulated);
+  check_path(*emulated, "emulated");
+  INFO(emulated->front().text);
+  CHECK(emulated->front().text.find("bf16_kernels: emulated") != std::string::npos);
+  CHECK(emulated->front().text.find(onednn_has_native_bf16() ? "native bf16 kernels: yes" : "native bf16 kernels: no") !=
+        std::string::npos);
+  auto automatic = run_trainer(small_bf16_config("auto"));
+  REQUIRE(automatic);
+  // Without native kernels, auto is the same emulation: the same numbers, bit for bit.
+  if (!onednn_has_native_bf16()) {
+    CHECK(eval_values(*emulated, "train_loss") == eval_values(*automatic, "train_loss"));
+    CHECK(eval_values(*emulated, "val_loss") == eval_values(*automatic, "val_loss"));
+  } else {
+    // With them, the same arithmetic up to accumulation order.
+    const auto a = eval_values(*automatic, "val_loss"), e = eval_values(*emulated, "val_loss");
+    REQUIRE(a.size() == e.size());
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(std::abs(a[i] - e[i]) <= 0.05 * std::abs(e[i]));
+  }
+  auto native = run_trainer(small_bf16_config("native"));
+  if (onednn_has_native_bf16()) {
+    REQUIRE(native);
+    check_path(*native, "native");
+  } else {
+    REQUIRE_FALSE(native);
+    CHECK(native.error().where == "bf16_kernels");
+    CHECK(native.error().message().find("oneDNN has none on this CPU (oneDNN isa " + onednn_isa_name()) !=
+          std::string::npos);
+    CHECK(native.error().message().find("use bf16_kernels: auto") != std::string::npos);
+  }
+}
+
+TEST_CASE("the bf16 instruction's peak is measured exactly where the CPU has AVX512-BF16", "[kernels][bf16]") {
+  const Bf16Peak p = measure_bf16_peak();
+  const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+  CHECK(p.measured == has);
+  if (has) {
+    CHECK(p.fp32_gflops > 0);
+    CHECK(p.bf16_gflops > 0);
+    CHECK(describe(p).find("VDPBF16PS") != std::string::npos);
+  } else {
+    CHECK(describe(p).empty());
+  }
 }
