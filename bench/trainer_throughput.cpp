@@ -353,7 +353,7 @@ int main(int argc, char** argv) {
     bars.push_back(fmt::format("{:<52} {:>7.2f}{} (bar >= {:g}{}): {}", what, got, unit, need, unit,
                                got >= need ? "met" : "NOT met"));
   };
-  const bool amx = tk::onednn_isa_name().find("amx") != std::string::npos;
+  const bool amx = tk::onednn_has_amx();
   for (const auto& model : models) {
     const auto in = tm::default_input_shape(model);
     std::printf("\n== %s on %lldx%lldx%lld, fp32\n", model.c_str(), static_cast<long long>(in.c),

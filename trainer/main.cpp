@@ -174,8 +174,9 @@ int run(int argc, char** argv) {
     // Errors about a parameter name it bare ("batch_size"): say which file it came from.
     const bool about_param = e.where.find(':') == std::string::npos && dt::find_param(e.where);
     if (about_param) e.where = params_file.string() + ": " + e.where;
-    // What the machine lacks (a compute backend that cannot start) is a failure, not bad input.
-    const bool bad_input = about_param || !e.is(dlsweep::ErrorKind::resources);
+    // What the machine lacks (a compute backend that cannot start, bf16 kernels asked for on a
+    // CPU without them) is a failure, not bad input: another node may have it.
+    const bool bad_input = !e.is(dlsweep::ErrorKind::resources);
     return report_error(e, bad_input ? kExitBadInput : kExitFailure, rep, start);
   }
   auto result = (*trainer)->run();

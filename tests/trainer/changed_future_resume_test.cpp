@@ -219,3 +219,30 @@ TEST_CASE("a checkpoint from a run that differed before its epoch is refused", "
   CHECK(has_text(got.records, "written with different parameters"));
   CHECK(got.result.status == TrainStatus::done);
 }
+
+TEST_CASE("bf16_kernels is not part of the fingerprint: a bf16 checkpoint resumes on the other path", "[trainer][bf16]") {
+  // Both paths compute the same quantities (up to accumulation order), so a run may move
+  // between nodes with and without native bf16 kernels, or between auto and emulated.
+  auto parent = base_config();
+  parent.precision = "bf16";
+  parent.stop_epoch = 2;
+  auto child = base_config();
+  child.precision = "bf16";
+  SECTION("emulated, then auto") {
+    parent.bf16_kernels = "emulated";
+    child.bf16_kernels = "auto";
+  }
+  SECTION("auto, then emulated") {
+    parent.bf16_kernels = "auto";
+    child.bf16_kernels = "emulated";
+  }
+  const auto got = parent_then_child(parent, child);
+  CHECK(got.result.resumed_from == 40);
+  CHECK(has_text(got.records, "resumed from"));
+  CHECK(got.result.status == TrainStatus::done);
+  // ... while precision itself is: an fp32 run does not take a bf16 checkpoint.
+  auto fp32_child = base_config();
+  const auto refused = parent_then_child(parent, fp32_child);
+  CHECK(refused.result.resumed_from == -1);
+  CHECK(has_text(refused.records, "written with different parameters"));
+}

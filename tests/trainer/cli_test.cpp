@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,6 +103,28 @@ TEST_CASE("bad params.json exits 2 with a message naming the key", "[cli]") {
     REQUIRE(run(tmp.path(), {}) == 2);
     CHECK(test::read_file(tmp / "err.txt").find("--trial-dir") != std::string::npos);
   }
+}
+
+TEST_CASE("bf16_kernels: native where the CPU has no bf16 kernels exits 1 (the node lacks them), naming the key",
+          "[cli][bf16]") {
+  test::TempDir tmp;
+  test::write_file(tmp / "params.json",
+                   R"({"dataset":"synthetic","train_subset":256,"test_subset":64,"epochs":1,"batch_size":64,)"
+                   R"("hidden":[16],"precision":"bf16","bf16_kernels":"native"})");
+  // Capped at AVX2, oneDNN has no bf16 kernels on any CPU.
+  const char* old = std::getenv("DNNL_MAX_CPU_ISA");
+  const std::string saved = old ? old : "";
+  REQUIRE(::setenv("DNNL_MAX_CPU_ISA", "AVX2", 1) == 0);
+  const int code = run(tmp.path(), {"--trial-dir", tmp.path().string()});
+  if (old) ::setenv("DNNL_MAX_CPU_ISA", saved.c_str(), 1);
+  else ::unsetenv("DNNL_MAX_CPU_ISA");
+  // A failure, not bad input (2, never retried): another node of the cluster may have them.
+  CHECK(code == 1);
+  const auto err = test::read_file(tmp / "err.txt");
+  INFO(err);
+  CHECK(err.find("params.json: bf16_kernels") != std::string::npos);
+  CHECK(err.find("oneDNN has none on this CPU (oneDNN isa avx2") != std::string::npos);
+  CHECK(err.find("bf16_kernels: auto") != std::string::npos);
 }
 
 TEST_CASE("a finished run exits 0 with a final record; the trial dir comes from the environment", "[cli]") {

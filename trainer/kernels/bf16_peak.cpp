@@ -25,7 +25,8 @@ __attribute__((target("avx512f"))) inline float lane_sum(const __m512 (&a)[kChai
 }
 
 // Each returns a sum of its accumulators so that the loop is not optimised away.
-__attribute__((target("avx512f"), noinline)) float fma_chains(long n) {
+// noipa: never inlined, cloned or treated as const, so each call runs where it is timed.
+__attribute__((target("avx512f"), noipa)) float fma_chains(long n) {
   __m512 a[kChains];
   for (int i = 0; i < kChains; ++i) a[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-9f);
   const __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(1e-9f);
@@ -35,7 +36,7 @@ __attribute__((target("avx512f"), noinline)) float fma_chains(long n) {
   return lane_sum(a);
 }
 
-__attribute__((target("avx512f,avx512bf16"), noinline)) float dpbf16_chains(long n) {
+__attribute__((target("avx512f,avx512bf16"), noipa)) float dpbf16_chains(long n) {
   __m512 a[kChains];
   for (int i = 0; i < kChains; ++i) a[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-9f);
   // bf16 1.0 (0x3f80) and a tiny value (0x3000), 32 of each per register.
@@ -50,8 +51,12 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) float dpbf16_chains(long
 template <class F>
 double seconds_of(F f, long n, volatile float& sink) {
   const auto t0 = std::chrono::steady_clock::now();
-  sink = sink + f(n);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  asm volatile("" : "+r"(n) : : "memory");  // the call cannot move before the first clock read
+  const float r = f(n);
+  asm volatile("" : : "x"(r) : "memory");  // ... nor its result after the second
+  const auto t1 = std::chrono::steady_clock::now();
+  sink = sink + r;
+  return std::chrono::duration<double>(t1 - t0).count();
 }
 
 }  // namespace

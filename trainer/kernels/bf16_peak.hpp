@@ -1,11 +1,12 @@
 // bf16_peak.hpp — what this CPU's bf16 dot-product instruction delivers next to its fp32 FMA,
-// measured on the calling thread. AVX512-BF16 exists in two very different forms: AMD Zen 4/5
-// run VDPBF16PS (two bf16 multiply-adds per fp32 lane) at the FMA's rate, so bf16 kernels can
-// reach twice the fp32 FLOP rate; Intel's Cooper Lake / Sapphire Rapids / Emerald Rapids cores
-// issue it at half that rate, so on them, without AMX, native bf16 cannot beat fp32 at all
-// (measured 0.49x on a 5th-generation Xeon VM). oneDNN reports "avx512_core_bf16" for both, so
-// the trainer's first log line and bench_trainer_throughput measure the instruction instead of
-// guessing from the CPU's name. Informational only: no path choice depends on a timing.
+// measured on the calling thread. AVX512-BF16 comes in very different speeds: on the AMD EPYC
+// measured here VDPBF16PS (two bf16 multiply-adds per fp32 lane) lets oneDNN's bf16 kernels
+// run at about twice their fp32 rate, while the 5th-generation Xeon VM measured here (AMX
+// hidden) issues it at half the FMA's FLOP rate (0.48-0.50x), so there, without AMX, native
+// bf16 cannot beat fp32 at all. oneDNN reports "avx512_core_bf16" for both, so the trainer's
+// first log line and bench_trainer_throughput measure the instruction instead of guessing from
+// the CPU's name. Informational only: no path choice depends on a timing. (With AMX, oneDNN's
+// bf16 kernels run on its tiles, which this does not measure; callers do not use it there.)
 #pragma once
 
 #include <string>
@@ -20,8 +21,8 @@ struct Bf16Peak {
 };
 
 /// Measures both instructions' throughput on the calling thread, alternating three times and
-/// keeping each side's best (about 20 ms in all). The ratio is a property of the core (0.5 or
-/// 2 on the CPUs seen), far from 1 either way, so a loaded machine does not blur it.
+/// keeping each side's best (a few ms in all). The ratio is a property of the core (0.5 on the
+/// Xeon measured), far from 1, so a loaded machine does not blur it into the other answer.
 Bf16Peak measure_bf16_peak();
 
 /// One phrase for logs and benches, e.g. "this CPU's bf16 dot product peaks at 0.49x its fp32

@@ -48,6 +48,8 @@ bool onednn_has_native_bf16() {
   return native;
 }
 
+bool onednn_has_amx() { return dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx; }
+
 std::string_view bf16_path_name() { return onednn_has_native_bf16() ? "native" : "emulated"; }
 
 std::string bf16_path_description(bool emulation_requested) {

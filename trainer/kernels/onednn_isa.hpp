@@ -18,6 +18,9 @@ std::string onednn_isa_name();
 /// implementation. False on AVX2 machines, and under DNNL_MAX_CPU_ISA caps below AVX512_CORE_BF16.
 bool onednn_has_native_bf16();
 
+/// True when oneDNN dispatches to AMX here (its bf16 kernels then run on AMX tiles).
+bool onednn_has_amx();
+
 /// The path `precision: bf16` takes on the oneDNN backend here: "native" (bf16 memory
 /// descriptors, oneDNN's bf16 kernels) when onednn_has_native_bf16(), else "emulated" (fp32
 /// kernels on operands rounded to bf16).
