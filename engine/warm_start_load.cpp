@@ -43,6 +43,17 @@ std::optional<Source> load_one(const StudySpec& spec, std::size_t i, const std::
   if (path.is_relative()) path = spec.study_dir / path;
   std::error_code ec;
   path = fs::absolute(path, ec).lexically_normal();
+  // This study's own database, even before its first submit creates it: refused before
+  // anything is looked up in it (the study is not in it yet on a first submit).
+  const bool own_file = [&] {
+    if (own_db.empty()) return false;
+    if (fs::exists(path, ec) && fs::exists(own_db, ec)) return fs::equivalent(path, own_db, ec);
+    return path == fs::absolute(own_db, ec).lexically_normal();
+  }();
+  if (own_file && w.study == spec.name)
+    return err_at(study_key, fmt::format("a study cannot warm-start from itself ('{}' in {} is this study)", w.study,
+                                         path.string()),
+                  "name an earlier study, or remove this entry");
   if (!fs::exists(path, ec))
     return err(fmt::format("the database {} does not exist", path.string()),
                w.db.starts_with("~") ? "`~` is not expanded here: give the full path of the earlier study's database, or "
@@ -51,12 +62,7 @@ std::optional<Source> load_one(const StudySpec& spec, std::size_t i, const std::
                                        "file");
   if (fs::is_directory(path, ec))
     return err(fmt::format("{} is a directory, not a database", path.string()), "give the database file");
-  const bool same_file = !own_db.empty() && fs::exists(own_db, ec) && fs::equivalent(path, own_db, ec);
-  // Before the study is looked up: on a first submit this study is not in it yet.
-  if (same_file && w.study == spec.name)
-    return err_at(study_key, fmt::format("a study cannot warm-start from itself ('{}' in {} is this study)", w.study,
-                                         path.string()),
-                  "name an earlier study, or remove this entry");
+  const bool same_file = own_file;
   std::unique_ptr<db::Storage> opened;
   const db::Storage* s = same_file ? own : nullptr;
   if (!s) {

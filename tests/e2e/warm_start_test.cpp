@@ -232,6 +232,16 @@ TEST_CASE("e2e warm start: bad sources are refused before anything is recorded, 
   CHECK(fresh.err.find("fresh.yaml:6: search.warm_start[0].study: a study cannot warm-start from itself") !=
         std::string::npos);
   CHECK(fresh.err.find("holds no study named") == std::string::npos);
+  // ... and when its database does not exist yet (the very first submit creates it).
+  write(dir / "fresh2.yaml",
+        study("fresh2", "{algorithm: tpe, trials: 2, warm_start: [{study: fresh2, db: brand-new.db}]}"));
+  REQUIRE_FALSE(fs::exists(dir / "brand-new.db"));
+  auto brand_new = run_dlsweep(dir / "brand-new.db", {"submit", "fresh2.yaml"}, dir);
+  INFO(brand_new.out << brand_new.err);
+  CHECK(brand_new.exit_code == 2);
+  CHECK(brand_new.err.find("fresh2.yaml:6: search.warm_start[0].study: a study cannot warm-start from itself") !=
+        std::string::npos);
+  CHECK(brand_new.err.find("does not exist") == std::string::npos);
 
   // random ignores the history: refused by the validator.
   write(dir / "rnd.yaml", study("rnd", "{algorithm: random, trials: 2, warm_start: [{study: early, db: early.db}]}"));
