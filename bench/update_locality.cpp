@@ -14,6 +14,8 @@
 //   sum post-op    dW accumulated straight into the velocity by a oneDNN sum post-op
 //                  (v = dW + momentum·v, the PyTorch form's velocity), then w -= lr·v by rows:
 //                  the gradient array disappears (what the README weighs against its cost);
+//   ping-pong      the new weights are written into the gradient's array and the two arrays
+//                  swap roles every step (the matmuls alternate between two bindings);
 //   owned, none    each thread runs single-threaded matmuls on its own half of the output
 //                  columns (forward, dW, and dX as two partial products and a sum), no update;
 //   owned cols     the same, and each thread updates the columns it owns: no core ever reads
@@ -190,6 +192,26 @@ int main(int argc, char** argv) {
     // "sum post-op": v = dW + momentum·v inside the dW matmul.
     auto bwd_w_v = mm(transposed(in, b, in), x.data(), row_major(b, out, ld), dz.data(), row_major(in, out, ld),
                       v.data(), mom);
+    // "ping-pong": the update writes the new weights into the gradient's array, and the two
+    // arrays swap roles for the next step (two bindings of each matmul, alternating).
+    int phase = 0;
+    auto fwd_b = mm(row_major(b, in, in), x.data(), row_major(in, out, ld), g.data(), row_major(b, out, ld), y.data());
+    auto bwd_w_b = mm(transposed(in, b, in), x.data(), row_major(b, out, ld), dz.data(), row_major(in, out, ld),
+                      w.data());
+    auto bwd_x_b = mm(row_major(b, out, ld), dz.data(), transposed(out, in, ld), g.data(), row_major(b, in, in),
+                      dx.data());
+    auto ping_pong_update = [&] {
+      float* wp = phase == 0 ? w.data() : g.data();  // the weights this step read
+      float* gp = phase == 0 ? g.data() : w.data();  // its gradient, overwritten by the new weights
+      rows([&](std::int64_t b0, std::int64_t b1) {
+        float* vp = v.data();
+        for (std::int64_t i = b0; i < b1; ++i) {
+          vp[i] = mom * vp[i] + gp[i];
+          gp[i] = wp[i] - lr * vp[i];
+        }
+      });
+      phase ^= 1;
+    };
     struct Variant {
       std::string name;
       std::function<void()> fwd, dw, dx, update;
@@ -227,6 +249,8 @@ int main(int argc, char** argv) {
              for (std::int64_t i = b0; i < b1; ++i) wp[i] -= lr * vp[i];
            });
          }},
+        {"ping-pong", [&] { phase == 0 ? fwd() : fwd_b(); }, [&] { phase == 0 ? bwd_w() : bwd_w_b(); },
+         [&] { phase == 0 ? bwd_x() : bwd_x_b(); }, ping_pong_update},
         {"owned, none", [&] { each(own_fwd); }, [&] { each(own_dw); }, owned_dx, [] {}},
         {"owned cols", [&] { each(own_fwd); }, [&] { each(own_dw); }, owned_dx, owned_update},
     };
