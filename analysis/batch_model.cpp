@@ -89,7 +89,7 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 }
 
 // Sets f.determined and, when false, why and what to run (docs/math.md#when-b_crit-is-determined).
-void judge(BatchFit& f) {
+void judge(BatchFit& f, std::size_t fewest_seeds) {
   std::vector<std::string> why, todo;
   const double span = f.b_crit_lo > 0 ? f.b_crit_hi / f.b_crit_lo : INFINITY;
   if (f.at_edge)
@@ -119,10 +119,16 @@ void judge(BatchFit& f) {
     todo.push_back(fmt::format("run batch sizes below {0:g} (e.g. {1:g}, {2:g}), where halving the batch should double "
                                "the steps",
                                f.batch_lo, std::max(1.0, std::floor(f.batch_lo / 2)), std::max(1.0, std::floor(f.batch_lo / 4))));
-  if (todo.empty() || f.points < 5)
+  // Seeds are advised only where some point is one seed's steps: a study that already runs
+  // `seed: [1, 2, 3]` was told to add what it has.
+  if ((todo.empty() || f.points < 5) && fewest_seeds < 2)
     todo.push_back(fmt::format("run each configuration with 2-3 seeds (`seed: [1, 2, 3]` in `space`) so each batch "
                                "size's steps are a mean, and more batch sizes within {:g} .. {:g} ({} so far)",
                                f.batch_lo, f.batch_hi, f.points));
+  else if (todo.empty() || f.points < 5)
+    todo.push_back(fmt::format("run more batch sizes within {:g} .. {:g} ({} so far, each a mean of {} or more "
+                               "seeds), or more seeds per configuration",
+                               f.batch_lo, f.batch_hi, f.points, fewest_seeds));
   f.to_determine = join(todo, "; ");
 }
 
@@ -167,7 +173,9 @@ Result<BatchFit> fit_batch_model(const std::vector<BatchPoint>& points, const Fi
       out.b_crit_hi = std::exp(percentile(logs, (1 + opt.level) / 2));
     }
   }
-  judge(out);
+  std::size_t fewest_seeds = points.empty() ? 1 : points.front().seeds;
+  for (const auto& x : points) fewest_seeds = std::min(fewest_seeds, x.seeds);
+  judge(out, fewest_seeds);
   return out;
 }
 

@@ -27,6 +27,7 @@ inline constexpr double kRegimeFactor = 4;  ///< the regime bands are B_crit/4 a
 struct BatchPoint {
   double batch = 0;   ///< B > 0
   double steps = 0;   ///< steps to target, > 0
+  std::size_t seeds = 1;  ///< seeds the steps are the mean of (what to run next says "more seeds" only below 2)
 };
 
 struct FitOptions {

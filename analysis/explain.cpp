@@ -82,7 +82,7 @@ Explanation explain_best(const StudyData& study, RankBy by, const FitOptions& fi
 
   // The batch-size model on the best-per-batch points.
   std::vector<BatchPoint> pts;
-  for (const BatchRow* r : e.table.reaching_rows()) pts.push_back({static_cast<double>(r->batch), r->steps->mean});
+  for (const BatchRow* r : e.table.reaching_rows()) pts.push_back({static_cast<double>(r->batch), r->steps->mean, r->steps->n});
   if (!study.target) e.fit_refusal = "the study has no objective target, so there are no steps to a target to fit";
   else if (auto f = fit_batch_model(pts, fit_opt)) e.fit = *f;
   else e.fit_refusal = f.error().what;

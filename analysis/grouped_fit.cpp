@@ -61,7 +61,7 @@ GroupFit fit_group(const StudyData& study, const std::string& param, const json&
   std::vector<BatchPoint> pts;
   for (const BatchRow* r : table.reaching_rows()) {
     g.points.push_back({r->batch, r->steps->mean, r->samples ? r->samples->mean : r->steps->mean * r->batch});
-    pts.push_back({static_cast<double>(r->batch), r->steps->mean});
+    pts.push_back({static_cast<double>(r->batch), r->steps->mean, r->steps->n});
   }
   if (auto f = fit_batch_model(pts, opt)) g.fit = *f;
   else g.cannot_fit = f.error().what;

@@ -51,9 +51,15 @@ int int_param(const nlohmann::json& params, const char* key, int otherwise) {
 Result<StudyData> load_study(const db::Storage& storage, const std::string& name) {
   auto row = storage.find_study(name);
   if (!row) return std::unexpected(row.error());
-  if (!*row)
-    return fail_as(ErrorKind::not_found, "no study named '" + name + "'", "--db",
-                   "`dlsweep status` lists the studies in this database");
+  if (!*row) {
+    // Named like every other verb's error: the study, and the ones this database holds.
+    std::string known;
+    if (auto all = storage.list_studies(); all)
+      for (const auto& s : *all) known += (known.empty() ? "" : ", ") + s.name;
+    return fail_as(ErrorKind::not_found, "no study named '" + name + "'", "study",
+                   known.empty() ? "the database holds no study yet: run `dlsweep submit STUDY` first"
+                                 : "known studies: " + known);
+  }
   const db::StudyRow& st = **row;
   StudyData study;
   study.name = st.name;

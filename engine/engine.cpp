@@ -76,6 +76,7 @@ SweepSnapshot Engine::snapshot() const {
   s.total = total_;
   s.created = next_number_;
   s.elapsed_s = elapsed_s();
+  s.done_before = done_at_start_;
   s.stopping = interrupted_ || !failed_fast_.empty();
   for (const auto& [id, live] : live_)
     s.blocked += live.row.state == TrialState::queued && live.pending_class == sched::PendingClass::notable;
@@ -91,6 +92,7 @@ void Engine::fatal(const Error& e) {
 
 Result<SweepOutcome> Engine::run() {
   start_ = std::chrono::steady_clock::now();
+  done_at_start_ = counts_.done();
   backend_.set_event_handler([this](const JobEvent& ev) { on_job_event(ev); });
   if (options_.handle_signals) {
     signals_.add(SIGINT);

@@ -265,6 +265,7 @@ class Engine {
   boost::asio::signal_set signals_;
   TrialWatch watch_;  ///< wakes ingest() when a live trial's metrics.jsonl changes
   std::chrono::steady_clock::time_point start_;
+  std::int64_t done_at_start_ = 0;  ///< trials done when run() began (SweepSnapshot::done_before)
 
   std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)
   std::deque<db::TrialRow> waiting_;             ///< WAITING (or requeued QUEUED) trials to launch

@@ -2,6 +2,8 @@
 // state-machine transitions (decided by next_state / decide_terminal, recorded through
 // Storage::transition), metrics.jsonl is ingested, and the pruner is asked (decide_prune).
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -119,6 +121,15 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   TerminalFacts facts{live.row.state, live.row.attempt, spec_.trial.max_retries, live.stop_reason, live.prune_note,
                       spec_.objective.metric, live.curve.reported, ""};
   facts.objective_nonfinite = live.curve.last_nonfinite;
+  // The program has ended on its own: a last line still without its newline will never be
+  // completed (one killed by a signal may have been cut mid-write: no news).
+  if (live.tail && ev.kind == JobEventKind::exited && ev.signal == 0)
+    facts.unterminated_line = unterminated_tail(live.tail->path(), live.tail->offset());
+  if (!facts.unterminated_line.empty())
+    progress_.event(fmt::format("trial {}: the last line of {} has no newline at its end: not read ({}) (fix: end "
+                                "every record with a newline and flush)",
+                                live.row.number, live.tail->path().string(), facts.unterminated_line),
+                    snapshot());
   const bool clean_exit = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
   const fs::path stderr_file = fs::path(live.row.trial_dir) / protocol::kStderrFile;
   if (!clean_exit) facts.stderr_tail = log_tail(stderr_file, 3);
@@ -167,9 +178,13 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
       // The summary quotes the program's last words: "exit code 1" alone hides the
       // ModuleNotFoundError that says what to fix.
       const std::string last_line = ev.kind == JobEventKind::exited ? log_tail(stderr_file, 1) : "";
-      note_failure(number, last_line.empty() ? d.failure : d.failure + ": " + last_line);
+      // A job the backend ended says why ("timed out after 600 s"): the summary quotes it,
+      // not just "cancelled by the backend".
+      const std::string said = ev.kind == JobEventKind::cancelled ? ev.message : last_line;
+      note_failure(number, said.empty() ? d.failure : d.failure + ": " + said);
       progress_.event(fmt::format("trial {} failed (attempt {}): {}", number, live.row.attempt, d.why), snapshot());
-      if (ev.kind == JobEventKind::exited) check_fail_fast(number, d.failure, last_line);
+      // A program that cannot be started (not executable, missing) fails every trial alike.
+      if (ev.kind == JobEventKind::exited || ev.cannot_start) check_fail_fast(number, d.failure, last_line);
       break;
     }
   }
@@ -255,9 +270,37 @@ void Engine::ingest(Live& live, bool may_prune) {
   for (const auto& l : *lines) {
     auto r = protocol::parse_record(l);
     if (!r) {
+      ++live.curve.bad_lines;  // its seq, if any, is no gap
       progress_.event(fmt::format("trial {}: skipped a bad line in {}: {}", live.row.number,
                                   live.tail->path().string(), r.error().message()),
                       snapshot());
+      continue;
+    }
+    // (attempt, seq) is a record's key: the database keeps the first record of a seq. A
+    // second one with other content is dropped here too, and said, so that the curve, the
+    // value and the progress line are those of the records stored. The same line again (a
+    // file re-read from its start after it shrank) is no news.
+    const std::size_t line_hash = std::hash<std::string>{}(l);
+    // seq counts the file's lines: a jump means lines dlsweep never saw, as when a program
+    // rewrites metrics.jsonl (open "w") instead of appending to it. Said, not silently lost.
+    const std::int64_t bad_lines = std::exchange(live.curve.bad_lines, 0);
+    if (!live.curve.seqs.empty() && r->seq > live.curve.seqs.rbegin()->first + 1 + bad_lines)
+    {
+      const std::int64_t from = live.curve.seqs.rbegin()->first + 1, to = r->seq - 1;
+      progress_.event(fmt::format("trial {}: seq jumps from {} to {} in {}: {} never reached dlsweep (fix: append to "
+                                  "the file (open it with \"a\"), never rewrite it, and number records 0,1,2,... per "
+                                  "attempt)",
+                                  live.row.number, from - 1, r->seq, live.tail->path().string(),
+                                  from == to ? fmt::format("record {}", from) : fmt::format("records {}..{}", from, to)),
+                      snapshot());
+    }
+    if (auto [at, fresh] = live.curve.seqs.emplace(r->seq, line_hash); !fresh) {
+      if (at->second != line_hash)
+        progress_.event(fmt::format("trial {}: skipped a line in {}: seq {} was already used by an earlier record of "
+                                    "this attempt (fix: number records 0,1,2,... per attempt; a rerun of the same "
+                                    "attempt continues after the highest seq in the file)",
+                                    live.row.number, live.tail->path().string(), r->seq),
+                        snapshot());
       continue;
     }
     const bool first_eval = live.curve.evals == 0;

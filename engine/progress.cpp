@@ -78,8 +78,11 @@ std::string Progress::status_line(const SweepSnapshot& s, bool eta) {
   if (s.best_value)
     line += fmt::format(" best {} {:.4g} (trial {})", s.metric, *s.best_value, s.best_trial);
   line += fmt::format(" | {} elapsed", clock_time(s.elapsed_s));
-  if (eta && !s.stopping && s.total > 0 && s.done() > 0 && s.done() < s.total) {
-    double left = s.elapsed_s / static_cast<double>(s.done()) * static_cast<double>(s.total - s.done());
+  // From this run's pace only: a resumed sweep's earlier trials took none of its elapsed time
+  // (counting them said "ETA 00:00" at the start of a resume with most of the work left).
+  const std::int64_t done_here = s.done() - s.done_before;
+  if (eta && !s.stopping && s.total > 0 && done_here > 0 && s.done() < s.total) {
+    double left = s.elapsed_s / static_cast<double>(done_here) * static_cast<double>(s.total - s.done());
     line += fmt::format(", ETA {}", clock_time(left));
   }
   return line;

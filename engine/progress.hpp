@@ -39,6 +39,9 @@ struct SweepSnapshot {
   std::int64_t best_trial = -1;
   double elapsed_s = 0;
   bool stopping = false;    ///< interrupted or failing fast: no ETA (nothing more will start)
+  /// Trials already done when this orchestrator started (resume, --add-trials): elapsed_s
+  /// counts only this run, so the ETA is from the trials it finished itself.
+  std::int64_t done_before = 0;
   std::int64_t done() const { return complete + pruned + failed + cancelled; }
 };
 

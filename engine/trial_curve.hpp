@@ -5,6 +5,8 @@
 // Pure: the engine parses metrics.jsonl and folds each record in here.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,6 +32,11 @@ struct TrialCurve {
   std::optional<double> last_value, best_value;
   std::set<std::string> reported;  ///< metric names of the attempt's eval/final records
   std::size_t evals = 0;           ///< eval/final records folded in
+  /// seq -> hash of its line, of every record read for the attempt (the engine skips a
+  /// later record that reuses a seq: the database keeps the first).
+  std::map<std::int64_t, std::size_t> seqs;
+  /// Lines skipped as bad since the last record read: a jump in seq over them is no loss.
+  std::int64_t bad_lines = 0;
   /// The latest eval/final record naming the objective gave NaN/inf (null in the file):
   /// a trial that ends so diverged.
   bool last_nonfinite = false;

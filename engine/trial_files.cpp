@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -126,6 +127,24 @@ std::string log_tail(const fs::path& file, std::size_t max_lines) {
   for (auto& l : lines) out += (out.empty() ? "" : " | ") + l;
   if (out.size() > 400) out = "..." + out.substr(out.size() - 400);
   return out;
+}
+
+std::string unterminated_tail(const fs::path& file, std::uint64_t offset) {
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  if (ec || size <= offset) return "";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "";
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string rest(static_cast<std::size_t>(std::min<std::uint64_t>(size - offset, 4096)), '\0');
+  in.read(rest.data(), static_cast<std::streamsize>(rest.size()));
+  rest.resize(static_cast<std::size_t>(in.gcount()));
+  if (rest.find('\n') != std::string::npos) return "";  // whole lines a reader has not read yet
+  const auto first = rest.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  rest = rest.substr(first);
+  if (rest.size() > 120) rest = rest.substr(0, 120) + "...";
+  return rest;
 }
 
 }  // namespace dlsweep::orch

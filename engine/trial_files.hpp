@@ -8,6 +8,7 @@
 // synced (fsync) except params.json on first launch (see prepare_trial_dir).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -58,6 +59,12 @@ std::filesystem::path rotated_metrics_file(const std::filesystem::path& dir, int
 /// The last `max_lines` non-empty lines of a log file joined by " | ", at most ~400
 /// characters (the end kept); "" when the file is absent or empty. For failure messages.
 std::string log_tail(const std::filesystem::path& file, std::size_t max_lines);
+
+/// What `file` holds past byte `offset` (where a reader of whole lines stopped) when that is
+/// a last line without its newline: the record a program wrote but never ended with '\n'
+/// (a torn line to a reader, never read). At most ~120 characters, the start kept; "" when
+/// nothing but whitespace follows `offset`, or the file cannot be read.
+std::string unterminated_tail(const std::filesystem::path& file, std::uint64_t offset);
 
 /// Renames metrics.jsonl to metrics.attempt-<attempt>.jsonl (no-op if absent).
 Status rotate_metrics(const std::filesystem::path& dir, int attempt);

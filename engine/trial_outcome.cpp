@@ -15,8 +15,12 @@ std::string failure_message(const sched::JobEvent& ev, const std::string& verdic
   else if (ev.kind == JobEventKind::cancelled) what = ev.message.empty() ? verdict : ev.message;
   else what = verdict;
   // The backend's own words ("out of memory (OUT_OF_MEMORY)", "node failure") say more.
-  if (ev.kind == JobEventKind::exited && !ev.message.empty() && ev.message.find("exit") == std::string::npos)
-    what += " (" + ev.message + ")";
+  if (ev.kind == JobEventKind::exited && !ev.message.empty() && ev.message.find("exit") == std::string::npos) {
+    // "killed by signal 12 (User defined signal 2)" already starts with the verdict "killed
+    // by signal 12": said once, not "killed by signal 12 (killed by signal 12 (...))".
+    if (ev.message.rfind(what, 0) == 0) what = ev.message;
+    else what += " (" + ev.message + ")";
+  }
   if (!stderr_tail.empty()) what += "; stderr: " + stderr_tail;
   return what;
 }
@@ -73,7 +77,14 @@ TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts&
       d.event = TrialEvent::failed;
       d.deterministic = true;
       d.failure = *bad;
-      d.why = *bad + (retries_left ? std::string(" — ") + kNotRetried : "");
+      d.why = *bad;
+      // The objective may be in that last line: a program that wrote its record without
+      // '\n' reported it to nobody. Say so, or "never reported" reads as a lie.
+      if (!f.unterminated_line.empty())
+        d.why += fmt::format("; the last line of {} has no newline at its end, so it was not read ({}) (fix: end "
+                             "every record with a newline and flush)",
+                             protocol::kMetricsFile, f.unterminated_line);
+      if (retries_left) d.why += std::string(" — ") + kNotRetried;
     }
   } else {
     // Exit 2 (bad parameters), 3 (diverged), a missing program repeat on every retry with

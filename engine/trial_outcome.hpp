@@ -26,6 +26,8 @@ struct TerminalFacts {
   std::string stderr_tail;            ///< last lines of stderr.log ("" if none)
   /// The last eval/final record that named the objective gave NaN/inf (recorded as null).
   bool objective_nonfinite = false;
+  /// metrics.jsonl ends in a line without its newline (never read: a torn line); its start.
+  std::string unterminated_line;
 };
 
 enum class Outcome { complete, no_objective, pruned, cancelled, failed };

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <optional>
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
@@ -56,15 +58,15 @@ class Sink {
 }  // namespace
 
 int cmd_export(const ExportArgs& a) {
-  if (a.format == "parquet")
-    return report(Error{"Parquet is not available: Debian 12 packages no C/C++ Parquet library (Apache Arrow is "
-                        "not in Debian), and dlsweep uses Debian-packaged libraries only",
-                        "--format parquet",
-                        "use --format csv: pandas.read_csv or polars.read_csv read it, and df.to_parquet() "
-                        "writes Parquet from there"},
-                  exit_code::usage);
+  if (a.format == "parquet") return report(parquet_unavailable(), exit_code::usage);
   if (a.format != "csv")
     return report(Error{"unknown format '" + a.format + "'", "--format", "use csv"}, exit_code::usage);
+  if (std::error_code ec; !a.output.empty() && a.output != "-" && std::filesystem::is_directory(a.output, ec))
+    return report(Error{"'" + a.output + "' is a directory, not a file", "-o",
+                        "name a file in it, e.g. `-o " +
+                            (std::filesystem::path(a.output) / (a.study + (a.curves ? "-curves.csv" : ".csv"))).string() +
+                            "`"},
+                  exit_code::usage);
   auto storage = db::Storage::open_readonly(a.db);
   if (!storage) return report(storage.error(), exit_code::usage);
   auto study = (*storage)->find_study(a.study);

@@ -22,6 +22,13 @@ int cmd_report(const ReportArgs& a) {
                        "(Debian: apt-get install libjs-chart.js) and rebuild\n");
     return exit_code::runtime;
   }
+  const std::string out = a.output.empty() ? a.study + "-report.html" : a.output;
+  if (std::error_code ec; out != "-" && std::filesystem::is_directory(out, ec)) {
+    // Checked first: the report was built, then could not be renamed over a folder.
+    fmt::print(stderr, "error: -o: '{}' is a directory, not a file (fix: name a file in it, e.g. `-o {}`)\n", out,
+               (std::filesystem::path(out) / (a.study + "-report.html")).string());
+    return exit_code::usage;
+  }
   auto storage = db::Storage::open_readonly(a.db);
   if (!storage) {
     fmt::print(stderr, "error: {}\n", storage.error().message());
@@ -33,7 +40,6 @@ int cmd_report(const ReportArgs& a) {
     return model.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime;
   }
   const std::string html = report::report_html(*model);
-  const std::string out = a.output.empty() ? a.study + "-report.html" : a.output;
   if (out == "-") {
     std::fwrite(html.data(), 1, html.size(), stdout);
     return std::ferror(stdout) ? exit_code::runtime : exit_code::ok;

@@ -23,6 +23,7 @@ namespace dlsweep::orch {
 using nlohmann::json;
 
 int cmd_results(const ResultsArgs& a) {
+  if (a.format == "parquet") return report(parquet_unavailable(), exit_code::usage);
   auto o = open_for_reading(a.db, a.format);
   if (!o) return report(o.error(), exit_code::usage);
   auto st = find_study(*o->storage, a.study);

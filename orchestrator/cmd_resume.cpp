@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/commands.hpp"
+#include "orchestrator/read_support.hpp"
 #include "schedulers/backend_kinds.hpp"
 #include "engine/progress.hpp"
 #include "engine/backend_factory.hpp"
@@ -60,8 +61,10 @@ int cmd_resume(const ResumeArgs& a) {
     return exit_code::runtime;
   }
   if (!*row) {
-    fmt::print(stderr, "error: {}: no study named '{}' (fix: `dlsweep --db {} status` lists the studies)\n", a.db,
-               a.study, a.db);
+    // The error names the studies the database holds (a typo is seen at once).
+    auto named = find_study(**storage, a.study);
+    fmt::print(stderr, "error: {}: {}\n", a.db,
+               named ? fmt::format("no study named '{}'", a.study) : named.error().message());
     return exit_code::usage;
   }
   auto spec = parse_study((*row)->spec_json, StudyFormat::json, (*row)->source_path);

@@ -1,6 +1,12 @@
 // cmd_status.cpp — `dlsweep status [STUDY]`: every study with its trials by state, or one
 // study's trials with state, last and best value, and the message (pending reasons too).
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,17 +25,52 @@ namespace dlsweep::orch {
 
 using nlohmann::json;
 
+namespace {
+
+// Whether an orchestrator holds DB.lock (engine/sweep_runner's lock_database), as this
+// host sees it: nullopt when that cannot be told (no working locks on this filesystem).
+std::optional<bool> orchestrator_holds_lock(const std::string& db) {
+  const std::string path = db + ".lock";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? std::optional<bool>(false) : std::nullopt;
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  const int rc = ::fcntl(fd, F_GETLK, &probe);
+  ::close(fd);
+  if (rc != 0) return std::nullopt;
+  return probe.l_type != F_UNLCK;
+}
+
+// A study recorded RUNNING that no orchestrator drives (it was killed, its node rebooted,
+// or it detached): nothing records its trials until `resume`. Said on stderr, once.
+void note_undriven(const std::string& db, const std::vector<std::string>& running) {
+  if (running.empty()) return;
+  const auto held = orchestrator_holds_lock(db);
+  if (!held || *held) return;
+  std::string names;
+  for (const auto& n : running) names += (names.empty() ? "" : ", ") + n;
+  fmt::print(stderr,
+             "note: no orchestrator is running on {} (its lock {}.lock is free, as this host sees it): nothing "
+             "records the trials of {} now; `dlsweep --db {} resume {}` continues {}\n",
+             db, db, names, db, running.size() == 1 ? running.front() : "STUDY", running.size() == 1 ? "it" : "each");
+}
+
+}  // namespace
+
 int cmd_status(const StatusArgs& a) {
   auto o = open_for_reading(a.db, a.format);
   if (!o) return report(o.error(), exit_code::usage);
   Rows rows;
   std::int64_t warm_count = 0;  // one study: its warm-start trials (search.warm_start)
+  std::vector<std::string> running;  // studies recorded RUNNING
   if (a.study.empty()) {
     auto studies = o->storage->list_studies();
     if (!studies) return report(studies.error(), exit_code::runtime);
     rows.columns = {"study", "state", "trials", "WAITING", "QUEUED", "RUNNING", "COMPLETE", "PRUNED", "FAILED",
                     "CANCELLED"};
     for (const auto& st : *studies) {
+      if (st.state == "RUNNING") running.push_back(st.name);
       auto counts = o->storage->state_counts(st.id);
       if (!counts) return report(counts.error(), exit_code::runtime);
       std::vector<json> row = {st.name, st.state, 0};
@@ -47,6 +88,7 @@ int cmd_status(const StatusArgs& a) {
   } else {
     auto st = find_study(*o->storage, a.study);
     if (!st) return report(st.error(), exit_code::usage);
+    if (st->state == "RUNNING") running.push_back(st->name);
     auto trials = o->storage->summaries(st->id);
     if (!trials) return report(trials.error(), exit_code::runtime);
     // The scheduler's reason why a QUEUED trial's job waits, as the orchestrator last
@@ -78,6 +120,7 @@ int cmd_status(const StatusArgs& a) {
   if (warm_count > 0 && o->format == OutputFormat::table)
     fmt::print("warm start: {} of earlier studies seed the sampler (not run; `dlsweep results` lists them as WARM)\n",
                trials_word(warm_count));
+  note_undriven(a.db, running);
   return exit_code::ok;
 }
 

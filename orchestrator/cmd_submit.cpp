@@ -21,6 +21,7 @@
 #include "orchestrator/commands.hpp"
 #include "orchestrator/as_job.hpp"
 #include "orchestrator/dry_run.hpp"
+#include "orchestrator/read_support.hpp"
 #include "schedulers/backend_kinds.hpp"
 #include "engine/engine.hpp"
 #include "engine/job_builder.hpp"
@@ -85,12 +86,7 @@ std::variant<Replacement, int> replace_study(const SubmitArgs& a, const std::str
 
 int cmd_submit(const SubmitArgs& a) {
   auto spec = load_study(a.study_file);
-  if (!spec) {
-    for (const auto& e : spec.error()) fmt::print(stderr, "error: {}\n", e.message());
-    fmt::print(stderr, "{} error{} in {}; nothing was recorded{}.\n", spec.error().size(),
-               spec.error().size() == 1 ? "" : "s", a.study_file, a.replace ? " or deleted" : "");
-    return exit_code::usage;
-  }
+  if (!spec) return report_file_errors(spec.error(), a.study_file, a.replace ? "recorded or deleted" : "recorded");
   EngineOptions opts;
   auto train = train_binary_for(*spec);
   if (!train) {
@@ -110,13 +106,8 @@ int cmd_submit(const SubmitArgs& a) {
   std::optional<WarmStartLoad> warm;
   if (!spec->search.warm_start.empty()) {
     auto loaded = load_warm_start(*spec, a.db, nullptr);
-    if (!loaded) {
-      for (const auto& e : loaded.error()) fmt::print(stderr, "error: {}\n", e.message());
-      fmt::print(stderr, "{} error{} in {}; nothing was recorded{}.\n", loaded.error().size(),
-                 loaded.error().size() == 1 ? "" : "s", a.study_file,
-                 a.replace ? " or deleted" : "");
-      return exit_code::usage;
-    }
+    if (!loaded)
+      return report_file_errors(loaded.error(), a.study_file, a.replace ? "recorded or deleted" : "recorded");
     warm = std::move(*loaded);
   }
   // --as-job with a backend that cannot run it: refused before --replace deletes anything.
@@ -130,6 +121,20 @@ int cmd_submit(const SubmitArgs& a) {
     replaced = std::move(std::get<Replacement>(r));
   }
   if (a.as_job) return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
+  // The same study submitted again (an edited file, a second `submit`): say that this
+  // database holds it and how to go on, before the runs directory's own complaint.
+  if (!a.replace && fs::is_regular_file(a.db, ec)) {
+    if (auto ro = db::Storage::open_readonly(a.db)) {
+      if (auto found = (*ro)->find_study(spec->name); found && *found) {
+        fmt::print(stderr,
+                   "error: {}: name: a study named '{}' is already in {} (fix: `dlsweep --db {} resume {}` continues "
+                   "it; `dlsweep --db {} submit --replace {}` deletes it and submits this file; or give this study "
+                   "another name)\nnothing was recorded.\n",
+                   a.study_file, spec->name, a.db, a.db, spec->name, a.db, a.study_file);
+        return exit_code::usage;
+      }
+    }
+  }
   fs::path study_root = opts.runs_dir / spec->name;
   if (fs::exists(study_root, ec) && !fs::is_empty(study_root, ec)) {
     const std::string fix = a.replace ? "no study of this database owns it: remove that directory, or set runs_dir "

@@ -8,8 +8,7 @@ namespace dlsweep::orch {
 
 namespace fs = std::filesystem;
 
-Status check_db_path(const std::string& db) {
-  const std::string where = "--db";
+Status check_db_path(const std::string& db, const std::string& where) {
   if (db.empty()) return fail_as(ErrorKind::bad_input, "no database path given", where, "pass `--db PATH`");
   std::error_code ec;
   const fs::path p(db);

@@ -12,6 +12,8 @@ namespace dlsweep::orch {
 /// Ok when `db` can name a database file: not empty, not a directory or other non-file, and
 /// in a directory that exists. Whether the file itself exists is each verb's business
 /// (`submit` creates it, the readers need it). Errors name `--db`, the path and the fix.
-Status check_db_path(const std::string& db);
+/// `where` names the path's origin in the errors: "--db", or "$DLSWEEP_DB" when the path
+/// came from the environment (no --db given).
+Status check_db_path(const std::string& db, const std::string& where = "--db");
 
 }  // namespace dlsweep::orch

@@ -6,6 +6,7 @@
 
 #include "common/objective.hpp"
 #include "orchestrator/commands.hpp"
+#include "orchestrator/read_support.hpp"
 #include "engine/backend_factory.hpp"
 #include "engine/warm_start_load.hpp"
 #include "engine/job_builder.hpp"
@@ -37,12 +38,7 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   set_directions(history, spec);
   if (!spec.search.warm_start.empty()) {  // what the real sweep's sampler would see
     auto warm = load_warm_start(spec, db, nullptr);
-    if (!warm) {
-      for (const auto& e : warm.error()) fmt::print(stderr, "error: {}\n", e.message());
-      fmt::print(stderr, "{} error{} in {}; nothing was submitted or run.\n", warm.error().size(),
-                 warm.error().size() == 1 ? "" : "s", spec.source);
-      return exit_code::usage;
-    }
+    if (!warm) return report_file_errors(warm.error(), spec.source, "submitted or run");
     for (const auto& n : warm->notes) fmt::print(stderr, "{}\n", n);
     history.trials = warm_history(warm->rows);
   }

@@ -18,7 +18,7 @@ int main(int argc, char** argv) try {
   app.set_version_flag("--version", std::string("dlsweep ") + DLSWEEP_VERSION);
   const char* env_db = std::getenv("DLSWEEP_DB");
   std::string db = env_db && *env_db ? env_db : "dlsweep.db";
-  app.add_option("--db", db, "SQLite database (default: $DLSWEEP_DB or ./dlsweep.db)");
+  auto* db_option = app.add_option("--db", db, "SQLite database (default: $DLSWEEP_DB or ./dlsweep.db)");
   app.footer(
       "Exit codes: 0 ok, 1 runtime failure (database/disk/backend), 2 bad arguments or study,\n"
       "3 submit/resume: no trial completed, best: no COMPLETE trial to pick, 70 internal error, 75 detached (--detach-on-term; trials run on),\n"
@@ -45,7 +45,8 @@ int main(int argc, char** argv) try {
   ResultsArgs results;
   auto* r = app.add_subcommand("results", "per-trial params, state, objective value, time-to-target (read-only)");
   r->add_option("study", results.study, "study name")->required();
-  r->add_option("--format", results.format, "table | csv | json")->check(CLI::IsMember({"table", "csv", "json"}));
+  r->add_option("--format", results.format, "table | csv | json (parquet: not available; says why)")
+      ->check(CLI::IsMember({"table", "csv", "json", "parquet"}));
 
   QueryArgs query;
   auto* q = app.add_subcommand("query", "run one read-only SQL statement against the database");
@@ -151,7 +152,9 @@ int main(int argc, char** argv) try {
   // One check of --db for every verb, before any of them opens or locks anything. A dry run
   // never touches the database, so it is not held to it.
   if (!(*s && submit.dry_run)) {
-    if (auto ok = check_db_path(db); !ok) {
+    // A path from $DLSWEEP_DB is named so: the user typed no --db to look for.
+    const bool from_env = db_option->count() == 0 && env_db && *env_db;
+    if (auto ok = check_db_path(db, from_env ? "$DLSWEEP_DB" : "--db"); !ok) {
       fmt::print(stderr, "error: {}\n", ok.error().message());
       return exit_code::usage;
     }

@@ -26,6 +26,14 @@ Result<db::StudyRow> find_study(const db::Storage& storage, const std::string& n
   return **s;
 }
 
+Error parquet_unavailable() {
+  return Error{"Parquet is not available: Debian 12 packages no C/C++ Parquet library (Apache Arrow is not in "
+               "Debian), and dlsweep uses Debian-packaged libraries only",
+               "--format parquet",
+               "use --format csv: pandas.read_csv or polars.read_csv read it, and df.to_parquet() writes Parquet "
+               "from there"};
+}
+
 int report(const Error& e, int code) {
   fmt::print(stderr, "error: {}\n", e.message());
   return code;

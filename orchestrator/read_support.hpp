@@ -9,10 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/load.hpp"
+#include "common/exit_codes.hpp"
 #include "common/result.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/table_format.hpp"
@@ -33,8 +36,22 @@ Result<db::StudyRow> find_study(const db::Storage& storage, const std::string& n
 /// The study's data for analysis/ (analysis::load_study over a read-only database).
 Result<analysis::StudyData> load_study_data(const std::string& db, const std::string& study);
 
+/// Why `--format parquet` is refused (`results`, `export`): no Debian-packaged library.
+Error parquet_unavailable();
+
 /// Prints "error: ..." to stderr and returns `code`.
 int report(const Error& e, int code);
+
+/// Prints each of a study file's errors ("error: ...") and the one closing line every verb
+/// that refuses a study file ends with, "N errors in FILE; nothing was <done>."; returns
+/// the CLI's usage exit code. `errors`: anything with message() (Error, ValidationError).
+template <class Errors>
+int report_file_errors(const Errors& errors, const std::string& file, std::string_view nothing_done) {
+  for (const auto& e : errors) fmt::print(stderr, "error: {}\n", e.message());
+  fmt::print(stderr, "{} error{} in {}; nothing was {}.\n", errors.size(), errors.size() == 1 ? "" : "s", file,
+             nothing_done);
+  return ::dlsweep::exit_codes::cli::usage;
+}
 
 /// A number or null, for table cells.
 inline nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }

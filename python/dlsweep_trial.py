@@ -315,14 +315,14 @@ def _number(name: str, v) -> float | int | None:
 def _int(name: str, v) -> int:
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(float("inf"))
         raise TypeError(f"dlsweep_trial: {name} must be a whole number, got {v!r}") from None
 
 
 def _float(name: str, v) -> float:
     try:
         f = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: float(10**400)
         raise TypeError(f"dlsweep_trial: {name} must be a number, got {v!r}") from None
     if not math.isfinite(f):
         raise ValueError(f"dlsweep_trial: {name} must be finite, got {v!r}")
@@ -403,7 +403,7 @@ _position: dict = {}
 def _note_position(step, epoch, samples) -> None:
     try:
         _position.update(step=int(step), epoch=float(epoch), samples=int(samples))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass  # _record raises the clear error
 
 

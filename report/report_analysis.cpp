@@ -46,7 +46,7 @@ json analysis_model(const analysis::StudyData& study) {
                       {"samples", row->samples ? json(row->samples->mean) : json(nullptr)},
                       {"time_s", row->time ? json(row->time->mean) : json(nullptr)},
                       {"trials", row->best_trials}});
-    fit_in.push_back({static_cast<double>(row->batch), row->steps->mean});
+    fit_in.push_back({static_cast<double>(row->batch), row->steps->mean, row->steps->n});
   }
   if (!study.target) return {{"available", false}, {"reason", "the study has no objective target"}, {"points", points}};
   auto fit = analysis::fit_batch_model(fit_in);

@@ -68,3 +68,92 @@ def test_one_trial_is_one_trial_and_best_params_are_short_in_text(tmp_path):
     texts.append(out)
     for text in texts:
         assert not BAD.search(text), text
+
+
+def test_a_bad_database_path_from_the_environment_is_named_so(tmp_path):
+    # `DLSWEEP_DB=/some/folder dlsweep status` said "error: --db: ... is a directory" to a
+    # user who typed no --db.
+    env = dict(os.environ, DLSWEEP_DB=str(tmp_path))
+    r = subprocess.run([DLSWEEP, "status"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                       timeout=HANG_BOUND_S, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2
+    assert f"$DLSWEEP_DB: '{tmp_path}' is a directory" in r.stderr
+    r = subprocess.run([DLSWEEP, "--db", str(tmp_path), "status"], cwd=tmp_path, capture_output=True, text=True,
+                       env=env, timeout=HANG_BOUND_S, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and f"--db: '{tmp_path}' is a directory" in r.stderr
+
+
+def test_submitting_a_study_again_names_the_database_and_the_ways_on(tmp_path):
+    # A second `submit` of the same file said only that the runs directory "already holds
+    # trial directories of an earlier study", "when this database holds it" — it does.
+    (tmp_path / "t.py").write_text(TRIAL)
+    (tmp_path / "study.yaml").write_text(STUDY)
+    r, _ = dlsweep(tmp_path, "submit", "study.yaml")
+    assert r.returncode == 0, r.stderr
+    r, text = dlsweep(tmp_path, "submit", "study.yaml")
+    assert r.returncode == 2
+    assert "a study named 'wording' is already in" in r.stderr
+    assert "resume wording" in r.stderr and "submit --replace study.yaml" in r.stderr
+    r, _ = dlsweep(tmp_path, "submit", "--replace", "study.yaml")  # the way on it names works
+    assert r.returncode == 0, r.stderr
+    r, _ = dlsweep(tmp_path, "resume", "wordin")  # a typo: the error names the studies there are
+    assert r.returncode == 2
+    assert "no study named 'wordin'" in r.stderr and "known studies: wording" in r.stderr
+
+
+def test_status_says_when_no_orchestrator_drives_a_running_study(tmp_path):
+    # After `kill -9` of the orchestrator, status showed the trials RUNNING forever and
+    # said nothing: the user waited for a sweep nobody was driving.
+    import signal
+    import time
+    (tmp_path / "t.py").write_text("import time\nimport dlsweep_trial as dt\ntime.sleep(1.5)\n"
+                                   "dt.report(step=1, epoch=1, samples=8, val_acc=0.9)\n")
+    (tmp_path / "study.yaml").write_text(STUDY)
+    orch = subprocess.Popen([DLSWEEP, "--db", str(tmp_path / "sweep.db"), "submit", "study.yaml"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            r, _ = dlsweep(tmp_path, "status", "wording")
+            if "RUNNING" in r.stdout:
+                break
+            time.sleep(0.05)
+        assert "RUNNING" in r.stdout
+        assert "no orchestrator is running" not in r.stderr  # it is
+        orch.send_signal(signal.SIGKILL)
+        orch.wait(timeout=HANG_BOUND_S)
+        r, _ = dlsweep(tmp_path, "status", "wording")
+        assert r.returncode == 0
+        assert "no orchestrator is running on" in r.stderr and "resume wording` continues it" in r.stderr
+        r, _ = dlsweep(tmp_path, "status")
+        assert "nothing records the trials of wording" in r.stderr
+    finally:
+        if orch.poll() is None:
+            orch.kill()
+            orch.wait()
+    r, _ = dlsweep(tmp_path, "resume", "wording")  # stops the orphan, runs the trial again
+    assert r.returncode == 0, r.stderr
+    r, _ = dlsweep(tmp_path, "status", "wording")
+    assert "COMPLETE" in r.stdout and "no orchestrator" not in r.stderr  # FINISHED: nothing to say
+
+
+def test_a_program_that_cannot_be_started_fails_fast(tmp_path):
+    # README "Fail fast": a wrong path stops the sweep after trial.fail_fast trials. A
+    # program that could not be started at all (not executable) ran every trial instead.
+    (tmp_path / "t.sh").write_text("#!/bin/sh\necho hi\n")  # not executable
+    (tmp_path / "study.yaml").write_text(textwrap.dedent('''\
+        name: noexec
+        backend: {kind: local, max_concurrent: 1}
+        trial: {command: ["{study_dir}/t.sh"], fail_fast: 3}
+        objective: {metric: loss, mode: min}
+        search: {algorithm: grid}
+        space: {x: [1, 2, 3, 4, 5, 6]}
+        runs_dir: runs
+    '''))
+    r, text = dlsweep(tmp_path, "submit", "study.yaml")
+    assert r.returncode == 3, text
+    assert "stopped early: 3 trials failed the same way" in text
+    assert "could not be started" in text
+    r, _ = dlsweep(tmp_path, "status", "noexec")
+    assert r.stdout.count("FAILED") == 3  # the rest: never run (WAITING) or cancelled by the fail-fast
+    assert r.stdout.count("WAITING") + r.stdout.count("cancelled: the sweep failed fast") == 3

@@ -66,6 +66,12 @@ def test_metric_values_are_numbers_nan_becomes_null(trial):
         dt.report(step=2, acc="high")
     with pytest.raises(TypeError, match="step must be a whole number"):
         dt.report(step="x", acc=1.0)
+    with pytest.raises(TypeError, match="step must be a whole number, got inf"):
+        dt.report(step=math.inf, acc=1.0)  # was a bare OverflowError naming no argument
+    with pytest.raises(TypeError, match="samples must be a whole number, got -inf"):
+        dt.report(step=2, samples=-math.inf, acc=1.0)
+    with pytest.raises(TypeError, match="wall_s must be a number"):
+        dt.report(step=2, wall_s=10**400, acc=1.0)
     with pytest.raises(ValueError, match="epoch must be finite"):
         dt.report(step=2, epoch=math.nan, acc=1.0)
     assert len(read_records(trial)) == 1  # a refused call writes nothing

@@ -176,12 +176,24 @@ def test_parquet_is_refused_with_the_reason(sweep, tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+def test_results_parquet_is_refused_with_the_reason_too(sweep):
+    # README: "`--format parquet` stops with exit 2 saying so" — `results` said only
+    # "--format: parquet not in {table,csv,json}".
+    _, db = sweep
+    r = dlsweep(db, "results", "py-export", "--format", "parquet", check=False)
+    assert r.returncode == 2
+    assert "Debian 12 packages no C/C++ Parquet library" in r.stderr and "use --format csv" in r.stderr
+    assert r.stdout == ""
+
+
 def test_export_errors_name_the_problem(sweep, tmp_path):
     _, db = sweep
     r = dlsweep(db, "export", "nope", check=False)
     assert r.returncode == 2 and "no study named 'nope'" in r.stderr
     r = dlsweep(db, "export", "py-export", "-o", str(tmp_path / "missing" / "x.csv"), check=False)
     assert r.returncode == 1 and "cannot create" in r.stderr
+    r = dlsweep(db, "export", "py-export", "-o", str(tmp_path), check=False)  # a folder: said so, with a file name
+    assert r.returncode == 2 and "is a directory, not a file" in r.stderr and "py-export.csv" in r.stderr
     r = dlsweep(db, "export", "py-export", "--format", "xlsx", check=False)
     assert r.returncode == 2 and "unknown format 'xlsx'" in r.stderr
     r = dlsweep(tmp_path / "nowhere" / "d.db", "export", "py-export", check=False)  # the --db check of every verb

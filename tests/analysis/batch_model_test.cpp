@@ -133,6 +133,21 @@ TEST_CASE("batch model: a wide interval leaves B_crit undetermined, with what to
   CHECK_THAT(g->to_determine, !Catch::Contains("above"));
 }
 
+TEST_CASE("batch model: a study that already runs several seeds is not told to run 2-3 seeds") {
+  // Each point the mean of 3 seeds (`seed: [1, 2, 3]` in the study): the advice to add
+  // `seed: [1, 2, 3]` was given all the same.
+  auto f = fit_batch_model({{32, 1000, 3}, {64, 560, 3}, {128, 250, 3}, {256, 160, 3}});
+  REQUIRE(f);
+  INFO(f->to_determine);
+  CHECK_FALSE(f->determined);
+  CHECK_THAT(f->to_determine, !Catch::Contains("seed: [1, 2, 3]"));
+  CHECK_THAT(f->to_determine, Catch::Contains("more batch sizes within 32 .. 256 (4 so far, each a mean of 3 or more seeds)"));
+  // One point of a single seed: the advice stands.
+  auto g = fit_batch_model({{32, 1000, 3}, {64, 560, 1}, {128, 250, 3}, {256, 160, 3}});
+  REQUIRE(g);
+  CHECK_THAT(g->to_determine, Catch::Contains("seed: [1, 2, 3]"));
+}
+
 TEST_CASE("batch model: B_crit far outside the batch sizes, at the edge, or without an interval is not determined") {
   // Perfect scaling over 32 .. 512: B_crit ~2e4, more than 4x beyond the largest batch.
   auto f = fit_batch_model({{32, 1000}, {64, 500}, {128, 250}, {256, 125}, {512, 64}});

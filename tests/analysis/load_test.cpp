@@ -120,3 +120,19 @@ TEST_CASE("load_study: a program without a batch_size parameter is read at the b
   CHECK(s->trials[1].batch == 0);  // the batch changed during training: a ramp, no single batch
   CHECK(s->trials[1].batch_ramp);
 }
+
+TEST_CASE("load_study: an unknown study is named with the studies the database holds") {
+  // `dlsweep plan typo` said "error: --db: no study named 'typo'" — the --db was right.
+  Dir dir;
+  auto st = db::Storage::open_readwrite(dir.p / "x.db");
+  REQUIRE(st);
+  auto none = analysis::load_study(**st, "nope");
+  REQUIRE_FALSE(none);
+  CHECK_THAT(none.error().message(), Catch::Contains("holds no study yet"));
+  REQUIRE((*st)->create_study({"bs-sweep", "{}", "s.yaml", "runs", "val_acc", "max", 0.8}));
+  auto typo = analysis::load_study(**st, "bs-swep");
+  REQUIRE_FALSE(typo);
+  CHECK(typo.error().is(ErrorKind::not_found));
+  CHECK_THAT(typo.error().message(), Catch::Contains("study: no study named 'bs-swep'") &&
+                                         Catch::Contains("known studies: bs-sweep") && !Catch::Contains("--db"));
+}

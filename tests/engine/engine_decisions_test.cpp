@@ -224,3 +224,21 @@ TEST_CASE("prune policy: the study's pruner, within the group, past warmup and s
   CHECK(history_status(TrialState::cancelled) == search::TrialStatus::failed);
   CHECK(history_status(TrialState::queued) == search::TrialStatus::running);
 }
+
+TEST_CASE("terminal decision: a death by signal is said once, with the signal's name") {
+  // The local backend's message "killed by signal 12 (User defined signal 2)" was appended
+  // to the verdict "killed by signal 12": "killed by signal 12 (killed by signal 12 (...))".
+  TerminalFacts f;
+  f.state = TrialState::running;
+  f.max_retries = 1;
+  f.metric = "acc";
+  auto ev = exited(128 + 12, 12);
+  ev.message = "killed by signal 12 (User defined signal 2)";
+  auto d = decide_terminal(ev, f);
+  CHECK(d.outcome == Outcome::failed);
+  CHECK(d.why == "killed by signal 12 (User defined signal 2)");
+  // A backend's own words that say more are kept in parentheses, as before.
+  ev.message = "out of memory (OUT_OF_MEMORY)";
+  d = decide_terminal(ev, f);
+  CHECK(d.why == "killed by signal 12 (out of memory (OUT_OF_MEMORY))");
+}

@@ -3,6 +3,9 @@
 // are the progress line's best; `resume --rerun` runs cancelled trials again.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
+
 #include "engine_fixture.hpp"
 #include "schedulers/fake_backend.hpp"
 
@@ -114,4 +117,127 @@ TEST_CASE("engine: resume with rerun cancelled runs the holes Ctrl-C left, as ne
   auto ev = f.storage->query("SELECT COUNT(*) FROM events WHERE from_state='CANCELLED' AND to_state='WAITING'");
   REQUIRE(ev.has_value());
   CHECK(ev->rows[0][0].get<int>() == 2);
+}
+
+static std::string read_output(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string s;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
+  return s;
+}
+
+TEST_CASE("engine: a record that reuses a seq is skipped and said, and the value is that of the stored records") {
+  // The database keys records by (attempt, seq) and keeps the first: the progress line said
+  // "complete: acc = 0.9" (the second record) while the database, results and best held 0.3.
+  Fixture f("dupseq", "  max_retries: 0");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    o.metrics_lines = {eval_line(0, 10, 0.3), eval_line(0, 20, 0.9, true)};
+    return o;
+  });
+  std::FILE* out = std::tmpfile();
+  auto r = f.run(backend, io, {}, out);
+  const std::string text = read_output(out);
+  std::fclose(out);
+  REQUIRE(r.has_value());
+  CHECK(r->snapshot.complete == 5);
+  REQUIRE(r->snapshot.best_value);
+  CHECK(*r->snapshot.best_value == Approx(0.3));
+  INFO(text);
+  CHECK(text.find("seq 0 was already used by an earlier record of this attempt") != std::string::npos);
+  CHECK(text.find("acc = 0.9") == std::string::npos);
+}
+
+TEST_CASE("engine: a last record without its newline is named when the trial ends, not called never reported") {
+  Fixture f("nonewline", "  max_retries: 0\n  fail_fast: 0");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
+    // The program's only record, written without '\n' before it exited 0.
+    fs::create_directories(job.workdir);
+    std::ofstream(job.workdir / "metrics.jsonl", std::ios::app)
+        << R"({"seq":0,"kind":"final","step":20,"epoch":2,"samples":64,"wall_s":1,"metrics":{"acc":0.7}})";
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    return o;
+  });
+  std::FILE* out = std::tmpfile();
+  auto r = f.run(backend, io, {}, out);
+  const std::string text = read_output(out);
+  std::fclose(out);
+  REQUIRE(r.has_value());
+  CHECK(r->snapshot.failed == 5);
+  INFO(text);
+  CHECK(text.find("has no newline at its end: not read") != std::string::npos);
+  auto rows = f.storage->list_trials(f.study_id);
+  REQUIRE(rows.has_value());
+  for (const auto& t : *rows) {
+    INFO(t.message);
+    CHECK(t.message.find("objective acc was never reported") != std::string::npos);
+    CHECK(t.message.find("the last line of metrics.jsonl has no newline at its end") != std::string::npos);
+    CHECK(t.message.find(R"("kind":"final")") != std::string::npos);
+  }
+}
+
+TEST_CASE("engine: the summary of trials past trial.timeout says they timed out") {
+  // It said "5 trials: cancelled by the backend" for a study whose trials hit its timeout.
+  Fixture f("timeout", "  timeout: 0.05\n  max_retries: 0");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 30;
+    return o;
+  });
+  auto r = f.run(backend, io);
+  REQUIRE(r.has_value());
+  CHECK(r->snapshot.failed == 5);
+  REQUIRE(r->failure_reasons.size() == 1);
+  CHECK(r->failure_reasons[0].first == "cancelled by the backend: timed out after 0.05 s");
+  CHECK(r->failure_reasons[0].second == 5);
+}
+
+TEST_CASE("engine: a jump in seq says that records were lost, as when metrics.jsonl is rewritten") {
+  // A program that opened metrics.jsonl with "w" for each record lost records silently.
+  Fixture f("seqjump", "  max_retries: 0");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    // A bad line (seq 2) is said as such: the jump over it is no news; 3 is lost.
+    o.metrics_lines = {eval_line(0, 10, 0.3), eval_line(1, 20, 0.4), "not json", eval_line(4, 50, 0.9, true)};
+    return o;
+  });
+  std::FILE* out = std::tmpfile();
+  auto r = f.run(backend, io, {}, out);
+  const std::string text = read_output(out);
+  std::fclose(out);
+  REQUIRE(r.has_value());
+  CHECK(r->snapshot.complete == 5);
+  INFO(text);
+  CHECK(text.find("skipped a bad line") != std::string::npos);
+  CHECK(text.find("seq jumps from 1 to 4") != std::string::npos);
+  CHECK(text.find("records 2..3 never reached dlsweep") != std::string::npos);
+  CHECK(text.find("seq jumps from 0 to 1") == std::string::npos);
+}
+
+TEST_CASE("engine: a seq skipped over a bad line alone is no jump") {
+  Fixture f("seqbad", "  max_retries: 0");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    o.metrics_lines = {eval_line(0, 10, 0.3), "not json", eval_line(2, 50, 0.9, true)};
+    return o;
+  });
+  std::FILE* out = std::tmpfile();
+  auto r = f.run(backend, io, {}, out);
+  const std::string text = read_output(out);
+  std::fclose(out);
+  REQUIRE(r.has_value());
+  INFO(text);
+  CHECK(text.find("skipped a bad line") != std::string::npos);
+  CHECK(text.find("seq jumps") == std::string::npos);
 }

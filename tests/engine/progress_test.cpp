@@ -55,6 +55,20 @@ TEST_CASE("progress: no ETA once the sweep is stopping, nor in the final line; t
   s.stopping = true;
   CHECK_THAT(Progress::status_line(s), !Catch::Contains("ETA"));
   CHECK(trials_word(1) == "1 trial");
+}
+
+TEST_CASE("progress: a resumed sweep's ETA is from the trials this run finished") {
+  // Resumed with 6 of 8 done before: 10 s for the 1 it finished itself, 1 left -> 10 s. It
+  // said "ETA 00:00" at the start of a resume and 00:02 here (20 s over all 7 done).
+  SweepSnapshot s;
+  s.total = 8;
+  s.complete = 6;
+  s.done_before = 6;
+  s.elapsed_s = 1;
+  CHECK_THAT(Progress::status_line(s), !Catch::Contains("ETA"));  // nothing finished in this run yet
+  s.complete = 7;
+  s.elapsed_s = 10;
+  CHECK_THAT(Progress::status_line(s), Catch::Contains("ETA 00:10"));
   CHECK(trials_word(0) == "0 trials");
   CHECK(trials_word(12) == "12 trials");
 }

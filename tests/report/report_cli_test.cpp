@@ -44,4 +44,12 @@ TEST_CASE("dlsweep report writes the page, or says what is wrong") {
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.err, Catch::Contains("cannot write"));
   CHECK_FALSE(fs::exists(dir / "missing"));
+
+  // -o naming a folder: said so, with the file to name instead (was "cannot rename into
+  // place: Is a directory", exit 1, after building the whole report).
+  fs::create_directories(dir / "out");
+  auto folder = run_dlsweep(dir / "r.db", {"report", "cli", "-o", (dir / "out").string()}, dir.path());
+  CHECK(folder.exit_code == 2);
+  CHECK_THAT(folder.err, Catch::Contains("is a directory, not a file") && Catch::Contains("cli-report.html"));
+  CHECK(fs::is_empty(dir / "out"));
 }
