@@ -119,13 +119,22 @@ TEST_CASE("engine: resume with rerun cancelled runs the holes Ctrl-C left, as ne
   CHECK(ev->rows[0][0].get<int>() == 2);
 }
 
-static std::string read_output(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string s;
+/// The sweep's outcome and what it printed (progress and notes).
+struct Printed {
+  Result<orch::SweepOutcome> r;
+  std::string text;
+};
+
+static Printed run_printing(Fixture& f, sched::Backend& backend, boost::asio::io_context& io) {
+  std::FILE* out = std::tmpfile();
+  auto r = f.run(backend, io, {}, out);
+  std::fflush(out);
+  std::rewind(out);
+  std::string text;
   char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
-  return s;
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, out)) > 0;) text.append(buf, n);
+  std::fclose(out);
+  return {std::move(r), std::move(text)};
 }
 
 TEST_CASE("engine: a record that reuses a seq is skipped and said, and the value is that of the stored records") {
@@ -139,10 +148,7 @@ TEST_CASE("engine: a record that reuses a seq is skipped and said, and the value
     o.metrics_lines = {eval_line(0, 10, 0.3), eval_line(0, 20, 0.9, true)};
     return o;
   });
-  std::FILE* out = std::tmpfile();
-  auto r = f.run(backend, io, {}, out);
-  const std::string text = read_output(out);
-  std::fclose(out);
+  auto [r, text] = run_printing(f, backend, io);
   REQUIRE(r.has_value());
   CHECK(r->snapshot.complete == 5);
   REQUIRE(r->snapshot.best_value);
@@ -164,10 +170,7 @@ TEST_CASE("engine: a last record without its newline is named when the trial end
     o.run_s = 0.01;
     return o;
   });
-  std::FILE* out = std::tmpfile();
-  auto r = f.run(backend, io, {}, out);
-  const std::string text = read_output(out);
-  std::fclose(out);
+  auto [r, text] = run_printing(f, backend, io);
   REQUIRE(r.has_value());
   CHECK(r->snapshot.failed == 5);
   INFO(text);
@@ -210,10 +213,7 @@ TEST_CASE("engine: a jump in seq says that records were lost, as when metrics.js
     o.metrics_lines = {eval_line(0, 10, 0.3), eval_line(1, 20, 0.4), "not json", eval_line(4, 50, 0.9, true)};
     return o;
   });
-  std::FILE* out = std::tmpfile();
-  auto r = f.run(backend, io, {}, out);
-  const std::string text = read_output(out);
-  std::fclose(out);
+  auto [r, text] = run_printing(f, backend, io);
   REQUIRE(r.has_value());
   CHECK(r->snapshot.complete == 5);
   INFO(text);
@@ -232,10 +232,7 @@ TEST_CASE("engine: a seq skipped over a bad line alone is no jump") {
     o.metrics_lines = {eval_line(0, 10, 0.3), "not json", eval_line(2, 50, 0.9, true)};
     return o;
   });
-  std::FILE* out = std::tmpfile();
-  auto r = f.run(backend, io, {}, out);
-  const std::string text = read_output(out);
-  std::fclose(out);
+  auto [r, text] = run_printing(f, backend, io);
   REQUIRE(r.has_value());
   INFO(text);
   CHECK(text.find("skipped a bad line") != std::string::npos);
