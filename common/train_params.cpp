@@ -31,8 +31,12 @@ const std::vector<ParamInfo>& table() {
       {"standardize", T::boolean, false, {}, 0, 0, false,
        "fashion-mnist/synthetic inputs as (x - mean) / std with the training set's mean and std (false: "
        "pixels scaled to [0, 1]); cifar10 is always standardised per channel"},
-      {"precision", T::string, "fp32", {"fp32", "bf16"}, 0, 0, false,
-       "arithmetic of activations and weight copies (bf16: fp32 master weights and accumulation)"},
+      {"device", T::string, "cpu", {"cpu", "cuda", "auto"}, 0, 0, false,
+       "where the trial trains: cpu (oneDNN), cuda (the rank's GPU; CUDA builds), auto (cuda when the build "
+       "has CUDA and a GPU answers, else cpu); the first log line says which device ran"},
+      {"precision", T::string, "fp32", {"fp32", "bf16", "tf32"}, 0, 0, false,
+       "arithmetic of activations and weight copies (bf16: fp32 master weights and accumulation; tf32: "
+       "tensor-core GEMMs on 10-bit mantissas with fp32 accumulation, device cuda only)"},
       {"bf16_kernels", T::string, "auto", {"auto", "native", "emulated"}, 0, 0, false,
        "how precision bf16 runs: auto (oneDNN's bf16 kernels where the CPU has them, else emulated), native "
        "(refuse to start without them), emulated (fp32 kernels on bf16-rounded operands: the same numbers up to "

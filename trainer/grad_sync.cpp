@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "trainer/optim/tensor_math.hpp"
 
 namespace dlsweep::trainer {
 
@@ -20,6 +19,8 @@ GradSync::GradSync(comm::Communicator& comm, const models::ParameterSet& params,
       plan_(comm::plan_buckets(offsets_of(params), params.arena_size(), comm::bucket_cap_floats(bucket_mb))),
       tracker_(plan_) {
   launch_.reserve(plan_.buckets.size());
+  // Device arenas (a GPU with comm: mpi) are reduced through a host copy of the gradient.
+  if (!params.memory().host_visible()) staging_.resize(static_cast<std::size_t>(params.arena_size()));
 }
 
 void GradSync::begin(bool measure) {
@@ -30,8 +31,14 @@ void GradSync::begin(bool measure) {
 }
 
 Status GradSync::start(const comm::BucketSpan& b) {
+  kernels::Memory& mem = params_.memory();
   float* data = params_.grads() + b.offset;
-  if (measure_) local_norm_sq_ += optim::sum_squares(data, b.size);
+  if (measure_) local_norm_sq_ += mem.sum_squares(data, b.size);
+  if (!staging_.empty()) {
+    float* host = staging_.data() + b.offset;
+    mem.download(host, data, b.size);
+    data = host;
+  }
   return comm_.start_allreduce_sum(std::span<float>(data, static_cast<std::size_t>(b.size)));
 }
 
@@ -57,6 +64,7 @@ Result<double> GradSync::finish() {
   const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (error_) return std::unexpected(*error_);
   if (!waited) return std::unexpected(waited.error());
+  if (!staging_.empty()) params_.memory().upload(params_.grads(), staging_.data(), params_.arena_size());
   return dt;
 }
 

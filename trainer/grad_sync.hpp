@@ -55,6 +55,7 @@ class GradSync {
   bool measure_ = false;
   double local_norm_sq_ = 0;
   std::optional<Error> error_;          ///< the first failure inside ready()
+  std::vector<float> staging_;          ///< host copy of the gradient when the arenas are device memory
 };
 
 }  // namespace dlsweep::trainer

@@ -67,6 +67,7 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.data_dir = get("data_dir").get<std::string>();
   c.augment = get("augment").get<bool>();
   c.standardize = get("standardize").get<bool>();
+  c.device = get("device").get<std::string>();
   c.precision = get("precision").get<std::string>();
   c.bf16_kernels = get("bf16_kernels").get<std::string>();
   c.train_subset = get("train_subset").get<std::int64_t>();
@@ -164,6 +165,7 @@ json to_json(const TrainConfig& c) {
               {"data_dir", c.data_dir},
               {"augment", c.augment},
               {"standardize", c.standardize},
+              {"device", c.device},
               {"precision", c.precision},
               {"bf16_kernels", c.bf16_kernels},
               {"train_subset", c.train_subset},

@@ -24,6 +24,7 @@ struct TrainConfig {
   std::string data_dir;              ///< empty = the dataset's default directory
   bool augment = false;
   bool standardize = false;          ///< inputs (x - mean) / std with the training set's stats
+  std::string device = "cpu";        ///< cpu | cuda | auto (where the run trains)
   std::string precision = "fp32";
   std::string bf16_kernels = "auto";  ///< auto | native | emulated: how precision bf16 runs
   std::int64_t train_subset = 0;

@@ -11,9 +11,9 @@
 #include "trainer/kernels/bf16_peak.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/kernels/onednn_isa.hpp"
+#include "trainer/kernels/plugin_loader.hpp"
 #include "trainer/models/model_registry.hpp"
 #include "trainer/optim/optimizer.hpp"
-#include "trainer/optim/tensor_math.hpp"
 #include "trainer/schedule/lr_schedule.hpp"
 
 namespace dlsweep::trainer {
@@ -76,9 +76,24 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   auto plan = schedule::BatchPlan::build(ps);
   if (!plan) return std::unexpected(plan.error());
 
+  // device: cuda runs on the GPU backend; auto does where this build has CUDA and a GPU
+  // answers (else the CPU backend the context names).
+  std::unique_ptr<kernels::Kernels> gpu;
+  if (config.device == "cuda" || (config.device == "auto" && kernels::cuda_build())) {
+    auto made = kernels::make_kernels("cuda");
+    if (made) {
+      gpu = std::move(*made);
+      ctx.kernels = "cuda";
+    } else if (config.device == "cuda") {
+      return std::unexpected(made.error());
+    }
+  }
+  if (ctx.kernels != "cuda" && config.precision == "tf32")
+    return fail("precision tf32 is a GPU format (tensor-core GEMMs), but this run trains on the CPU", "precision",
+                "use precision: fp32 or bf16 on the CPU, or device: cuda");
   std::unique_ptr<Trainer> t(new Trainer(config, std::move(data), ctx));
   kernels::set_compute_threads(config.threads);
-  auto backend = kernels::make_kernels(ctx.kernels);
+  auto backend = gpu ? Result<std::unique_ptr<kernels::Kernels>>(std::move(gpu)) : kernels::make_kernels(ctx.kernels);
   if (!backend) return std::unexpected(backend.error());
   t->kernels_ = std::move(*backend);
   {
@@ -128,7 +143,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   os.larc_trust = config.larc_trust_coefficient;
   os.larc_eps = config.larc_eps;
   os.larc_clip = config.larc_mode == "clip";
-  auto opt = optim::make_optimizer(os, t->model_->parameters());
+  auto opt = t->kernels_->make_optimizer(os, t->model_->parameters());
   if (!opt) return std::unexpected(opt.error());
   t->optimizer_ = std::move(*opt);
 
@@ -204,7 +219,7 @@ Status Trainer::log_start() {
   return report(protocol::RecordKind::log, 0, {},
                 fmt::format("dlsweep-train: {} {} ({} parameters), {}{} {} train / {} test, batch {} on {} rank(s) "
                             "({} comm), {} steps/epoch, {} steps, lr {:g} ({} rule from {:g} at batch {}, warmup {} "
-                            "steps from {}, decay {}{}), optimizer {}, batch stages {}{}, {} kernels, {}, {} thread(s)",
+                            "steps from {}, decay {}{}), optimizer {}, batch stages {}{}, {} kernels on {}, {}, {} thread(s)",
                             model_->name(),
                             (config_.model == "mlp" ? layer_sizes(train.features, config_.hidden, train.classes)
                                                     : fmt::format("{}x{}x{}->{}", train.channels, train.height,
@@ -222,7 +237,7 @@ Status Trainer::log_start() {
                             end_step_ < total_steps_
                                 ? fmt::format(", stopping at step {} (epoch {:g})", end_step_, config_.stop_epoch)
                                 : "",
-                            ctx_.kernels,
+                            ctx_.kernels, kernels_->device_description(),
                             kernels::backend_version(), kernels::compute_threads()));
 }
 
@@ -299,24 +314,23 @@ Trainer::StepStats Trainer::forward_part(const std::uint32_t* idx, std::int64_t 
 
 Trainer::StepStats Trainer::split_step(const std::uint32_t* idx, std::int64_t b, std::int64_t batch) {
   auto& params = model_->parameters();
+  kernels::Memory& mem = params.memory();
   const std::int64_t size = params.arena_size(), n1 = b / 2, n2 = b - n1;
-  if (grad_acc_.size() != size) grad_acc_ = kernels::AlignedBuffer(size);
+  if (grad_acc_.size() != size) grad_acc_ = mem.allocate(size);
   float* g = params.grads();
   float* acc = grad_acc_.data();
   StepStats st = forward_part(idx, n1, batch);
   auto t0 = clock_type::now();
   model_->backward(n1);
-  std::copy(g, g + size, acc);
-  const double g1 = optim::sum_squares(acc, size);
+  mem.copy(acc, g, size);
+  const double g1 = mem.sum_squares(acc, size);
   iv_.t_compute += seconds_since(t0);
   const StepStats st2 = forward_part(idx + n1, n2, batch);
   t0 = clock_type::now();
   model_->backward(n2);
-  const double g2 = optim::sum_squares(g, size);
-  optim::parallel_slices(size, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t i = lo; i < hi; ++i) g[i] += acc[i];
-  });
-  const double big = optim::sum_squares(g, size);
+  const double g2 = mem.sum_squares(g, size);
+  mem.add(g, acc, size);
+  const double big = mem.sum_squares(g, size);
   // Each half's gradient is scaled by 1/batch: its mean gradient is batch/n_i times it.
   const double bb = static_cast<double>(batch), r1 = bb / static_cast<double>(n1), r2 = bb / static_cast<double>(n2);
   const double small = 0.5 * (r1 * r1 * g1 + r2 * r2 * g2);
@@ -435,7 +449,7 @@ Result<TrainResult> Trainer::run() {
         if (auto s = ctx_.comm->allreduce_sum(std::span<double>(small)); !s) return std::unexpected(s.error());
         iv_.t_comm += seconds_since(tm);
         comm_in_update += seconds_since(tm);
-        const double big = optim::sum_squares(params.grads(), params.arena_size());
+        const double big = params.memory().sum_squares(params.grads(), params.arena_size());
         noise_.add(small[0], static_cast<double>(b), big, static_cast<double>(batch));
       }
       optimizer_->step(lr);

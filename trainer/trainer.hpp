@@ -55,6 +55,7 @@
 #include "trainer/data/dataset.hpp"
 #include "trainer/grad_sync.hpp"
 #include "trainer/kernels/matrix.hpp"
+#include "trainer/kernels/memory.hpp"
 #include "trainer/noise_scale.hpp"
 #include "trainer/reporter.hpp"
 #include "trainer/schedule/batch_plan.hpp"
@@ -165,7 +166,7 @@ class Trainer {
   std::vector<std::uint32_t> order_;
   std::int64_t order_epoch_ = -1;
   std::vector<std::int32_t> labels_;
-  kernels::AlignedBuffer grad_acc_;         ///< one rank: the first half's gradient of a measured step
+  kernels::DeviceArray grad_acc_;           ///< one rank: the first half's gradient of a measured step
   std::int64_t steps_per_epoch_ = 0, total_steps_ = 0, eval_interval_ = 0;  ///< per epoch/eval: first stage
   std::int64_t end_step_ = 0;               ///< total_steps_, or the step of stop_epoch
 };

@@ -37,7 +37,7 @@ std::span<const float> arena(const float* p, std::int64_t n) { return {p, static
 nlohmann::json Trainer::fingerprint(double epoch) const {
   nlohmann::json f = to_json(config_);
   for (const char* free_key :
-       {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch", "bf16_kernels"})
+       {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch", "bf16_kernels", "device"})
     f.erase(free_key);
   if (!config_.standardize) f.erase("standardize");  // as before the key existed: old checkpoints resume
   // The batch and base LR by stage, as far as they reached before `epoch`.
@@ -70,7 +70,7 @@ namespace {
 /// parameter but the free ones, as given.
 nlohmann::json legacy_fingerprint(const TrainConfig& c) {
   nlohmann::json f = to_json(c);
-  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "bf16_kernels"})
+  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "bf16_kernels", "device"})
     f.erase(free_key);
   if (!c.standardize) f.erase("standardize");
   if (c.lr_schedule == "none") f.erase("lr_schedule");
@@ -113,10 +113,18 @@ Result<std::string> Trainer::save_checkpoint(std::int64_t step, int records_afte
       {"optimizer_scalars", optimizer_->state_scalars()},
       {"ranks", ctx_.comm->size()},
   };
-  std::vector<ArenaRef> arenas = {{"values", arena(params.values(), params.arena_size())},
-                                  {"state", arena(params.state_values(), params.state_size())}};
+  // The arenas live in the backend's memory (a GPU's too): the file holds host copies, so a
+  // checkpoint written on one device resumes on any other.
+  kernels::Memory& mem = params.memory();
+  std::vector<std::vector<float>> host;
+  host.push_back(mem.to_host(params.values(), params.arena_size()));
+  host.push_back(mem.to_host(params.state_values(), params.state_size()));
   const auto opt = optimizer_->state_arenas();
-  for (std::size_t i = 0; i < opt.size(); ++i) arenas.push_back({fmt::format("optimizer.{}", i), opt[i]});
+  for (const auto& a : opt) host.push_back(mem.to_host(a.data(), static_cast<std::int64_t>(a.size())));
+  std::vector<ArenaRef> arenas = {{"values", arena(host[0].data(), params.arena_size())},
+                                  {"state", arena(host[1].data(), params.state_size())}};
+  for (std::size_t i = 0; i < opt.size(); ++i)
+    arenas.push_back({fmt::format("optimizer.{}", i), std::span<const float>(host[2 + i])});
   auto path = write_checkpoint(ctx_.checkpoint_dir, step, meta, arenas);
   if (!path) return std::unexpected(path.error());
   if (auto s = report(protocol::RecordKind::checkpoint, step, {}, path->string()); !s)
@@ -166,11 +174,12 @@ Result<std::int64_t> Trainer::resume() {
       if (auto s = note(fmt::format("not resuming from {}: {}; starting from step 0", path.string(), mismatch)); !s)
         return std::unexpected(s.error());
     } else {
-      std::copy(values->begin(), values->end(), params.values());
-      std::copy(state->begin(), state->end(), params.state_values());
+      kernels::Memory& mem = params.memory();
+      mem.upload(params.values(), values->data(), params.arena_size());
+      if (params.state_size() > 0) mem.upload(params.state_values(), state->data(), params.state_size());
       for (std::size_t i = 0; i < opt.size(); ++i) {
         const auto* a = ckpt.arena(fmt::format("optimizer.{}", i));
-        std::copy(a->begin(), a->end(), opt[i].begin());
+        mem.upload(opt[i].data(), a->data(), static_cast<std::int64_t>(a->size()));
       }
       step = m.at("step").get<std::int64_t>();
       if (ctx_.comm->rank() == 0) {  // the reduced statistics belong to one rank only
@@ -201,12 +210,20 @@ Result<std::int64_t> Trainer::resume() {
 
 Status Trainer::broadcast_state() {
   auto& params = model_->parameters();
-  auto span_of = [](float* p, std::int64_t n) { return std::span<float>(p, static_cast<std::size_t>(n)); };
-  if (auto s = ctx_.comm->broadcast(span_of(params.values(), params.arena_size()), 0); !s) return s;
-  if (params.state_size() > 0)
-    if (auto s = ctx_.comm->broadcast(span_of(params.state_values(), params.state_size()), 0); !s) return s;
+  kernels::Memory& mem = params.memory();
+  // Through a host copy where the arenas are device memory (comm: mpi with a GPU).
+  auto bcast = [&](float* p, std::int64_t n) -> Status {
+    if (n <= 0) return {};
+    if (mem.host_visible()) return ctx_.comm->broadcast(std::span<float>(p, static_cast<std::size_t>(n)), 0);
+    std::vector<float> h = mem.to_host(p, n);
+    if (auto s = ctx_.comm->broadcast(std::span<float>(h), 0); !s) return s;
+    mem.upload(p, h.data(), n);
+    return {};
+  };
+  if (auto s = bcast(params.values(), params.arena_size()); !s) return s;
+  if (auto s = bcast(params.state_values(), params.state_size()); !s) return s;
   for (auto a : optimizer_->state_arenas())
-    if (auto s = ctx_.comm->broadcast(a, 0); !s) return s;
+    if (auto s = bcast(a.data(), static_cast<std::int64_t>(a.size())); !s) return s;
   auto scalars = optimizer_->state_scalars();
   if (auto s = ctx_.comm->broadcast(std::span<double>(scalars), 0); !s) return s;
   optimizer_->set_state_scalars(scalars);

@@ -25,7 +25,15 @@
 #include <string>
 #include <string_view>
 
+#include "common/result.hpp"
 #include "trainer/kernels/matrix.hpp"
+#include "trainer/kernels/memory.hpp"
+
+namespace dlsweep::trainer::models { class ParameterSet; }
+namespace dlsweep::trainer::optim {
+class Optimizer;
+struct OptimizerSpec;
+}  // namespace dlsweep::trainer::optim
 
 namespace dlsweep::trainer::kernels {
 
@@ -87,6 +95,16 @@ class Kernels {
   /// Softmax + cross-entropy over the rows of `logits`. `dlogits` may be empty (evaluation).
   virtual LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels,
                                           float grad_scale, MatrixView dlogits) = 0;
+  /// Where this backend's arrays live (memory.hpp): parameter, gradient and state arenas
+  /// are allocated here, and the loop's whole-arena operations run here.
+  virtual Memory& memory() { return host_memory(); }
+  /// The optimizer named in `spec` over `params` (whose arenas live in memory()), running
+  /// where the arenas live. The default: the host optimizers of optim/ (make_optimizer).
+  virtual Result<std::unique_ptr<optim::Optimizer>> make_optimizer(const optim::OptimizerSpec& spec,
+                                                                   models::ParameterSet& params);
+  /// One line about the device for the run's first log line ("cpu", or the GPU's name,
+  /// driver and memory).
+  virtual std::string device_description() const { return "cpu"; }
   /// Turns timing of the backend's own kernels on or off and resets the counters.
   virtual void set_profiling(bool on) { (void)on; }
   virtual KernelProfile profile() const { return {}; }

@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "trainer/kernels/onednn_kernels.hpp"
+#include "trainer/kernels/plugin_loader.hpp"
 #include "trainer/kernels/reference_kernels.hpp"
 #if DLSWEEP_HAVE_CUDA
 #include "trainer/kernels/cuda/cuda_info.hpp"
@@ -26,6 +27,7 @@ Result<std::unique_ptr<Kernels>> make_kernels(std::string_view name) {
     }
   }
   if (name == "reference") return std::unique_ptr<Kernels>(std::make_unique<ReferenceKernels>());
+  if (name == "cuda") return load_cuda_kernels();
   return fail_as(ErrorKind::bad_input, fmt::format("unknown compute backend '{}'", name), "kernels",
               fmt::format("use one of: {}", fmt::join(available_kernels(), ", ")));
 }
@@ -42,7 +44,7 @@ std::string backend_version() {
                                                         : "other";
   std::string text = fmt::format("oneDNN {}.{}.{} (cpu runtime {})", v->major, v->minor, v->patch, rt);
 #if DLSWEEP_HAVE_CUDA
-  // The GPU kernels are built (trainer/kernels/cuda/) but not yet a backend of make_kernels.
+  // The GPU backend is the plugin libdlsweep-cuda.so (plugin_loader.hpp), loaded on demand.
   text += fmt::format("; built with {}", cuda::build_versions());
 #endif
   return text;

@@ -16,7 +16,7 @@ namespace dlsweep::trainer::kernels {
 /// Names accepted by make_kernels(), preferred first.
 std::vector<std::string> available_kernels();
 
-/// Creates a backend by name ("onednn", "reference").
+/// Creates a backend by name ("onednn", "reference", or "cuda": the GPU plugin, CUDA builds).
 Result<std::unique_ptr<Kernels>> make_kernels(std::string_view name);
 
 /// Sets the number of compute threads for oneDNN and the trainer's own parallel loops

@@ -32,8 +32,9 @@ struct Shape {
 };
 
 /// Arithmetic format of activations, activation gradients and weight copies; master weights,
-/// parameter gradients and accumulation are fp32 either way.
-enum class Precision { fp32, bf16 };
+/// parameter gradients and accumulation are fp32 either way. tf32: fp32 storage, GEMMs on
+/// tensor cores with inputs rounded to 10-bit mantissas (GPU backends only).
+enum class Precision { fp32, bf16, tf32 };
 
 /// 2-D convolution (cross-correlation), square kernel, same stride and padding on both axes.
 struct ConvSpec {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "trainer/rng.hpp"
 
@@ -56,18 +57,22 @@ NetModel::BatchNormDecl NetModel::declare_batch_norm(const std::string& name, st
 }
 
 void NetModel::finish_parameters(std::uint64_t seed) {
-  params_.finalize();
+  params_.finalize(backend_.memory());
+  // Initial values are drawn on the host and uploaded once (the arena may be device memory).
+  std::vector<float> init(static_cast<std::size_t>(params_.arena_size()), 0.0f);
   for (std::size_t k = 0; k < weights_.size(); ++k) {
     SplitMix64 rng(stream_seed(seed, kStreamInit, k));
     const double std_dev = std::sqrt(2.0 / static_cast<double>(weights_[k].second));
-    kernels::MatrixView w = params_.value(weights_[k].first);
-    for (std::int64_t r = 0; r < w.rows; ++r)
-      for (std::int64_t c = 0; c < w.cols; ++c) w.at(r, c) = static_cast<float>(rng.normal() * std_dev);
+    const models::ParamTensor& t = params_.tensor(weights_[k].first);
+    for (std::int64_t r = 0; r < t.rows; ++r)
+      for (std::int64_t c = 0; c < t.cols; ++c)
+        init[static_cast<std::size_t>(t.offset + r * t.ld + c)] = static_cast<float>(rng.normal() * std_dev);
   }
   for (std::size_t i : bn_scales_) {
-    kernels::MatrixView s = params_.value(i);
-    for (std::int64_t c = 0; c < s.cols; ++c) s.at(0, c) = 1.0f;
+    const models::ParamTensor& t = params_.tensor(i);
+    for (std::int64_t c = 0; c < t.cols; ++c) init[static_cast<std::size_t>(t.offset + c)] = 1.0f;
   }
+  params_.memory().upload(params_.values(), init.data(), params_.arena_size());
 }
 
 kernels::DenseParams NetModel::dense_params(const DenseDecl& d) const {

@@ -1,6 +1,7 @@
 #include "trainer/models/parameter_set.hpp"
 
 #include <stdexcept>
+#include <vector>
 
 namespace dlsweep::trainer::models {
 
@@ -29,24 +30,27 @@ std::size_t ParameterSet::add_state(std::string name, std::int64_t count, float 
   return states_.size() - 1;
 }
 
-void ParameterSet::finalize() {
+void ParameterSet::finalize(kernels::Memory& memory) {
   if (finalized_) return;
-  values_ = kernels::AlignedBuffer(arena_size_);
-  grads_ = kernels::AlignedBuffer(arena_size_);
-  state_ = kernels::AlignedBuffer(state_size_);
+  memory_ = &memory;
+  values_ = memory.allocate(arena_size_);
+  grads_ = memory.allocate(arena_size_);
+  state_ = memory.allocate(state_size_);
+  std::vector<float> init(static_cast<std::size_t>(state_size_), 0.0f);
   for (const auto& st : states_)
-    for (std::int64_t i = 0; i < st.count; ++i) state_.data()[st.offset + i] = st.initial;
+    for (std::int64_t i = 0; i < st.count; ++i) init[static_cast<std::size_t>(st.offset + i)] = st.initial;
+  if (state_size_ > 0) memory.upload(state_.data(), init.data(), state_size_);
   finalized_ = true;
 }
 
 kernels::MatrixView ParameterSet::value(std::size_t i) const {
   const auto& t = tensors_.at(i);
-  return values_.view(t.rows, t.cols, t.ld, t.offset);
+  return kernels::MatrixView{values_.data() + t.offset, t.rows, t.cols, t.ld};
 }
 
 kernels::MatrixView ParameterSet::grad(std::size_t i) const {
   const auto& t = tensors_.at(i);
-  return grads_.view(t.rows, t.cols, t.ld, t.offset);
+  return kernels::MatrixView{grads_.data() + t.offset, t.rows, t.cols, t.ld};
 }
 
 std::int64_t ParameterSet::count() const {

@@ -2,6 +2,10 @@
 // gradients) with identical offsets. Optimizers update the arenas tensor by tensor;
 // data-parallel gradient averaging (comm/) reduces the gradient arena in large fused buffers.
 //
+// The arenas live in the compute backend's memory (kernels/memory.hpp): host arrays for the
+// CPU backends, device arrays for CUDA. Code outside the backend never dereferences them; it
+// goes through memory() (upload, download, sums of squares).
+//
 // Invariants: every tensor is a [rows, cols] row-major matrix with the kernels' padded stride
 // (a bias is [1, out]); each starts on a 64-byte boundary; padding and gaps are zero in both
 // arenas and stay zero because no kernel or optimizer writes a non-zero there.
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "trainer/kernels/matrix.hpp"
+#include "trainer/kernels/memory.hpp"
 
 namespace dlsweep::trainer::models {
 
@@ -46,9 +51,11 @@ class ParameterSet {
   std::size_t add(std::string name, std::int64_t rows, std::int64_t cols, bool is_bias);
   /// Declares a state vector of `count` floats starting at `initial`; call before finalize().
   std::size_t add_state(std::string name, std::int64_t count, float initial);
-  /// Allocates the arenas (values and gradients zeroed, state at its initial values).
-  /// No add() afterwards.
-  void finalize();
+  /// Allocates the arenas in `memory` (values and gradients zeroed, state at its initial
+  /// values). No add() afterwards.
+  void finalize(kernels::Memory& memory = kernels::host_memory());
+  /// Where the arenas live (host memory before finalize()).
+  kernels::Memory& memory() const { return *memory_; }
 
   std::span<const ParamTensor> tensors() const { return tensors_; }
   const ParamTensor& tensor(std::size_t i) const { return tensors_.at(i); }
@@ -72,10 +79,11 @@ class ParameterSet {
   std::vector<ParamTensor> tensors_;
   std::int64_t arena_size_ = 0;
   bool finalized_ = false;
-  kernels::AlignedBuffer values_, grads_;
+  kernels::Memory* memory_ = &kernels::host_memory();
+  kernels::DeviceArray values_, grads_;
   std::vector<StateTensor> states_;
   std::int64_t state_size_ = 0;
-  kernels::AlignedBuffer state_;
+  kernels::DeviceArray state_;
 };
 
 }  // namespace dlsweep::trainer::models

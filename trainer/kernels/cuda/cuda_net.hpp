@@ -1,0 +1,63 @@
+// cuda_net.hpp — kernels::Net on the GPU for graphs of dense layers (the MLP): one
+// CublasLtDense per layer (bias and ReLU fused into the forward GEMM's epilogue), activations
+// and their gradients in device memory, every launch on the backend's stream.
+//
+// input() is a page-locked HOST buffer the caller fills (the trainer's gather); forward()
+// copies it to the device first, on the stream. output(), output_grad() and input_grad() are
+// device buffers (the backend's loss reads them there). Graphs with other operations
+// (convolution, pooling, batch norm: the CNN and the ResNets) are refused with
+// std::invalid_argument until the cuDNN layers exist.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "trainer/kernels/net.hpp"
+
+namespace dlsweep::trainer::kernels::cuda {
+
+class CublasLtDense;
+
+class CudaDenseNet final : public Net {
+ public:
+  /// Throws std::invalid_argument for graphs or options it cannot run, std::runtime_error
+  /// for CUDA/cuBLASLt failures.
+  CudaDenseNet(cublasLtHandle_t handle, cudaStream_t stream, const NetGraph& graph, const NetOptions& options);
+  ~CudaDenseNet() override;
+
+  MatrixView input() override { return input_host_; }
+  MatrixView output() override { return acts_.back(); }
+  MatrixView output_grad() override { return grads_.back(); }
+  MatrixView input_grad() override { return input_grad_; }
+  void forward() override;
+  void backward(const LayerReadyFn& on_ready = {}) override;
+  std::vector<std::string> describe() const override;
+
+ private:
+  struct Layer {
+    const float *w = nullptr, *b = nullptr;
+    float *dw = nullptr, *db = nullptr;
+    int tag = -1;
+    bool relu = false;
+    std::unique_ptr<CublasLtDense> gemm;
+  };
+  float* device_alloc(std::int64_t floats);
+
+  cudaStream_t stream_;
+  NetOptions options_;
+  std::vector<Layer> layers_;
+  MatrixView input_host_;          ///< pinned host [n, in]
+  std::vector<MatrixView> acts_;   ///< device: acts_[0] = input, acts_[l+1] = layer l's output
+  std::vector<MatrixView> grads_;  ///< device: grads_[l] = dL/d acts_[l+1] (train mode)
+  MatrixView input_grad_;          ///< device, only with NetOptions::input_grad
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+  std::vector<void*> owned_;
+};
+
+}  // namespace dlsweep::trainer::kernels::cuda
