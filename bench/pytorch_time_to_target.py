@@ -38,6 +38,9 @@ def main():
     ap.add_argument("--epochs", type=float, default=6)
     ap.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (data, model and evaluation on the GPU)")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--cuda-graphs", action="store_true", help="cuda: replay the step as a CUDA graph")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -54,18 +57,21 @@ def main():
     yte = torch.from_numpy(idx(os.path.join(d, "t10k-labels-idx1-ubyte.gz")).astype(np.int64))
     mean, std = xtr.mean().item(), xtr.std().item()
     xtr, xte = (xtr - mean) / std, (xte - mean) / std
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    dev = torch.device(a.device)
+    xtr, ytr, xte, yte = xtr.to(dev), ytr.to(dev), xte.to(dev), yte.to(dev)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
-    batch, n = 256, xtr.shape[0]
+    batch, n = a.batch, xtr.shape[0]
     steps_per_epoch = n // batch
     total = int(a.epochs * steps_per_epoch)
     every = max(1, int(0.25 * steps_per_epoch))
     record("log", text="pytorch: training starts")
     g = torch.Generator().manual_seed(1)
     step = 0
+    train_s, t_mark = 0.0, time.perf_counter()
     while step < total:
-        perm = torch.randperm(n, generator=g)
+        perm = torch.randperm(n, generator=g).to(dev)
         for i in range(steps_per_epoch):
             if step >= total:
                 break
@@ -77,9 +83,14 @@ def main():
             opt.step()
             step += 1
             if step % every == 0 or step == total:
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                train_s += time.perf_counter() - t_mark
                 with torch.no_grad():
                     acc = (model(xte).argmax(1) == yte).float().mean().item()
-                record("eval", epoch=step / steps_per_epoch, step=step, metrics={"val_acc": acc})
+                record("eval", epoch=step / steps_per_epoch, step=step,
+                       metrics={"val_acc": acc, "samples_per_s": step * batch / train_s})
+                t_mark = time.perf_counter()
 
 
 if __name__ == "__main__":

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # gpu-check.sh DEBS_DIR [OUT_DIR] — on a GPU host without Debian's packages (CUDA, CMake,
 # a C++ compiler and PyTorch present): builds the trainer-only CUDA build from the packages
-# that scripts/fetch-trainer-debs.sh downloaded, then runs what needs a GPU:
+# that scripts/fetch-trainer-debs.sh downloaded, then runs everything that needs a GPU:
 #   1. test_trainer_cuda (the CUDA conformance suite, every kernel against the CPU path),
-#   2. the same suite under compute-sanitizer memcheck (when it is installed),
-#   3. bench_cuda_step (one MLP training step, ours vs PyTorch in the same run).
+#   2. the same suite under compute-sanitizer memcheck (when it is installed), and a short
+#      dlsweep-train `device: cuda` run under it,
+#   3. scripts/gpu-trainer-check.sh: dlsweep-train with `device: cuda` on Fashion-MNIST
+#      against `device: cpu` (same seed: metrics side by side), every GPU optimizer, tf32,
+#      checkpoint/resume on the GPU and GPU -> CPU, throughput by batch, time to 0.88 vs PyTorch,
+#   4. bench_cuda_step (one MLP training step, ours vs PyTorch in the same run),
+#   5. bench_trainer_throughput --bf16 on the host CPU (AMX where it has it).
+# Fashion-MNIST: $DLSWEEP_FMNIST_DIR (default: the Debian package's folder, else .gpu/fmnist).
 # cuDNN and NCCL are taken from the CUDA toolkit, else from the Python wheels beside PyTorch
 # (nvidia-cudnn-*, nvidia-nccl-*), else the headers in $GPU_HEADERS with those libraries.
-# BENCH_ONLY=1 skips 1 and 2; BENCH_BATCHES, BENCH_STEPS, BENCH_ARGS (e.g. --phases) shape 3.
+# BENCH_ONLY=1 skips 1 and 2, SKIP_SANITIZER=1 skips 2; BENCH_BATCHES, BENCH_STEPS, BENCH_ARGS (e.g. --phases) shape 4.
 # Every step runs even when an earlier one fails; the log is OUT_DIR/gpu-check.log and the
 # exit status is the number of failed steps.
 set -uo pipefail
@@ -56,18 +62,34 @@ step configure
 run cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLSWEEP_TRAINER_ONLY=ON -DDLSWEEP_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" >/dev/null || true
 step build
-run cmake --build "$build" -j "$(nproc)" --target test_trainer_cuda bench_cuda_step >/dev/null || true
+run cmake --build "$build" -j "$(nproc)" --target test_trainer_cuda bench_cuda_step dlsweep-train dlsweep-cuda \
+  bench_trainer_throughput >/dev/null || true
+fm=${DLSWEEP_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
+[[ -e $fm/train-images-idx3-ubyte.gz ]] || fm=$src/.gpu/fmnist
+export DLSWEEP_FMNIST_DIR=$fm
 
 if [[ -z ${BENCH_ONLY:-} ]]; then
 step "test_trainer_cuda"
 run "$build/bin/test_trainer_cuda" --order decl --durations yes || true
 fi
-if [[ -z ${BENCH_ONLY:-} ]] && command -v compute-sanitizer >/dev/null; then
+if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
   step "test_trainer_cuda under compute-sanitizer memcheck"
   run compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/test_trainer_cuda" --order decl || true
 fi
+if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
+  step "dlsweep-train device cuda under compute-sanitizer memcheck"
+  san=$(mktemp -d) && echo '{"device":"cuda","epochs":1,"train_subset":2048,"test_subset":1000,"batch_size":256,
+    "noise_scale_every":3,"optimizer":"lars"}' >"$san/params.json"
+  run compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/dlsweep-train" --trial-dir "$san" || true
+fi
+step "dlsweep-train device cuda (scripts/gpu-trainer-check.sh)"
+run env DLSWEEP_TRAIN="$build/bin/dlsweep-train" PYTORCH_TTT="$src/bench/pytorch_time_to_target.py" \
+  "$src/scripts/gpu-trainer-check.sh" "$out" || true
 step "bench_cuda_step"
 run "$build/bin/bench_cuda_step" --batches "${BENCH_BATCHES:-64,256,1024,4096,16384}" --steps "${BENCH_STEPS:-200}" \
   --python "$(command -v python3)" ${BENCH_ARGS:-} || true
+step "bench_trainer_throughput --bf16 on the host CPU ($(grep -o -m1 'amx_bf16' /proc/cpuinfo || echo 'no AMX'))"
+run "$build/bin/bench_trainer_throughput" --threads "${CPU_THREADS:-8}" --models mlp --batches 256,1024,4096 \
+  --seconds 1 --bf16 --pytorch none || true
 step "failed steps: $failed"
 exit "$failed"

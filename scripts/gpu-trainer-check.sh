@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# gpu-trainer-check.sh OUT_DIR — dlsweep-train with `device: cuda` on a GPU host, end to end
+# on Fashion-MNIST (called by scripts/gpu-check.sh; DLSWEEP_TRAIN names the binary,
+# DLSWEEP_FMNIST_DIR the data, PYTORCH_TTT bench/pytorch_time_to_target.py):
+#   1. the same seed on cpu and cuda (fp32, SGD): metrics side by side, accuracy within 0.01;
+#   2. every GPU optimizer (sgd nesterov, adam, adamw, lars) and tf32 train (val_acc >= 0.80);
+#      larc/lamb are refused with exit 2 and a fix;
+#   3. resume: a run stopped at epoch 1 (checkpoint) and resumed on the GPU ends with the
+#      uninterrupted run's metrics (bit for bit), and the same checkpoint resumes on the CPU;
+#   4. throughput (samples/s of the training steps) by batch, fp32 and tf32, ours vs PyTorch
+#      eager on the same GPU (the same MLP, SGD, data on the device);
+#   5. time to val_acc 0.88 from process start, the bench_time_to_target recipe, ours vs PyTorch.
+# Prints a report and exits with the number of failed checks.
+set -uo pipefail
+tr=${DLSWEEP_TRAIN:?set DLSWEEP_TRAIN to dlsweep-train}
+out=${1:?usage: gpu-trainer-check.sh OUT_DIR}
+ttt=${PYTORCH_TTT:-$(dirname "$0")/../bench/pytorch_time_to_target.py}
+work=$(mktemp -d)
+fails=0
+check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi; }
+# trial NAME JSON: runs dlsweep-train in $work/NAME (kept: a rerun resumes there).
+trial() {
+  local d=$work/$1
+  mkdir -p "$d" && echo "$2" >"$d/params.json"
+  timeout 600 "$tr" --trial-dir "$d" >"$d/stdout" 2>"$d/stderr"
+  echo $? >"$d/rc"
+}
+rc() { cat "$work/$1/rc"; }
+# metric NAME KEY [last|all|first_at V]: reads eval records of metrics.jsonl.
+metric() {
+  python3 - "$work/$1/metrics.jsonl" "$2" "${3:-last}" "${4:-}" <<'PY'
+import json, sys
+path, key, how, thr = sys.argv[1:5]
+ev = [json.loads(l) for l in open(path) if '"eval"' in l]
+ev = [r for r in ev if r.get("kind") == "eval"]
+if how == "last":
+    print(ev[-1]["metrics"].get(key, "nan") if ev else "nan")
+elif how == "all":
+    print(" ".join(f'{r["metrics"].get(key, float("nan")):.6g}' for r in ev))
+else:  # first_at: wall_s of the first record with key >= thr
+    hit = [r["wall_s"] for r in ev if r["metrics"].get(key, 0) >= float(thr)]
+    print(f"{hit[0]:.3f}" if hit else "never")
+PY
+}
+ge() { python3 -c "import sys; sys.exit(0 if float('$1') >= float('$2') else 1)"; }
+close() { python3 -c "import sys; a,b,t=float('$1'),float('$2'),float('$3'); sys.exit(0 if abs(a-b) <= t else 1)"; }
+
+base='"model":"mlp","dataset":"fashion-mnist","epochs":2,"batch_size":256,"base_batch":256,"base_lr":0.1,
+"seed":1,"standardize":true,"eval_every":0.5,"checkpoint_every_s":0,"decay":"cosine"'
+
+echo "== 1. cpu vs cuda, fp32 SGD, same seed"
+trial cpu "{$base,\"device\":\"cpu\",\"threads\":8}"
+trial cuda "{$base,\"device\":\"cuda\"}"
+head -c 600 "$work/cuda/metrics.jsonl"; echo
+for k in val_loss val_acc grad_noise_scale; do
+  echo "cpu  $k: $(metric cpu $k all)"
+  echo "cuda $k: $(metric cuda $k all)"
+done
+check "cuda run exits 0" '[[ $(rc cuda) == 0 ]]'
+check "cuda val_acc within 0.01 of cpu" 'close "$(metric cuda val_acc)" "$(metric cpu val_acc)" 0.01'
+check "cuda run logs its device" 'grep -q "cuda kernels on cuda:" "$work/cuda/metrics.jsonl"'
+cat "$work/cuda/stderr" | tail -3
+
+echo "== 2. optimizers and precision on cuda"
+trial nesterov "{$base,\"device\":\"cuda\",\"nesterov\":true}"
+trial adam "{$base,\"device\":\"cuda\",\"optimizer\":\"adam\",\"base_lr\":0.001}"
+trial adamw "{$base,\"device\":\"cuda\",\"optimizer\":\"adamw\",\"base_lr\":0.001,\"weight_decay\":0.01}"
+trial lars "{$base,\"device\":\"cuda\",\"optimizer\":\"lars\",\"base_lr\":2.0,\"batch_size\":1024}"
+trial tf32 "{$base,\"device\":\"cuda\",\"precision\":\"tf32\"}"
+trial larc "{$base,\"device\":\"cuda\",\"optimizer\":\"larc\"}"
+for n in nesterov adam adamw lars tf32; do
+  echo "$n: rc $(rc $n) val_acc $(metric $n val_acc all)"
+  check "$n trains on cuda (val_acc >= 0.80)" '[[ $(rc $n) == 0 ]] && ge "$(metric $n val_acc)" 0.80'
+done
+check "larc on cuda refused (exit 2)" '[[ $(rc larc) == 2 ]]'
+cat "$work/larc/stderr"
+
+echo "== 3. checkpoint and resume"
+trial stop "{$base,\"device\":\"cuda\",\"stop_epoch\":1}"
+cp -r "$work/stop" "$work/stop_cpu"
+trial stop "{$base,\"device\":\"cuda\"}"
+trial stop_cpu "{$base,\"device\":\"cpu\",\"threads\":8}"
+echo "uninterrupted cuda val_loss: $(metric cuda val_loss all)"
+echo "resumed on cuda   val_loss: $(metric stop val_loss all)"
+echo "resumed on cpu    val_loss: $(metric stop_cpu val_loss all)"
+check "resumed on cuda (log says so)" 'grep -q "resumed from" "$work/stop/metrics.jsonl"'
+check "resumed cuda run = uninterrupted (final val_loss, bit for bit)" \
+  '[[ "$(metric stop val_loss)" != nan && "$(metric stop val_loss)" == "$(metric cuda val_loss)" ]]'
+check "the GPU checkpoint resumes on the cpu" 'grep -q "resumed from" "$work/stop_cpu/metrics.jsonl" && [[ $(rc stop_cpu) == 0 ]]'
+check "cpu-resumed accuracy within 0.01" 'close "$(metric stop_cpu val_acc)" "$(metric cuda val_acc)" 0.01'
+
+echo "== 4. throughput by batch (samples/s of training steps), ours vs PyTorch eager, same GPU"
+printf "%-7s %12s %12s %12s %8s %8s\n" batch ours_fp32 ours_tf32 torch_fp32 fp32_x tf32_x
+for b in ${THROUGHPUT_BATCHES:-64 256 1024 4096 16384}; do
+  tp="\"model\":\"mlp\",\"dataset\":\"fashion-mnist\",\"epochs\":1,\"batch_size\":$b,\"base_batch\":$b,\"seed\":1,
+\"standardize\":true,\"eval_every\":1,\"checkpoint_every_s\":0,\"noise_scale_every\":0,\"device\":\"cuda\""
+  trial "tp_fp32_$b" "{$tp}"
+  trial "tp_tf32_$b" "{$tp,\"precision\":\"tf32\"}"
+  python3 "$ttt" --device cuda --batch "$b" --epochs 1 --out "$work/torch_$b.jsonl" >/dev/null 2>&1
+  python3 - "$work" "$b" <<'PY'
+import json, sys
+w, b = sys.argv[1], sys.argv[2]
+def sps(p):
+    try:
+        ev = [json.loads(l) for l in open(p)]
+        return [r for r in ev if r.get("kind") == "eval"][-1]["metrics"]["samples_per_s"]
+    except Exception:
+        return float("nan")
+o32, o_tf, t = sps(f"{w}/tp_fp32_{b}/metrics.jsonl"), sps(f"{w}/tp_tf32_{b}/metrics.jsonl"), sps(f"{w}/torch_{b}.jsonl")
+print(f"{b:<7} {o32:12.0f} {o_tf:12.0f} {t:12.0f} {o32 / t:8.2f} {o_tf / t:8.2f}")
+PY
+done
+
+echo "== 5. time to val_acc 0.88 from process start (bench_time_to_target's recipe), same GPU"
+trial ttt '{"model":"mlp","dataset":"fashion-mnist","batch_size":256,"base_batch":256,"base_lr":0.1,"lr_rule":"linear",
+"decay":"cosine","momentum":0.9,"epochs":6,"eval_every":0.25,"seed":1,"noise_scale_every":0,"checkpoint_every_s":0,
+"standardize":true,"device":"cuda"}'
+python3 "$ttt" --device cuda --epochs 6 --out "$work/torch_ttt.jsonl" >/dev/null 2>&1
+mkdir -p "$work/torch_ttt_d" && cp "$work/torch_ttt.jsonl" "$work/torch_ttt_d/metrics.jsonl" 2>/dev/null
+echo "ours:    0.88 at $(metric ttt val_acc first_at 0.88) s (final $(metric ttt val_acc))"
+echo "pytorch: 0.88 at $(metric torch_ttt_d val_acc first_at 0.88) s (final $(metric torch_ttt_d val_acc))"
+grep -m1 '"log"' "$work/ttt/metrics.jsonl" | head -c 400; echo
+
+tar czf "$out/trainer-runs.tgz" -C "$work" . 2>/dev/null
+echo "gpu-trainer-check: $fails failed"
+exit "$fails"
