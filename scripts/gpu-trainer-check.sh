@@ -13,6 +13,7 @@
 # Prints a report and exits with the number of failed checks.
 set -uo pipefail
 tr=${DLSWEEP_TRAIN:?set DLSWEEP_TRAIN to dlsweep-train}
+: "${DLSWEEP_FMNIST_DIR:=/usr/share/datasets/fashion-mnist}"
 out=${1:?usage: gpu-trainer-check.sh OUT_DIR}
 ttt=${PYTORCH_TTT:-$(dirname "$0")/../bench/pytorch_time_to_target.py}
 work=$(mktemp -d)
@@ -96,7 +97,8 @@ for b in ${THROUGHPUT_BATCHES:-64 256 1024 4096 16384}; do
 \"standardize\":true,\"eval_every\":1,\"checkpoint_every_s\":0,\"noise_scale_every\":0,\"device\":\"cuda\""
   trial "tp_fp32_$b" "{$tp}"
   trial "tp_tf32_$b" "{$tp,\"precision\":\"tf32\"}"
-  python3 "$ttt" --device cuda --batch "$b" --epochs 1 --out "$work/torch_$b.jsonl" >/dev/null 2>&1
+  python3 "$ttt" --device cuda --batch "$b" --epochs 1 --data-dir "$DLSWEEP_FMNIST_DIR" --threads 8 \
+    --out "$work/torch_$b.jsonl" >"$work/torch_$b.out" 2>&1 || tail -3 "$work/torch_$b.out"
   python3 - "$work" "$b" <<'PY'
 import json, sys
 w, b = sys.argv[1], sys.argv[2]
@@ -115,7 +117,8 @@ echo "== 5. time to val_acc 0.88 from process start (bench_time_to_target's reci
 trial ttt '{"model":"mlp","dataset":"fashion-mnist","batch_size":256,"base_batch":256,"base_lr":0.1,"lr_rule":"linear",
 "decay":"cosine","momentum":0.9,"epochs":6,"eval_every":0.25,"seed":1,"noise_scale_every":0,"checkpoint_every_s":0,
 "standardize":true,"device":"cuda"}'
-python3 "$ttt" --device cuda --epochs 6 --out "$work/torch_ttt.jsonl" >/dev/null 2>&1
+python3 "$ttt" --device cuda --epochs 6 --data-dir "$DLSWEEP_FMNIST_DIR" --threads 8 --out "$work/torch_ttt.jsonl" \
+  >"$work/torch_ttt.out" 2>&1 || tail -3 "$work/torch_ttt.out"
 mkdir -p "$work/torch_ttt_d" && cp "$work/torch_ttt.jsonl" "$work/torch_ttt_d/metrics.jsonl" 2>/dev/null
 echo "ours:    0.88 at $(metric ttt val_acc first_at 0.88) s (final $(metric ttt val_acc))"
 echo "pytorch: 0.88 at $(metric torch_ttt_d val_acc first_at 0.88) s (final $(metric torch_ttt_d val_acc))"
