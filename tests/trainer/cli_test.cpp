@@ -188,3 +188,44 @@ TEST_CASE("SIGTERM finishes the step and exits 75", "[cli]") {
   REQUIRE(p.wait() == protocol::kExitStopped);
   CHECK(test::read_file(tmp / "metrics.jsonl").find("SIGTERM") != std::string::npos);
 }
+
+TEST_CASE("device: cuda trains on the GPU where one answers, else exits 1 naming device and the fix", "[cli][device]") {
+  test::TempDir tmp;
+  test::write_file(tmp / "params.json",
+                   R"({"dataset":"synthetic","train_subset":256,"test_subset":64,"epochs":1,"batch_size":64,)"
+                   R"("hidden":[16],"device":"cuda"})");
+  const int code = run(tmp.path(), {"--trial-dir", tmp.path().string()});
+  const auto err = test::read_file(tmp / "err.txt");
+  INFO(err);
+  if (code == 0) {  // a CUDA build on a GPU node (scripts/gpu-check.sh)
+    CHECK(test::read_file(tmp / "metrics.jsonl").find("cuda kernels on cuda:") != std::string::npos);
+  } else {
+    // What the node lacks, never bad input: another node may have a GPU.
+    CHECK(code == 1);
+    CHECK(err.find("params.json: device") != std::string::npos);
+    CHECK(err.find("device: cpu") != std::string::npos);  // the fix names the way out
+  }
+}
+
+TEST_CASE("device: auto trains where it can and its first log line names the device", "[cli][device]") {
+  test::TempDir tmp;
+  test::write_file(tmp / "params.json",
+                   R"({"dataset":"synthetic","train_subset":256,"test_subset":64,"epochs":1,"batch_size":64,)"
+                   R"("hidden":[16],"device":"auto"})");
+  REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 0);
+  const auto metrics = test::read_file(tmp / "metrics.jsonl");
+  CHECK((metrics.find("onednn kernels on cpu") != std::string::npos ||
+         metrics.find("cuda kernels on cuda:") != std::string::npos));
+}
+
+TEST_CASE("precision: tf32 on the CPU exits 2 naming precision and device: cuda", "[cli][device]") {
+  test::TempDir tmp;
+  test::write_file(tmp / "params.json",
+                   R"({"dataset":"synthetic","train_subset":256,"test_subset":64,"epochs":1,"batch_size":64,)"
+                   R"("hidden":[16],"precision":"tf32","device":"cpu"})");
+  REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 2);
+  const auto err = test::read_file(tmp / "err.txt");
+  INFO(err);
+  CHECK(err.find("params.json: precision") != std::string::npos);
+  CHECK(err.find("device: cuda") != std::string::npos);
+}

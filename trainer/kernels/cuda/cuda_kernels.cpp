@@ -144,7 +144,7 @@ Result<std::unique_ptr<Kernels>> make_cuda_kernels() {
     (void)cudaGetLastError();
     return fail_as(ErrorKind::resources, "no GPU answers for device cuda: " + why, "device",
                    "run on a node with an NVIDIA GPU and its driver (Slurm: gpus_per_task), or use device: auto "
-                   "(cpu where there is no GPU) or cpu");
+                   "(the CPU where there is no GPU) or device: cpu");
   }
   auto lr = gpu::local_rank([](const char* k) { return std::getenv(k); });
   if (!lr) return std::unexpected(lr.error());
