@@ -3,8 +3,8 @@
 # on Fashion-MNIST (called by scripts/gpu-check.sh; DLSWEEP_TRAIN names the binary,
 # DLSWEEP_FMNIST_DIR the data, PYTORCH_TTT bench/pytorch_time_to_target.py):
 #   1. the same seed on cpu and cuda (fp32, SGD): metrics side by side, accuracy within 0.01;
-#   2. every GPU optimizer (sgd nesterov, adam, adamw, lars) and tf32 train (val_acc >= 0.80);
-#      larc/lamb are refused with exit 2 and a fix;
+#   2. every GPU optimizer (sgd nesterov, adam, adamw, lars, larc, lamb) and tf32 train
+#      (val_acc >= 0.80); a model the GPU cannot run yet (cnn) is refused with exit 2 and a fix;
 #   3. resume: a run stopped at epoch 1 (checkpoint) and resumed on the GPU ends with the
 #      uninterrupted run's metrics (bit for bit), and the same checkpoint resumes on the CPU;
 #   4. throughput (samples/s of the training steps) by batch, fp32 and tf32, ours vs PyTorch
@@ -60,6 +60,11 @@ done
 check "cuda run exits 0" '[[ $(rc cuda) == 0 ]]'
 check "cuda val_acc within 0.01 of cpu" 'close "$(metric cuda val_acc)" "$(metric cpu val_acc)" 0.01'
 check "cuda run logs its device" 'grep -q "cuda kernels on cuda:" "$work/cuda/metrics.jsonl"'
+check "cuda noise scale within 10% of cpu's" \
+  'close "$(metric cuda grad_noise_scale)" "$(metric cpu grad_noise_scale)" "$(python3 -c "print(0.1 * $(metric cpu grad_noise_scale))")"'
+trial cuda2 "{$base,\"device\":\"cuda\"}"
+check "two cuda runs with one seed give the same records (deterministic)" \
+  '[[ "$(metric cuda val_loss all)" == "$(metric cuda2 val_loss all)" && "$(metric cuda grad_noise_scale all)" == "$(metric cuda2 grad_noise_scale all)" ]]'
 cat "$work/cuda/stderr" | tail -3
 
 echo "== 2. optimizers and precision on cuda"
@@ -69,12 +74,14 @@ trial adamw "{$base,\"device\":\"cuda\",\"optimizer\":\"adamw\",\"base_lr\":0.00
 trial lars "{$base,\"device\":\"cuda\",\"optimizer\":\"lars\",\"base_lr\":2.0,\"batch_size\":1024}"
 trial tf32 "{$base,\"device\":\"cuda\",\"precision\":\"tf32\"}"
 trial larc "{$base,\"device\":\"cuda\",\"optimizer\":\"larc\"}"
-for n in nesterov adam adamw lars tf32; do
+trial lamb "{$base,\"device\":\"cuda\",\"optimizer\":\"lamb\",\"base_lr\":0.005,\"weight_decay\":0.01}"
+trial resnet "{$base,\"device\":\"cuda\",\"model\":\"cnn\"}"
+for n in nesterov adam adamw lars larc lamb tf32; do
   echo "$n: rc $(rc $n) val_acc $(metric $n val_acc all)"
   check "$n trains on cuda (val_acc >= 0.80)" '[[ $(rc $n) == 0 ]] && ge "$(metric $n val_acc)" 0.80'
 done
-check "larc on cuda refused (exit 2)" '[[ $(rc larc) == 2 ]]'
-cat "$work/larc/stderr"
+check "cnn on cuda refused with the fix (exit 2)" '[[ $(rc resnet) == 2 ]] && grep -q "device: cpu" "$work/resnet/stderr"'
+cat "$work/resnet/stderr"
 
 echo "== 3. checkpoint and resume"
 trial stop "{$base,\"device\":\"cuda\",\"stop_epoch\":1}"

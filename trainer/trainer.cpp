@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -88,6 +89,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
       return std::unexpected(made.error());
     }
   }
+  if (ctx.kernels == "cuda" && config.precision == "bf16")
+    return fail("precision bf16 is not implemented on device cuda yet", "precision",
+                "use precision: fp32 or tf32 on device: cuda, or device: cpu for bf16");
   if (ctx.kernels != "cuda" && config.precision == "tf32")
     return fail("precision tf32 is a GPU format (tensor-core GEMMs), but this run trains on the CPU", "precision",
                 "use precision: fp32 or bf16 on the CPU, or device: cuda");
@@ -170,7 +174,17 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
                      ? std::clamp<std::int64_t>(t->plan_.steps_until_epoch(config.stop_epoch), 1, t->total_steps_)
                      : t->total_steps_;
   t->eval_interval_ = std::max<std::int64_t>(1, schedule::epochs_to_steps(config.eval_every, t->steps_per_epoch_));
+  // The first stage's training net now: a backend that cannot run this model says so here,
+  // as bad input naming the model, not as an internal error in the middle of the run.
+  try {
+    t->model_->prepare(t->plan_.stages().front().batch / ranks, models::Mode::train);
+  } catch (const std::invalid_argument& e) {
+    return fail(e.what(), "model");
+  }
   if (ranks > 1) t->sync_ = std::make_unique<GradSync>(*ctx.comm, t->model_->parameters(), config.bucket_mb);
+  // GPU backends keep both splits in device memory and gather batches there.
+  const data::Dataset* splits[2] = {&t->data_.train, &t->data_.test};
+  t->device_data_ = t->kernels_->attach_data(splits);
   return t;
 }
 
@@ -251,8 +265,10 @@ Trainer::EvalStats Trainer::evaluate() {
   std::int64_t correct = 0;
   for (std::int64_t first = lo; first < hi; first += kEvalBatch) {
     const std::int64_t n = std::min(kEvalBatch, hi - first);
-    data::gather_range(d, first, model_->input(n, models::Mode::eval), labels.data());
-    auto st = kernels_->softmax_cross_entropy(model_->forward(n, models::Mode::eval), labels.data(), 1.0f, {});
+    const std::int32_t* lab = labels.data();
+    if (device_data_) lab = device_data_->gather_range(1, first, n, model_->input(n, models::Mode::eval));
+    else data::gather_range(d, first, model_->input(n, models::Mode::eval), labels.data());
+    auto st = kernels_->softmax_cross_entropy(model_->forward(n, models::Mode::eval), lab, 1.0f, {});
     loss += st.loss_sum;
     correct += st.correct;
   }
@@ -301,11 +317,14 @@ Status Trainer::evaluate_and_report(std::int64_t step, double lr, std::int64_t b
 
 Trainer::StepStats Trainer::forward_part(const std::uint32_t* idx, std::int64_t n, std::int64_t batch) {
   const auto t0 = clock_type::now();
-  data::gather(data_.train, std::span<const std::uint32_t>(idx, static_cast<std::size_t>(n)),
-               model_->input(n, models::Mode::train), labels_.data(), order_epoch_);
+  const std::int32_t* lab = labels_.data();
+  if (device_data_) lab = device_data_->gather(0, idx, n, model_->input(n, models::Mode::train));
+  else
+    data::gather(data_.train, std::span<const std::uint32_t>(idx, static_cast<std::size_t>(n)),
+                 model_->input(n, models::Mode::train), labels_.data(), order_epoch_);
   const auto t1 = clock_type::now();
   auto logits = model_->forward(n, models::Mode::train);
-  auto st = kernels_->softmax_cross_entropy(logits, labels_.data(), 1.0f / static_cast<float>(batch),
+  auto st = kernels_->softmax_cross_entropy(logits, lab, 1.0f / static_cast<float>(batch),
                                             model_->logits_grad(n));
   iv_.t_data += std::chrono::duration<double>(t1 - t0).count();
   iv_.t_compute += seconds_since(t1);

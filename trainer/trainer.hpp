@@ -65,7 +65,10 @@
 
 namespace dlsweep::trainer {
 
-namespace kernels { class Kernels; }
+namespace kernels {
+class Kernels;
+class DeviceData;
+}  // namespace kernels
 namespace models { class Model; }
 namespace optim { class Optimizer; }
 
@@ -154,6 +157,7 @@ class Trainer {
   data::DataSplits data_;
   TrainContext ctx_;
   std::unique_ptr<kernels::Kernels> kernels_;
+  kernels::DeviceData* device_data_ = nullptr;  ///< owned by kernels_; null: batches gathered on the host
   std::unique_ptr<models::Model> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   schedule::BatchPlan plan_;

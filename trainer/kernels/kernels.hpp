@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,7 @@
 #include "trainer/kernels/memory.hpp"
 
 namespace dlsweep::trainer::models { class ParameterSet; }
+namespace dlsweep::trainer::data { struct Dataset; }
 namespace dlsweep::trainer::optim {
 class Optimizer;
 struct OptimizerSpec;
@@ -81,6 +83,20 @@ struct KernelProfile {
   std::int64_t calls = 0;
 };
 
+/// Datasets kept in a backend's memory (GPU backends), so that no sample crosses the bus per
+/// step: a batch is gathered where the net reads it. Same rows, same order, same floats as
+/// data::gather / data::gather_range (each value a function of its stored byte or float).
+class DeviceData {
+ public:
+  virtual ~DeviceData() = default;
+  /// Samples idx[0..n) of dataset `slot` (the order attach_data got them in) into `x`, a view
+  /// this backend's net returned from input(); returns their labels, in backend memory, for
+  /// softmax_cross_entropy.
+  virtual const std::int32_t* gather(int slot, const std::uint32_t* idx, std::int64_t n, MatrixView x) = 0;
+  /// The contiguous samples [first, first + n) (evaluation).
+  virtual const std::int32_t* gather_range(int slot, std::int64_t first, std::int64_t n, MatrixView x) = 0;
+};
+
 /// A compute backend: builds kernels and runs the loss.
 class Kernels {
  public:
@@ -93,6 +109,7 @@ class Kernels {
   /// Throws std::invalid_argument when the backend cannot run the graph as asked.
   virtual std::unique_ptr<Net> make_net(const NetGraph& graph, const NetOptions& options) = 0;
   /// Softmax + cross-entropy over the rows of `logits`. `dlogits` may be empty (evaluation).
+  /// `labels`: a host array, or what this backend's DeviceData::gather returned.
   virtual LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels,
                                           float grad_scale, MatrixView dlogits) = 0;
   /// Where this backend's arrays live (memory.hpp): parameter, gradient and state arenas
@@ -102,6 +119,13 @@ class Kernels {
   /// where the arenas live. The default: the host optimizers of optim/ (make_optimizer).
   virtual Result<std::unique_ptr<optim::Optimizer>> make_optimizer(const optim::OptimizerSpec& spec,
                                                                    models::ParameterSet& params);
+  /// Keeps `datasets` in the backend's memory and gathers there from now on; nullptr when the
+  /// backend gathers on the host (the CPU backends) or cannot hold them (augmented data).
+  /// The datasets must outlive the backend.
+  virtual DeviceData* attach_data(std::span<const data::Dataset* const> datasets) {
+    (void)datasets;
+    return nullptr;
+  }
   /// One line about the device for the run's first log line ("cpu", or the GPU's name,
   /// driver and memory).
   virtual std::string device_description() const { return "cpu"; }

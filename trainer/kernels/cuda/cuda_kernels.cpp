@@ -11,6 +11,7 @@
 
 #include "trainer/gpu/device_select.hpp"
 #include "trainer/kernels/cuda/cublaslt_dense.hpp"
+#include "trainer/kernels/cuda/cuda_data.hpp"
 #include "trainer/kernels/cuda/cuda_memory.hpp"
 #include "trainer/kernels/cuda/cuda_net.hpp"
 #include "trainer/kernels/cuda/cuda_optimizer.hpp"
@@ -57,6 +58,7 @@ class CudaKernels final : public Kernels {
   }
   ~CudaKernels() override {
     cudaStreamSynchronize(stream_);
+    data_.reset();
     cudaFree(totals_);
     cudaFree(counts_);
     cudaFree(labels_);
@@ -82,7 +84,7 @@ class CudaKernels final : public Kernels {
   }
 
   std::unique_ptr<Net> make_net(const NetGraph& graph, const NetOptions& options) override {
-    return std::make_unique<CudaDenseNet>(lt_, stream_, graph, options);
+    return std::make_unique<CudaDenseNet>(lt_, stream_, graph, options, &inputs_);
   }
 
   LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels, float grad_scale,
@@ -98,8 +100,11 @@ class CudaKernels final : public Kernels {
       check(cudaMalloc(reinterpret_cast<void**>(&row_correct_), rows * sizeof(std::int32_t)), "cudaMalloc (loss)");
       capacity_ = rows;
     }
-    check(cudaMemcpyAsync(labels_, labels, rows * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_), "labels");
-    check(softmax_xent(logits.data, rows, logits.cols, logits.ld, labels_, grad_scale,
+    const std::int32_t* labels_dev = labels_;
+    if (data_ && data_->owns(labels)) labels_dev = labels;  // gathered on the device
+    else
+      check(cudaMemcpyAsync(labels_, labels, rows * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_), "labels");
+    check(softmax_xent(logits.data, rows, logits.cols, logits.ld, labels_dev, grad_scale,
                        dlogits.empty() ? nullptr : dlogits.data, dlogits.empty() ? 0 : dlogits.ld, row_loss_,
                        row_correct_, totals_, counts_, stream_),
           "softmax_xent");
@@ -110,6 +115,11 @@ class CudaKernels final : public Kernels {
     long long correct = 0;
     std::memcpy(&correct, result_host_ + 1, sizeof(correct));
     return {result_host_[0], static_cast<std::int64_t>(correct)};
+  }
+
+  DeviceData* attach_data(std::span<const data::Dataset* const> datasets) override {
+    data_ = make_cuda_data(stream_, inputs_, datasets);
+    return data_.get();
   }
 
   Result<std::unique_ptr<optim::Optimizer>> make_optimizer(const optim::OptimizerSpec& spec,
@@ -124,6 +134,8 @@ class CudaKernels final : public Kernels {
   cudaStream_t stream_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;
   std::unique_ptr<CudaMemory> memory_;
+  NetInputs inputs_;
+  std::unique_ptr<CudaData> data_;
   void* dense_workspace_ = nullptr;
   double* totals_ = nullptr;
   long long* counts_ = nullptr;

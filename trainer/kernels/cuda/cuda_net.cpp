@@ -34,8 +34,8 @@ float* CudaDenseNet::device_alloc(std::int64_t floats) {
 }
 
 CudaDenseNet::CudaDenseNet(cublasLtHandle_t handle, cudaStream_t stream, const NetGraph& graph,
-                           const NetOptions& options)
-    : stream_(stream), options_(options) {
+                           const NetOptions& options, NetInputs* inputs)
+    : stream_(stream), options_(options), inputs_(inputs) {
   const auto nodes = graph.nodes();
   if (options.precision == Precision::bf16)
     throw std::invalid_argument(
@@ -46,8 +46,8 @@ CudaDenseNet::CudaDenseNet(cublasLtHandle_t handle, cudaStream_t stream, const N
     if (nodes[i].op != NetNode::Op::dense || nodes[i].inputs.size() != 1 ||
         nodes[i].inputs[0] != static_cast<TensorId>(i - 1))
       throw std::invalid_argument(fmt::format(
-          "the cuda backend runs chains of dense layers (model mlp) so far; this model has a {} layer (fix: "
-          "model mlp on device cuda, or device cpu for cnn/resnet)",
+          "the cuda backend runs chains of dense layers (model mlp) so far, and this model has a {} layer "
+          "(fix: model: mlp on device: cuda, or device: cpu for cnn and the resnets)",
           op_name(nodes[i].op)));
   const std::int64_t n = options.batch;
   const bool tf32 = options.precision == Precision::tf32;
@@ -86,9 +86,11 @@ CudaDenseNet::CudaDenseNet(cublasLtHandle_t handle, cudaStream_t stream, const N
   }
   if (!options.train) grads_.push_back(MatrixView{});
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  if (inputs_) inputs_->add(input_host_.data, this);
 }
 
 CudaDenseNet::~CudaDenseNet() {
+  if (inputs_) inputs_->remove(input_host_.data);
   cudaStreamSynchronize(stream_);
   layers_.clear();
   for (void* p : owned_) cudaFree(p);
@@ -98,9 +100,11 @@ CudaDenseNet::~CudaDenseNet() {
 
 void CudaDenseNet::forward() {
   const MatrixView& x = acts_.front();
-  check(cudaMemcpyAsync(x.data, input_host_.data, static_cast<std::size_t>(x.span()) * sizeof(float),
-                        cudaMemcpyHostToDevice, stream_),
-        "input upload");
+  if (input_on_device_) input_on_device_ = false;
+  else
+    check(cudaMemcpyAsync(x.data, input_host_.data, static_cast<std::size_t>(x.span()) * sizeof(float),
+                          cudaMemcpyHostToDevice, stream_),
+          "input upload");
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     Layer& ly = layers_[l];
     if (auto s = ly.gemm->forward(acts_[l].data, ly.w, ly.b, acts_[l + 1].data, stream_); !s)

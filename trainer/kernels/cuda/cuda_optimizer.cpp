@@ -28,11 +28,11 @@ class CudaOptimizer final : public optim::Optimizer {
     host_.resize(ts.size());
     check(cudaMalloc(reinterpret_cast<void**>(&dev_), std::max<std::size_t>(1, ts.size()) * sizeof(MtTensor)),
           "cudaMalloc (optimizer)");
-    if (spec.name == "lars") {
+    if (spec.name == "lars" || spec.name == "larc" || spec.name == "lamb") {
       check(cudaMalloc(reinterpret_cast<void**>(&partials_),
                        std::max<std::size_t>(1, 2 * lars_blocks_per_tensor * ts.size()) * sizeof(double)),
             "cudaMalloc (lars)");
-      check(cudaMalloc(reinterpret_cast<void**>(&rates_), std::max<std::size_t>(1, ts.size()) * sizeof(float)),
+      check(cudaMalloc(reinterpret_cast<void**>(&rates_), std::max<std::size_t>(1, 2 * ts.size()) * sizeof(float)),
             "cudaMalloc (lars)");
     }
   }
@@ -76,9 +76,15 @@ class CudaOptimizer final : public optim::Optimizer {
     else if (adam())
       e = adam_multi(dev_, T, max_n_, static_cast<float>(spec_.beta1), static_cast<float>(spec_.beta2),
                      static_cast<float>(spec_.adam_eps), spec_.name == "adamw", stream_);
-    else
+    else if (spec_.name == "lars")
       e = lars_multi(dev_, T, max_n_, static_cast<float>(spec_.momentum), spec_.lars_trust, spec_.lars_eps,
                      spec_.nesterov, partials_, rates_, stream_);
+    else if (spec_.name == "larc")
+      e = larc_multi(dev_, T, max_n_, static_cast<float>(spec_.momentum), spec_.larc_trust, spec_.larc_eps,
+                     spec_.larc_clip, spec_.nesterov, spec_.momentum_correction, partials_, rates_, stream_);
+    else
+      e = lamb_multi(dev_, T, max_n_, static_cast<float>(spec_.beta1), static_cast<float>(spec_.beta2),
+                     static_cast<float>(spec_.lamb_eps), partials_, rates_, stream_);
     check(e, "optimizer step");
     for (std::size_t i = 0; i < ts.size(); ++i) {
       ++count_[i];
@@ -108,7 +114,8 @@ class CudaOptimizer final : public optim::Optimizer {
   }
 
  private:
-  bool adam() const { return spec_.name == "adam" || spec_.name == "adamw"; }
+  /// Two state arenas (m, v), in the CPU optimizers' order.
+  bool adam() const { return spec_.name == "adam" || spec_.name == "adamw" || spec_.name == "lamb"; }
   optim::OptimizerSpec spec_;
   models::ParameterSet& params_;
   cudaStream_t stream_;
@@ -127,11 +134,8 @@ class CudaOptimizer final : public optim::Optimizer {
 Result<std::unique_ptr<optim::Optimizer>> make_cuda_optimizer(const optim::OptimizerSpec& spec,
                                                               models::ParameterSet& params, cudaStream_t stream) {
   const std::string& n = spec.name;
-  if (n == "sgd" || n == "adam" || n == "adamw" || n == "lars")
+  if (n == "sgd" || n == "adam" || n == "adamw" || n == "lars" || n == "larc" || n == "lamb")
     return std::unique_ptr<optim::Optimizer>(std::make_unique<CudaOptimizer>(spec, params, stream));
-  if (n == "larc" || n == "lamb")
-    return fail(fmt::format("optimizer {} has no CUDA kernels yet", n), "optimizer",
-                "use sgd, adam, adamw or lars with device: cuda, or device: cpu for larc and lamb");
   return fail(fmt::format("unknown optimizer '{}'", n), "optimizer", "use one of: sgd, adam, adamw, lars, larc, lamb");
 }
 

@@ -48,6 +48,19 @@ inline constexpr int lars_blocks_per_tensor = 64;
 cudaError_t lars_multi(const MtTensor* tensors_dev, int count, std::int64_t max_n, float momentum, double trust,
                        double eps, bool nesterov, double* partials_dev, float* rates_dev, cudaStream_t stream);
 
+/// LARC (larc.hpp), norms on the device as lars_multi's: the per-tensor gradient scale a
+/// (trust ratio, clipped at 1 relative to the LR when `clip`) and the weight decay it keeps
+/// into `scale_wd_dev` (2 × count floats), then the SGD momentum update of sgd_multi with
+/// the gradient scaled by a. `partials_dev` as lars_multi's.
+cudaError_t larc_multi(const MtTensor* tensors_dev, int count, std::int64_t max_n, float momentum, double trust,
+                       double eps, bool clip, bool nesterov, bool corrected, double* partials_dev, float* scale_wd_dev,
+                       cudaStream_t stream);
+/// LAMB (lamb.hpp): moments (s1 = m, s2 = v), then per tensor ‖w‖ and ‖r‖ (r = m̂/(√v̂ + eps)
+/// + wd·w) in double summed in a fixed order, then w -= lr·‖w‖/‖r‖·r. `partials_dev` as
+/// lars_multi's; `rates_dev` count floats.
+cudaError_t lamb_multi(const MtTensor* tensors_dev, int count, std::int64_t max_n, float beta1, float beta2, float eps,
+                       double* partials_dev, float* rates_dev, cudaStream_t stream);
+
 /// Softmax cross-entropy (reference_math.hpp's, in double): per row r of logits [rows, cols]
 /// (row stride ld), row_loss_dev[r] = lse − logit[label], row_correct_dev[r] = argmax (first
 /// maximum) == label; when dlogits_dev is not null, dlogits = (p − onehot)·grad_scale

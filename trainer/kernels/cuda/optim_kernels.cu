@@ -123,6 +123,123 @@ __global__ void lars_update_kernel(const MtTensor* ts, const float* rates, float
   }
 }
 
+// LARC pass 2 (larc.cpp's scale()): one thread per tensor; out[2k] = the gradient scale a,
+// out[2k+1] = the weight decay used (0 where a norm is 0: apex takes the gradient as is).
+__global__ void larc_rates_kernel(const MtTensor* ts, int count, const double* partials, double trust, double eps,
+                                  bool clip, float* out) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  const MtTensor& t = ts[k];
+  double w2 = 0, g2 = 0;
+  const double* p = partials + 2 * static_cast<std::int64_t>(k) * lars_blocks_per_tensor;
+  for (int b = 0; b < lars_blocks_per_tensor; ++b) {
+    w2 += p[2 * b];
+    g2 += p[2 * b + 1];
+  }
+  const double wn = sqrt(w2), gn = sqrt(g2);
+  if (wn == 0.0 || gn == 0.0) {
+    out[2 * k] = 1.0f;
+    out[2 * k + 1] = 0.0f;
+    return;
+  }
+  double a = trust * wn / (gn + static_cast<double>(t.wd) * wn + eps);
+  if (clip) a = fmin(a / t.lr, 1.0);  // lr = 0 gives +inf, clipped to 1
+  out[2 * k] = static_cast<float>(a);
+  out[2 * k + 1] = t.wd;
+}
+
+// LARC pass 3: sgd.cpp's momentum slice with the gradient scale and weight decay of pass 2.
+template <bool kNesterov, bool kCorrected>
+__global__ void larc_update_kernel(const MtTensor* ts, const float* scale_wd, float m) {
+  const MtTensor t = ts[blockIdx.y];
+  const float lr = static_cast<float>(t.lr);
+  const float gs = scale_wd[2 * blockIdx.y], wd = scale_wd[2 * blockIdx.y + 1];
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < t.n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float d = gs * (t.g[i] + wd * t.w[i]);
+    if constexpr (kCorrected) {
+      const float vi = m * t.s1[i] + d;
+      t.s1[i] = vi;
+      if constexpr (kNesterov) t.w[i] -= lr * (d + m * vi);
+      else t.w[i] -= lr * vi;
+    } else {
+      const float ui = m * t.s1[i] + lr * d;
+      t.s1[i] = ui;
+      if constexpr (kNesterov) t.w[i] -= m * ui + lr * d;
+      else t.w[i] -= ui;
+    }
+  }
+}
+
+// LAMB (lamb.cpp): r = m̂/(sqrt(v̂) + eps) + wd·w, as the CPU's float expression.
+__device__ float lamb_r(float m, float v, float w, float c1, float c2, float eps, float wd) {
+  return (m * c1) / (sqrtf(v * c2) + eps) + wd * w;
+}
+
+// LAMB pass 1: the moments.
+__global__ void lamb_moments_kernel(const MtTensor* ts, float b1, float b2) {
+  const MtTensor t = ts[blockIdx.y];
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < t.n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float g = t.g[i];
+    t.s1[i] = b1 * t.s1[i] + (1.0f - b1) * g;
+    t.s2[i] = b2 * t.s2[i] + (1.0f - b2) * (g * g);
+  }
+}
+
+// LAMB pass 2: per (tensor, block) partial Σw², Σr².
+__global__ void lamb_norms_kernel(const MtTensor* ts, float eps, double* partials) {
+  const MtTensor t = ts[blockIdx.y];
+  __shared__ double sw[kThreads], sr[kThreads];
+  double aw = 0, ar = 0;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; i < t.n;
+       i += static_cast<std::int64_t>(lars_blocks_per_tensor) * kThreads) {
+    const double w = t.w[i];
+    const double r = lamb_r(t.s1[i], t.s2[i], t.w[i], t.c1, t.c2, eps, t.wd);
+    aw += w * w;
+    ar += r * r;
+  }
+  sw[threadIdx.x] = aw;
+  sr[threadIdx.x] = ar;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) {
+      sw[threadIdx.x] += sw[threadIdx.x + s];
+      sr[threadIdx.x] += sr[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    double* p = partials + 2 * (static_cast<std::int64_t>(blockIdx.y) * lars_blocks_per_tensor + blockIdx.x);
+    p[0] = sw[0];
+    p[1] = sr[0];
+  }
+}
+
+// LAMB pass 3: rate = lr · ‖w‖/‖r‖ (1 where a norm is 0).
+__global__ void lamb_rates_kernel(const MtTensor* ts, int count, const double* partials, float* rates) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  double w2 = 0, r2 = 0;
+  const double* p = partials + 2 * static_cast<std::int64_t>(k) * lars_blocks_per_tensor;
+  for (int b = 0; b < lars_blocks_per_tensor; ++b) {
+    w2 += p[2 * b];
+    r2 += p[2 * b + 1];
+  }
+  const double wn = sqrt(w2), rn = sqrt(r2);
+  const double ratio = (wn == 0.0 || rn == 0.0) ? 1.0 : wn / rn;
+  rates[k] = static_cast<float>(ts[k].lr * ratio);
+}
+
+// LAMB pass 4: w -= rate · r.
+__global__ void lamb_apply_kernel(const MtTensor* ts, const float* rates, float eps) {
+  const MtTensor t = ts[blockIdx.y];
+  const float rate = rates[blockIdx.y];
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < t.n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    t.w[i] -= rate * lamb_r(t.s1[i], t.s2[i], t.w[i], t.c1, t.c2, eps, t.wd);
+}
+
 }  // namespace
 
 cudaError_t sgd_multi(const MtTensor* tensors_dev, int count, std::int64_t max_n, float momentum, bool nesterov,
@@ -159,6 +276,41 @@ cudaError_t lars_multi(const MtTensor* tensors_dev, int count, std::int64_t max_
   const dim3 grid = grid_for(max_n, count);
   if (nesterov) lars_update_kernel<true><<<grid, kThreads, 0, stream>>>(tensors_dev, rates_dev, momentum);
   else lars_update_kernel<false><<<grid, kThreads, 0, stream>>>(tensors_dev, rates_dev, momentum);
+  return cudaGetLastError();
+}
+
+}  // namespace dlsweep::trainer::kernels::cuda
+
+namespace dlsweep::trainer::kernels::cuda {
+
+cudaError_t larc_multi(const MtTensor* tensors_dev, int count, std::int64_t max_n, float momentum, double trust,
+                       double eps, bool clip, bool nesterov, bool corrected, double* partials_dev, float* scale_wd_dev,
+                       cudaStream_t stream) {
+  if (bad_count(count)) return cudaErrorInvalidValue;
+  if (count == 0) return cudaSuccess;
+  lars_norms_kernel<<<dim3(lars_blocks_per_tensor, count), kThreads, 0, stream>>>(tensors_dev, partials_dev);
+  larc_rates_kernel<<<(count + 127) / 128, 128, 0, stream>>>(tensors_dev, count, partials_dev, trust, eps, clip,
+                                                              scale_wd_dev);
+  const dim3 grid = grid_for(max_n, count);
+  if (corrected) {
+    if (nesterov) larc_update_kernel<true, true><<<grid, kThreads, 0, stream>>>(tensors_dev, scale_wd_dev, momentum);
+    else larc_update_kernel<false, true><<<grid, kThreads, 0, stream>>>(tensors_dev, scale_wd_dev, momentum);
+  } else {
+    if (nesterov) larc_update_kernel<true, false><<<grid, kThreads, 0, stream>>>(tensors_dev, scale_wd_dev, momentum);
+    else larc_update_kernel<false, false><<<grid, kThreads, 0, stream>>>(tensors_dev, scale_wd_dev, momentum);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t lamb_multi(const MtTensor* tensors_dev, int count, std::int64_t max_n, float beta1, float beta2, float eps,
+                       double* partials_dev, float* rates_dev, cudaStream_t stream) {
+  if (bad_count(count)) return cudaErrorInvalidValue;
+  if (count == 0) return cudaSuccess;
+  const dim3 grid = grid_for(max_n, count);
+  lamb_moments_kernel<<<grid, kThreads, 0, stream>>>(tensors_dev, beta1, beta2);
+  lamb_norms_kernel<<<dim3(lars_blocks_per_tensor, count), kThreads, 0, stream>>>(tensors_dev, eps, partials_dev);
+  lamb_rates_kernel<<<(count + 127) / 128, 128, 0, stream>>>(tensors_dev, count, partials_dev, rates_dev);
+  lamb_apply_kernel<<<grid, kThreads, 0, stream>>>(tensors_dev, rates_dev, eps);
   return cudaGetLastError();
 }
 

@@ -7,6 +7,8 @@
 //   softmax cross-entropy: loss sum relative 1e-12 (double), correct count exact,
 //     gradient ≤ 1e-6 (the float rounding of a double);
 //   SGD, Adam, AdamW: bit-identical (same float expressions, --fmad=false);
+//   the backend's optimizers (make_cuda_optimizer, all six) on device arenas: SGD/Adam/AdamW
+//     bit-identical, LARS/LARC/LAMB as LARS below;
 //   LARS: 1e-6 relative to |w| + |w at the start| (norms summed in another order, so a
 //     per-tensor rate may differ in its last bit; where w − update cancels, that bit is
 //     large next to w but not next to the operands).
@@ -24,6 +26,8 @@
 #include <cuda_runtime_api.h>
 
 #include "trainer/kernels/cuda/cublaslt_dense.hpp"
+#include "trainer/kernels/cuda/cuda_memory.hpp"
+#include "trainer/kernels/cuda/cuda_optimizer.hpp"
 #include "trainer/kernels/cuda/device_kernels.hpp"
 #include "trainer/kernels/reference_kernels.hpp"
 #include "trainer/models/parameter_set.hpp"
@@ -362,4 +366,102 @@ TEST_CASE("cuda non-finite check (fp16 loss scaling)", "[cuda][conformance]") {
   CUDA_OK(cudaMemset(found.get(), 0, sizeof(int)));
   CUDA_OK(kc::find_nonfinite(d.get(), static_cast<std::int64_t>(h.size()), found.get(), nullptr));
   CHECK(found.take()[0] == 1);
+}
+
+// The backend's optimizers (what dlsweep-train runs with device: cuda) over a ParameterSet
+// in device memory, against the CPU optimizers over the same values and gradients.
+TEST_CASE("cuda backend optimizers (make_cuda_optimizer) equal the CPU optimizers, all six", "[cuda][conformance][optim]") {
+  cudaStream_t stream = nullptr;
+  CUDA_OK(cudaStreamCreate(&stream));
+  {
+    kc::CudaMemory mem(0, stream);
+    struct Case {
+      const char* name;
+      double tol;
+      bool nesterov;
+    };
+    for (const Case c : {Case{"sgd", 0, false}, Case{"sgd", 0, true}, Case{"adam", 0, false}, Case{"adamw", 0, false},
+                         Case{"lars", 1e-6, false}, Case{"larc", 1e-6, false}, Case{"larc", 1e-6, true},
+                         Case{"lamb", 1e-6, false}}) {
+      for (bool clip : {true, false}) {
+        if (std::string(c.name) != "larc" && !clip) continue;
+        INFO(c.name << " nesterov=" << c.nesterov << " clip=" << clip);
+        optim::OptimizerSpec spec;
+        spec.name = c.name;
+        spec.nesterov = c.nesterov;
+        spec.weight_decay = std::string(c.name) == "adamw" || std::string(c.name) == "lamb" ? 1e-2 : 5e-4;
+        spec.lars_trust = 0.02;
+        spec.larc_clip = clip;
+        models::ParameterSet cpu, gpu;
+        for (auto* ps : {&cpu, &gpu}) {
+          ps->add("w1", 128, 128, false);
+          ps->add("b1", 1, 128, true);
+          ps->add("w2", 128, 10, false);
+          ps->add("b2", 1, 10, true);
+        }
+        cpu.finalize();
+        gpu.finalize(mem);
+        std::mt19937 rng(3);
+        randomise(cpu, rng, true);
+        const std::vector<float> w0(cpu.values(), cpu.values() + cpu.arena_size());
+        mem.upload(gpu.values(), w0.data(), gpu.arena_size());
+        auto oc = optim::make_optimizer(spec, cpu);
+        auto og = kc::make_cuda_optimizer(spec, gpu, stream);
+        REQUIRE(oc);
+        REQUIRE(og);
+        int step = 0;
+        for (double lr : {0.1, 0.1, 0.2, 0.05, 0.05}) {
+          std::mt19937 grng(100 + ++step);
+          randomise(cpu, grng, false);
+          mem.upload(gpu.grads(), cpu.grads(), cpu.arena_size());
+          (*oc)->step(lr);
+          (*og)->step(lr);
+        }
+        const auto got = mem.to_host(gpu.values(), gpu.arena_size());
+        int bad = 0;
+        for (std::int64_t i = 0; i < cpu.arena_size(); ++i) {
+          const double a = got[static_cast<std::size_t>(i)], b = cpu.values()[i];
+          const bool ok = c.tol == 0 ? std::memcmp(&got[static_cast<std::size_t>(i)], cpu.values() + i, 4) == 0
+                                     : std::abs(a - b) <= c.tol * (std::abs(b) + std::abs(w0[static_cast<std::size_t>(i)]));
+          if (!ok && bad++ < 5) FAIL_CHECK("w[" << i << "]: gpu " << a << " vs cpu " << b);
+        }
+        CHECK(bad == 0);
+        // Checkpoints are interchangeable: the same state arenas and scalars.
+        CHECK((*og)->state_arenas().size() == (*oc)->state_arenas().size());
+        CHECK((*og)->state_scalars() == (*oc)->state_scalars());
+      }
+    }
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST_CASE("cuda Memory meets the Memory contract", "[cuda][conformance][memory]") {
+  cudaStream_t stream = nullptr;
+  CUDA_OK(cudaStreamCreate(&stream));
+  {
+    kc::CudaMemory m(0, stream);
+    const std::int64_t n = 100003;
+    kernels::DeviceArray a = m.allocate(n), b = m.allocate(n);
+    CHECK_FALSE(m.host_visible());
+    CHECK(m.sum_squares(a.data(), n) == 0.0);
+    std::vector<float> h(static_cast<std::size_t>(n));
+    double exact = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      h[static_cast<std::size_t>(i)] = static_cast<float>((i % 97) - 48) / 16.0f;
+      exact += static_cast<double>(h[static_cast<std::size_t>(i)]) * h[static_cast<std::size_t>(i)];
+    }
+    m.upload(a.data(), h.data(), n);
+    CHECK(m.to_host(a.data(), n) == h);
+    CHECK(m.sum_squares(a.data(), n) == exact);
+    CHECK(m.sum_squares(a.data(), n) == m.sum_squares(a.data(), n));
+    m.copy(b.data(), a.data(), n);
+    m.add(b.data(), a.data(), n);
+    m.scale(b.data(), 0.25f, n);
+    CHECK(m.sum_squares(b.data(), n) == exact / 4);
+    CHECK_FALSE(m.any_nonfinite(a.data(), n));
+    const float bad[1] = {std::numeric_limits<float>::infinity()};
+    m.upload(a.data() + 17, bad, 1);
+    CHECK(m.any_nonfinite(a.data(), n));
+  }
+  cudaStreamDestroy(stream);
 }
