@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <cublasLt.h>
+#include <cudnn.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -51,6 +52,9 @@ class CudaKernels final : public Kernels {
     check(cudaSetDevice(device), "cudaSetDevice");
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     if (cublasLtCreate(&lt_) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasLtCreate failed");
+    if (const cudnnStatus_t st = cudnnCreate(&dnn_); st != CUDNN_STATUS_SUCCESS)
+      throw std::runtime_error(std::string("cudnnCreate: ") + cudnnGetErrorString(st));
+    cudnnSetStream(dnn_, stream_);
     memory_ = std::make_unique<CudaMemory>(device, stream_);
     check(cudaMalloc(reinterpret_cast<void**>(&totals_), sizeof(double)), "cudaMalloc");
     check(cudaMalloc(reinterpret_cast<void**>(&counts_), sizeof(long long)), "cudaMalloc");
@@ -68,6 +72,7 @@ class CudaKernels final : public Kernels {
     cudaFreeHost(result_host_);
     memory_.reset();
     cublasLtDestroy(lt_);
+    cudnnDestroy(dnn_);
     cudaStreamDestroy(stream_);
   }
 
@@ -84,7 +89,7 @@ class CudaKernels final : public Kernels {
   }
 
   std::unique_ptr<Net> make_net(const NetGraph& graph, const NetOptions& options) override {
-    return std::make_unique<CudaDenseNet>(lt_, stream_, graph, options, &inputs_);
+    return std::make_unique<CudaNet>(CudaHandles{stream_, lt_, dnn_}, graph, options, &inputs_);
   }
 
   LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels, float grad_scale,
@@ -133,6 +138,7 @@ class CudaKernels final : public Kernels {
   std::string description_;
   cudaStream_t stream_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;
+  cudnnHandle_t dnn_ = nullptr;
   std::unique_ptr<CudaMemory> memory_;
   NetInputs inputs_;
   std::unique_ptr<CudaData> data_;

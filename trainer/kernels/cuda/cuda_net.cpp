@@ -1,136 +1,416 @@
 #include "trainer/kernels/cuda/cuda_net.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "trainer/kernels/cuda/cublaslt_dense.hpp"
 #include "trainer/kernels/cuda/cuda_memory.hpp"
+#include "trainer/kernels/cuda/layer_kernels.hpp"
 
 namespace dlsweep::trainer::kernels::cuda {
 
 namespace {
-const char* op_name(NetNode::Op op) {
-  switch (op) {
-    case NetNode::Op::input: return "input";
-    case NetNode::Op::dense: return "dense";
-    case NetNode::Op::conv: return "convolution";
-    case NetNode::Op::pool: return "pooling";
-    case NetNode::Op::batch_norm: return "batch norm";
-    case NetNode::Op::relu: return "relu";
-    case NetNode::Op::add: return "add";
-  }
-  return "?";
+
+void dnn(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS) throw std::runtime_error(fmt::format("cuDNN: {}: {}", what, cudnnGetErrorString(s)));
 }
+
+cudnnTensorDescriptor_t tensor_desc(std::int64_t n, const Shape& s) {
+  cudnnTensorDescriptor_t d = nullptr;
+  dnn(cudnnCreateTensorDescriptor(&d), "tensor descriptor");
+  dnn(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n), static_cast<int>(s.c),
+                                 static_cast<int>(s.h), static_cast<int>(s.w)),
+      "tensor descriptor");
+  return d;
+}
+
+template <class Perf>
+const Perf* pick(const Perf* perf, int count, const char* what) {
+  // The fastest deterministic algorithm cuDNN offers (runs must repeat bit for bit).
+  for (int i = 0; i < count; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].determinism == CUDNN_DETERMINISTIC) return &perf[i];
+  throw std::runtime_error(fmt::format("cuDNN offers no deterministic {} algorithm for this layer", what));
+}
+
 }  // namespace
 
-float* CudaDenseNet::device_alloc(std::int64_t floats) {
+struct CudaNet::Node {
+  NetNode::Op op = NetNode::Op::input;
+  std::vector<int> in;
+  int tag = -1;
+  Shape in_shape, shape;
+  std::int64_t count = 0;  ///< floats of the output (n · shape.size())
+  Activation act = Activation::none;
+  // dense
+  std::unique_ptr<CublasLtDense> gemm;
+  DenseParams dense;
+  // conv
+  ConvParams conv_p;
+  std::int64_t w_cols = 0;  ///< in·k·k (packed filter row)
+  float *w_packed = nullptr, *dw_packed = nullptr;  ///< when the weights' rows are padded
+  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr, c_desc = nullptr;
+  cudnnFilterDescriptor_t w_desc = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t fwd_algo{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data_algo{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo{};
+  // pool
+  cudnnPoolingDescriptor_t pool = nullptr;
+  // batch norm
+  BatchNormParams bn_p;
+  BatchNormSpec bn;
+  float *save_mean = nullptr, *save_inv = nullptr;
+
+  ~Node() {
+    if (x_desc) cudnnDestroyTensorDescriptor(x_desc);
+    if (y_desc) cudnnDestroyTensorDescriptor(y_desc);
+    if (c_desc) cudnnDestroyTensorDescriptor(c_desc);
+    if (w_desc) cudnnDestroyFilterDescriptor(w_desc);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+    if (pool) cudnnDestroyPoolingDescriptor(pool);
+  }
+};
+
+float* CudaNet::device_alloc(std::int64_t floats) {
   void* p = nullptr;
   const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(floats, 1)) * sizeof(float);
   check(cudaMalloc(&p, bytes), "cudaMalloc (activations)");
   owned_.push_back(p);
-  check(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");  // padding columns stay zero
+  check(cudaMemsetAsync(p, 0, bytes, h_.stream), "cudaMemsetAsync");
   return static_cast<float*>(p);
 }
 
-CudaDenseNet::CudaDenseNet(cublasLtHandle_t handle, cudaStream_t stream, const NetGraph& graph,
-                           const NetOptions& options, NetInputs* inputs)
-    : stream_(stream), options_(options), inputs_(inputs) {
-  const auto nodes = graph.nodes();
+CudaNet::CudaNet(const CudaHandles& h, const NetGraph& graph, const NetOptions& options, NetInputs* inputs)
+    : h_(h), options_(options), graph_(&graph), inputs_(inputs) {
   if (options.precision == Precision::bf16)
     throw std::invalid_argument(
         "precision bf16 is not implemented on device cuda yet (fix: precision fp32 or tf32 on cuda, or device cpu)");
-  if (nodes.size() < 2 || nodes[0].op != NetNode::Op::input)
-    throw std::invalid_argument("cuda backend: the graph has no layers");
-  for (std::size_t i = 1; i < nodes.size(); ++i)
-    if (nodes[i].op != NetNode::Op::dense || nodes[i].inputs.size() != 1 ||
-        nodes[i].inputs[0] != static_cast<TensorId>(i - 1))
-      throw std::invalid_argument(fmt::format(
-          "the cuda backend runs chains of dense layers (model mlp) so far, and this model has a {} layer "
-          "(fix: model: mlp on device: cuda, or device: cpu for cnn and the resnets)",
-          op_name(nodes[i].op)));
+  const auto gn = graph.nodes();
+  if (gn.empty() || gn[0].op != NetNode::Op::input) throw std::invalid_argument("cuda backend: the graph has no input");
   const std::int64_t n = options.batch;
   const bool tf32 = options.precision == Precision::tf32;
-  workspace_bytes_ = std::size_t{32} << 20;
-  check(cudaMalloc(&workspace_, workspace_bytes_), "cudaMalloc (cuBLASLt workspace)");
+  const bool train = options.train;
 
-  const std::int64_t in = nodes[0].shape.size();
-  float* host = nullptr;
-  const std::int64_t in_span = n * padded_ld(in);
-  check(cudaMallocHost(reinterpret_cast<void**>(&host), static_cast<std::size_t>(in_span) * sizeof(float)),
-        "cudaMallocHost (input)");
-  std::fill(host, host + in_span, 0.0f);
-  input_host_ = MatrixView{host, n, in, padded_ld(in)};
-  acts_.push_back(MatrixView{device_alloc(in_span), n, in, padded_ld(in)});
-  if (options.input_grad) input_grad_ = MatrixView{device_alloc(in_span), n, in, padded_ld(in)};
-
-  for (std::size_t i = 1; i < nodes.size(); ++i) {
-    const NetNode& nd = nodes[i];
-    const std::int64_t fin = acts_.back().cols, fout = nd.shape.size();
-    Layer l;
-    l.w = nd.dense_params.w.data;
-    l.b = nd.dense_params.b;
-    l.dw = nd.dense_params.dw.data;
-    l.db = nd.dense_params.db;
-    l.tag = nd.tag;
-    l.relu = nd.act == Activation::relu;
-    const bool first = i == 1;
-    const bool want_dx = options.train && (!first || options.input_grad);
-    DenseShape s{n, fin, fout, padded_ld(fin), nd.dense_params.w.ld, padded_ld(fout), want_dx ? padded_ld(fin) : 0};
-    auto g = CublasLtDense::create(handle, s, l.relu, tf32, workspace_, workspace_bytes_);
-    if (!g) throw std::runtime_error("cuBLASLt: " + g.error().what);
-    l.gemm = std::move(*g);
-    acts_.push_back(MatrixView{device_alloc(n * padded_ld(fout)), n, fout, padded_ld(fout)});
-    if (options.train) grads_.push_back(MatrixView{device_alloc(n * padded_ld(fout)), n, fout, padded_ld(fout)});
-    layers_.push_back(std::move(l));
+  // Which tensors need a gradient: every node's output but the input (unless asked).
+  act_.resize(gn.size());
+  grad_.resize(gn.size());
+  written_.assign(gn.size(), 0);
+  for (std::size_t t = 0; t < gn.size(); ++t) {
+    const std::int64_t size = gn[t].shape.size();
+    act_[t] = MatrixView{device_alloc(n * size), n, size, size};
+    if (train && (t > 0 || options.input_grad)) grad_[t] = MatrixView{device_alloc(n * size), n, size, size};
   }
-  if (!options.train) grads_.push_back(MatrixView{});
-  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  {
+    const std::int64_t size = gn[0].shape.size();
+    float* host = nullptr;
+    check(cudaMallocHost(reinterpret_cast<void**>(&host), static_cast<std::size_t>(n * size) * sizeof(float)),
+          "cudaMallocHost (input)");
+    std::fill(host, host + n * size, 0.0f);
+    input_host_ = MatrixView{host, n, size, size};
+  }
+  describe_.push_back(fmt::format("input [{}x{}x{}] (page-locked host staging, or gathered on the GPU)", gn[0].shape.c,
+                                  gn[0].shape.h, gn[0].shape.w));
+
+  constexpr std::size_t kGemmWorkspace = std::size_t{32} << 20;  // the dense layers' (cuBLASLt, bias sums)
+  float* gemm_ws = nullptr;
+  std::size_t ws = 0;  // the convolutions' (cuDNN), the largest any layer asks for
+  nodes_.push_back(std::make_unique<Node>());
+  for (std::size_t t = 1; t < gn.size(); ++t) {
+    const NetNode& nd = gn[t];
+    auto node = std::make_unique<Node>();
+    Node& N = *node;
+    N.op = nd.op;
+    N.in.assign(nd.inputs.begin(), nd.inputs.end());
+    N.tag = nd.tag;
+    N.shape = nd.shape;
+    N.in_shape = gn[static_cast<std::size_t>(N.in.at(0))].shape;
+    N.count = n * nd.shape.size();
+    N.act = nd.act;
+    const int x = N.in[0];
+    switch (nd.op) {
+      case NetNode::Op::dense: {
+        if (train && std::count_if(gn.begin(), gn.end(), [&](const NetNode& o) {
+                       return std::find(o.inputs.begin(), o.inputs.end(), x) != o.inputs.end();
+                     }) > 1)
+          throw std::invalid_argument("cuda backend: a dense layer's input read by several nodes");
+        N.dense = nd.dense_params;
+        const std::int64_t fin = N.in_shape.size(), fout = nd.shape.size();
+        const bool want_dx = train && !grad_[static_cast<std::size_t>(x)].empty();
+        DenseShape s{n, fin, fout, fin, nd.dense_params.w.ld, fout, want_dx ? fin : 0};
+        if (!gemm_ws) gemm_ws = device_alloc(static_cast<std::int64_t>(kGemmWorkspace / sizeof(float)));
+        auto g = CublasLtDense::create(h.lt, s, nd.act == Activation::relu, tf32, gemm_ws, kGemmWorkspace);
+        if (!g) throw std::runtime_error("cuBLASLt: " + g.error().what);
+        N.gemm = std::move(*g);
+        describe_.push_back(fmt::format("dense {}->{}{} cuBLASLt {}", fin, fout, nd.act == Activation::relu ? " relu" : "",
+                                        tf32 ? "tf32" : "fp32"));
+        break;
+      }
+      case NetNode::Op::conv: {
+        N.conv_p = nd.conv_params;
+        const auto& c = nd.conv;
+        N.w_cols = N.in_shape.c * c.kernel * c.kernel;
+        N.x_desc = tensor_desc(n, N.in_shape);
+        N.y_desc = tensor_desc(n, nd.shape);
+        dnn(cudnnCreateFilterDescriptor(&N.w_desc), "filter descriptor");
+        dnn(cudnnSetFilter4dDescriptor(N.w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(c.out_channels),
+                                       static_cast<int>(N.in_shape.c), static_cast<int>(c.kernel),
+                                       static_cast<int>(c.kernel)),
+            "filter descriptor");
+        dnn(cudnnCreateConvolutionDescriptor(&N.conv), "convolution descriptor");
+        dnn(cudnnSetConvolution2dDescriptor(N.conv, static_cast<int>(c.pad), static_cast<int>(c.pad),
+                                            static_cast<int>(c.stride), static_cast<int>(c.stride), 1, 1,
+                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            "convolution descriptor");
+        dnn(cudnnSetConvolutionMathType(N.conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH), "math type");
+        if (N.conv_p.b) {
+          dnn(cudnnCreateTensorDescriptor(&N.c_desc), "bias descriptor");
+          dnn(cudnnSetTensor4dDescriptor(N.c_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+                                         static_cast<int>(c.out_channels), 1, 1),
+              "bias descriptor");
+        }
+        if (N.conv_p.w.ld != N.w_cols) {  // cuDNN reads packed filters: copy through packed buffers
+          N.w_packed = device_alloc(c.out_channels * N.w_cols);
+          if (train) N.dw_packed = device_alloc(c.out_channels * N.w_cols);
+        }
+        constexpr int kAlgos = 8;
+        int got = 0;
+        cudnnConvolutionFwdAlgoPerf_t fp[kAlgos];
+        dnn(cudnnGetConvolutionForwardAlgorithm_v7(h.dnn, N.x_desc, N.w_desc, N.conv, N.y_desc, kAlgos, &got, fp),
+            "forward algorithm");
+        const auto* f = pick(fp, got, "forward");
+        N.fwd_algo = f->algo;
+        ws = std::max(ws, f->memory);
+        if (train) {
+          cudnnConvolutionBwdFilterAlgoPerf_t bf[kAlgos];
+          dnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.dnn, N.x_desc, N.y_desc, N.conv, N.w_desc, kAlgos, &got, bf),
+              "backward filter algorithm");
+          const auto* b = pick(bf, got, "backward filter");
+          N.bwd_filter_algo = b->algo;
+          ws = std::max(ws, b->memory);
+          if (!grad_[static_cast<std::size_t>(x)].empty()) {
+            cudnnConvolutionBwdDataAlgoPerf_t bd[kAlgos];
+            dnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.dnn, N.w_desc, N.y_desc, N.conv, N.x_desc, kAlgos, &got, bd),
+                "backward data algorithm");
+            const auto* d = pick(bd, got, "backward data");
+            N.bwd_data_algo = d->algo;
+            ws = std::max(ws, d->memory);
+          }
+        }
+        describe_.push_back(fmt::format("conv {}x{}/{} pad {} {}->{}{}{} cuDNN {} (algo fwd {}, bwd data {}, bwd filter {})",
+                                        c.kernel, c.kernel, c.stride, c.pad, N.in_shape.c, c.out_channels,
+                                        N.conv_p.b ? " bias" : "", c.act == Activation::relu ? " relu" : "",
+                                        tf32 ? "tf32" : "fp32", static_cast<int>(N.fwd_algo),
+                                        static_cast<int>(N.bwd_data_algo), static_cast<int>(N.bwd_filter_algo)));
+        N.act = c.act;
+        break;
+      }
+      case NetNode::Op::pool: {
+        if (nd.pool.kind == PoolSpec::Kind::max) {
+          N.x_desc = tensor_desc(n, N.in_shape);
+          N.y_desc = tensor_desc(n, nd.shape);
+          dnn(cudnnCreatePoolingDescriptor(&N.pool), "pooling descriptor");
+          const int k = static_cast<int>(nd.pool.kernel), p = static_cast<int>(nd.pool.pad),
+                    s = static_cast<int>(nd.pool.stride);
+          dnn(cudnnSetPooling2dDescriptor(N.pool, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_NOT_PROPAGATE_NAN, k, k, p, p, s,
+                                          s),
+              "pooling descriptor");
+          describe_.push_back(fmt::format("max pool {}x{}/{} cuDNN", k, k, s));
+        } else {
+          describe_.push_back("global average pool");
+        }
+        break;
+      }
+      case NetNode::Op::batch_norm: {
+        N.bn_p = nd.bn_params;
+        N.bn = nd.bn;
+        if (N.bn.eps < CUDNN_BN_MIN_EPSILON)
+          throw std::invalid_argument(fmt::format("cuda backend: batch-norm eps {:g} below cuDNN's minimum {:g}", N.bn.eps,
+                                                  CUDNN_BN_MIN_EPSILON));
+        N.x_desc = tensor_desc(n, N.in_shape);
+        dnn(cudnnCreateTensorDescriptor(&N.c_desc), "batch-norm descriptor");
+        dnn(cudnnDeriveBNTensorDescriptor(N.c_desc, N.x_desc, CUDNN_BATCHNORM_SPATIAL), "batch-norm descriptor");
+        if (train) {
+          N.save_mean = device_alloc(nd.shape.c);
+          N.save_inv = device_alloc(nd.shape.c);
+        }
+        describe_.push_back(fmt::format("batch norm {}{} cuDNN", nd.shape.c, N.bn.relu ? " relu" : ""));
+        break;
+      }
+      case NetNode::Op::relu: describe_.push_back("relu"); break;
+      case NetNode::Op::add: describe_.push_back(nd.act == Activation::relu ? "add relu" : "add"); break;
+      case NetNode::Op::input: throw std::invalid_argument("cuda backend: a second input node");
+    }
+    nodes_.push_back(std::move(node));
+  }
+  workspace_bytes_ = ws;
+  check(cudaMalloc(&workspace_, std::max<std::size_t>(workspace_bytes_, 1)), "cudaMalloc (workspace)");
+  check(cudaStreamSynchronize(h_.stream), "cudaStreamSynchronize");
   if (inputs_) inputs_->add(input_host_.data, this);
 }
 
-CudaDenseNet::~CudaDenseNet() {
+CudaNet::~CudaNet() {
   if (inputs_) inputs_->remove(input_host_.data);
-  cudaStreamSynchronize(stream_);
-  layers_.clear();
+  cudaStreamSynchronize(h_.stream);
+  nodes_.clear();
   for (void* p : owned_) cudaFree(p);
   cudaFree(workspace_);
   cudaFreeHost(input_host_.data);
 }
 
-void CudaDenseNet::forward() {
-  const MatrixView& x = acts_.front();
+void CudaNet::forward() {
+  const cudaStream_t s = h_.stream;
+  const MatrixView& x0 = act_.front();
   if (input_on_device_) input_on_device_ = false;
   else
-    check(cudaMemcpyAsync(x.data, input_host_.data, static_cast<std::size_t>(x.span()) * sizeof(float),
-                          cudaMemcpyHostToDevice, stream_),
+    check(cudaMemcpyAsync(x0.data, input_host_.data, static_cast<std::size_t>(x0.span()) * sizeof(float),
+                          cudaMemcpyHostToDevice, s),
           "input upload");
-  for (std::size_t l = 0; l < layers_.size(); ++l) {
-    Layer& ly = layers_[l];
-    if (auto s = ly.gemm->forward(acts_[l].data, ly.w, ly.b, acts_[l + 1].data, stream_); !s)
-      throw std::runtime_error("cuBLASLt forward: " + s.error().what);
+  const float one = 1.0f, zero = 0.0f;
+  const std::int64_t n = options_.batch;
+  for (std::size_t t = 1; t < nodes_.size(); ++t) {
+    Node& N = *nodes_[t];
+    float* y = act_[t].data;
+    const float* x = act_[static_cast<std::size_t>(N.in[0])].data;
+    switch (N.op) {
+      case NetNode::Op::dense:
+        if (auto st = N.gemm->forward(x, N.dense.w.data, N.dense.b, y, s); !st)
+          throw std::runtime_error("cuBLASLt forward: " + st.error().what);
+        break;
+      case NetNode::Op::conv: {
+        const float* w = N.conv_p.w.data;
+        if (N.w_packed) {
+          check(cudaMemcpy2DAsync(N.w_packed, N.w_cols * sizeof(float), w, N.conv_p.w.ld * sizeof(float),
+                                  N.w_cols * sizeof(float), N.conv_p.w.rows, cudaMemcpyDeviceToDevice, s),
+                "pack filter");
+          w = N.w_packed;
+        }
+        dnn(cudnnConvolutionForward(h_.dnn, &one, N.x_desc, x, N.w_desc, w, N.conv, N.fwd_algo, workspace_,
+                                    workspace_bytes_, &zero, N.y_desc, y),
+            "convolution forward");
+        check(bias_act_nchw(y, N.conv_p.b, n, N.shape.c, N.shape.h * N.shape.w, N.act == Activation::relu, s),
+              "bias/relu");
+        break;
+      }
+      case NetNode::Op::pool:
+        if (N.pool)
+          dnn(cudnnPoolingForward(h_.dnn, N.pool, &one, N.x_desc, x, &zero, N.y_desc, y), "max pool forward");
+        else
+          check(global_avg_forward(x, y, n, N.in_shape.c, N.in_shape.h * N.in_shape.w, s), "global average pool");
+        break;
+      case NetNode::Op::batch_norm:
+        if (options_.train)
+          dnn(cudnnBatchNormalizationForwardTraining(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, N.x_desc, x,
+                                                     N.x_desc, y, N.c_desc, N.bn_p.scale, N.bn_p.shift, N.bn.momentum,
+                                                     N.bn_p.running_mean, N.bn_p.running_var, N.bn.eps, N.save_mean,
+                                                     N.save_inv),
+              "batch norm forward");
+        else
+          dnn(cudnnBatchNormalizationForwardInference(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, N.x_desc, x,
+                                                      N.x_desc, y, N.c_desc, N.bn_p.scale, N.bn_p.shift,
+                                                      N.bn_p.running_mean, N.bn_p.running_var, N.bn.eps),
+              "batch norm inference");
+        if (N.bn.relu) check(relu_forward(y, y, N.count, s), "relu");
+        break;
+      case NetNode::Op::relu: check(relu_forward(x, y, N.count, s), "relu"); break;
+      case NetNode::Op::add:
+        check(add_forward(x, act_[static_cast<std::size_t>(N.in[1])].data, y, N.count, N.act == Activation::relu, s),
+              "add");
+        break;
+      case NetNode::Op::input: break;
+    }
   }
 }
 
-void CudaDenseNet::backward(const LayerReadyFn& on_ready) {
-  if (!options_.train) throw std::logic_error("CudaDenseNet::backward in evaluation mode");
-  for (std::size_t l = layers_.size(); l-- > 0;) {
-    Layer& ly = layers_[l];
-    float* dx = l > 0 ? grads_[l - 1].data : (options_.input_grad ? input_grad_.data : nullptr);
-    if (auto s = ly.gemm->backward(acts_[l].data, ly.w, acts_[l + 1].data, grads_[l].data, ly.dw, ly.db, dx, stream_);
-        !s)
-      throw std::runtime_error("cuBLASLt backward: " + s.error().what);
-    if (on_ready && ly.tag >= 0) on_ready(ly.tag);
+void CudaNet::backward(const LayerReadyFn& on_ready) {
+  if (!options_.train) throw std::logic_error("CudaNet::backward in evaluation mode");
+  const cudaStream_t s = h_.stream;
+  const float one = 1.0f, zero = 0.0f;
+  const std::int64_t n = options_.batch;
+  std::fill(written_.begin(), written_.end(), 0);
+  written_.back() = 1;  // output_grad(), filled by the caller
+  // beta for writing the gradient of tensor t: 0 for its first writer, 1 after.
+  auto beta_for = [&](int t) -> float {
+    const float b = written_[static_cast<std::size_t>(t)] ? 1.0f : 0.0f;
+    written_[static_cast<std::size_t>(t)] = 1;
+    return b;
+  };
+  for (std::size_t t = nodes_.size(); t-- > 1;) {
+    Node& N = *nodes_[t];
+    float* g = grad_[t].data;
+    const float* y = act_[t].data;
+    const int xi = N.in[0];
+    const float* x = act_[static_cast<std::size_t>(xi)].data;
+    float* dx = grad_[static_cast<std::size_t>(xi)].data;  // null where no gradient is needed
+    if (!written_[t]) check(cudaMemsetAsync(g, 0, static_cast<std::size_t>(N.count) * sizeof(float), s), "zero grad");
+    switch (N.op) {
+      case NetNode::Op::dense: {
+        if (dx) beta_for(xi);
+        if (auto st = N.gemm->backward(x, N.dense.w.data, y, g, N.dense.dw.data, N.dense.db, dx, s); !st)
+          throw std::runtime_error("cuBLASLt backward: " + st.error().what);
+        break;
+      }
+      case NetNode::Op::conv: {
+        if (N.act == Activation::relu) check(relu_backward(g, y, g, N.count, 0.0f, s), "relu backward");
+        if (N.conv_p.db)
+          dnn(cudnnConvolutionBackwardBias(h_.dnn, &one, N.y_desc, g, &zero, N.c_desc, N.conv_p.db), "bias backward");
+        float* dw = N.dw_packed ? N.dw_packed : N.conv_p.dw.data;
+        dnn(cudnnConvolutionBackwardFilter(h_.dnn, &one, N.x_desc, x, N.y_desc, g, N.conv, N.bwd_filter_algo, workspace_,
+                                           workspace_bytes_, &zero, N.w_desc, dw),
+            "convolution backward filter");
+        if (N.dw_packed)
+          check(cudaMemcpy2DAsync(N.conv_p.dw.data, N.conv_p.dw.ld * sizeof(float), N.dw_packed,
+                                  N.w_cols * sizeof(float), N.w_cols * sizeof(float), N.conv_p.dw.rows,
+                                  cudaMemcpyDeviceToDevice, s),
+                "unpack filter gradient");
+        if (dx) {
+          const float b = beta_for(xi);
+          const float* w = N.w_packed ? N.w_packed : N.conv_p.w.data;
+          dnn(cudnnConvolutionBackwardData(h_.dnn, &one, N.w_desc, w, N.y_desc, g, N.conv, N.bwd_data_algo, workspace_,
+                                           workspace_bytes_, &b, N.x_desc, dx),
+              "convolution backward data");
+        }
+        break;
+      }
+      case NetNode::Op::pool:
+        if (!dx) break;
+        if (N.pool) {
+          const float b = beta_for(xi);
+          dnn(cudnnPoolingBackward(h_.dnn, N.pool, &one, N.y_desc, y, N.y_desc, g, N.x_desc, x, &b, N.x_desc, dx),
+              "max pool backward");
+        } else {
+          check(global_avg_backward(g, dx, n, N.in_shape.c, N.in_shape.h * N.in_shape.w, beta_for(xi), s),
+                "global average pool backward");
+        }
+        break;
+      case NetNode::Op::batch_norm: {
+        if (N.bn.relu) check(relu_backward(g, y, g, N.count, 0.0f, s), "relu backward");
+        float* target = dx;
+        float b = 0.0f;
+        if (dx) b = beta_for(xi);
+        else target = g;  // the data gradient is not needed: written over g (read before)
+        dnn(cudnnBatchNormalizationBackward(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &b, &one, &zero, N.x_desc, x,
+                                            N.x_desc, g, N.x_desc, target, N.c_desc, N.bn_p.scale, N.bn_p.dscale,
+                                            N.bn_p.dshift, N.bn.eps, N.save_mean, N.save_inv),
+            "batch norm backward");
+        break;
+      }
+      case NetNode::Op::relu:
+        if (dx) check(relu_backward(g, y, dx, N.count, beta_for(xi), s), "relu backward");
+        break;
+      case NetNode::Op::add: {
+        if (N.act == Activation::relu) check(relu_backward(g, y, g, N.count, 0.0f, s), "relu backward");
+        for (int k : N.in) {
+          float* d = grad_[static_cast<std::size_t>(k)].data;
+          if (d) check(accumulate(d, g, N.count, beta_for(k), s), "add backward");
+        }
+        break;
+      }
+      case NetNode::Op::input: break;
+    }
+    if (on_ready && N.tag >= 0) on_ready(N.tag);
   }
-}
-
-std::vector<std::string> CudaDenseNet::describe() const {
-  std::vector<std::string> out{fmt::format("input [{}] (host staging, copied on the stream)", acts_.front().cols)};
-  for (std::size_t l = 0; l < layers_.size(); ++l)
-    out.push_back(fmt::format("dense {}->{}{} cublasLt{}", acts_[l].cols, acts_[l + 1].cols,
-                              layers_[l].relu ? " relu" : "",
-                              options_.precision == Precision::tf32 ? " tf32" : " fp32"));
-  return out;
 }
 
 }  // namespace dlsweep::trainer::kernels::cuda

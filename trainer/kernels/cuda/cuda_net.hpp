@@ -1,13 +1,21 @@
-// cuda_net.hpp — kernels::Net on the GPU for graphs of dense layers (the MLP): one
-// CublasLtDense per layer (bias and ReLU fused into the forward GEMM's epilogue), activations
-// and their gradients in device memory, every launch on the backend's stream.
+// cuda_net.hpp — kernels::Net on the GPU: every node of a NetGraph on the backend's stream.
+//   dense        cuBLASLt (CublasLtDense: bias and ReLU fused into the forward GEMM's epilogue);
+//   conv         cuDNN convolution (forward, backward data, backward filter, backward bias),
+//                deterministic algorithms only, bias and ReLU by layer_kernels;
+//   pool         max: cuDNN (deterministic); global average: layer_kernels;
+//   batch_norm   cuDNN spatial batch norm (training: batch statistics, running statistics
+//                updated with the unbiased variance as the graph's contract says; evaluation:
+//                the running statistics), ReLU after it by layer_kernels;
+//   relu, add    layer_kernels.
+// Activations are packed NCHW rows ([n, c·h·w], ld = c·h·w); a tensor read by several nodes
+// (a ResNet block's input) gets the sum of their gradients (the first writer overwrites, the
+// others add). fp32 uses cuDNN's FMA math (no tensor cores) and cuBLASLt fp32; tf32 allows
+// tensor cores in both.
 //
 // input() is a page-locked HOST buffer the caller fills (the trainer's host gather); forward()
 // copies it to the device first, on the stream, unless CudaData gathered the batch into the
 // device input directly (input_on_device()). output(), output_grad() and input_grad() are
-// device buffers (the backend's loss reads them there). Graphs with other operations
-// (convolution, pooling, batch norm: the CNN and the ResNets) are refused with
-// std::invalid_argument until the cuDNN layers exist.
+// device buffers. Options it cannot run (bf16) are refused with std::invalid_argument.
 #pragma once
 
 #include <cstdint>
@@ -18,72 +26,76 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <cudnn.h>
 
 #include "trainer/kernels/net.hpp"
 
 namespace dlsweep::trainer::kernels::cuda {
 
 class CublasLtDense;
-class CudaDenseNet;
+class CudaNet;
 
 /// The backend's nets by their input() pointer, so that CudaData can gather into the device
 /// input behind a view the trainer holds.
 class NetInputs {
  public:
-  void add(const float* host_input, CudaDenseNet* net) { nets_[host_input] = net; }
+  void add(const float* host_input, CudaNet* net) { nets_[host_input] = net; }
   void remove(const float* host_input) { nets_.erase(host_input); }
-  CudaDenseNet* find(const float* host_input) const {
+  CudaNet* find(const float* host_input) const {
     auto it = nets_.find(host_input);
     return it == nets_.end() ? nullptr : it->second;
   }
 
  private:
-  std::unordered_map<const float*, CudaDenseNet*> nets_;
+  std::unordered_map<const float*, CudaNet*> nets_;
 };
 
-class CudaDenseNet final : public Net {
+/// The handles a net runs with (owned by the backend).
+struct CudaHandles {
+  cudaStream_t stream = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  cudnnHandle_t dnn = nullptr;
+};
+
+class CudaNet final : public Net {
  public:
-  /// Throws std::invalid_argument for graphs or options it cannot run, std::runtime_error
-  /// for CUDA/cuBLASLt failures.
-  CudaDenseNet(cublasLtHandle_t handle, cudaStream_t stream, const NetGraph& graph, const NetOptions& options,
-               NetInputs* inputs = nullptr);
-  ~CudaDenseNet() override;
+  /// Throws std::invalid_argument for options it cannot run, std::runtime_error for CUDA,
+  /// cuBLASLt or cuDNN failures.
+  CudaNet(const CudaHandles& h, const NetGraph& graph, const NetOptions& options, NetInputs* inputs = nullptr);
+  ~CudaNet() override;
 
   MatrixView input() override { return input_host_; }
-  MatrixView output() override { return acts_.back(); }
-  MatrixView output_grad() override { return grads_.back(); }
-  MatrixView input_grad() override { return input_grad_; }
+  MatrixView output() override { return act_.back(); }
+  MatrixView output_grad() override { return grad_.back(); }
+  MatrixView input_grad() override { return grad_.front(); }
   void forward() override;
   void backward(const LayerReadyFn& on_ready = {}) override;
-  std::vector<std::string> describe() const override;
+  std::vector<std::string> describe() const override { return describe_; }
   /// The device copy of the input (what forward() reads).
-  float* device_input() const { return acts_.front().data; }
+  float* device_input() const { return act_.front().data; }
   /// The next forward() reads the device input as it is (CudaData gathered into it) instead
   /// of copying input() over it.
   void input_on_device() { input_on_device_ = true; }
 
+  struct Node;  // per-node descriptors, algorithms and scratch (cuda_net.cpp)
+
  private:
-  struct Layer {
-    const float *w = nullptr, *b = nullptr;
-    float *dw = nullptr, *db = nullptr;
-    int tag = -1;
-    bool relu = false;
-    std::unique_ptr<CublasLtDense> gemm;
-  };
   float* device_alloc(std::int64_t floats);
 
-  cudaStream_t stream_;
+  CudaHandles h_;
   NetOptions options_;
+  const NetGraph* graph_ = nullptr;
   NetInputs* inputs_ = nullptr;
   bool input_on_device_ = false;
-  std::vector<Layer> layers_;
-  MatrixView input_host_;          ///< pinned host [n, in]
-  std::vector<MatrixView> acts_;   ///< device: acts_[0] = input, acts_[l+1] = layer l's output
-  std::vector<MatrixView> grads_;  ///< device: grads_[l] = dL/d acts_[l+1] (train mode)
-  MatrixView input_grad_;          ///< device, only with NetOptions::input_grad
+  std::vector<std::unique_ptr<Node>> nodes_;
+  MatrixView input_host_;        ///< pinned host [n, input size]
+  std::vector<MatrixView> act_;  ///< device, per node
+  std::vector<MatrixView> grad_; ///< device, per node (train mode; empty views where not needed)
+  std::vector<char> written_;    ///< backward: has grad_[t] been written this pass
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
   std::vector<void*> owned_;
+  std::vector<std::string> describe_;
 };
 
 }  // namespace dlsweep::trainer::kernels::cuda
