@@ -40,10 +40,10 @@
 
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/synthetic.hpp"
-#include "trainer/kernels/bf16_peak.hpp"
+#include "trainer/kernels/onednn/bf16_peak.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
-#include "trainer/kernels/onednn_isa.hpp"
-#include "trainer/kernels/onednn_kernels.hpp"
+#include "trainer/kernels/onednn/onednn_isa.hpp"
+#include "trainer/kernels/onednn/onednn_kernels.hpp"
 #include "trainer/models/model_registry.hpp"
 #include "trainer/models/net_model.hpp"
 #include "trainer/optim/optimizer.hpp"

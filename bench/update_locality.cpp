@@ -39,7 +39,7 @@
 
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/kernels/matrix.hpp"
-#include "trainer/kernels/onednn_exec.hpp"
+#include "trainer/kernels/onednn/onednn_exec.hpp"
 #include "trainer/optim/sgd.hpp"
 #include "trainer/optim/tensor_math.hpp"
 

@@ -9,9 +9,9 @@
 #include <fmt/ranges.h>
 
 #include "trainer/data/epoch_order.hpp"
-#include "trainer/kernels/bf16_peak.hpp"
+#include "trainer/kernels/onednn/bf16_peak.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
-#include "trainer/kernels/onednn_isa.hpp"
+#include "trainer/kernels/onednn/onednn_isa.hpp"
 #include "trainer/kernels/plugin_loader.hpp"
 #include "trainer/models/model_registry.hpp"
 #include "trainer/optim/optimizer.hpp"
@@ -89,12 +89,14 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
       return std::unexpected(made.error());
     }
   }
-  if (ctx.kernels == "cuda" && config.precision == "bf16")
-    return fail("precision bf16 is not implemented on device cuda yet", "precision",
-                "use precision: fp32 or tf32 on device: cuda, or device: cpu for bf16");
-  if (ctx.kernels != "cuda" && config.precision == "tf32")
-    return fail("precision tf32 is a GPU format (tensor-core GEMMs), but this run trains on the CPU", "precision",
-                "use precision: fp32 or bf16 on the CPU, or device: cuda");
+  if (ctx.kernels == "cuda" && (config.precision == "bf16" || config.precision == "fp16"))
+    return fail(fmt::format("precision {} is not implemented on device cuda yet", config.precision), "precision",
+                fmt::format("use precision: fp32 or tf32 on device: cuda{}", config.precision == "bf16"
+                                                                               ? ", or device: cpu for bf16"
+                                                                               : ""));
+  if (ctx.kernels != "cuda" && (config.precision == "tf32" || config.precision == "fp16"))
+    return fail(fmt::format("precision {} is a GPU format, but this run trains on the CPU", config.precision),
+                "precision", "use precision: fp32 or bf16 on the CPU, or device: cuda");
   std::unique_ptr<Trainer> t(new Trainer(config, std::move(data), ctx));
   kernels::set_compute_threads(config.threads);
   auto backend = gpu ? Result<std::unique_ptr<kernels::Kernels>>(std::move(gpu)) : kernels::make_kernels(ctx.kernels);
@@ -108,7 +110,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
     ms.input = d.height > 0 ? kernels::Shape{d.channels, d.height, d.width} : kernels::Shape{d.features, 1, 1};
     ms.classes = d.classes;
     ms.seed = config.seed;
-    auto precision = models::parse_precision(config.precision);
+    auto precision = kernels::parse_precision(config.precision);
     if (!precision) return std::unexpected(precision.error());
     ms.precision = *precision;
     ms.emulate_bf16 = config.bf16_kernels == "emulated";

@@ -10,7 +10,7 @@
 
 #include "trainer/comm/mpi_communicator.hpp"
 #include "trainer/comm/nccl_bootstrap.hpp"
-#include "trainer/gpu/device_select.hpp"
+#include "trainer/kernels/cuda/device_select.hpp"
 
 namespace dlsweep::trainer::comm {
 namespace {
@@ -65,14 +65,14 @@ class NcclCommunicator final : public Communicator {
 
 Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create() {
   // The device first: without one, fail before MPI is initialised.
-  auto local = gpu::local_rank([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+  auto local = kernels::cuda::local_rank([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
   if (!local) return std::unexpected(local.error());
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess) {
     devices = 0;
     (void)cudaGetLastError();
   }
-  auto dev = gpu::select_device(local->rank, devices);
+  auto dev = kernels::cuda::select_device(local->rank, devices);
   if (!dev) {
     Error e = dev.error();
     e.where = "comm";  // the params.json key that asked for a GPU

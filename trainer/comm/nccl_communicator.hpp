@@ -2,7 +2,7 @@
 // (CUDA + MPI builds only; comm_registry.cpp is the one place that chooses it).
 //
 // Start-up: MPI_COMM_WORLD (MpiCommunicator), the device from the local rank
-// (gpu/device_select.hpp), rank 0's ncclUniqueId broadcast over MPI (nccl_bootstrap.hpp),
+// (kernels/cuda/device_select.hpp), rank 0's ncclUniqueId broadcast over MPI (nccl_bootstrap.hpp),
 // ncclCommInitRank. The trainer's gradients live in host memory today (the model runs on the
 // CPU), so this communicator is host-staged: a sum copies the span to the device on its own
 // stream, runs ncclAllReduce there and copies back; start_allreduce_sum only enqueues, so

@@ -6,9 +6,9 @@
 #include <fmt/ranges.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "trainer/kernels/onednn_kernels.hpp"
+#include "trainer/kernels/onednn/onednn_kernels.hpp"
 #include "trainer/kernels/plugin_loader.hpp"
-#include "trainer/kernels/reference_kernels.hpp"
+#include "trainer/kernels/reference/reference_kernels.hpp"
 #if DLSWEEP_HAVE_CUDA
 #include "trainer/kernels/cuda/cuda_info.hpp"
 #endif

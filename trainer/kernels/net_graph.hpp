@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "trainer/kernels/kernels.hpp"
+#include "trainer/kernels/precision.hpp"
 
 namespace dlsweep::trainer::kernels {
 
@@ -31,10 +32,6 @@ struct Shape {
   bool operator==(const Shape&) const = default;
 };
 
-/// Arithmetic format of activations, activation gradients and weight copies; master weights,
-/// parameter gradients and accumulation are fp32 either way. tf32: fp32 storage, GEMMs on
-/// tensor cores with inputs rounded to 10-bit mantissas (GPU backends only).
-enum class Precision { fp32, bf16, tf32 };
 
 /// 2-D convolution (cross-correlation), square kernel, same stride and padding on both axes.
 struct ConvSpec {

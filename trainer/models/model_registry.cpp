@@ -22,13 +22,6 @@ kernels::Shape default_input_shape(std::string_view model) {
   return {1, 28, 28};
 }
 
-Result<kernels::Precision> parse_precision(std::string_view s) {
-  if (s == "fp32") return kernels::Precision::fp32;
-  if (s == "bf16") return kernels::Precision::bf16;
-  if (s == "tf32") return kernels::Precision::tf32;
-  return fail(fmt::format("unknown precision '{}'", s), "precision", "use fp32, bf16 or tf32");
-}
-
 Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, kernels::Kernels& backend) {
   const kernels::Shape in = spec.input;
   std::unique_ptr<NetModel> m;

@@ -36,7 +36,5 @@ kernels::Shape default_input_shape(std::string_view model);
 /// Builds and initialises a model. Errors name the parameter (`model`) and the fix.
 Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, kernels::Kernels& backend);
 
-/// "fp32" | "bf16" → Precision; nullopt-like error otherwise.
-Result<kernels::Precision> parse_precision(std::string_view s);
 
 }  // namespace dlsweep::trainer::models

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "trainer/kernels/kernels_registry.hpp"
-#include "trainer/kernels/reference_math.hpp"
+#include "trainer/kernels/reference/reference_math.hpp"
 #include "trainer/rng.hpp"
 
 using namespace dlsweep::trainer;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "trainer/kernels/reference_math.hpp"
+#include "trainer/kernels/reference/reference_math.hpp"
 #include "trainer/rng.hpp"
 
 using namespace dlsweep::trainer;

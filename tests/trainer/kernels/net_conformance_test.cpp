@@ -12,7 +12,7 @@
 
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/kernels/net.hpp"
-#include "trainer/kernels/reference_layers.hpp"
+#include "trainer/kernels/reference/reference_layers.hpp"
 #include "trainer/rng.hpp"
 
 using namespace dlsweep::trainer;

@@ -10,7 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include "trainer/gpu/device_select.hpp"
+#include "trainer/kernels/cuda/device_select.hpp"
 #include "trainer/kernels/cuda/cublaslt_dense.hpp"
 #include "trainer/kernels/cuda/cuda_data.hpp"
 #include "trainer/kernels/cuda/cuda_memory.hpp"
@@ -164,9 +164,9 @@ Result<std::unique_ptr<Kernels>> make_cuda_kernels() {
                    "run on a node with an NVIDIA GPU and its driver (Slurm: gpus_per_task), or use device: auto "
                    "(the CPU where there is no GPU) or device: cpu");
   }
-  auto lr = gpu::local_rank([](const char* k) { return std::getenv(k); });
+  auto lr = local_rank([](const char* k) { return std::getenv(k); });
   if (!lr) return std::unexpected(lr.error());
-  auto dev = gpu::select_device(lr->rank, count);
+  auto dev = select_device(lr->rank, count);
   // More ranks than GPUs on the node (comm: mpi tests of 1 vs 2 ranks on one GPU): ranks share.
   const int device = dev ? *dev : lr->rank % count;
   cudaDeviceProp p{};

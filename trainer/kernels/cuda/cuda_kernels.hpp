@@ -1,5 +1,5 @@
 // cuda_kernels.hpp — the CUDA compute backend ("cuda"): one GPU (chosen by the rank's local
-// rank, gpu/device_select.hpp), one stream, one cuBLASLt handle. Arenas in device memory
+// rank, device_select.hpp), one stream, one cuBLASLt handle. Arenas in device memory
 // (CudaMemory), networks through cuBLASLt and cuDNN (CudaNet), the batch gather (CudaData),
 // the loss and the optimizers through dlsweep's own kernels. Built into the plugin libdlsweep-cuda.so (cuda_plugin.cpp),
 // which dlsweep-train loads only when a run asks for device cuda/auto, so a CUDA build still

@@ -80,7 +80,7 @@ cudaError_t bias_act_backward(float* dy_dev, const float* y_dev, float* db_dev, 
                               std::int64_t ld, bool relu, double* scratch_dev, cudaStream_t stream);
 
 /// found_dev[0] = 1 if any of the n floats is inf or NaN (left unchanged otherwise; zero it
-/// first): fp16 loss scaling's check (gpu/precision.hpp), one pass over the gradient arena.
+/// first): fp16 loss scaling's check (loss_scale.hpp), one pass over the gradient arena.
 cudaError_t find_nonfinite(const float* data_dev, std::int64_t n, int* found_dev, cudaStream_t stream);
 
 }  // namespace dlsweep::trainer::kernels::cuda

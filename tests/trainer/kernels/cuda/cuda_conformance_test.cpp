@@ -29,7 +29,7 @@
 #include "trainer/kernels/cuda/cuda_memory.hpp"
 #include "trainer/kernels/cuda/cuda_optimizer.hpp"
 #include "trainer/kernels/cuda/device_kernels.hpp"
-#include "trainer/kernels/reference_kernels.hpp"
+#include "trainer/kernels/reference/reference_kernels.hpp"
 #include "trainer/models/parameter_set.hpp"
 #include "trainer/optim/optimizer.hpp"
 

@@ -1,9 +1,5 @@
-// precision.hpp — the arithmetic of the GPU path and fp16's dynamic loss scaling, as pure
-// code (no CUDA): the CUDA kernels take these settings, tests check them on the CPU.
-//
-//   fp32  all float;  tf32  float storage, tensor-core matmuls with 10-bit mantissa inputs;
-//   bf16  bf16 activations/weight copies, fp32 master weights and accumulation;
-//   fp16  as bf16 with half, plus dynamic loss scaling (fp16's range needs it).
+// loss_scale.hpp — fp16's dynamic loss scaling, as pure code (no CUDA): the GPU path takes
+// these settings, tests check them on the CPU. The formats themselves: kernels/precision.hpp.
 //
 // Dynamic loss scaling (Micikevicius et al. 2018; PyTorch GradScaler's update rule): the loss
 // is multiplied by `scale` before backward, gradients divided by it before the optimizer.
@@ -14,21 +10,10 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "common/result.hpp"
 
-namespace dlsweep::trainer::gpu {
-
-enum class Precision { fp32, tf32, bf16, fp16 };
-
-/// "fp32", "tf32", "bf16", "fp16"; anything else is an error listing them.
-Result<Precision> parse_precision(std::string_view s);
-std::string_view precision_name(Precision p);
-/// bf16 and fp16 keep fp32 master weights beside the low-precision copies.
-bool uses_master_weights(Precision p);
-/// Only fp16 needs loss scaling (bf16 has fp32's exponent range).
-bool uses_loss_scaling(Precision p);
+namespace dlsweep::trainer::kernels::cuda {
 
 struct LossScaleOptions {
   double init_scale = 65536.0;
@@ -63,4 +48,4 @@ class LossScaler {
   std::int64_t good_ = 0, skipped_ = 0;
 };
 
-}  // namespace dlsweep::trainer::gpu
+}  // namespace dlsweep::trainer::kernels::cuda

@@ -17,7 +17,7 @@
 
 #include "common/result.hpp"
 
-namespace dlsweep::trainer::gpu {
+namespace dlsweep::trainer::kernels::cuda {
 
 using EnvLookup = std::function<const char*(const char*)>;
 
@@ -35,4 +35,4 @@ Result<LocalRank> local_rank(const EnvLookup& env);
 /// The device index for `local_rank` among `device_count` visible devices.
 Result<int> select_device(int local_rank, int device_count);
 
-}  // namespace dlsweep::trainer::gpu
+}  // namespace dlsweep::trainer::kernels::cuda

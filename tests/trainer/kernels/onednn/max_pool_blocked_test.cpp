@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "trainer/kernels/max_pool_blocked.hpp"
+#include "trainer/kernels/onednn/max_pool_blocked.hpp"
 #include "trainer/rng.hpp"
 
 using namespace dlsweep::trainer;

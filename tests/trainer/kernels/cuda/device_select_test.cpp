@@ -1,12 +1,13 @@
-// Device selection from the local rank (gpu/device_select.hpp), with a faked environment.
+// Device selection from the local rank (kernels/cuda/device_select.hpp), with a faked environment.
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <string>
 
-#include "trainer/gpu/device_select.hpp"
+#include "trainer/kernels/cuda/device_select.hpp"
 
-using namespace dlsweep::trainer::gpu;
+using namespace dlsweep::trainer::kernels::cuda;
+using namespace dlsweep::trainer::kernels;
 
 namespace {
 struct FakeEnv {

@@ -17,7 +17,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "trainer/kernels/kernels.hpp"
-#include "trainer/kernels/onednn_kernels.hpp"
+#include "trainer/kernels/onednn/onednn_kernels.hpp"
 
 namespace dlsweep::trainer::kernels {
 

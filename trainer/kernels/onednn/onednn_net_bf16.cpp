@@ -3,7 +3,7 @@
 // gradient; the logits stay fp32), and the dense layers on onednn_dense_bf16.hpp's kernel.
 // Convolutions, pooling, batch norm, ReLU and adds take their element type from their input
 // tensors (act_dt_) in onednn_net_layers.cpp.
-#include "trainer/kernels/onednn_net.hpp"
+#include "trainer/kernels/onednn/onednn_net.hpp"
 
 namespace dlsweep::trainer::kernels::onednn_net {
 

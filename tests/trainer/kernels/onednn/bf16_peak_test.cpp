@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "trainer/kernels/bf16_peak.hpp"
+#include "trainer/kernels/onednn/bf16_peak.hpp"
 
 using namespace dlsweep::trainer::kernels;
 

@@ -1,8 +1,8 @@
-#include "trainer/kernels/reference_kernels.hpp"
+#include "trainer/kernels/reference/reference_kernels.hpp"
 
 #include <stdexcept>
 
-#include "trainer/kernels/reference_math.hpp"
+#include "trainer/kernels/reference/reference_math.hpp"
 
 namespace dlsweep::trainer::kernels {
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "trainer/kernels/reference_layers.hpp"
+#include "trainer/kernels/reference/reference_layers.hpp"
 #include "trainer/rng.hpp"
 
 using namespace dlsweep::trainer;

@@ -1,4 +1,4 @@
-#include "trainer/kernels/max_pool_blocked.hpp"
+#include "trainer/kernels/onednn/max_pool_blocked.hpp"
 
 #include <algorithm>
 #include <stdexcept>

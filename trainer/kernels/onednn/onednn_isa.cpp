@@ -1,4 +1,4 @@
-#include "trainer/kernels/onednn_isa.hpp"
+#include "trainer/kernels/onednn/onednn_isa.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 

@@ -1,10 +1,10 @@
 // onednn_dense_bf16.cpp — the native bf16 dense layer (design in onednn_dense_bf16.hpp):
 // a conversion (fp32 master → bf16 copy) and one matmul forward; eltwise ReLU backward, a
 // ones·dz GEMV for db, matmuls for dw (fp32 out) and dx (bf16 out) backward.
-#include "trainer/kernels/onednn_dense_bf16.hpp"
+#include "trainer/kernels/onednn/onednn_dense_bf16.hpp"
 
 #include "trainer/kernels/bf16.hpp"
-#include "trainer/kernels/onednn_exec.hpp"
+#include "trainer/kernels/onednn/onednn_exec.hpp"
 
 #include <algorithm>
 #include <cstdint>

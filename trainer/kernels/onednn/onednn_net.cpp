@@ -3,14 +3,14 @@
 // and how contributions are summed, the shared scratchpad, replay; and make_net.
 // The per-layer primitives are in onednn_net_layers.cpp, the native bf16 pieces in
 // onednn_net_bf16.cpp; the design is in onednn_net.hpp.
-#include "trainer/kernels/onednn_net.hpp"
+#include "trainer/kernels/onednn/onednn_net.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "trainer/kernels/onednn_isa.hpp"
+#include "trainer/kernels/onednn/onednn_isa.hpp"
 
 namespace dlsweep::trainer::kernels {
 

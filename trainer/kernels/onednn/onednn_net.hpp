@@ -42,8 +42,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "trainer/kernels/net.hpp"
-#include "trainer/kernels/onednn_dense_bf16.hpp"
-#include "trainer/kernels/onednn_kernels.hpp"
+#include "trainer/kernels/onednn/onednn_dense_bf16.hpp"
+#include "trainer/kernels/onednn/onednn_kernels.hpp"
 
 namespace dlsweep::trainer::kernels::onednn_net {
 

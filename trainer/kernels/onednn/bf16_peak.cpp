@@ -1,4 +1,4 @@
-#include "trainer/kernels/bf16_peak.hpp"
+#include "trainer/kernels/onednn/bf16_peak.hpp"
 
 #include <immintrin.h>
 

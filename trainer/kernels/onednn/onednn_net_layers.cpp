@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "trainer/kernels/max_pool_blocked.hpp"
-#include "trainer/kernels/onednn_net.hpp"
-#include "trainer/kernels/reference_layers.hpp"
+#include "trainer/kernels/onednn/max_pool_blocked.hpp"
+#include "trainer/kernels/onednn/onednn_net.hpp"
+#include "trainer/kernels/reference/reference_layers.hpp"
 
 namespace dlsweep::trainer::kernels::onednn_net {
 

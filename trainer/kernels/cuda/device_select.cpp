@@ -1,4 +1,4 @@
-#include "trainer/gpu/device_select.hpp"
+#include "trainer/kernels/cuda/device_select.hpp"
 
 #include <charconv>
 #include <optional>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace dlsweep::trainer::gpu {
+namespace dlsweep::trainer::kernels::cuda {
 namespace {
 
 // A non-negative decimal integer, the whole string (leading digits of "2(x3)" for Slurm's
@@ -78,4 +78,4 @@ Result<int> select_device(int local_rank, int device_count) {
                              device_count, device_count));
 }
 
-}  // namespace dlsweep::trainer::gpu
+}  // namespace dlsweep::trainer::kernels::cuda

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "trainer/kernels/onednn_isa.hpp"
+#include "trainer/kernels/onednn/onednn_isa.hpp"
 
 using namespace dlsweep::trainer::kernels;
 

@@ -1,6 +1,6 @@
-#include "trainer/kernels/onednn_kernels.hpp"
+#include "trainer/kernels/onednn/onednn_kernels.hpp"
 
-#include "trainer/kernels/onednn_exec.hpp"
+#include "trainer/kernels/onednn/onednn_exec.hpp"
 
 #include <algorithm>
 #include <chrono>

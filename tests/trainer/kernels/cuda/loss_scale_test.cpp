@@ -1,9 +1,11 @@
-// GPU precision names and fp16's dynamic loss-scaling rule (gpu/precision.hpp), on the CPU.
+// Precision names (kernels/precision.hpp) and fp16's dynamic loss-scaling rule (kernels/cuda/loss_scale.hpp), on the CPU.
 #include <catch2/catch.hpp>
 
-#include "trainer/gpu/precision.hpp"
+#include "trainer/kernels/cuda/loss_scale.hpp"
+#include "trainer/kernels/precision.hpp"
 
-using namespace dlsweep::trainer::gpu;
+using namespace dlsweep::trainer::kernels::cuda;
+using namespace dlsweep::trainer::kernels;
 
 TEST_CASE("gpu precision: names round-trip, unknown ones are refused", "[gpu][precision]") {
   for (auto p : {Precision::fp32, Precision::tf32, Precision::bf16, Precision::fp16}) {

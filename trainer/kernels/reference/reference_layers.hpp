@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "trainer/kernels/net_graph.hpp"
-#include "trainer/kernels/reference_math.hpp"
+#include "trainer/kernels/reference/reference_math.hpp"
 
 namespace dlsweep::trainer::kernels::ref {
 

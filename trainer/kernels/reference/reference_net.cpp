@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "trainer/kernels/net.hpp"
-#include "trainer/kernels/reference_kernels.hpp"
-#include "trainer/kernels/reference_layers.hpp"
+#include "trainer/kernels/reference/reference_kernels.hpp"
+#include "trainer/kernels/reference/reference_layers.hpp"
 
 namespace dlsweep::trainer::kernels {
 

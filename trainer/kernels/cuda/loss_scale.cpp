@@ -1,33 +1,11 @@
-#include "trainer/gpu/precision.hpp"
+#include "trainer/kernels/cuda/loss_scale.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-namespace dlsweep::trainer::gpu {
-
-Result<Precision> parse_precision(std::string_view s) {
-  if (s == "fp32") return Precision::fp32;
-  if (s == "tf32") return Precision::tf32;
-  if (s == "bf16") return Precision::bf16;
-  if (s == "fp16") return Precision::fp16;
-  return fail_as(ErrorKind::bad_input, fmt::format("unknown precision '{}'", s), "precision",
-                 "use fp32, tf32, bf16 or fp16");
-}
-
-std::string_view precision_name(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::bf16: return "bf16";
-    case Precision::fp16: return "fp16";
-  }
-  return "?";
-}
-
-bool uses_master_weights(Precision p) { return p == Precision::bf16 || p == Precision::fp16; }
-bool uses_loss_scaling(Precision p) { return p == Precision::fp16; }
+namespace dlsweep::trainer::kernels::cuda {
 
 Status validate(const LossScaleOptions& o) {
   auto bad = [](std::string_view field, double v, std::string_view rule) {
@@ -66,4 +44,4 @@ void LossScaler::restore(double scale, std::int64_t good) {
   good_ = std::clamp<std::int64_t>(good, 0, o_.growth_interval - 1);
 }
 
-}  // namespace dlsweep::trainer::gpu
+}  // namespace dlsweep::trainer::kernels::cuda
