@@ -4,6 +4,7 @@
 // reported at the later place so the user sees the line to delete.
 #include "study/space.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -356,10 +357,56 @@ class SpaceReader {
     return ok;
   }
 
+ public:
+  /// Where a fixed parameter was set ("" if it was not).
+  std::string fixed_path(const std::string& name) const {
+    auto it = set_at_.find(name);
+    return it == set_at_.end() ? std::string() : it->second;
+  }
+
+ private:
   StudyReader& r_;
   bool embedded_;
   std::map<std::string, std::string> set_at_;  ///< name -> key path where it was first set
 };
+
+// The values a trainer parameter can take in this study (fixed, varied as choices, or its
+// default) and where the study says so ("" for the default). Continuous dimensions: none.
+std::pair<std::vector<std::string>, std::string> string_values(const SpaceResult& out, const SpaceReader& reader,
+                                                               const std::string& name) {
+  if (out.space.fixed.contains(name) && out.space.fixed[name].is_string())
+    return {{out.space.fixed[name].get<std::string>()}, reader.fixed_path(name)};
+  for (std::size_t i = 0; i < out.space.dims.size(); ++i) {
+    const auto& d = out.space.dims[i];
+    if (d.name != name) continue;
+    std::vector<std::string> v;
+    for (const auto& c : d.choices)
+      if (c.is_string()) v.push_back(c.get<std::string>());
+    return {v, i < out.dim_paths.size() ? out.dim_paths[i] : std::string()};
+  }
+  const auto* info = trainer::find_param(name);
+  return {{info && info->default_value.is_string() ? info->default_value.get<std::string>() : std::string()}, ""};
+}
+
+// device x precision, known before any trial runs: GPU formats on a study that trains on the
+// CPU only, and formats the GPU backend does not run yet on one that trains on GPUs only.
+void check_device_precision(StudyReader& r, const SpaceResult& out, const SpaceReader& reader, const Field& trainer) {
+  const auto [devices, device_at] = string_values(out, reader, "device");
+  const auto [precisions, precision_at] = string_values(out, reader, "precision");
+  auto all = [](const std::vector<std::string>& v, const char* x) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [&](const std::string& s) { return s == x; });
+  };
+  const std::string where = precision_at.empty() ? trainer.path : precision_at;
+  const std::string device_text = device_at.empty() ? "device: cpu, the default" : "device: " + devices.front();
+  for (const auto& p : precisions) {
+    if ((p == "tf32" || p == "fp16") && all(devices, "cpu"))
+      r.error(where, fmt::format("precision {} is a GPU format, but this study trains on the CPU ({})", p, device_text),
+              "set device: cuda under trial.trainer (Slurm: with slurm.gpus_per_task), or use precision fp32 or bf16");
+    if ((p == "bf16" || p == "fp16") && all(devices, "cuda"))
+      r.error(where, fmt::format("precision {} is not implemented on device cuda yet", p),
+              "use precision fp32 or tf32 with device: cuda, or device: cpu for bf16");
+  }
+}
 
 }  // namespace
 
@@ -371,6 +418,7 @@ SpaceResult read_space(StudyReader& r, const Field& trainer, const Field& fixed,
   reader.read_fixed(fixed, out.space.fixed);
   reader.read_space(space, out);
   if (embedded) {
+    check_device_precision(r, out, reader, trainer);
     // A parameter without a default must come from the study.
     for (const auto& p : trainer::param_table()) {
       if (!p.default_value.is_null() || out.space.fixed.contains(p.name)) continue;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "study/spec.hpp"
+#include "study_test_support.hpp"
 
 using dlsweep::orch::parse_study;
 using dlsweep::orch::StudyFormat;
@@ -383,4 +384,34 @@ TEST_CASE("a missing key reports the line of its section") {
   REQUIRE(r.error().size() == 1);
   CHECK(r.error()[0].key_path == "objective.mode");
   CHECK(r.error()[0].line == 3);
+}
+
+TEST_CASE("device x precision: GPU formats on a CPU-only study and formats cuda does not run are refused at submit") {
+  using study_test::error_at;
+  const std::string head = "name: t\nobjective: {metric: val_acc, mode: max}\n";
+  // tf32 with the default device (cpu): the error sits at precision and names the default.
+  auto a = parse_study(head + "trial:\n  trainer: {precision: tf32}\n", StudyFormat::yaml, "a.yaml");
+  const auto* e = error_at(a, "trial.trainer.precision");
+  REQUIRE(e != nullptr);
+  CHECK(e->what.find("device: cpu, the default") != std::string::npos);
+  CHECK(e->fix.find("device: cuda") != std::string::npos);
+  // tf32 in a space with device cpu fixed: at the space entry.
+  auto b = parse_study(head + "trial:\n  trainer: {device: cpu}\nspace:\n  precision: [fp32, tf32]\n",
+                       StudyFormat::yaml, "b.yaml");
+  REQUIRE(error_at(b, "space.precision") != nullptr);
+  // bf16 on cuda only: not implemented yet, with the fix.
+  auto c = parse_study(head + "trial:\n  trainer: {device: cuda, precision: bf16}\n", StudyFormat::yaml, "c.yaml");
+  const auto* ec = error_at(c, "trial.trainer.precision");
+  REQUIRE(ec != nullptr);
+  CHECK(ec->what.find("not implemented on device cuda") != std::string::npos);
+  // What may run is accepted: tf32 on cuda, bf16 on cpu, and anything with device auto or a
+  // device that varies (each trial is checked by dlsweep-train itself).
+  for (const char* ok : {"trial:\n  trainer: {device: cuda, precision: tf32}\n",
+                         "trial:\n  trainer: {precision: bf16}\n",
+                         "trial:\n  trainer: {device: auto, precision: tf32}\n",
+                         "trial:\n  trainer: {precision: tf32}\nspace:\n  device: [cpu, cuda]\n"}) {
+    auto r = parse_study(head + ok, StudyFormat::yaml, "ok.yaml");
+    INFO(ok << study_test::messages(r));
+    CHECK(r);
+  }
 }
