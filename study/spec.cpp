@@ -123,6 +123,7 @@ class StudyParser {
                             StudyReader::field(root_, "space"), spec_.trial.embedded);
     spec_.space = std::move(space.space);
     check_search_fits_space(space.dim_paths);
+    check_gpus_requested();
     check_group_by();
     check_ranks();
     spec_.runs_dir = "dlsweep-runs";
@@ -135,6 +136,31 @@ class StudyParser {
   }
 
  private:
+  // device: cuda on Slurm needs GPUs in the job: a study whose every trial trains on a GPU
+  // but whose batch script requests none would fail in every task after its queue wait.
+  void check_gpus_requested() {
+    if (spec_.backend.kind != "slurm" || !spec_.trial.embedded) return;
+    const auto& o = spec_.backend.slurm;
+    if (!o.gpus_per_task.empty() || !o.gpus_per_node.empty()) return;
+    for (const auto& line : o.extra_sbatch)
+      if (line.find("gres") != std::string::npos || line.find("gpu") != std::string::npos) return;
+    const auto& fixed = spec_.space.fixed;
+    bool all_cuda = fixed.contains("device") && fixed["device"] == "cuda";
+    for (const auto& d : spec_.space.dims)
+      if (d.name == "device") {
+        all_cuda = !d.choices.empty();
+        for (const auto& c : d.choices) all_cuda = all_cuda && c == "cuda";
+      }
+    if (!all_cuda) return;
+    Field dev = StudyReader::field(StudyReader::field(trial_, "trainer"), "device");
+    if (!dev) dev = StudyReader::field(StudyReader::field(root_, "fixed"), "device");
+    if (!dev) dev = StudyReader::field(StudyReader::field(root_, "space"), "device");
+    r_.error(dev ? dev.path : std::string("trial.trainer"),
+             "device: cuda, but the Slurm jobs request no GPU (every trial would fail on a node without one)",
+             "add gpus_per_task: \"1\" under backend (one GPU per rank; or gpus_per_node, or a --gres line in "
+             "extra_sbatch)");
+  }
+
   void read_name() {
     Field f = StudyReader::field(root_, "name");
     if (!r_.require(f, "add `name: my-study` at the top of the file")) return;

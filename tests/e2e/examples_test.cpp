@@ -57,3 +57,31 @@ TEST_CASE("every example study runs through dlsweep submit") {
   }
   CHECK(seen >= 2);
 }
+
+TEST_CASE("every Slurm example validates and renders its batch script (dry run); the GPU one requests a GPU per task") {
+  fs::path examples = fs::path(DLSWEEP_SOURCE_DIR) / "examples";
+  int seen = 0;
+  for (const auto& entry : fs::directory_iterator(examples)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("slurm", 0) != 0 || (entry.path().extension() != ".yaml" && entry.path().extension() != ".yml"))
+      continue;
+    ++seen;
+    SECTION(name) {
+      auto dir = fresh_dir("example-dry-" + entry.path().stem().string());
+      YAML::Node study = YAML::LoadFile(entry.path().string());
+      study["runs_dir"] = (dir / "runs").string();
+      fs::path copy = dir / name;
+      { std::ofstream(copy) << YAML::Dump(study) << "\n"; }
+      auto r = run_dlsweep(dir / "sweep.db", {"submit", copy.string(), "--dry-run"}, dir);
+      INFO(r.out << r.err);
+      REQUIRE(r.exit_code == 0);
+      const fs::path script = dir / "runs" / (study["name"].as<std::string>() + ".dry-run") / "dry-run-1.sh";
+      REQUIRE(fs::exists(script));
+      std::ifstream in(script);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (study["trial"]["trainer"]["device"] && study["trial"]["trainer"]["device"].as<std::string>() == "cuda")
+        CHECK(text.find("#SBATCH --gpus-per-task=1") != std::string::npos);
+    }
+  }
+  CHECK(seen >= 2);
+}

@@ -415,3 +415,24 @@ TEST_CASE("device x precision: GPU formats on a CPU-only study and formats cuda 
     CHECK(r);
   }
 }
+
+TEST_CASE("device: cuda on Slurm without a GPU request is refused at submit, with the fix") {
+  using study_test::error_at;
+  const std::string head = "name: t\nobjective: {metric: val_acc, mode: max}\n";
+  auto bad = parse_study(head + "backend: {kind: slurm, partition: gpu}\ntrial:\n  trainer: {device: cuda}\n",
+                         StudyFormat::yaml, "g.yaml");
+  const auto* e = error_at(bad, "trial.trainer.device");
+  REQUIRE(e != nullptr);
+  CHECK(e->fix.find("gpus_per_task") != std::string::npos);
+  auto in_space = parse_study(head + "backend: {kind: slurm}\ntrial: {trainer: {}}\nspace:\n  device: [cuda]\n",
+                              StudyFormat::yaml, "g.yaml");
+  CHECK(error_at(in_space, "space.device") != nullptr);
+  for (const char* ok : {"backend: {kind: slurm, gpus_per_task: \"1\"}\ntrial:\n  trainer: {device: cuda}\n",
+                         "backend: {kind: slurm, gpus_per_node: \"a100:4\"}\ntrial:\n  trainer: {device: cuda}\n",
+                         "backend: {kind: slurm}\ntrial:\n  trainer: {device: auto}\n",
+                         "backend: {kind: local}\ntrial:\n  trainer: {device: cuda}\n"}) {
+    auto r = parse_study(head + ok, StudyFormat::yaml, "ok.yaml");
+    INFO(ok << study_test::messages(r));
+    CHECK(r);
+  }
+}
