@@ -25,6 +25,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+
+#include "bench/trainer_throughput_cuda.hpp"
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -313,9 +315,11 @@ int main(int argc, char** argv) {
   double seconds = 2.0;
   bool verbose = false, bf16 = false, phases = false;
   std::string script = DLSWEEP_PYTORCH_BASELINE;
+  std::string device = "cpu";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    if (a == "--device" && i + 1 < argc) device = argv[++i];
+    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--batches" && i + 1 < argc) batches = parse_ints(argv[++i]);
     else if (a == "--models" && i + 1 < argc) models = parse_words(argv[++i]);
     else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
@@ -325,11 +329,16 @@ int main(int argc, char** argv) {
     else if (a == "--phases") phases = true;
     else {
       std::fprintf(stderr,
-                   "usage: %s [--threads N] [--models mlp,cnn] [--batches 64,256,1024,4096] [--seconds S] [--bf16] "
-                   "[--pytorch SCRIPT|none] [--phases] [--verbose]\n",
+                   "usage: %s [--device cpu|cuda] [--threads N] [--models mlp,cnn] [--batches 64,256,1024,4096] "
+                   "[--seconds S] [--bf16] [--pytorch SCRIPT|none] [--phases] [--verbose]\n",
                    argv[0]);
       return 2;
     }
+  }
+  if (device == "cuda") return run_cuda_throughput(models, batches, seconds, script);
+  if (device != "cpu") {
+    std::fprintf(stderr, "--device: cpu or cuda, not '%s'\n", device.c_str());
+    return 2;
   }
   tk::set_compute_threads(threads);
   tk::OnednnKernels backend;

@@ -8,12 +8,15 @@
 #   3. scripts/gpu-trainer-check.sh: dlsweep-train with `device: cuda` on Fashion-MNIST
 #      against `device: cpu` (same seed: metrics side by side), every GPU optimizer, tf32,
 #      checkpoint/resume on the GPU and GPU -> CPU, throughput by batch, time to 0.88 vs PyTorch,
-#   4. bench_cuda_step (one MLP training step, ours vs PyTorch in the same run),
+#   4. bench_trainer_throughput --device cuda (mlp, cnn, resnet20: the trainer's step vs PyTorch's
+#      best of eager/tf32/channels_last/amp_bf16 on the same GPU) and bench_cuda_step (one MLP
+#      training step from the raw kernels, ours vs PyTorch in the same run),
 #   5. bench_trainer_throughput --bf16 on the host CPU (AMX where it has it).
 # Fashion-MNIST: $DLSWEEP_FMNIST_DIR (default: the Debian package's folder, else .gpu/fmnist).
 # cuDNN and NCCL are taken from the CUDA toolkit, else from the Python wheels beside PyTorch
 # (nvidia-cudnn-*, nvidia-nccl-*), else the headers in $GPU_HEADERS with those libraries.
-# BENCH_ONLY=1 skips 1 and 2, SKIP_SANITIZER=1 skips 2; BENCH_BATCHES, BENCH_STEPS, BENCH_ARGS (e.g. --phases) shape 4.
+# BENCH_ONLY=1 skips 1 and 2, SKIP_SANITIZER=1 skips 2, SKIP_STEP_BENCH=1 skips bench_cuda_step,
+# SKIP_CPU_BENCH=1 the CPU one; BENCH_BATCHES, BENCH_STEPS, BENCH_ARGS (e.g. --phases) shape 4.
 # Every step runs even when an earlier one fails; the log is OUT_DIR/gpu-check.log and the
 # exit status is the number of failed steps.
 set -uo pipefail
@@ -78,18 +81,30 @@ if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-} ]] && command -v compute-sanitizer >
 fi
 if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
   step "dlsweep-train device cuda under compute-sanitizer memcheck"
-  san=$(mktemp -d) && echo '{"device":"cuda","epochs":1,"train_subset":2048,"test_subset":1000,"batch_size":256,
-    "noise_scale_every":3,"optimizer":"lars"}' >"$san/params.json"
-  run compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/dlsweep-train" --trial-dir "$san" || true
+  for p in '"optimizer":"lars"' '"model":"cnn","optimizer":"lamb","base_lr":0.005' \
+           '"model":"resnet8","dataset":"synthetic","optimizer":"larc"'; do
+    san=$(mktemp -d) && echo "{\"device\":\"cuda\",\"epochs\":1,\"train_subset\":1024,\"test_subset\":500,
+      \"batch_size\":128,\"noise_scale_every\":3,$p}" >"$san/params.json"
+    run timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/dlsweep-train" --trial-dir "$san" || true
+  done
 fi
 step "dlsweep-train device cuda (scripts/gpu-trainer-check.sh)"
 run env DLSWEEP_TRAIN="$build/bin/dlsweep-train" PYTORCH_TTT="$src/bench/pytorch_time_to_target.py" \
   "$src/scripts/gpu-trainer-check.sh" "$out" || true
+step "bench_trainer_throughput --device cuda (ours vs PyTorch on this GPU)"
+run "$build/bin/bench_trainer_throughput" --device cuda --models mlp --batches "${BENCH_BATCHES:-64,256,1024,4096,16384}" \
+  --seconds "${BENCH_SECONDS:-1}" --pytorch "$src/bench/pytorch_baseline.py" || true
+run "$build/bin/bench_trainer_throughput" --device cuda --models cnn,resnet20 --batches "${CONV_BATCHES:-64,256,1024,4096}" \
+  --seconds "${BENCH_SECONDS:-1}" --pytorch "$src/bench/pytorch_baseline.py" || true
+if [[ -z ${SKIP_STEP_BENCH:-} ]]; then
 step "bench_cuda_step"
 run "$build/bin/bench_cuda_step" --batches "${BENCH_BATCHES:-64,256,1024,4096,16384}" --steps "${BENCH_STEPS:-200}" \
   --python "$(command -v python3)" ${BENCH_ARGS:-} || true
+fi
+if [[ -z ${SKIP_CPU_BENCH:-} ]]; then
 step "bench_trainer_throughput --bf16 on the host CPU ($(grep -o -m1 'amx_bf16' /proc/cpuinfo || echo 'no AMX'))"
 run "$build/bin/bench_trainer_throughput" --threads "${CPU_THREADS:-8}" --models mlp --batches 256,1024,4096 \
   --seconds 1 --bf16 --pytorch none || true
+fi
 step "failed steps: $failed"
 exit "$failed"
