@@ -15,6 +15,7 @@
 // --repeat times with it filled (warm); PyTorch --repeat times. Medians are printed.
 //
 //   bench_time_to_target --threads 2 --epochs 6 --repeat 3
+//   bench_time_to_target --device cuda --repeat 3    (both programs on the GPU: data, model, evaluation)
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <spawn.h>
@@ -141,6 +142,7 @@ void print_row(const char* name, const std::vector<Run>& runs) {
 
 int main(int argc, char** argv) {
   int threads = 2, repeat = 3;
+  std::string device = "cpu";
   double epochs = 6, target = 0.88;
   std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3", train_bin = DLSWEEP_TRAIN_BIN, data_dir = DLSWEEP_FMNIST_DIR;
   for (int i = 1; i < argc; ++i) {
@@ -159,10 +161,11 @@ int main(int argc, char** argv) {
     else if (a == "--python") python = next();
     else if (a == "--train-bin") train_bin = next();
     else if (a == "--data-dir") data_dir = next();
+    else if (a == "--device") device = next();
     else {
       std::fprintf(stderr,
                    "usage: bench_time_to_target [--threads 2] [--epochs 6] [--target 0.88] [--repeat 3] "
-                   "[--python PATH|none] [--train-bin PATH] [--data-dir DIR]\n");
+                   "[--python PATH|none] [--train-bin PATH] [--data-dir DIR] [--device cpu|cuda]\n");
       return 2;
     }
   }
@@ -173,12 +176,12 @@ int main(int argc, char** argv) {
                        {"lr_rule", "linear"},     {"decay", "cosine"},          {"momentum", 0.9},
                        {"epochs", epochs},        {"eval_every", 0.25},         {"threads", threads},
                        {"seed", 1},               {"noise_scale_every", 0},     {"checkpoint_every_s", 0},
-                       {"standardize", true}};
+                       {"standardize", true},     {"device", device}};
   std::printf("bench_time_to_target: MLP 784-512-512-10, Fashion-MNIST standardised, batch 256, SGD momentum, lr 0.1 linear, "
-              "cosine over %g epochs, eval every 0.25 epoch, %d thread(s), target val_acc %.2f\n",
-              epochs, threads, target);
-  std::printf("command: bench_time_to_target --threads %d --epochs %g --target %g --repeat %d\n", threads, epochs,
-              target, repeat);
+              "cosine over %g epochs, eval every 0.25 epoch, %d thread(s), target val_acc %.2f, device %s (both programs)\n",
+              epochs, threads, target, device.c_str());
+  std::printf("command: bench_time_to_target --threads %d --epochs %g --target %g --repeat %d --device %s\n", threads,
+              epochs, target, repeat, device.c_str());
 
   auto run_ours = [&](const fs::path& cache, int k) {
     const fs::path dir = work / ("ours-" + std::to_string(k));
@@ -202,7 +205,8 @@ int main(int argc, char** argv) {
     for (int k = 0; k < repeat; ++k) {
       const fs::path out = work / ("torch-" + std::to_string(k) + ".jsonl");
       const double wall = spawn_wait({python, DLSWEEP_PYTORCH_TTT, "--threads", std::to_string(threads), "--epochs",
-                                      std::to_string(epochs), "--data-dir", data_dir, "--out", out.string()},
+                                      std::to_string(epochs), "--data-dir", data_dir, "--device", device, "--out",
+                                      out.string()},
                                      torch_env, work / "torch-stdout.txt");
       torch.push_back(read_records(out, wall, target));
     }

@@ -8,7 +8,7 @@
 #   3. scripts/gpu-trainer-check.sh: dlsweep-train with `device: cuda` on Fashion-MNIST
 #      against `device: cpu` (same seed: metrics side by side), every GPU optimizer, tf32,
 #      checkpoint/resume on the GPU and GPU -> CPU, throughput by batch, time to 0.88 vs PyTorch,
-#   4. bench_trainer_throughput --device cuda (mlp, cnn, resnet20: the trainer's step vs PyTorch's
+#   4. bench_time_to_target --device cuda, bench_trainer_throughput --device cuda (mlp, cnn, resnet20: the trainer's step vs PyTorch's
 #      best of eager/tf32/channels_last/amp_bf16 on the same GPU) and bench_cuda_step (one MLP
 #      training step from the raw kernels, ours vs PyTorch in the same run),
 #   5. bench_trainer_throughput --bf16 on the host CPU (AMX where it has it).
@@ -66,7 +66,7 @@ run cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLSWEEP_TR
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" >/dev/null || true
 step build
 run cmake --build "$build" -j "$(nproc)" --target test_trainer_cuda bench_cuda_step dlsweep-train dlsweep-cuda \
-  bench_trainer_throughput >/dev/null || true
+  bench_trainer_throughput bench_time_to_target >/dev/null || true
 fm=${DLSWEEP_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
 [[ -e $fm/train-images-idx3-ubyte.gz ]] || fm=$src/.gpu/fmnist
 export DLSWEEP_FMNIST_DIR=$fm
@@ -96,6 +96,9 @@ run "$build/bin/bench_trainer_throughput" --device cuda --models mlp --batches "
   --seconds "${BENCH_SECONDS:-1}" --pytorch "$src/bench/pytorch_baseline.py" || true
 run "$build/bin/bench_trainer_throughput" --device cuda --models cnn,resnet20 --batches "${CONV_BATCHES:-64,256,1024,4096}" \
   --seconds "${BENCH_SECONDS:-1}" --pytorch "$src/bench/pytorch_baseline.py" || true
+step "bench_time_to_target --device cuda (0.88 on Fashion-MNIST from process start, ours vs PyTorch)"
+run "$build/bin/bench_time_to_target" --device cuda --repeat "${TTT_REPEAT:-2}" --threads 8 --python "$(command -v python3)" \
+  --data-dir "$DLSWEEP_FMNIST_DIR" --train-bin "$build/bin/dlsweep-train" || true
 if [[ -z ${SKIP_STEP_BENCH:-} ]]; then
 step "bench_cuda_step"
 run "$build/bin/bench_cuda_step" --batches "${BENCH_BATCHES:-64,256,1024,4096,16384}" --steps "${BENCH_STEPS:-200}" \

@@ -8,8 +8,9 @@
 #   3. resume: a run stopped at epoch 1 (checkpoint) and resumed on the GPU ends with the
 #      uninterrupted run's metrics (bit for bit), and the same checkpoint resumes on the CPU;
 #   4. throughput (samples/s of the training steps) by batch, fp32 and tf32, ours vs PyTorch
-#      eager on the same GPU (the same MLP, SGD, data on the device);
-#   5. time to val_acc 0.88 from process start, the bench_time_to_target recipe, ours vs PyTorch.
+#      eager on the same GPU (the same MLP, SGD, data on the device).
+# (Time to target: bench_time_to_target --device cuda; step throughput of every model:
+# bench_trainer_throughput --device cuda; scripts/gpu-check.sh runs both.)
 # Prints a report and exits with the number of failed checks.
 set -uo pipefail
 tr=${DLSWEEP_TRAIN:?set DLSWEEP_TRAIN to dlsweep-train}
@@ -142,17 +143,6 @@ o32, o_tf, t = sps(f"{w}/tp_fp32_{b}/metrics.jsonl"), sps(f"{w}/tp_tf32_{b}/metr
 print(f"{b:<7} {o32:12.0f} {o_tf:12.0f} {t:12.0f} {o32 / t:8.2f} {o_tf / t:8.2f}")
 PY
 done
-
-echo "== 5. time to val_acc 0.88 from process start (bench_time_to_target's recipe), same GPU"
-trial ttt '{"model":"mlp","dataset":"fashion-mnist","batch_size":256,"base_batch":256,"base_lr":0.1,"lr_rule":"linear",
-"decay":"cosine","momentum":0.9,"epochs":6,"eval_every":0.25,"seed":1,"noise_scale_every":0,"checkpoint_every_s":0,
-"standardize":true,"device":"cuda"}'
-python3 "$ttt" --device cuda --epochs 6 --data-dir "$DLSWEEP_FMNIST_DIR" --threads 8 --out "$work/torch_ttt.jsonl" \
-  >"$work/torch_ttt.out" 2>&1 || tail -3 "$work/torch_ttt.out"
-mkdir -p "$work/torch_ttt_d" && cp "$work/torch_ttt.jsonl" "$work/torch_ttt_d/metrics.jsonl" 2>/dev/null
-echo "ours:    0.88 at $(metric ttt val_acc first_at 0.88) s (final $(metric ttt val_acc))"
-echo "pytorch: 0.88 at $(metric torch_ttt_d val_acc first_at 0.88) s (final $(metric torch_ttt_d val_acc))"
-grep -m1 '"log"' "$work/ttt/metrics.jsonl" | head -c 400; echo
 
 tar czf "$out/trainer-runs.tgz" -C "$work" . 2>/dev/null
 echo "gpu-trainer-check: $fails failed"
