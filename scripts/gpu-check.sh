@@ -15,9 +15,9 @@
 # Fashion-MNIST: $DLSWEEP_FMNIST_DIR (default: the Debian package's folder, else .gpu/fmnist).
 # cuDNN and NCCL are taken from the CUDA toolkit, else from the Python wheels beside PyTorch
 # (nvidia-cudnn-*, nvidia-nccl-*), else the headers in $GPU_HEADERS with those libraries.
-# BENCH_ONLY=1 skips 1 and 2, SKIP_SANITIZER=1 skips 2, SKIP_STEP_BENCH=1 skips bench_cuda_step,
+# BENCH_ONLY=1 skips 1 and 2, SKIP_SANITIZER=1 skips 2 (SKIP_SUITE_SANITIZER=1 its suite part), SKIP_STEP_BENCH=1 skips bench_cuda_step,
 # SKIP_CPU_BENCH=1 the CPU one; BENCH_BATCHES, BENCH_STEPS, BENCH_ARGS (e.g. --phases) shape 4.
-# Every step runs even when an earlier one fails; the log is OUT_DIR/gpu-check.log and the
+# The sanitizer runs come last (the slowest). Every step runs even when an earlier one fails; the log is OUT_DIR/gpu-check.log and the
 # exit status is the number of failed steps.
 set -uo pipefail
 debs=$(realpath "${1:?usage: gpu-check.sh DEBS_DIR [OUT_DIR]}")
@@ -75,19 +75,6 @@ if [[ -z ${BENCH_ONLY:-} ]]; then
 step "test_trainer_cuda"
 run "$build/bin/test_trainer_cuda" --order decl --durations yes || true
 fi
-if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
-  step "test_trainer_cuda under compute-sanitizer memcheck"
-  run compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/test_trainer_cuda" --order decl || true
-fi
-if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
-  step "dlsweep-train device cuda under compute-sanitizer memcheck"
-  for p in '"optimizer":"lars"' '"model":"cnn","optimizer":"lamb","base_lr":0.005' \
-           '"model":"resnet8","dataset":"synthetic","optimizer":"larc"'; do
-    san=$(mktemp -d) && echo "{\"device\":\"cuda\",\"epochs\":1,\"train_subset\":1024,\"test_subset\":500,
-      \"batch_size\":128,\"noise_scale_every\":3,$p}" >"$san/params.json"
-    run timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/dlsweep-train" --trial-dir "$san" || true
-  done
-fi
 step "dlsweep-train device cuda (scripts/gpu-trainer-check.sh)"
 run env DLSWEEP_TRAIN="$build/bin/dlsweep-train" PYTORCH_TTT="$src/bench/pytorch_time_to_target.py" \
   "$src/scripts/gpu-trainer-check.sh" "$out" || true
@@ -108,6 +95,19 @@ if [[ -z ${SKIP_CPU_BENCH:-} ]]; then
 step "bench_trainer_throughput --bf16 on the host CPU ($(grep -o -m1 'amx_bf16' /proc/cpuinfo || echo 'no AMX'))"
 run "$build/bin/bench_trainer_throughput" --threads "${CPU_THREADS:-8}" --models mlp --batches 256,1024,4096 \
   --seconds 1 --bf16 --pytorch none || true
+fi
+if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-}${SKIP_SUITE_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
+  step "test_trainer_cuda under compute-sanitizer memcheck"
+  run timeout "${SANITIZER_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/test_trainer_cuda" --order decl || true
+fi
+if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
+  step "dlsweep-train device cuda under compute-sanitizer memcheck"
+  for p in '"optimizer":"lars"' '"model":"cnn","optimizer":"lamb","base_lr":0.005' \
+           '"model":"resnet8","dataset":"synthetic","optimizer":"larc"'; do
+    san=$(mktemp -d) && echo "{\"device\":\"cuda\",\"epochs\":1,\"train_subset\":1024,\"test_subset\":500,
+      \"batch_size\":128,\"noise_scale_every\":3,$p}" >"$san/params.json"
+    run timeout "${SANITIZER_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/dlsweep-train" --trial-dir "$san" || true
+  done
 fi
 step "failed steps: $failed"
 exit "$failed"
