@@ -73,7 +73,7 @@ class CudaOptimizer final : public optim::Optimizer {
     if (spec_.name == "sgd")
       e = sgd_multi(dev_, T, max_n_, static_cast<float>(spec_.momentum), spec_.nesterov, spec_.momentum_correction,
                     stream_);
-    else if (adam())
+    else if (spec_.name == "adam" || spec_.name == "adamw")
       e = adam_multi(dev_, T, max_n_, static_cast<float>(spec_.beta1), static_cast<float>(spec_.beta2),
                      static_cast<float>(spec_.adam_eps), spec_.name == "adamw", stream_);
     else if (spec_.name == "lars")
@@ -114,7 +114,7 @@ class CudaOptimizer final : public optim::Optimizer {
   }
 
  private:
-  /// Two state arenas (m, v), in the CPU optimizers' order.
+  /// Two state arenas (m, v), in the CPU optimizers' order (Adam, AdamW, LAMB).
   bool adam() const { return spec_.name == "adam" || spec_.name == "adamw" || spec_.name == "lamb"; }
   optim::OptimizerSpec spec_;
   models::ParameterSet& params_;
