@@ -186,6 +186,7 @@ class Engine {
   void check_pending();
   /// Reads the trial's new records into the database; `may_prune`: then asks the pruner.
   void ingest(Live& live, bool may_prune = true);
+  void ingest_batch(Live& live, bool may_prune);
   /// The study's pruner on a live trial's curve (decide_prune) after its reports from
   /// index `first_new` on; asks the trial to stop if it falls behind.
   void maybe_prune(Live& live, std::size_t first_new);

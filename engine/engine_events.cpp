@@ -259,9 +259,24 @@ void Engine::finish_trial(std::int64_t trial_id) {
 }
 
 void Engine::ingest(Live& live, bool may_prune) {
+  // In batches of at most JsonlTail::kMaxBatchBytes (bounded memory), until the file's end.
+  do ingest_batch(live, may_prune);
+  while (live.tail && live.tail->more());
+}
+
+void Engine::ingest_batch(Live& live, bool may_prune) {
   if (!live.tail) return;
   auto lines = live.tail->read_new_lines();
   if (!lines) { progress_.event("warning: " + lines.error().message(), snapshot()); return; }
+  // Lines too long to be records were skipped as they streamed past (bounded memory).
+  for (const auto& o : live.tail->take_oversized()) {
+    ++live.curve.bad_lines;  // its seq, if any, is no gap
+    progress_.event(fmt::format("trial {}: skipped a line of {} bytes at byte {} of {} (a record is at most {} bytes; "
+                                "fix: write only metrics records there, e.g. print tensors to stdout instead)",
+                                live.row.number, o.bytes, o.offset, live.tail->path().string(),
+                                JsonlTail::kMaxLineBytes),
+                    snapshot());
+  }
   if (lines->empty()) return;
   std::vector<protocol::Record> records;
   bool new_eval = false, no_objective = false;

@@ -125,7 +125,7 @@ bool Engine::pbt_finished_on_disk(const db::TrialRow& row) {
   if (it == pbt_links_.end() || !pbt_stop_at(it->second, spec_.trial.embedded, generations_of(spec_))) return false;
   const auto axis = search::parse_axis(it->second.axis).value_or(search::Axis::epoch);
   JsonlTail tail(metrics_file(row.trial_dir));
-  auto lines = tail.read_new_lines();
+  auto lines = tail.read_all_lines();
   if (!lines) return false;
   double at = -1;
   for (const auto& l : *lines)

@@ -14,7 +14,7 @@ namespace {
 
 Result<std::size_t> ingest_file(db::Storage& storage, std::int64_t trial_id, int attempt, const fs::path& file) {
   JsonlTail tail(file);
-  auto lines = tail.read_new_lines();
+  auto lines = tail.read_all_lines();
   if (!lines) return std::unexpected(lines.error());
   std::vector<protocol::Record> records;
   for (const auto& l : *lines)

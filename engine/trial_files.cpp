@@ -115,13 +115,35 @@ Status rotate_metrics(const fs::path& dir, int attempt) {
 }
 
 std::string log_tail(const fs::path& file, std::size_t max_lines) {
-  std::ifstream in(file);
+  // Only the file's last 64 KiB are read: a log of gigabytes, or one line of them (a tensor
+  // printed to stderr), costs the orchestrator no more than that.
+  constexpr std::uint64_t kTailBytes = 64 * 1024;
+  std::error_code ec;
+  const std::uint64_t size = fs::file_size(file, ec);
+  if (ec || size == 0) return "";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "";
+  const std::uint64_t from = size > kTailBytes ? size - kTailBytes : 0;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string text(static_cast<std::size_t>(size - from), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
   std::deque<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    lines.push_back(line);
-    if (lines.size() > max_lines) lines.pop_front();
+  std::size_t start = 0;
+  bool first = true;
+  while (start <= text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(start, nl - start);
+    // A line cut by the 64 KiB window keeps its end, marked as such.
+    if (first && from > 0) line = "..." + line;
+    first = false;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) {
+      lines.push_back(std::move(line));
+      if (lines.size() > max_lines) lines.pop_front();
+    }
+    start = nl + 1;
   }
   std::string out;
   for (auto& l : lines) out += (out.empty() ? "" : " | ") + l;
