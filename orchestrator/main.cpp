@@ -1,5 +1,6 @@
 // main.cpp — the `dlsweep` command line: parses arguments (CLI11) and dispatches to the
 // verbs in commands.hpp. The one catch of the program lives here.
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
@@ -143,6 +144,11 @@ int main(int argc, char** argv) try {
   ex->add_option("-o,--output", exp.output, "write to this file (default: stdout)");
   ex->fallthrough();
 
+  // `dlsweep` alone: the help (what a new user types first), not "A subcommand is required".
+  if (argc == 1) {
+    std::fputs(app.help("dlsweep").c_str(), stdout);
+    return exit_code::ok;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
