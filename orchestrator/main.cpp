@@ -146,7 +146,8 @@ int main(int argc, char** argv) try {
 
   // `dlsweep` alone: the help (what a new user types first), not "A subcommand is required".
   if (argc == 1) {
-    std::fputs(app.help("dlsweep").c_str(), stdout);
+    app.name("dlsweep");
+    std::fputs(app.help().c_str(), stdout);
     return exit_code::ok;
   }
   try {
