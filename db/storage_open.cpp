@@ -8,14 +8,19 @@
 //    refused before anything is written to it.
 //  - A read-only handle is opened with SQLITE_OPEN_READONLY and PRAGMA query_only, so no
 //    code path (not even a bug) can write through it. In snapshot mode it is immutable too:
-//    no lock is taken (none can fail), no -wal/-shm is read or created.
+//    no lock is taken (none can fail), no -wal/-shm is read or created. In direct mode a
+//    reader that cannot create the -wal/-shm of a WAL file (read permission only, a
+//    read-only mount) opens it immutable when no orchestrator holds DB.lock and the -wal is
+//    empty; otherwise it is told what it lacks.
 //  - Snapshot mode, writer: the live copy starts from what is published (so `resume` on
 //    another node after this one died starts from the shared file); a publish follows the
 //    open at once; destruction stops the publisher, publishes the rest and removes the
 //    live copy — unless that last publish failed, when the live copy stays and is named.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -106,6 +111,29 @@ bool exists_settled(const fs::path& file) {
     if (i + 1 < 5) sqlite3_sleep(10);
   }
   return false;
+}
+
+// Is an orchestrator writing `file` now? It holds a POSIX write lock on DB.lock while it runs
+// (engine/sweep_runner.cpp); F_GETLK tests that lock through a read-only descriptor, so a
+// reader needs no write access to ask. Unknown (DB.lock unreadable): assume a writer.
+bool writer_active(const fs::path& file) {
+  const std::string lock = file.string() + ".lock";
+  const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno != ENOENT;
+  struct flock fl {};
+  fl.l_type = F_RDLCK;
+  fl.l_whence = SEEK_SET;
+  const int rc = ::fcntl(fd, F_GETLK, &fl);
+  ::close(fd);
+  return rc != 0 || fl.l_type != F_UNLCK;
+}
+
+// A WAL-mode database with everything checkpointed into the file itself: no -wal, or an
+// empty one (what the last connection of a clean close leaves).
+bool wal_empty(const fs::path& file) {
+  std::error_code ec;
+  const auto size = fs::file_size(file.string() + "-wal", ec);
+  return ec || size == 0;
 }
 
 bool same_file(const fs::path& file, std::uint64_t dev, std::uint64_t ino) {
@@ -224,9 +252,40 @@ Result<std::unique_ptr<Storage>> Storage::open_readonly(const fs::path& file) {
   }
   auto db = open_file(file, SQLITE_OPEN_READONLY);
   if (!db) return std::unexpected(db.error());
-  sqlite3* h = db->get();
-  auto probe = probe_schema(h);
+  auto probe = probe_schema(db->get());
+  if (!probe && is_wal_file(file)) {
+    // A WAL-mode file needs its -shm (and -wal) to be read: SQLite creates them when they are
+    // missing, which a reader without write access to the directory cannot (a collaborator
+    // after the sweep, a read-only mount, an archive). When no orchestrator writes the file
+    // and everything is checkpointed into it, nothing else is needed: open it immutable (no
+    // lock, no -wal/-shm read or created; SQLite's "Read-Only Databases" of WAL mode).
+    const Error first = probe.error();
+    if (writer_active(file))
+      return fail(fmt::format("an orchestrator is writing this database, and reading it meanwhile needs read access "
+                              "to {0}-wal and {0}-shm ({1})",
+                              file.filename().string(), first.what),
+                  file.string(),
+                  "ask its owner for read access to the -wal and -shm files beside it (they follow the orchestrator's "
+                  "umask), or read after the sweep has ended");
+    if (!wal_empty(file))
+      return fail(fmt::format("this database's last changes are still in {}-wal (its orchestrator did not close it), "
+                              "and this reader cannot open that file for reading ({})",
+                              file.filename().string(), first.what),
+                  file.string(),
+                  "ask its owner to run any dlsweep verb on it once (that folds the -wal into the file), or give "
+                  "read access to the -wal and -shm files beside it");
+    sqlite3* raw = nullptr;
+    const std::string uri = immutable_uri(file);
+    const int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE,
+                                   nullptr);
+    DbPtr immutable(raw);
+    if (rc != SQLITE_OK) return std::unexpected(first);
+    keep_statements(raw);
+    db = std::move(immutable);
+    probe = probe_schema(db->get());
+  }
   if (!probe) return std::unexpected(probe.error());
+  sqlite3* h = db->get();
   if (auto s = check_schema(*probe, /*writable=*/false, file.string()); !s) return std::unexpected(s.error());
   if (auto s = exec(h, "PRAGMA query_only = ON", "making the handle query-only"); !s) return std::unexpected(s.error());
   return std::unique_ptr<Storage>(new Storage(db->release(), true, file));
