@@ -100,23 +100,20 @@ void every_read_verb(const Reader& reader, const fs::path& db, const std::string
   }
 }
 
-}  // namespace
-
-TEST_CASE("e2e read-only: another user and a read-only mount read a sweep with every read verb, during and after it") {
-  if (::geteuid() != 0) {
-    WARN("needs root (useradd, runuser, mount): not run");
-    return;
-  }
-  Reader reader;
+// snapshot: the orchestrator in snapshot mode (DLSWEEP_DB_MODE=snapshot, as on a filesystem
+// other hosts share: the published file is in DELETE mode, readers open it immutable).
+void scenario(const Reader& reader, bool snapshot) {
   auto dir = make_study("ro-sweep");
   const auto db = dir / "sweep.db";
+  if (snapshot) ::setenv("DLSWEEP_DB_MODE", "snapshot", 1);
   const int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"}, dir / "orchestrator.err");
+  ::unsetenv("DLSWEEP_DB_MODE");
   REQUIRE(pid > 0);
   // During: both trials have reported and wait; the orchestrator holds the database.
   REQUIRE(wait_for(dir / "dlsweep-runs" / "ro-sweep" / "trial-0001" / "metrics.jsonl"));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its first records ingested
   every_read_verb(reader, db, "ro-sweep", false);
-  {  // what a reader lacks is named
+  if (!snapshot) {  // what a reader lacks is named
     // -wal/-shm the reader may not read: the message says so and what to ask for.
     ::chmod((db.string() + "-shm").c_str(), 0600);
     ::chmod((db.string() + "-wal").c_str(), 0600);
@@ -146,4 +143,24 @@ TEST_CASE("e2e read-only: another user and a read-only mount read a sweep with e
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("\"COMPLETE\"") != std::string::npos);
   fs::remove(mnt);
+}
+
+}  // namespace
+
+TEST_CASE("e2e read-only: another user and a read-only mount read a sweep with every read verb, during and after it") {
+  if (::geteuid() != 0) {
+    WARN("needs root (useradd, runuser, mount): not run");
+    return;
+  }
+  Reader reader;
+  scenario(reader, /*snapshot=*/false);
+}
+
+TEST_CASE("e2e read-only: the same with the database in snapshot mode (a filesystem other hosts share)") {
+  if (::geteuid() != 0) {
+    WARN("needs root (useradd, runuser, mount): not run");
+    return;
+  }
+  Reader reader;
+  scenario(reader, /*snapshot=*/true);
 }
