@@ -31,10 +31,19 @@ inline constexpr const char* kEnvTrialDir = "DLSWEEP_TRIAL_DIR";
 inline constexpr const char* kEnvTrialId = "DLSWEEP_TRIAL_ID";
 inline constexpr const char* kEnvAttempt = "DLSWEEP_ATTEMPT";
 inline constexpr const char* kEnvStudy = "DLSWEEP_STUDY";
+/// "1" when the orchestrator makes decisions on a trial's reports (a pruner, stop at the
+/// target, population-based training) and writes decided.json after each; "0" otherwise.
+inline constexpr const char* kEnvDecides = "DLSWEEP_DECIDES";
 
 inline constexpr const char* kParamsFile = "params.json";
 inline constexpr const char* kMetricsFile = "metrics.jsonl";
 inline constexpr const char* kControlFile = "control.json";
+/// Written by the orchestrator after it has read a trial's records and decided on them
+/// (prune, stop at target, PBT interval end): {"attempt": A, "seq": N}, the attempt and the
+/// highest record seq decided on. A stop it decided is in control.json before this file says
+/// so, so a program that waits for `seq` here after writing record `seq` and then reads
+/// control.json gets the decision for that record (dlsweep_trial's should_stop()).
+inline constexpr const char* kDecidedFile = "decided.json";
 inline constexpr const char* kCheckpointDir = "checkpoints";
 inline constexpr const char* kStdoutFile = "stdout.log";
 inline constexpr const char* kStderrFile = "stderr.log";

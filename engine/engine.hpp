@@ -138,6 +138,7 @@ class Engine {
     bool adopted = false;            ///< its job was submitted by a previous orchestrator
     TrialCurve curve;                ///< this attempt's objective curve and reported metrics
     std::string prune_note;          ///< why the pruner stopped it
+    std::int64_t decided_seq = -1;   ///< the highest seq announced in decided.json
     // Its job waiting in the scheduler's queue (engine_pending.cpp).
     std::string native_id;           ///< the scheduler's id of its job, once known
     std::string pending_reason;      ///< the scheduler's latest reason for the wait ("" none)

@@ -64,6 +64,10 @@ sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, st
   job.env[protocol::kEnvAttempt] = std::to_string(attempt);
   job.env[protocol::kEnvStudy] = spec.name;
   job.env[protocol::kEnvRunName] = spec.name + "-" + std::to_string(number);
+  // Whether a report can be answered with a stop: then dlsweep_trial's should_stop() waits for
+  // the decision on the last report (decided.json), else it never waits.
+  const bool decides = spec.pruner.kind != "none" || spec.objective.stop_at_target || spec.search.algorithm == "pbt";
+  job.env[protocol::kEnvDecides] = decides ? "1" : "0";
   job.ranks = trial_ranks(spec, params);
   job.launcher = spec.trial.embedded ? "" : spec.trial.launcher;
   // dlsweep-train handles the time-limit warning; another program gets it once it asks.

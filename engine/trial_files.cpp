@@ -71,6 +71,10 @@ Result<std::size_t> copy_checkpoints(const fs::path& from, const fs::path& to) {
   return n;
 }
 
+Status write_decided(const fs::path& dir, int attempt, std::int64_t seq) {
+  return write_file_atomic(dir / protocol::kDecidedFile, fmt::format("{{\"attempt\": {}, \"seq\": {}}}\n", attempt, seq));
+}
+
 Status request_stop(const fs::path& dir, const std::string& reason) {
   return write_file_atomic(dir / protocol::kControlFile, protocol::to_json({"stop", reason}) + "\n");
 }

@@ -66,6 +66,9 @@ std::string log_tail(const std::filesystem::path& file, std::size_t max_lines);
 /// nothing but whitespace follows `offset`, or the file cannot be read.
 std::string unterminated_tail(const std::filesystem::path& file, std::uint64_t offset);
 
+/// decided.json (protocol.hpp kDecidedFile): the records up to `seq` of `attempt` are decided on.
+Status write_decided(const std::filesystem::path& dir, int attempt, std::int64_t seq);
+
 /// Renames metrics.jsonl to metrics.attempt-<attempt>.jsonl (no-op if absent).
 Status rotate_metrics(const std::filesystem::path& dir, int attempt);
 

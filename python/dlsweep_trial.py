@@ -68,9 +68,12 @@ ENV_TRIAL_ID = "DLSWEEP_TRIAL_ID"
 ENV_ATTEMPT = "DLSWEEP_ATTEMPT"
 ENV_STUDY = "DLSWEEP_STUDY"
 ENV_STOP_AT = "DLSWEEP_STOP_AT"  # "<epoch|step|samples>:<value>": the end of a PBT interval
+ENV_DECISION_WAIT = "DLSWEEP_DECISION_WAIT_S"  # should_stop()'s bound on waiting for a decision
+ENV_DECIDES = "DLSWEEP_DECIDES"  # "1": dlsweep decides on reports (pruner, target, PBT) and says when
 STOP_AT_AXES = ("epoch", "step", "samples")
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.jsonl"
+DECIDED_FILE = "decided.json"  # the orchestrator's "records up to seq N are decided on"
 ROTATED_METRICS_FILE = "metrics.attempt-{}.jsonl"  # an earlier attempt's (engine/trial_files)
 CONTROL_FILE = "control.json"
 CHECKPOINT_DIR = "checkpoints"
@@ -275,6 +278,23 @@ class _Writer:
             while view:  # one write() normally; a short write is continued, never left torn
                 n = os.write(self.fd, view)
                 view = view[n:]
+            if kind == "eval":
+                self.last_eval_seq = seq
+                self.synced = False
+
+    last_eval_seq: int | None = None
+    synced = True
+
+    def sync(self) -> None:
+        """Makes the records written so far visible to an orchestrator on another host (a
+        shared filesystem writes back appended data late otherwise). Once per eval record."""
+        with self.lock:
+            if not self.synced:
+                self.synced = True
+                try:
+                    os.fsync(self.fd)
+                except OSError:
+                    pass
 
 
 _writer: _Writer | None = None
@@ -471,12 +491,87 @@ def _interval_ended() -> bool:
     return _position[axis] >= value - 1e-9 * max(1.0, abs(value))  # epochs summed in floats
 
 
+# Waiting for dlsweep's decision on the last report (_await_decision).
+_DEFAULT_DECISION_WAIT_S = 5.0
+_answered_seq = -1       # the highest seq dlsweep said it decided on (decided.json)
+_unanswered_seq = None   # the seq whose wait ran out (dlsweep unreachable): short waits until it answers
+_said_unanswered = False
+
+
+def _decided_seq() -> int:
+    d = trial_dir()
+    if d is None:
+        return -1
+    try:
+        with open(d / DECIDED_FILE, encoding="utf-8") as f:
+            c = json.load(f)  # written atomically by dlsweep
+    except (OSError, ValueError):
+        return -1
+    if not isinstance(c, dict) or c.get("attempt") != attempt() or not isinstance(c.get("seq"), int):
+        return -1
+    return c["seq"]
+
+
+def _decision_wait_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get(ENV_DECISION_WAIT, _DEFAULT_DECISION_WAIT_S)))
+    except ValueError:
+        return _DEFAULT_DECISION_WAIT_S
+
+
+def _await_decision() -> None:
+    """After report(), should_stop() answers for that report: it waits until dlsweep has read
+    the record and decided (decided.json names its seq; a stop it decided is in control.json
+    before that), when the study has something to decide ($DLSWEEP_DECIDES=1: a pruner, stop at
+    the target, PBT). dlsweep reads metrics as they are written (inotify) or every 0.5 s, so the
+    wait is normally milliseconds and at most about half a second; the bound (5 s,
+    $DLSWEEP_DECISION_WAIT_S) only matters when dlsweep is gone or far behind: then this run
+    says so once on stderr and goes on, waiting only briefly until dlsweep answers again."""
+    global _answered_seq, _unanswered_seq, _said_unanswered
+    w = _writer
+    if os.environ.get(ENV_DECIDES) != "1":
+        return  # nothing to wait for: the study prunes nothing and stops nothing early
+    if w is None or w.last_eval_seq is None or _answered_seq >= w.last_eval_seq:
+        return
+    seq = w.last_eval_seq
+    w.sync()
+    bound = _decision_wait_s()
+    if _unanswered_seq is not None:
+        if _decided_seq() >= _unanswered_seq:
+            _unanswered_seq = None  # dlsweep answers again
+        else:
+            bound = min(bound, 0.05)
+    deadline = time.monotonic() + bound
+    pause = 0.001
+    while True:
+        got = _decided_seq()
+        if got >= seq:
+            _answered_seq = got
+            return
+        if _control().get("action") == "stop" or time.monotonic() >= deadline:
+            break
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
+    if _control().get("action") != "stop" and _unanswered_seq is None:
+        _unanswered_seq = seq
+        if not _said_unanswered:
+            _said_unanswered = True
+            print(f"dlsweep_trial: dlsweep did not answer for record {seq} within {bound:g} s "
+                  f"(is its orchestrator running?); going on without waiting for its decisions "
+                  f"until it answers", file=sys.stderr, flush=True)
+
+
 def should_stop() -> bool:
     """True when dlsweep asked this trial to stop (pruned, cancelled: control.json), a
     preemption signal arrived under on_preempt(None), or the last position given to report()
     or final() reached stop_at() (the end of a population-based training interval: save a
-    checkpoint and exit 0). Cheap enough to call every step."""
-    return _preempted.is_set() or _control().get("action") == "stop" or _interval_ended()
+    checkpoint and exit 0). After a report() it answers for that report: it waits (normally
+    milliseconds, see _await_decision) for dlsweep to have read the record and decided, so a
+    trial pruned at epoch N never trains epoch N+1. Cheap enough to call every step."""
+    if _preempted.is_set():
+        return True
+    _await_decision()
+    return _control().get("action") == "stop" or _interval_ended()
 
 
 def stop_reason() -> str | None:
@@ -624,9 +719,11 @@ def on_preempt(save=None, *, signals=(signal.SIGUSR2, signal.SIGTERM), all_ranks
 def _reset_for_tests() -> None:
     """Forgets cached state (params, open metrics file, preemption flag). Tests only."""
     global _params_cache, _writer, _warned_outside, _start_state, _position_checked
+    global _answered_seq, _unanswered_seq, _said_unanswered
     if _writer is not None:
         os.close(_writer.fd)
     _params_cache, _writer, _warned_outside, _start_state = None, None, False, None
+    _answered_seq, _unanswered_seq, _said_unanswered = -1, None, False
     _position_checked = False
     _preempted.clear()
     _position.clear()

@@ -13,7 +13,8 @@ sys.path.insert(0, str(LIB_DIR))
 import dlsweep_trial  # noqa: E402
 
 CLEARED = ("DLSWEEP_TRIAL_DIR", "DLSWEEP_TRIAL_ID", "DLSWEEP_ATTEMPT", "DLSWEEP_STUDY",
-           "DLSWEEP_RUN_NAME", "DLSWEEP_STOP_AT", "SLURM_RESTART_COUNT") + dlsweep_trial.RANK_VARIABLES
+           "DLSWEEP_RUN_NAME", "DLSWEEP_STOP_AT", "SLURM_RESTART_COUNT", "DLSWEEP_DECISION_WAIT_S",
+           "DLSWEEP_DECIDES") + dlsweep_trial.RANK_VARIABLES
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +36,9 @@ def trial(tmp_path, monkeypatch):
     monkeypatch.setenv("DLSWEEP_TRIAL_ID", "3")
     monkeypatch.setenv("DLSWEEP_ATTEMPT", "0")
     monkeypatch.setenv("DLSWEEP_STUDY", "demo")
+    # No orchestrator answers here: should_stop() after a report() waits no longer than this.
+    monkeypatch.setenv("DLSWEEP_DECISION_WAIT_S", "0.02")
+    monkeypatch.setenv("DLSWEEP_DECIDES", "1")
     return d
 
 

@@ -362,3 +362,78 @@ def test_a_checkpoint_this_run_saved_itself_does_not_move_the_clock(trial, tmp_p
     env = dict(os.environ, DLSWEEP_ATTEMPT="1", PYTHONPATH=str(LIB_DIR))
     subprocess.run([sys.executable, str(script)], check=True, env=env, timeout=120)
     assert read_records(trial)[0]["wall_s"] < 100.0
+
+
+def _answer_later(trial, seq, delay, stop=False, attempt=0):
+    """Plays the orchestrator: after `delay` s, decides on records up to `seq` (a stop goes
+    into control.json first, as dlsweep writes it)."""
+    import threading
+    import time
+
+    def go():
+        time.sleep(delay)
+        if stop:
+            (trial / "control.json").write_text(json.dumps({"action": "stop", "reason": "pruned"}))
+        tmp = trial / "decided.json.tmp"
+        tmp.write_text(json.dumps({"attempt": attempt, "seq": seq}))
+        tmp.replace(trial / "decided.json")
+
+    t = threading.Thread(target=go)
+    t.start()
+    return t
+
+
+def test_should_stop_after_report_answers_for_that_report(trial, monkeypatch):
+    monkeypatch.setenv("DLSWEEP_DECISION_WAIT_S", "5")
+    dt.report(step=1, epoch=1, val_acc=0.4)
+    t = _answer_later(trial, 0, 0.2, stop=True)  # the pruner's decision arrives 0.2 s later
+    assert dt.should_stop() and dt.stop_reason() == "pruned"  # waited for it: no epoch 2
+    t.join()
+
+
+def test_should_stop_waits_only_until_the_decision_and_not_again(trial, monkeypatch):
+    import time
+    monkeypatch.setenv("DLSWEEP_DECISION_WAIT_S", "5")
+    dt.report(step=1, epoch=1, val_acc=0.4)
+    t = _answer_later(trial, 0, 0.05)
+    t0 = time.monotonic()
+    assert not dt.should_stop()
+    assert time.monotonic() - t0 < 2  # the answer, not the bound
+    t.join()
+    t0 = time.monotonic()
+    for _ in range(100):
+        assert not dt.should_stop()  # answered: no more waiting until the next report
+    assert time.monotonic() - t0 < 0.5
+    # A decision for another attempt is no answer for this one.
+    dt.report(step=2, epoch=2, val_acc=0.5)
+    t = _answer_later(trial, 1, 0.0, attempt=7)
+    t.join()
+    monkeypatch.setenv("DLSWEEP_DECISION_WAIT_S", "0.1")
+    t0 = time.monotonic()
+    assert not dt.should_stop()
+    assert time.monotonic() - t0 >= 0.09
+
+
+def test_should_stop_without_an_orchestrator_is_bounded_and_said_once(trial, monkeypatch, capsys):
+    import time
+    monkeypatch.setenv("DLSWEEP_DECISION_WAIT_S", "0.2")
+    dt.report(step=1, epoch=1, val_acc=0.4)
+    t0 = time.monotonic()
+    assert not dt.should_stop()
+    assert 0.15 <= time.monotonic() - t0 < 2
+    dt.report(step=2, epoch=2, val_acc=0.5)
+    t0 = time.monotonic()
+    assert not dt.should_stop()
+    assert time.monotonic() - t0 < 0.15  # unanswered before: only a short wait now
+    err = capsys.readouterr().err
+    assert err.count("dlsweep did not answer") == 1
+
+
+def test_should_stop_never_waits_when_dlsweep_decides_nothing(trial, monkeypatch):
+    import time
+    monkeypatch.setenv("DLSWEEP_DECISION_WAIT_S", "5")
+    monkeypatch.setenv("DLSWEEP_DECIDES", "0")  # no pruner, no target stop, no PBT
+    dt.report(step=1, epoch=1, val_acc=0.4)
+    t0 = time.monotonic()
+    assert not dt.should_stop()
+    assert time.monotonic() - t0 < 0.5
