@@ -112,7 +112,7 @@ Result<SweepOutcome> Engine::run() {
   io_.restart();
   flush();
 
-  SweepOutcome out{interrupted_, detached_, snapshot(), {}, failed_fast_};
+  SweepOutcome out{interrupted_, detached_, snapshot(), {}, failed_fast_, stop_fix_};
   for (const auto& why : failure_order_) {
     int n = 0;
     for (const auto& [number, reason] : last_failure_) n += reason == why;
@@ -121,7 +121,7 @@ Result<SweepOutcome> Engine::run() {
   // A detached study is still RUNNING: its trials are.
   std::string state = detached_ ? "RUNNING" : (fatal_ || interrupted_ || !failed_fast_.empty()) ? "STOPPED" : "FINISHED";
   std::string reason = fatal_       ? "stopped on an error: " + fatal_->message()
-                       : !failed_fast_.empty() ? "failed fast: " + failed_fast_
+                       : !failed_fast_.empty() ? (stop_fix_.empty() ? "failed fast: " : "stopped: ") + failed_fast_
                        : detached_  ? std::string("orchestrator detached (SIGTERM); `dlsweep resume` follows the trials")
                        : interrupted_ ? std::string("interrupted")
                                       : std::string("all trials done");
@@ -139,7 +139,9 @@ Result<SweepOutcome> Engine::run() {
         snapshot());
   progress_.finish(out.snapshot, fmt::format("study {} {}", spec_.name,
                                              fatal_      ? "stopped on an error"
-                                             : !failed_fast_.empty() ? "stopped: its trials fail the same way"
+                                             : !failed_fast_.empty() ? (stop_fix_.empty()
+                                                                            ? "stopped: its trials fail the same way"
+                                                                            : "stopped: " + failed_fast_)
                                              : detached_ ? "detached: its trials run on"
                                              : interrupted_ ? "interrupted"
                                                             : "finished"));

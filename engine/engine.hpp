@@ -90,6 +90,9 @@ struct SweepOutcome {
   /// trial.fail_fast stopped the sweep: why (empty otherwise). Trials not launched stay
   /// WAITING, live ones were cancelled.
   std::string failed_fast;
+  /// The fix for `failed_fast` when the sweep stopped for another reason than failing trials
+  /// (a study parameter the program never read); empty: fail_fast's own fix.
+  std::string stop_fix;
 };
 
 class Engine {
@@ -188,6 +191,10 @@ class Engine {
   /// Reads the trial's new records into the database; `may_prune`: then asks the pruner.
   void ingest(Live& live, bool may_prune = true);
   void ingest_batch(Live& live, bool may_prune);
+  /// A completed trial whose program (dlsweep_trial) never read a study parameter: stop the sweep.
+  void check_unread_params(const Live& live);
+  /// Stops launching (as fail_fast does) with `why` and its fix.
+  void stop_sweep(const std::string& why, const std::string& fix);
   /// The study's pruner on a live trial's curve (decide_prune) after its reports from
   /// index `first_new` on; asks the trial to stop if it falls behind.
   void maybe_prune(Live& live, std::size_t first_new);
@@ -290,6 +297,7 @@ class Engine {
   std::vector<std::string> failure_order_;              ///< failure phrases, first seen first
   std::map<std::string, std::set<std::int64_t>> same_failures_;  ///< fail_fast: key -> trial numbers
   std::string failed_fast_;                             ///< why fail_fast stopped the sweep
+  std::string stop_fix_;                                ///< stop_sweep's fix (empty for fail_fast)
   CurveAxis axis_;  ///< the objective and the pruning axis, for TrialCurve::add
   PbtLinks pbt_links_;                 ///< pbt: every trial's link, by number
   std::int64_t pbt_waiting_for_ = -1;  ///< pbt: the generation last said to wait

@@ -2,6 +2,8 @@
 // state-machine transitions (decided by next_state / decide_terminal, recorded through
 // Storage::transition), metrics.jsonl is ingested, and the pruner is asked (decide_prune).
 #include <algorithm>
+#include <fstream>
+#include <set>
 #include <functional>
 #include <utility>
 
@@ -13,6 +15,7 @@
 #include "engine/trial_objectives.hpp"
 #include "common/protocol.hpp"
 #include "engine/engine.hpp"
+#include "study/did_you_mean.hpp"
 #include "engine/failure_policy.hpp"
 #include "engine/state_machine.hpp"
 #include "engine/trial_files.hpp"
@@ -159,6 +162,7 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
                                   d.why == "finished" ? "" : " (" + d.why + ")", spec_.objective.metric,
                                   last ? fmt::format("{:.4g}", *last) : "n/a"),
                       snapshot());
+      if (!spec_.trial.embedded) check_unread_params(live);
       break;
     }
     case Outcome::no_objective:
@@ -203,6 +207,57 @@ void Engine::check_fail_fast(std::int64_t number, const std::string& failure, co
   if (trials.size() < static_cast<std::size_t>(spec_.trial.fail_fast)) return;
   fail_fast(fmt::format("{} trials failed the same way before any completed ({}{})", trials.size(), failure,
                         last_stderr_line.empty() ? "" : "; last stderr line: " + last_stderr_line));
+}
+
+void Engine::check_unread_params(const Live& live) {
+  if (!failed_fast_.empty() || interrupted_) return;
+  // Written by dlsweep_trial's params() (the keys the program read, and those it read with a
+  // default because the study did not set them). A program without the library writes none.
+  std::ifstream in(fs::path(live.row.trial_dir) / "params_read.json");
+  if (!in) return;
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("read") || !j["read"].is_array()) return;
+  std::set<std::string> read, defaulted;
+  for (const auto& k : j["read"]) if (k.is_string()) read.insert(k.get<std::string>());
+  if (j.contains("defaulted") && j["defaulted"].is_array())
+    for (const auto& k : j["defaulted"]) if (k.is_string()) defaulted.insert(k.get<std::string>());
+  std::set<std::string> study_params;
+  for (const auto& [k, _] : spec_.space.fixed.items()) study_params.insert(k);
+  for (const auto& d : spec_.space.dims) study_params.insert(d.name);
+  std::vector<std::string> unread;
+  study_params.erase("ranks");  // dlsweep reads it itself: the ranks it launches the trial on
+  for (const auto& [k, _] : live.row.params.items())
+    if (study_params.count(k) && !read.count(k) &&
+        std::find(spec_.trial.unread_params.begin(), spec_.trial.unread_params.end(), k) ==
+            spec_.trial.unread_params.end())
+      unread.push_back(k);
+  if (unread.empty()) return;
+  std::vector<std::string_view> candidates(defaulted.begin(), defaulted.end());
+  std::string list;
+  for (const auto& k : unread) {
+    list += fmt::format("{}'{}'", list.empty() ? "" : ", ", k);
+    if (auto m = did_you_mean(k, candidates)) list += fmt::format(" (it read '{}' with a default: did you mean that?)", *m);
+  }
+  stop_sweep(fmt::format("trial {}'s program never read the study parameter{} {}: every trial would run without "
+                         "{}",
+                         live.row.number, unread.size() > 1 ? "s" : "", list, unread.size() > 1 ? "them" : "it"),
+             fmt::format("name it in the study as the program reads it, or list it under trial.unread_params if "
+                         "it is meant to go unread; then `dlsweep submit {} --replace`",
+                         spec_.name));
+}
+
+void Engine::stop_sweep(const std::string& why, const std::string& fix) {
+  failed_fast_ = why;
+  stop_fix_ = fix;
+  exhausted_ = true;
+  progress_.event(fmt::format("{}: launching no more (fix: {})", why, fix), snapshot());
+  waiting_.clear();
+  for (auto& [id, live] : live_) {
+    if (!live.stop_reason.empty()) continue;
+    live.stop_reason = "cancelled: the sweep stopped";
+    backend_.cancel(live.job_id);
+  }
+  boost::asio::post(io_, [this] { check_done(); });
 }
 
 void Engine::fail_fast(const std::string& why) {

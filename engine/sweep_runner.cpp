@@ -161,7 +161,11 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
                                trials_word(s.cancelled), db, spec.name));
     return exit_code::interrupted;
   }
-  if (!outcome->failed_fast.empty()) {
+  if (!outcome->failed_fast.empty() && !outcome->stop_fix.empty()) {
+    // The study itself is wrong (a parameter the program never reads): an invalid study.
+    progress.say(fmt::format("stopped early: {}\nfix: {}", outcome->failed_fast, outcome->stop_fix));
+    return exit_code::usage;
+  } else if (!outcome->failed_fast.empty()) {
     progress.say(fmt::format("stopped early: {}\nfix the program, then `dlsweep --db {} resume {} --rerun failed,cancelled` "
                              "runs the failed trials again and the rest",
                              outcome->failed_fast, db, spec.name));

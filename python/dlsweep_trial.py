@@ -180,7 +180,89 @@ def params(defaults: dict | None = None) -> dict:
             raise ProtocolError(f"{path}: expected a JSON object, got {type(loaded).__name__}")
         _params_cache = loaded
     out.update(_params_cache)
-    return out
+    return _TrackedParams(out, set(_params_cache), set(out) - set(_params_cache))
+
+
+PARAMS_READ_FILE = "params_read.json"  # which parameters the program read (dlsweep checks it)
+_params_read: set = set()
+_params_defaulted: set = set()
+
+
+def _note_read(keys, from_file: set, defaulted: set) -> None:
+    """Records that the program read `keys` (params_read.json, rewritten atomically when a key
+    is read for the first time), so dlsweep can name a study parameter nobody read (a typo in
+    the study, read by the script under another name with a default)."""
+    new_read = {k for k in keys if k in from_file} - _params_read
+    new_def = {k for k in keys if k in defaulted} - _params_defaulted
+    if not new_read and not new_def:
+        return
+    _params_read.update(new_read)
+    _params_defaulted.update(new_def)
+    d = trial_dir()
+    if d is None or not is_writer():
+        return
+    tmp = d / f".{PARAMS_READ_FILE}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps({"read": sorted(_params_read), "defaulted": sorted(_params_defaulted)}))
+        os.replace(tmp, d / PARAMS_READ_FILE)
+    except OSError:
+        pass  # a read-only trial directory: dlsweep then does not check
+
+
+class _TrackedParams(dict):
+    """params()' dict: notes which keys the program reads. Reading every key at once (iterating,
+    items(), copying, json.dumps, **p) counts as reading them all."""
+
+    def __init__(self, data: dict, from_file: set, defaulted: set):
+        super().__init__(data)
+        self._from_file = from_file
+        self._defaulted = defaulted
+
+    def _note(self, keys) -> None:
+        _note_read(keys, self._from_file, self._defaulted)
+
+    def __getitem__(self, key):
+        self._note((key,))
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self._note((key,))
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self._note((key,))
+        return super().__contains__(key)
+
+    def _all(self):
+        self._note(tuple(super().keys()))
+
+    def __iter__(self):
+        self._all()
+        return super().__iter__()
+
+    def keys(self):
+        self._all()
+        return super().keys()
+
+    def items(self):
+        self._all()
+        return super().items()
+
+    def values(self):
+        self._all()
+        return super().values()
+
+    def copy(self):
+        self._all()
+        return dict(super().items())
+
+    def pop(self, key, *default):
+        self._note((key,))
+        return super().pop(key, *default)
+
+    def setdefault(self, key, default=None):
+        self._note((key,))
+        return super().setdefault(key, default)
 
 
 # ---------------------------------------------------------------------------------------
@@ -724,6 +806,8 @@ def _reset_for_tests() -> None:
         os.close(_writer.fd)
     _params_cache, _writer, _warned_outside, _start_state = None, None, False, None
     _answered_seq, _unanswered_seq, _said_unanswered = -1, None, False
+    _params_read.clear()
+    _params_defaulted.clear()
     _position_checked = False
     _preempted.clear()
     _position.clear()

@@ -48,7 +48,8 @@ constexpr std::string_view kPrunerShared[] = {"kind", "by", "group_by", "warmup"
 constexpr std::string_view kPrunerAxes[] = {"epoch", "step", "samples", "wall_s"};
 constexpr std::string_view kBackendShared[] = {"kind", "max_concurrent", "pending_warn"};
 constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
-constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env"};
+constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env",
+                                           "unread_params"};
 constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
 constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed", "warm_start"};
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
@@ -300,6 +301,12 @@ class StudyParser {
       if (auto v = r_.integer(f, 0, kIntMax)) spec_.trial.max_retries = int(*v);
     if (Field f = StudyReader::field(trial_, "fail_fast"))
       if (auto v = r_.integer(f, 0, kIntMax)) spec_.trial.fail_fast = int(*v);
+    if (Field f = StudyReader::field(trial_, "unread_params")) {
+      if (!f->is_array()) r_.wrong_type(f, "a list of parameter names", "write e.g. `unread_params: [notes, tag]`");
+      else
+        for (std::size_t i = 0; i < f->size(); ++i)
+          if (auto s = r_.string(StudyReader::item(f, i))) spec_.trial.unread_params.push_back(*s);
+    }
     if (Field f = StudyReader::field(trial_, "env")) read_env(f);
   }
 

@@ -68,6 +68,9 @@ struct StudySpec {
     /// Stop launching when this many trials failed the same way (exit code and last stderr
     /// line) before any trial completed; 0: never.
     int fail_fast = kDefaultFailFast;
+    /// Study parameters the program may leave unread (`trial.unread_params`); any other that a
+    /// completed trial of a program using dlsweep_trial never read stops the sweep.
+    std::vector<std::string> unread_params;
     std::map<std::string, std::string> env;
   } trial;
 

@@ -49,6 +49,7 @@ nlohmann::json StudySpec::to_json() const {
   if (trial.timeout_s > 0) trial_j["timeout"] = trial.timeout_s;
   trial_j["max_retries"] = trial.max_retries;
   if (trial.fail_fast != kDefaultFailFast) trial_j["fail_fast"] = trial.fail_fast;
+  if (!trial.unread_params.empty()) trial_j["unread_params"] = trial.unread_params;
   trial_j["env"] = trial.env;
 
   json objective_j = {{"metric", objective.metric}, {"mode", objective.mode}};

@@ -437,3 +437,18 @@ def test_should_stop_never_waits_when_dlsweep_decides_nothing(trial, monkeypatch
     t0 = time.monotonic()
     assert not dt.should_stop()
     assert time.monotonic() - t0 < 0.5
+
+
+def test_params_notes_which_keys_the_program_read(trial):
+    p = dt.params({"n_units_l0": 64, "epochs": 3})
+    assert p["lr"] == 0.05 and p.get("opt") == "sgd" and p["n_units_l0"] == 64
+    rec = json.loads((trial / "params_read.json").read_text())
+    assert rec == {"read": ["lr", "opt"], "defaulted": ["n_units_l0"]}  # batch_size: never read
+    assert "batch_size" in p  # a presence test is a read
+    assert json.loads((trial / "params_read.json").read_text())["read"] == ["batch_size", "lr", "opt"]
+
+
+def test_params_read_whole_counts_every_key(trial):
+    p = dt.params()
+    json.dumps(p)  # a program that passes its params on whole reads them all
+    assert json.loads((trial / "params_read.json").read_text())["read"] == ["batch_size", "lr", "opt"]

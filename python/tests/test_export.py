@@ -41,6 +41,7 @@ STUDY = textwrap.dedent('''
     trial:
       command: [{python}, "{{study_dir}}/trial.py"]
       env: {{PYTHONPATH: "{lib}"}}
+      unread_params: [note]  # a label for the export, never read by the program
     objective: {{metric: loss, mode: min}}
     search: {{algorithm: grid}}
     space:
