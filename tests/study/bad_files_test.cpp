@@ -436,3 +436,19 @@ TEST_CASE("device: cuda on Slurm without a GPU request is refused at submit, wit
     CHECK(r);
   }
 }
+
+TEST_CASE("trial.unread_params: a list of names, kept through to_json") {
+  using study_test::error_at;
+  const std::string head = "name: t\nobjective: {metric: val_acc, mode: max}\n";
+  auto ok = parse_study(head + "trial:\n  command: [python3, x.py]\n  unread_params: [note, tag]\nspace:\n  lr: [0.1, 0.2]\n",
+                        StudyFormat::yaml, "u.yaml");
+  INFO(study_test::messages(ok));
+  REQUIRE(ok);
+  CHECK(ok->trial.unread_params == std::vector<std::string>{"note", "tag"});
+  auto again = parse_study(ok->to_json().dump(), StudyFormat::json, "u.json");
+  REQUIRE(again);
+  CHECK(again->trial.unread_params == ok->trial.unread_params);
+  auto bad = parse_study(head + "trial:\n  command: [python3, x.py]\n  unread_params: note\nspace:\n  lr: [0.1]\n",
+                         StudyFormat::yaml, "u.yaml");
+  CHECK(error_at(bad, "trial.unread_params") != nullptr);
+}
