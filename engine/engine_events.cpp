@@ -319,7 +319,9 @@ void Engine::ingest(Live& live, bool may_prune) {
   while (live.tail && live.tail->more());
   // Tell the trial its records are decided on (any stop is already in control.json), so that
   // a program waiting in should_stop() after a report gets the answer for that report.
-  if (may_prune && !live.curve.seqs.empty() && live.curve.seqs.rbegin()->first > live.decided_seq) {
+  // Only where a report can be answered with a stop: elsewhere nobody waits for the file.
+  if (may_prune && decides_on_reports(spec_) && !live.curve.seqs.empty() &&
+      live.curve.seqs.rbegin()->first > live.decided_seq) {
     live.decided_seq = live.curve.seqs.rbegin()->first;
     (void)write_decided(live.row.trial_dir, live.row.attempt, live.decided_seq);  // best effort
   }

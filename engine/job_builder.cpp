@@ -46,6 +46,10 @@ nlohmann::json largest_shape_params(const StudySpec& spec) {
   return {{"ranks", most}};
 }
 
+bool decides_on_reports(const StudySpec& spec) {
+  return spec.pruner.kind != "none" || spec.objective.stop_at_target || spec.search.algorithm == "pbt";
+}
+
 sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, std::int64_t trial_id,
                          std::int64_t number, int attempt, const fs::path& trial_dir, const nlohmann::json& params) {
   std::error_code ec;
@@ -66,8 +70,7 @@ sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, st
   job.env[protocol::kEnvRunName] = spec.name + "-" + std::to_string(number);
   // Whether a report can be answered with a stop: then dlsweep_trial's should_stop() waits for
   // the decision on the last report (decided.json), else it never waits.
-  const bool decides = spec.pruner.kind != "none" || spec.objective.stop_at_target || spec.search.algorithm == "pbt";
-  job.env[protocol::kEnvDecides] = decides ? "1" : "0";
+  job.env[protocol::kEnvDecides] = decides_on_reports(spec) ? "1" : "0";
   job.ranks = trial_ranks(spec, params);
   job.launcher = spec.trial.embedded ? "" : spec.trial.launcher;
   // dlsweep-train handles the time-limit warning; another program gets it once it asks.

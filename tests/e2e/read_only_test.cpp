@@ -111,7 +111,6 @@ void scenario(const Reader& reader, bool snapshot) {
   REQUIRE(pid > 0);
   // During: both trials have reported and wait; the orchestrator holds the database.
   REQUIRE(wait_for(dir / "dlsweep-runs" / "ro-sweep" / "trial-0001" / "metrics.jsonl"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its first records ingested
   every_read_verb(reader, db, "ro-sweep", false);
   if (!snapshot) {  // what a reader lacks is named
     // -wal/-shm the reader may not read: the message says so and what to ask for.
