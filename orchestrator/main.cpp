@@ -23,7 +23,9 @@ int main(int argc, char** argv) try {
   app.footer(
       "Exit codes: 0 ok, 1 runtime failure (database/disk/backend), 2 bad arguments or study,\n"
       "3 submit/resume: no trial completed, best: no COMPLETE trial to pick, 70 internal error, 75 detached (--detach-on-term; trials run on),\n"
-      "130 interrupted (trials cancelled).");
+      "130 interrupted (trials cancelled).\n"
+      "Documentation: the user guide in docs/ of the source tree (installed in share/doc/dlsweep;\n"
+      "`mkdocs serve` shows it as a website); every verb's options: docs/reference/cli.md, man dlsweep.");
 
   SubmitArgs submit;
   auto* s = app.add_subcommand("submit", "validate a study file, record it, and drive the sweep to its end");
@@ -117,7 +119,7 @@ int main(int argc, char** argv) try {
 
   ServeArgs serve;
   auto* sv = app.add_subcommand("serve", "the live view: every study of the database in a browser, updating while sweeps run (read-only)");
-  sv->add_option("--bind", serve.bind, "address to listen on (default 127.0.0.1: this machine only; see README for the SSH tunnel)");
+  sv->add_option("--bind", serve.bind, "address to listen on (default 127.0.0.1: this machine only; docs/report-and-serve.md: the SSH tunnel)");
   sv->add_option("--port", serve.port, "TCP port (default 8080; 0: any free port)");
   sv->add_option("--max-connections", serve.max_connections, "connections served at once; more get 503 (default 256)");
   sv->add_flag("--verbose", serve.verbose, "log every response to stderr");
@@ -128,7 +130,7 @@ int main(int argc, char** argv) try {
   sv_no_token->excludes(sv_token_file);
   auto* sv_sock = sv->add_option("--unix-socket", serve.unix_socket,
                                  "listen on this Unix socket (created mode 0600) instead of TCP; forward it with "
-                                 "ssh -L 8080:PATH (README)");
+                                 "ssh -L 8080:PATH (docs/report-and-serve.md)");
   sv_sock->excludes(sv->get_option("--bind"));
   sv_sock->excludes(sv->get_option("--port"));
   sv->footer("A secret token is drawn at start and printed in the URL (http://127.0.0.1:8080/?token=...);\n"

@@ -37,6 +37,8 @@ PACKAGES=(
   # tests: the release tarball run by a non-root user in a root holding nothing else (ctest
   # install_tarball: bwrap's user namespace, a static busybox as the shell)
   bubblewrap busybox-static
+  # the user guide as a site: docs/ built by `mkdocs build --strict` (ctest docs_site)
+  mkdocs mkdocs-material
 )
 
 if [[ "${1:-}" == --bench ]]; then

@@ -1,8 +1,8 @@
-"""The README examples are correct as written: every Python snippet of README.md's section
-"Your own Python script as a trial" and of python/README.md is run as the trial program of a
-real `dlsweep submit` study (local backend), unchanged. Each is marked in the Markdown source
-by `<!-- test: snippet NAME -->` on the line before its fence; an unmarked snippet there
-fails the test. What a snippet calls "your code" (build, train_one_epoch) is defined by a
+"""The guide's examples are correct as written: every Python snippet of the user guide's page
+docs/python-trials.md ("Your own Python script as a trial") and of python/README.md is run as
+the trial program of a real `dlsweep submit` study (local backend), unchanged. Each is marked
+in the Markdown source by `<!-- test: snippet NAME -->` on the line before its fence; an
+unmarked snippet there fails the test. What a snippet calls "your code" (build, train_one_epoch) is defined by a
 prelude of this test, prepended to it: a tiny real torch model, deterministic, that also
 stages what the snippet must survive — a preemption (SIGUSR2 at an epoch boundary of the
 first attempt), a rerun whose `resumed()` is true with no checkpoint to load (a Slurm
@@ -29,14 +29,6 @@ MARK = re.compile(r"^<!-- test: snippet ([\w-]+) -->$")
 needs_dlsweep = pytest.mark.skipif(not DLSWEEP, reason="DLSWEEP_BIN is not set (ctest sets it to the built dlsweep)")
 
 
-def section(text, heading):
-    """The lines of `text` from the `## heading` line to the next `## ` heading."""
-    lines = text.splitlines()
-    start = lines.index(heading)
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return lines[start:end]
-
-
 def snippets(lines, where):
     """{name: code} of the marked ```python fences in `lines`; an unmarked one is an error."""
     out = {}
@@ -44,7 +36,7 @@ def snippets(lines, where):
         if line.strip() != "```python":
             continue
         m = MARK.match(lines[i - 1].strip()) if i > 0 else None
-        assert m, f"{where}: the Python snippet at line {i + 1} of the section has no `<!-- test: snippet NAME -->` mark"
+        assert m, f"{where}: the Python snippet at line {i + 1} has no `<!-- test: snippet NAME -->` mark"
         end = lines.index("```", i + 1)
         assert m.group(1) not in out, f"{where}: snippet name {m.group(1)} twice"
         out[m.group(1)] = "\n".join(lines[i + 1:end]) + "\n"
@@ -52,8 +44,9 @@ def snippets(lines, where):
 
 
 def all_snippets():
-    readme = section((ROOT / "README.md").read_text(), "## Your own Python script as a trial")
-    found = snippets(readme, "README.md")
+    page = (ROOT / "docs" / "python-trials.md").read_text().splitlines()
+    assert page[0] == "# Your own Python script as a trial", "docs/python-trials.md: its title moved"
+    found = snippets(page, "docs/python-trials.md")
     for name, code in snippets((LIB_DIR / "README.md").read_text().splitlines(), "python/README.md").items():
         assert name not in found, name
         found[name] = code
@@ -67,7 +60,7 @@ PRELUDE_PLAIN = textwrap.dedent('''\
         steps = 10 * epoch
         acc = 1 - 0.5 / (1 + p["lr"] * epoch)
         return steps, steps * p["batch_size"], acc, 1 - acc
-    # --- the snippet, as the README has it ---------------------------------------------
+    # --- the snippet, as the guide has it ----------------------------------------------
 ''')
 
 # "Your code" for the snippets with a checkpoint: a real torch model fitting y = 2x, and the
@@ -103,7 +96,7 @@ PRELUDE_TORCH = textwrap.dedent('''\
             loss = _torch.nn.functional.mse_loss(model(_X), _Y).item()
         acc = 0.1 if _P["case"] == "pruned" else 0.6 + 0.4 / (1 + loss)
         return 8 * (epoch + 1), 8 * (epoch + 1) * len(_X), acc
-    # --- the snippet, as the README has it ---------------------------------------------
+    # --- the snippet, as the guide has it ----------------------------------------------
 ''')
 
 PRELUDES = {"readme-three-lines": PRELUDE_PLAIN, "readme-resume": PRELUDE_TORCH, "python-readme": PRELUDE_TORCH}
