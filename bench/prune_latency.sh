@@ -75,7 +75,7 @@ print(f"median latency, tick only / inotify: {res['tick'] / res['inotify']:.1f}x
 PY
 
 # Part 2: what waiting for the decision costs a trial that is NOT pruned. Each trial of a
-# study with a median pruner (nothing to prune: every trial is as good) runs the README's loop
+# study with a median pruner (nothing to prune: every trial is as good) runs the guide's loop (docs/python-trials.md)
 # through dlsweep_trial, `report(...)` then `if should_stop(): break`, 20 times, and times
 # should_stop() after each report: since it answers for that report, it waits until the
 # orchestrator has read the record and decided (decided.json). Again with inotify and with

@@ -19,7 +19,7 @@ and, for preemption and requeue on Slurm::
 Load what latest_checkpoint() returns, not a fixed name guarded by resumed(): resumed() is
 also true when an earlier run left only records (killed before its first save).
 
-The contract (README, "The trial protocol"; common/protocol.hpp): dlsweep sets
+The contract (docs/protocol.md, "The trial protocol"; common/protocol.hpp): dlsweep sets
 DLSWEEP_TRIAL_DIR, DLSWEEP_TRIAL_ID, DLSWEEP_ATTEMPT and DLSWEEP_STUDY; the trial reads
 params.json, appends one JSON object per line to metrics.jsonl ({"seq", "kind", "step",
 "epoch", "samples", "wall_s", "metrics"}), polls control.json, keeps its checkpoints in

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # release.sh — builds the release tarball dlsweep-<version>-linux-x86_64.tar.gz: the
 # orchestrator with every library it loads (glibc's included) behind a launcher script, the
-# Slurm batch template, the Python trial library and the docs (README "Installing on a
-# cluster"; the layout is packaging/CMakeLists.txt's `release` install component). It runs on
+# Slurm batch template, the Python trial library and the docs (docs/slurm.md, "Installing on
+# a cluster"; the layout is packaging/CMakeLists.txt's `release` install component). It runs on
 # any x86-64 Linux with kernel >= 3.2 and /bin/sh, as any user, from wherever it is unpacked.
 # The last line it prints is the tarball's path.
 #

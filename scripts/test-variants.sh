@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-variants.sh — the documented build variants besides the default one, each configured,
 # built and tested in a build folder of its own (scripts/test.sh runs it after the default
-# build's tests; measured on 2 cores: see README "Build variants"):
+# build's tests; measured on 2 cores: see docs/getting-started.md, "Build variants"):
 #   build-trainer-only/   -DDLSWEEP_TRAINER_ONLY=ON: common/, trainer/ and their tests (the
 #                         GPU-host build; with nvcc present its CUDA kernels compile too)
 #   build-orchestrator/   -DDLSWEEP_TRAINER=OFF: the orchestrator alone, no oneDNN/MPI/CUDA

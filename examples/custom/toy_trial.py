@@ -2,7 +2,7 @@
 """A trial program speaking the dlsweep protocol: read params.json, append metrics.jsonl.
 
 It stands in for your own training script (PyTorch, JAX, ...): SGD on a noisy quadratic,
-so the sweep has something real to compare. README, "The trial protocol", has the contract.
+so the sweep has something real to compare. docs/protocol.md, "The trial protocol", has the contract.
 """
 import json, os, random, time
 

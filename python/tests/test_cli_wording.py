@@ -138,7 +138,7 @@ def test_status_says_when_no_orchestrator_drives_a_running_study(tmp_path):
 
 
 def test_a_program_that_cannot_be_started_fails_fast(tmp_path):
-    # README "Fail fast": a wrong path stops the sweep after trial.fail_fast trials. A
+    # docs/failures.md, "Fail fast": a wrong path stops the sweep after trial.fail_fast trials. A
     # program that could not be started at all (not executable) ran every trial instead.
     (tmp_path / "t.sh").write_text("#!/bin/sh\necho hi\n")  # not executable
     (tmp_path / "study.yaml").write_text(textwrap.dedent('''\

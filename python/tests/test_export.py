@@ -178,7 +178,7 @@ def test_parquet_is_refused_with_the_reason(sweep, tmp_path):
 
 
 def test_results_parquet_is_refused_with_the_reason_too(sweep):
-    # README: "`--format parquet` stops with exit 2 saying so" — `results` said only
+    # docs/results.md: "`--format parquet` stops with exit 2 saying so" — `results` said only
     # "--format: parquet not in {table,csv,json}".
     _, db = sweep
     r = dlsweep(db, "results", "py-export", "--format", "parquet", check=False)

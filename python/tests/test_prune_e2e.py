@@ -1,6 +1,6 @@
 """Pruning answers at once (issue: "a pruned trial trains one more epoch"): trials written
-with the README's loop (`report(...)`, then `if should_stop(): break`) under the median
-pruner, through the real `dlsweep submit`: every PRUNED trial's last reported epoch is the
+with the guide's loop (docs/python-trials.md: `report(...)`, then `if should_stop(): break`)
+under the median pruner, through the real `dlsweep submit`: every PRUNED trial's last reported epoch is the
 epoch its prune decision names, never one more. Needs $DLSWEEP_BIN (ctest sets it)."""
 import os
 import re

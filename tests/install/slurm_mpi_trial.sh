@@ -2,7 +2,7 @@
 # slurm_mpi_trial.sh DLSWEEP DLSWEEP_TRAIN pmix|pmi2 — one 2-rank trial of the embedded
 # trainer on a real single-host Slurm cluster (scripts/slurm-local.sh, a private --dir),
 # launched as `srun --mpi=<plugin>` (the study's backend.mpi): the MPI that DLSWEEP_TRAIN was
-# built with must talk to that plugin (README "Installing on a cluster": Open MPI pmix, MPICH
+# built with must talk to that plugin (docs/slurm.md, "Installing on a cluster": Open MPI pmix, MPICH
 # pmi2). Passes when the trial is COMPLETE and its start record says 2 ranks over MPI.
 # Exit 77 (SKIPPED): not root, or no Slurm daemons / plugin here.
 set -euo pipefail

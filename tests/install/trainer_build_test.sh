@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # trainer_build_test.sh SOURCE_DIR openmpi|mpich — dlsweep-train built from source the way a
-# cluster user builds it (README "Installing on a cluster"): as a non-root user, with only a
+# cluster user builds it (docs/slurm.md, "Installing on a cluster"): as a non-root user, with only a
 # C++ compiler, CMake, oneDNN and the chosen MPI (selected through MPI_CXX_COMPILER, as a
 # module's mpicxx would be), a trainer-only Release build installed into $HOME/.local; then
 # the 1-vs-2-rank equivalence test (test_trainer "[mpi]") under that MPI's mpirun, first on
