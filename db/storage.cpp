@@ -183,10 +183,31 @@ Status Storage::set_study_state(std::int64_t study_id, const std::string& state,
 
 // --- events
 
+namespace {
+
+constexpr const char* kEventColumns =
+    "SELECT id, trial_id, study_id, at, who, kind, COALESCE(from_state, ''), COALESCE(to_state, ''), "
+    "attempt, reason FROM events ";
+
+EventRow event_row(Statement& st) {
+  EventRow e;
+  e.id = st.int64(0);
+  e.trial_id = st.opt_int64(1);
+  e.study_id = st.int64(2);
+  e.at = st.real(3);
+  e.who = st.text(4);
+  e.kind = st.text(5);
+  e.from_state = st.text(6);
+  e.to_state = st.text(7);
+  e.attempt = static_cast<int>(st.int64(8));
+  e.reason = st.text(9);
+  return e;
+}
+
+}  // namespace
+
 Result<std::vector<EventRow>> Storage::events(std::int64_t study_id) const {
-  auto st = Statement::prepare(db_,
-      "SELECT id, trial_id, study_id, at, who, kind, COALESCE(from_state, ''), COALESCE(to_state, ''), "
-      "attempt, reason FROM events WHERE study_id = ?1 ORDER BY id");
+  auto st = Statement::prepare(db_, std::string(kEventColumns) + "WHERE study_id = ?1 ORDER BY id");
   if (!st) return std::unexpected(st.error());
   st->bind(1, study_id);
   std::vector<EventRow> out;
@@ -194,20 +215,20 @@ Result<std::vector<EventRow>> Storage::events(std::int64_t study_id) const {
     auto row = st->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) break;
-    EventRow e;
-    e.id = st->int64(0);
-    e.trial_id = st->opt_int64(1);
-    e.study_id = st->int64(2);
-    e.at = st->real(3);
-    e.who = st->text(4);
-    e.kind = st->text(5);
-    e.from_state = st->text(6);
-    e.to_state = st->text(7);
-    e.attempt = static_cast<int>(st->int64(8));
-    e.reason = st->text(9);
-    out.push_back(std::move(e));
+    out.push_back(event_row(*st));
   }
   return out;
+}
+
+Result<std::optional<EventRow>> Storage::latest_event(std::int64_t study_id, const std::string& kind) const {
+  auto st = Statement::prepare(db_, std::string(kEventColumns) + "WHERE study_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT 1");
+  if (!st) return std::unexpected(st.error());
+  st->bind(1, study_id);
+  st->bind(2, kind);
+  auto row = st->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<EventRow>{};
+  return std::optional<EventRow>(event_row(*st));
 }
 
 Result<std::int64_t> Storage::note_event(const EventRow& e) {

@@ -296,6 +296,8 @@ class Storage {
   /// Compare-and-swap on the state; appends an event. Error if the current state != from.
   Status transition(const TransitionRequest& t);
   Result<std::vector<EventRow>> events(std::int64_t study_id) const;
+  /// The study's newest event of `kind` (e.g. "site_limit"), if any: one indexed row.
+  Result<std::optional<EventRow>> latest_event(std::int64_t study_id, const std::string& kind) const;
   /// Appends one event that is not a trial transition (e.g. kind "resume", "note"): uses
   /// study_id, trial_id (optional), who, kind, from/to_state (may be empty), attempt and
   /// reason; `at` = now when 0. Returns the event id.

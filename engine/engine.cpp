@@ -33,6 +33,7 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       total_(parts.budget),
       timer_(io),
       signals_(io),
+      shutdown_timer_(io),
       watch_(io, [this](const std::set<std::int64_t>& ids) {
         if (done_) return;
         for (auto id : ids)
@@ -161,8 +162,12 @@ void Engine::wait_for_signal() {
       wait_for_signal();
       return;
     }
+    const bool again = interrupted_;
     interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
-    wait_for_signal();  // a second Ctrl-C is handled the same way (cancel is idempotent)
+    if (!again) arm_shutdown_wait();
+    // A second signal: the user will not wait for the jobs' ends to be confirmed.
+    if (again && !done_) stop_waiting(fmt::format("{} again", sig == SIGINT ? "Ctrl-C" : "SIGTERM"));
+    wait_for_signal();
   });
 }
 
@@ -186,6 +191,7 @@ void Engine::interrupt(const std::string& why) {
   if (done_) return;
   bool first = !interrupted_;
   interrupted_ = true;
+  if (first) interrupt_why_ = why;
   if (first) progress_.event(fmt::format("{}: cancelling {}", why, live_.size() == 1 ? std::string("1 live trial") : fmt::format("{} live trials", live_.size())), snapshot());
   // Trials that never launched are cancelled on the spot.
   while (!waiting_.empty()) {
@@ -198,6 +204,44 @@ void Engine::interrupt(const std::string& why) {
     backend_.cancel(live.job_id);
   }
   check_done();
+}
+
+void Engine::arm_shutdown_wait() {
+  if (done_ || !backend_.jobs_outlive_orchestrator()) return;
+  shutdown_timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::max(0.0, options_.shutdown_wait_s))));
+  shutdown_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) stop_waiting(fmt::format("{:g} s", options_.shutdown_wait_s));
+  });
+}
+
+void Engine::stop_waiting(const std::string& why) {
+  if (done_) return;
+  // Every live trial was asked to stop (interrupt()): it is CANCELLED now, whether or not
+  // the scheduler has confirmed its job's end; `resume` cancels any job of it still there.
+  std::size_t n = 0;
+  for (auto& [id, live] : live_) {
+    ingest(live, /*may_prune=*/false);
+    if (apply(live.row, TrialEvent::cancel,
+              fmt::format("cancelled: {}; its job was asked to stop, its end not confirmed before the orchestrator exited",
+                          interrupt_why_)))
+      ++n;
+  }
+  flush();
+  if (n > 0)
+    progress_.event(fmt::format("stopped waiting ({}): {} trial{} recorded CANCELLED before {} confirmed the end of "
+                                "{} job{}; `dlsweep resume {}` cancels any that is left",
+                                why, n, n == 1 ? "" : "s", backend_.name(), n == 1 ? "its" : "their",
+                                n == 1 ? "" : "s", spec_.name),
+                    snapshot());
+  done_ = true;
+  timer_.cancel();
+  shutdown_timer_.cancel();
+  watch_.close();
+  boost::system::error_code ec;
+  signals_.cancel(ec);
+  signals_.clear(ec);
+  io_.stop();  // the backend's timers and calls in flight would keep the loop alive
 }
 
 void Engine::fill() {
@@ -272,9 +316,9 @@ void Engine::launch(std::int64_t trial_id) {
   }
   auto id = backend_.submit(job);
   // A requeued trial (QUEUED after its job died with a previous orchestrator) gets a new
-  // job for the same attempt; a WAITING one is launched.
-  if (live.row.state == TrialState::waiting &&
-      !apply(live.row, TrialEvent::launch, id ? "submitted to " + std::string(backend_.name()) : "submit failed")) {
+  // job for the same attempt. A WAITING one stays WAITING until the backend accepts its
+  // job (its `queued` event, note_accepted): a job a site limit holds back is not queued.
+  if (!id && live.row.state == TrialState::waiting && !apply(live.row, TrialEvent::launch, "submit failed")) {
     abandon_launch(live, id);
     return;
   }
@@ -339,6 +383,7 @@ void Engine::tick() {
   if (done_) return;
   check_enqueue_requests();
   check_pending();
+  check_capacity();
   progress_.tick(snapshot());
   timer_.expires_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)));
   timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -352,6 +397,7 @@ void Engine::check_done() {
   if (!nothing_left) return;
   done_ = true;
   timer_.cancel();
+  shutdown_timer_.cancel();
   watch_.close();
   boost::system::error_code ec;
   signals_.cancel(ec);

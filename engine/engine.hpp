@@ -74,6 +74,12 @@ struct EngineOptions {
   /// limit — not that the user wants the sweep stopped (SIGINT still interrupts). USR2
   /// (that job's time-limit warning) then detaches too: its batch script requeues it.
   bool detach_on_sigterm = false;
+  /// After SIGINT/SIGTERM, how long to wait for the jobs of a backend whose jobs outlive
+  /// the orchestrator (Slurm) to be confirmed ended before exiting anyway: their cancels
+  /// are sent (or in flight), their trials are recorded CANCELLED, and `resume` cancels
+  /// any job of theirs still on the scheduler. A second signal exits at once. Local jobs are the
+  /// orchestrator's children: it always waits for them (their own kill grace bounds it).
+  double shutdown_wait_s = 5;
   /// `resume --rerun cancelled,failed`: restore() runs the trials in these states again
   /// with their same params, as a new attempt (a `rerun` transition each).
   std::set<TrialState> rerun;
@@ -179,6 +185,14 @@ class Engine {
   void abandon_launch(Live& live, const Result<std::string>& submitted);
   void tick();
   void check_cancel_request();
+  /// After an interrupt: stop waiting for jobs that outlive the orchestrator (now, or after
+  /// shutdown_wait_s); the trials keep the states the database has for them.
+  void arm_shutdown_wait();
+  void stop_waiting(const std::string& why);
+  /// Each tick: the site limit the backend learned, said once (progress, events table).
+  void check_capacity();
+  /// The backend accepted a WAITING trial's job (its first event): the trial is QUEUED.
+  void note_accepted(Live& live, const sched::JobEvent& ev);
   void record_job(const sched::JobEvent& ev, const std::string& state);
   /// A `pending` event: the reason goes to the jobs table, a notable one to the terminal;
   /// the pending clock stops while the study's own throttle holds the job.
@@ -272,6 +286,9 @@ class Engine {
   std::int64_t total_ = -1;                 ///< the trial budget (SearchParts::budget)
   boost::asio::steady_timer timer_;
   boost::asio::signal_set signals_;
+  boost::asio::steady_timer shutdown_timer_;
+  std::string capacity_note_;  ///< the site limit last said (check_capacity)
+  std::string interrupt_why_;  ///< the first interrupt's reason ("terminated (SIGTERM)")
   TrialWatch watch_;  ///< wakes ingest() when a live trial's metrics.jsonl changes
   std::chrono::steady_clock::time_point start_;
   std::int64_t done_at_start_ = 0;  ///< trials done when run() began (SweepSnapshot::done_before)

@@ -66,6 +66,7 @@ void Engine::on_job_event(const JobEvent& ev) {
   auto it = live_.find(ev.trial_id);
   if (it == live_.end() || it->second.row.attempt != ev.attempt || it->second.job_id.empty()) return;
   Live& live = it->second;
+  if (ev.kind != JobEventKind::pending && ev.kind != JobEventKind::cancelled) note_accepted(live, ev);
   switch (ev.kind) {
     case JobEventKind::queued:
       record_job(ev, "QUEUED");
@@ -100,6 +101,13 @@ void Engine::on_job_event(const JobEvent& ev) {
       on_terminal(live, ev);
       break;
   }
+}
+
+void Engine::note_accepted(Live& live, const JobEvent& ev) {
+  if (live.row.state != TrialState::waiting) return;
+  const std::string to = std::string(backend_.name()) + (ev.native_id.empty() ? "" : " as " + ev.native_id);
+  if (!apply(live.row, TrialEvent::launch, "submitted to " + to)) return;
+  progress_.tick(snapshot());
 }
 
 void Engine::record_job(const JobEvent& ev, const std::string& state) {

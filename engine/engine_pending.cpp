@@ -48,4 +48,18 @@ void Engine::check_pending() {
   }
 }
 
+void Engine::check_capacity() {
+  const std::string note = backend_.capacity_note();
+  if (note.empty() || note == capacity_note_) return;
+  capacity_note_ = note;
+  db::EventRow e;
+  e.study_id = study_id_;
+  e.who = "backend:" + std::string(backend_.name());
+  e.kind = kSiteLimitEventKind;
+  e.reason = note;
+  if (auto st = db().note_event(e); !st) fatal(st.error());
+  progress_.event(site_limit_line(note, counts_.queued + counts_.running, counts_.waiting, std::string(backend_.name())),
+                  snapshot());
+}
+
 }  // namespace dlsweep::orch

@@ -122,9 +122,25 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
       continue;
     }
     switch (t.state) {
-      case TrialState::waiting:
+      case TrialState::waiting: {
+        // Its job may have been accepted just before the previous orchestrator could record
+        // it (a trial is QUEUED only once the scheduler has its job): follow that job.
+        const std::string token = fmt::format("{}/{}/{}", spec_.name, t.id, t.attempt);
+        if (auto s = follow ? surviving.find(token) : surviving.end(); s != surviving.end()) {
+          const auto [native, state_word] = s->second;
+          surviving.erase(s);
+          if (apply(row, TrialEvent::launch, fmt::format("submitted to {} as {} (found on resume)", backend_.name(), native)) &&
+              adopt(row, native, state_word)) {
+            ++restored_.adopted;
+            break;
+          }
+          if (row.state == TrialState::queued &&
+              !apply(row, TrialEvent::requeued, "requeued: its job found on resume cannot be followed"))
+            return fail("cannot requeue trial " + std::to_string(t.number), "resume");
+        }
         waiting_.push_back(row);
         break;
+      }
       case TrialState::queued:
       case TrialState::running: {
         if (follow) {

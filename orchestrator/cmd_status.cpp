@@ -64,6 +64,23 @@ int cmd_status(const StatusArgs& a) {
   Rows rows;
   std::int64_t warm_count = 0;  // one study: its warm-start trials (search.warm_start)
   std::vector<std::string> running;  // studies recorded RUNNING
+  std::vector<std::string> limits;   // what a site limit holds back, for RUNNING studies
+  auto note_limit = [&](const db::StudyRow& st) -> Status {
+    if (st.state != "RUNNING") return {};
+    auto ev = o->storage->latest_event(st.id, kSiteLimitEventKind);
+    if (!ev) return std::unexpected(ev.error());
+    if (!*ev) return {};
+    auto counts = o->storage->state_counts(st.id);
+    if (!counts) return std::unexpected(counts.error());
+    std::int64_t in = 0, waiting = 0;
+    for (auto& [state, c] : *counts) {
+      if (state == "QUEUED" || state == "RUNNING") in += c;
+      if (state == "WAITING") waiting += c;
+    }
+    limits.push_back(fmt::format("{}: {}", st.name, site_limit_line((*ev)->reason, in, waiting,
+                                                                     (*ev)->who.substr((*ev)->who.find(':') + 1))));
+    return {};
+  };
   if (a.study.empty()) {
     auto studies = o->storage->list_studies();
     if (!studies) return report(studies.error(), exit_code::runtime);
@@ -71,6 +88,7 @@ int cmd_status(const StatusArgs& a) {
                     "CANCELLED"};
     for (const auto& st : *studies) {
       if (st.state == "RUNNING") running.push_back(st.name);
+      if (auto nl = note_limit(st); !nl) return report(nl.error(), exit_code::runtime);
       auto counts = o->storage->state_counts(st.id);
       if (!counts) return report(counts.error(), exit_code::runtime);
       std::vector<json> row = {st.name, st.state, 0};
@@ -89,6 +107,7 @@ int cmd_status(const StatusArgs& a) {
     auto st = find_study(*o->storage, a.study);
     if (!st) return report(st.error(), exit_code::usage);
     if (st->state == "RUNNING") running.push_back(st->name);
+    if (auto nl = note_limit(*st); !nl) return report(nl.error(), exit_code::runtime);
     auto trials = o->storage->summaries(st->id);
     if (!trials) return report(trials.error(), exit_code::runtime);
     // The scheduler's reason why a QUEUED trial's job waits, as the orchestrator last
@@ -120,6 +139,8 @@ int cmd_status(const StatusArgs& a) {
   if (warm_count > 0 && o->format == OutputFormat::table)
     fmt::print("warm start: {} of earlier studies seed the sampler (not run; `dlsweep results` lists them as WARM)\n",
                trials_word(warm_count));
+  if (o->format == OutputFormat::table)
+    for (const auto& line : limits) fmt::print("site limit: {}\n", line);
   note_undriven(a.db, running);
   return exit_code::ok;
 }

@@ -114,6 +114,10 @@ class Backend {
   /// hold jobs back themselves (Slurm: array throttle) allow more than max_concurrent, so
   /// that a whole batch can go out as one array.
   virtual std::size_t submit_window() const { return max_concurrent(); }
+  /// What the site allows, once the backend learned it from a refusal ("the site allows 4
+  /// jobs per user (QOSMaxSubmitJobPerUserLimit)"); "" when nothing limits it. Jobs over
+  /// the limit wait in the backend (they get no `queued` event) and go out as others end.
+  virtual std::string capacity_note() const { return {}; }
 
   /// `submit --dry-run`: writes under `out_dir` exactly what submitting `jobs` (all in one
   /// turn) would send — the backend's own planning and rendering (Slurm: every batch script

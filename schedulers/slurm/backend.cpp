@@ -282,9 +282,10 @@ void SlurmBackend::flush() {
   std::vector<WaitingJob> waiting;
   waiting.reserve(waiting_.size());
   for (const auto& id : waiting_) waiting.push_back({id, jobs_.at(id)->shape});
-  std::size_t live = tracker_.live();
-  for (const auto& b : batches_) live += b->ids.size();
-  auto plan = plan_arrays(waiting, options_.max_concurrent, live, *max_array_);
+  const std::size_t live = in_slurm();
+  const std::size_t room = capacity_.room(live, now_s());
+  auto plan = plan_arrays(waiting, options_.max_concurrent, live, *max_array_, room);
+  if (plan.empty() && room == 0) arm_capacity_retry();
   std::set<std::string> planned;
   for (auto& a : plan) {
     auto batch = std::make_unique<Batch>();
@@ -326,6 +327,7 @@ void SlurmBackend::start_next_submission() {
   submit_in_flight_ = true;
   Batch* batch = batches_.front().get();
   batch->attempts++;
+  batch->sending = true;
   SubmitRequest req = batch->prepared.request;
   const bool ambiguous = batch->ambiguous;
   const std::string comment = req.comment;
@@ -342,6 +344,7 @@ void SlurmBackend::start_next_submission() {
       },
       [this, batch](DriverResult<std::uint32_t> r) {
         submit_in_flight_ = false;
+        batch->sending = false;
         on_submitted(*batch, std::move(r));
         start_next_submission();
       });
@@ -352,6 +355,12 @@ void SlurmBackend::on_submitted(Batch& batch, DriverResult<std::uint32_t> r) {
   if (!r) {
     stats_.submit_failures++;
     const Error& e = r.error().error;
+    // "Not now" (a submit limit, an array too large, the controller full): the jobs wait for
+    // room; never a failure, never the controller-is-down fix.
+    if (auto limit = capacity_refusal(e.what); limit && !e.is(ErrorKind::timeout)) {
+      on_capacity_refusal(batch, *limit);
+      return;
+    }
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - batch.first_try).count();
     if (r.error().transient && waited < options_.submit_give_up_s) {
@@ -384,6 +393,7 @@ void SlurmBackend::on_submitted(Batch& batch, DriverResult<std::uint32_t> r) {
     return;
   }
   stats_.submissions++;
+  capacity_.accepted(in_slurm());  // the batch still counts: it is accepted now
   const std::uint32_t job_id = *r;
   const bool array = batch.ids.size() > 1;
   bool cancels = false;
@@ -406,6 +416,75 @@ void SlurmBackend::on_submitted(Batch& batch, DriverResult<std::uint32_t> r) {
   if (cancels) schedule_cancel_flush();
   poll_interval_s_ = options_.poll_min_s;
   schedule_poll(options_.poll_min_s);
+}
+
+// ---------------------------------------------------------------- site limits
+
+double SlurmBackend::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+std::size_t SlurmBackend::in_slurm() const {
+  std::size_t n = tracker_.live();
+  for (const auto& b : batches_) n += b->ids.size();
+  return n;
+}
+
+std::string SlurmBackend::capacity_note() const {
+  if (!capacity_.limit() || !capacity_.exact()) return {};  // said once it is learned
+  return capacity_line(*capacity_.limit(), capacity_.allowed());
+}
+
+void SlurmBackend::arm_capacity_retry() {
+  // Room comes back when a job of the study ends (the poll flushes then); with none in
+  // Slurm, only time can make room (the user's other jobs ending): try again then.
+  auto at = capacity_.probe_at();
+  if (capacity_retry_armed_ || !at) return;
+  capacity_retry_armed_ = true;
+  retry_later(std::max(0.05, *at - now_s()), [this] {
+    capacity_retry_armed_ = false;
+    flush();
+  });
+}
+
+void SlurmBackend::on_capacity_refusal(Batch& batch, const SiteLimit& limit) {
+  stats_.capacity_refusals++;
+  const std::size_t tried = batch.ids.size();
+  const std::size_t before = in_slurm() - tried;  // the batch itself is still in batches_
+  const bool first = !capacity_.limit().has_value();
+  if (limit.kind == LimitKind::array_size) {
+    max_array_ = std::max<std::size_t>(1, tried / 2);
+    if (tried <= 1) capacity_.refused(limit, before, tried, now_s());
+  } else {
+    capacity_.refused(limit, before, tried, now_s());
+  }
+  if (first || capacity_.exact())
+    log(fmt::format("sbatch refused {} job(s) for a site limit ({}); they wait: {}", tried, limit.reason,
+                    capacity_note()));
+  // Back to the front of the queue, in order; a job cancelled meanwhile ends here.
+  std::vector<std::string> back;
+  for (const auto& id : batch.ids) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    if (it->second->cancel_requested) {
+      emit(*it->second, JobEventKind::cancelled, "cancelled before it was submitted");
+      jobs_.erase(it);
+      continue;
+    }
+    it->second->in_batch = false;
+    back.push_back(id);
+  }
+  waiting_.insert(waiting_.begin(), back.begin(), back.end());
+  batches_.pop_front();
+  // The batches planned after it were sized with room that is not there: replan them too.
+  while (!batches_.empty()) {
+    auto& b = batches_.back();
+    for (const auto& id : b->ids)
+      if (auto it = jobs_.find(id); it != jobs_.end()) it->second->in_batch = false;
+    waiting_.insert(waiting_.begin() + static_cast<std::ptrdiff_t>(back.size()), b->ids.begin(), b->ids.end());
+    batches_.pop_back();
+  }
+  schedule_flush();
 }
 
 }  // namespace dlsweep::sched

@@ -51,6 +51,7 @@
 #include "schedulers/slurm/options.hpp"
 #include "schedulers/slurm/plan.hpp"
 #include "schedulers/slurm/script.hpp"
+#include "schedulers/slurm/site_limit.hpp"
 #include "schedulers/slurm/tracker.hpp"
 
 namespace dlsweep::sched {
@@ -122,6 +123,10 @@ class SlurmBackend final : public Backend {
   /// find_jobs() in the Backend's terms.
   Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& study) override;
 
+  /// "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit)" once sbatch refused
+  /// a submission for a site limit (slurm/site_limit.hpp), else "".
+  std::string capacity_note() const override;
+
   /// The Slurm id of a job once accepted ("1234_5"), else "".
   std::string native_id(const std::string& job_id) const;
   const SlurmOptions& options() const { return options_; }
@@ -134,6 +139,7 @@ class SlurmBackend final : public Backend {
     std::size_t accounting_queries = 0;
     std::size_t cancel_calls = 0;
     std::size_t max_array_size = 0;    ///< as read from the controller (0: not yet)
+    std::size_t capacity_refusals = 0; ///< submissions refused for a site limit (retried later)
   };
   const Stats& stats() const { return stats_; }
 
@@ -165,6 +171,15 @@ class SlurmBackend final : public Backend {
   void start_next_submission();
   void on_submitted(Batch& batch, slurm::DriverResult<std::uint32_t> r);
   void retry_later(double delay_s, std::function<void()> what);
+  /// A refusal for a site limit: the batch's jobs wait again (no event), the limit is learned.
+  void on_capacity_refusal(Batch& batch, const slurm::SiteLimit& limit);
+  /// The study's jobs in Slurm or on their way there (accepted + in batches).
+  std::size_t in_slurm() const;
+  /// Nothing can go out now for a site limit: flush again when a probe is due.
+  void arm_capacity_retry();
+  /// Drops the batches not being sent whose every job was cancelled: `cancelled` for each.
+  void drop_cancelled_batches();
+  double now_s() const;
 
   void schedule_poll(double delay_s);
   void poll();
@@ -193,6 +208,9 @@ class SlurmBackend final : public Backend {
   std::deque<std::unique_ptr<Batch>> batches_;        ///< prepared, not yet accepted (front = in flight)
   std::vector<std::string> to_cancel_;                ///< submitted jobs to scancel next turn
   std::optional<std::size_t> max_array_;
+  slurm::SubmitCapacity capacity_;
+  bool capacity_retry_armed_ = false;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   bool fetching_max_array_ = false;
   bool flush_posted_ = false;
   bool cancel_posted_ = false;

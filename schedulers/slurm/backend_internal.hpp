@@ -33,6 +33,7 @@ struct SlurmBackend::Batch {
   std::vector<std::string> ids;  ///< task i = ids[i]
   int attempts = 0;
   bool ambiguous = false;        ///< an earlier attempt may have been accepted (timeout)
+  bool sending = false;          ///< a driver call for it is running now
   std::chrono::steady_clock::time_point first_try;
 };
 

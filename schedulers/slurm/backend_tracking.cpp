@@ -132,10 +132,36 @@ void SlurmBackend::cancel(const std::string& job_id) {
     jobs_.erase(it);
     return;
   }
-  if (job.in_batch) return;  // cancelled as soon as the controller accepts it
+  if (job.in_batch) {
+    // A batch not being sent (waiting to retry) whose jobs are all cancelled never goes
+    // out: a shutdown does not wait for the controller to come back. One being sent is
+    // cancelled as soon as the controller accepts it.
+    drop_cancelled_batches();
+    return;
+  }
   tracker_.cancel_requested(job_id);
   to_cancel_.push_back(job_id);
   schedule_cancel_flush();
+}
+
+void SlurmBackend::drop_cancelled_batches() {
+  for (auto b = batches_.begin(); b != batches_.end();) {
+    const bool all = std::all_of((*b)->ids.begin(), (*b)->ids.end(), [&](const std::string& id) {
+      auto it = jobs_.find(id);
+      return it == jobs_.end() || it->second->cancel_requested;
+    });
+    if ((*b)->sending || !all) {
+      ++b;
+      continue;
+    }
+    for (const auto& id : (*b)->ids) {
+      auto it = jobs_.find(id);
+      if (it == jobs_.end()) continue;
+      emit(*it->second, JobEventKind::cancelled, "cancelled before it was submitted");
+      jobs_.erase(it);
+    }
+    b = batches_.erase(b);
+  }
 }
 
 void SlurmBackend::schedule_cancel_flush() {

@@ -7,7 +7,7 @@
 namespace dlsweep::sched::slurm {
 
 std::vector<PlannedArray> plan_arrays(const std::vector<WaitingJob>& waiting, std::size_t max_concurrent,
-                                      std::size_t live, std::size_t max_array_size) {
+                                      std::size_t live, std::size_t max_array_size, std::size_t room) {
   std::vector<PlannedArray> out;
   const std::size_t cap = std::max<std::size_t>(max_array_size, 1);
   const std::size_t bound = std::max<std::size_t>(max_concurrent, 1);
@@ -22,16 +22,18 @@ std::vector<PlannedArray> plan_arrays(const std::vector<WaitingJob>& waiting, st
         taken[i] = true;
       }
     }
-    for (std::size_t start = 0; start < group.size(); start += cap) {
-      if (live >= bound) return out;
-      const std::size_t n = std::min(cap, group.size() - start);
+    for (std::size_t start = 0; start < group.size();) {
+      if (live >= bound || room == 0) return out;
+      const std::size_t n = std::min({cap, group.size() - start, room});
+      room -= n;
       PlannedArray a;
       a.shape = shape;
       a.ids.assign(group.begin() + static_cast<std::ptrdiff_t>(start),
                    group.begin() + static_cast<std::ptrdiff_t>(start + n));
-      const std::size_t room = bound - live;
-      a.throttle = room < n ? room : 0;
+      const std::size_t free = bound - live;
+      a.throttle = free < n ? free : 0;
       live += n;
+      start += n;
       out.push_back(std::move(a));
     }
   }

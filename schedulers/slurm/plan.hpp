@@ -13,6 +13,8 @@
 //    max_concurrent, and gets throttle = max_concurrent - live. Its tasks then count as
 //    live, so the rest waits until earlier arrays drain. Hence running <= max_concurrent
 //    at all times, and a batch that fits goes out as one array.
+//  - At most `room` tasks are planned in all (the site's submit limit, learned from its
+//    refusals): arrays are cut to it.
 #pragma once
 
 #include <cstddef>
@@ -43,8 +45,11 @@ struct PlannedArray {
 };
 
 /// Plans arrays for `waiting` (FIFO). `live` = tasks submitted and not finished.
+/// `room`: how many tasks in all the site takes now (slurm/site_limit.hpp); the jobs past it
+/// stay waiting.
 std::vector<PlannedArray> plan_arrays(const std::vector<WaitingJob>& waiting, std::size_t max_concurrent,
-                                      std::size_t live, std::size_t max_array_size);
+                                      std::size_t live, std::size_t max_array_size,
+                                      std::size_t room = static_cast<std::size_t>(-1));
 
 /// Minutes of --time for a job timeout in seconds: ceil(s / 60), at least 1; 0 for none.
 int time_limit_minutes(double timeout_s);

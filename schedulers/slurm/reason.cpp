@@ -1,5 +1,6 @@
 // reason.cpp — see slurm/reason.hpp.
 #include "schedulers/slurm/reason.hpp"
+#include "schedulers/slurm/site_limit.hpp"
 
 #include <algorithm>
 #include <string_view>
@@ -23,6 +24,9 @@ std::string shown_reason(const JobRecord& rec) {
 
 PendingClass classify_reason(const JobRecord& rec) {
   if (rec.reason == "JobArrayTaskLimit" && rec.reason_detail.empty()) return PendingClass::throttled;
+  // The site's job-count limits (QOSMaxJobsPerUserLimit, ...): capacity, like the study's
+  // own throttle; the job starts as others end.
+  if (capacity_pending_reason(rec.reason) && rec.reason_detail.empty()) return PendingClass::throttled;
   const bool routine_code =
       rec.reason.empty() || std::find(std::begin(kRoutine), std::end(kRoutine), rec.reason) != std::end(kRoutine);
   return routine_code && rec.reason_detail.empty() ? PendingClass::routine : PendingClass::notable;

@@ -35,6 +35,11 @@ struct FakeController {
   bool down = false;               ///< every call fails as "Unable to contact slurm controller"
   bool accept_then_timeout = false;  ///< next submit is accepted but reported as a timeout
   std::string refuse;              ///< non-empty: submit fails permanently with this
+  /// >= 0: a site's MaxSubmitJobsPerUser — a submission that would leave more than this
+  /// many pending or running jobs (array tasks count one each) is refused, in Slurm's words.
+  int submit_limit = -1;
+  std::size_t most_live = 0;       ///< the most pending + running jobs seen after a submission
+  int refusals = 0;
   std::uint32_t next_id = 100;
   int max_array = 1001;
   std::vector<JobRecord> table;
@@ -94,10 +99,21 @@ class FakeDriver final : public Driver {
     std::lock_guard l(c_->m);
     if (c_->down) return std::unexpected(unreachable());
     if (!c_->refuse.empty()) return std::unexpected(DriverError{dlsweep::Error{c_->refuse, "sbatch", ""}, false});
-    c_->submits.push_back(req);
-    const std::uint32_t id = c_->next_id++;
     std::size_t n = 1;
     if (!req.array.empty()) n = std::stoul(req.array.substr(2)) + 1;  // "0-N[%T]"
+    const std::size_t live = live_jobs();
+    if (c_->submit_limit >= 0 && live + n > static_cast<std::size_t>(c_->submit_limit)) {
+      c_->refusals++;
+      return std::unexpected(DriverError{
+          dlsweep::Error{"exit status 1: sbatch: error: QOSMaxSubmitJobPerUserLimit\nsbatch: error: Batch job "
+                         "submission failed: Job violates accounting/QOS policy (job submit limit, user's size "
+                         "and/or time limits)",
+                         "sbatch", ""},
+          true});
+    }
+    c_->most_live = std::max(c_->most_live, live + n);
+    c_->submits.push_back(req);
+    const std::uint32_t id = c_->next_id++;
     for (std::size_t i = 0; i < n; ++i) {
       JobRecord r;
       r.job_id = id * 1000 + static_cast<std::uint32_t>(i);
@@ -148,6 +164,11 @@ class FakeDriver final : public Driver {
   void interrupt() override {}
 
  private:
+  std::size_t live_jobs() const {
+    std::size_t n = 0;
+    for (const auto& r : c_->table) n += r.state == JobState::pending || r.state == JobState::running;
+    return n;
+  }
   std::shared_ptr<FakeController> c_;
 };
 

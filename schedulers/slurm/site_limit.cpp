@@ -1,0 +1,133 @@
+// site_limit.cpp — see slurm/site_limit.hpp.
+#include "schedulers/slurm/site_limit.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
+
+namespace dlsweep::sched::slurm {
+
+namespace {
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+struct Named {
+  std::string_view word;
+  std::string_view scope;
+};
+
+// Slurm's reason codes for a refused submission (job_submit/QOS/association limits). Each
+// array task counts as one job against them.
+constexpr Named kSubmitReasons[] = {
+    {"QOSMaxSubmitJobPerUserLimit", "per user"},
+    {"QOSMaxSubmitJobPerAccountLimit", "per account"},
+    {"QOSGrpSubmitJobsLimit", "for the QOS"},
+    {"AssocMaxSubmitJobLimit", "for your association"},
+    {"AssocGrpSubmitJobsLimit", "for your association's group"},
+    {"MaxSubmitJobsPerUser", "per user"},
+    {"MaxSubmitJobsPerAccount", "per account"},
+};
+
+// Pending reasons of jobs Slurm accepted but will not start while the user (account, QOS)
+// has that many running: the site's limit, not a problem of the job.
+constexpr Named kPendingReasons[] = {
+    {"QOSMaxJobsPerUserLimit", "per user"},
+    {"QOSMaxJobsPerAccountLimit", "per account"},
+    {"QOSGrpJobsLimit", "for the QOS"},
+    {"AssocMaxJobsLimit", "for your association"},
+    {"AssocGrpJobsLimit", "for your association's group"},
+    {"QOSMaxCpuPerUserLimit", "per user (CPUs)"},
+    {"QOSMaxGRESPerUser", "per user (GPUs)"},
+    {"QOSMaxNodePerUserLimit", "per user (nodes)"},
+    {"AssocGrpCpuLimit", "for your association's group (CPUs)"},
+    {"AssocGrpGRES", "for your association's group (GPUs)"},
+    {"AssocGrpNodeLimit", "for your association's group (nodes)"},
+    {"QOSGrpCpuLimit", "for the QOS (CPUs)"},
+    {"QOSGrpGRES", "for the QOS (GPUs)"},
+    {"QOSGrpNodeLimit", "for the QOS (nodes)"},
+};
+
+}  // namespace
+
+std::optional<SiteLimit> capacity_refusal(std::string_view text) {
+  for (const auto& n : kSubmitReasons)
+    if (contains(text, n.word)) return SiteLimit{LimitKind::submit_jobs, std::string(n.word), std::string(n.scope)};
+  // libslurm's ESLURM_ACCOUNTING_POLICY text, and sbatch's line after the reason code.
+  if (contains(text, "job submit limit"))
+    return SiteLimit{LimitKind::submit_jobs, "job submit limit", "per user"};
+  if (contains(text, "MaxArraySize") || contains(text, "Invalid job array specification") ||
+      contains(text, "array size"))
+    return SiteLimit{LimitKind::array_size, "MaxArraySize", "in one array"};
+  if (contains(text, "MaxJobCount") || contains(text, "Slurm temporarily unable to accept job") ||
+      contains(text, "Resource temporarily unavailable"))
+    return SiteLimit{LimitKind::job_count, "MaxJobCount", "on the controller"};
+  return std::nullopt;
+}
+
+std::optional<SiteLimit> capacity_pending_reason(std::string_view reason) {
+  for (const auto& n : kPendingReasons)
+    if (reason == n.word) return SiteLimit{LimitKind::submit_jobs, std::string(n.word), std::string(n.scope)};
+  return std::nullopt;
+}
+
+std::size_t SubmitCapacity::room(std::size_t in_slurm, double now_s) const {
+  if (!too_many_) return kUnlimited;
+  const std::size_t ceiling = *too_many_ - 1;  // the most known (or guessed) to be allowed
+  if (in_slurm >= ceiling) return now_s >= refused_at_ + probe_s_ ? 1 : 0;
+  const std::size_t gap = ceiling - in_slurm;
+  if (exact()) return gap;
+  // Not known exactly: half the way to the smallest count refused (at least one).
+  return std::min(gap, std::max<std::size_t>(1, (*too_many_ - in_slurm) / 2));
+}
+
+void SubmitCapacity::refused(const SiteLimit& limit, std::size_t in_slurm, std::size_t tried, double now_s) {
+  limit_ = limit;
+  const std::size_t total = in_slurm + std::max<std::size_t>(tried, 1);
+  if (!too_many_ || total < *too_many_ || now_s >= refused_at_ + probe_s_) too_many_ = total;
+  good_ = std::min(good_, *too_many_ - 1);
+  if (good_ < in_slurm && in_slurm < *too_many_) good_ = in_slurm;
+  refused_at_ = now_s;
+}
+
+void SubmitCapacity::accepted(std::size_t in_slurm_after) {
+  if (!too_many_) return;
+  if (in_slurm_after >= *too_many_) {  // the site allows more now (a probe went through)
+    too_many_.reset();
+    good_ = 0;
+    return;
+  }
+  good_ = std::max(good_, in_slurm_after);
+}
+
+void SubmitCapacity::known(const SiteLimit& limit, std::size_t n) {
+  limit_ = limit;
+  too_many_ = n + 1;
+  good_ = n;
+  refused_at_ = 0;
+}
+
+std::optional<std::size_t> SubmitCapacity::allowed() const {
+  if (!too_many_) return std::nullopt;
+  return exact() ? std::optional<std::size_t>(*too_many_ - 1) : std::optional<std::size_t>(std::max(good_, std::size_t{1}));
+}
+
+std::optional<double> SubmitCapacity::probe_at() const {
+  if (!too_many_) return std::nullopt;
+  return refused_at_ + probe_s_;
+}
+
+std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> allowed) {
+  const std::string word = limit.kind == LimitKind::array_size ? "tasks" : "jobs";
+  if (!allowed) return fmt::format("the site limits {} {} ({})", word, limit.scope, limit.reason);
+  if (*allowed == 0) return fmt::format("the site allows no more {} {} now ({})", word, limit.scope, limit.reason);
+  return fmt::format("the site allows {} {} {} ({})", *allowed, *allowed == 1 ? word.substr(0, word.size() - 1) : word,
+                     limit.scope, limit.reason);
+}
+
+std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> allowed, std::size_t in_slurm,
+                          std::size_t waiting) {
+  return fmt::format("{}: {} in Slurm, {} waiting", capacity_line(limit, allowed), in_slurm, waiting);
+}
+
+}  // namespace dlsweep::sched::slurm

@@ -1,0 +1,89 @@
+// site_limit.hpp — a site's submission limits as capacity, not failure. Pure: text in,
+// decisions out; the backend (backend.cpp) calls it with what sbatch said and what it has
+// in Slurm.
+//
+//  - capacity_refusal(): recognises sbatch's (or libslurm's) refusals that mean "not now":
+//    QOSMaxSubmitJobPerUserLimit, QOSMaxSubmitJobPerAccountLimit, QOSGrpSubmitJobsLimit,
+//    AssocMaxSubmitJobLimit, AssocGrpSubmitJobsLimit (and Slurm's generic "job submit
+//    limit" policy line), an array larger than the site takes (MaxArraySize, "Invalid job
+//    array specification"), and the controller's MaxJobCount ("Resource temporarily
+//    unavailable" / "Slurm temporarily unable to accept job"). Anything else is not capacity
+//    (a bad partition stays a refusal, refusal.hpp).
+//  - SubmitCapacity: learns how many of the study's jobs (array tasks count one each) the
+//    site lets be in Slurm at once from the refusals and acceptances, by halving: a refusal
+//    of n jobs with k in Slurm says "k + n is too many"; the next try sends half the gap; a
+//    refusal of one job says the limit is exactly k. A limit read from sacctmgr is exact
+//    from the start. After `probe_s` with nothing able to go, one job is tried again (the
+//    user's other jobs may have ended); an acceptance beyond the learned limit forgets it.
+//  - capacity_line(): the one line the user sees ("the site allows 4 jobs per user
+//    (QOSMaxSubmitJobPerUserLimit): 4 in Slurm, 6 waiting").
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dlsweep::sched::slurm {
+
+/// What a capacity refusal limits.
+enum class LimitKind {
+  submit_jobs,  ///< jobs queued or running per user / account / QOS (each array task counts)
+  array_size,   ///< tasks in one array
+  job_count,    ///< the controller's MaxJobCount (all users)
+};
+
+struct SiteLimit {
+  LimitKind kind = LimitKind::submit_jobs;
+  std::string reason;  ///< Slurm's own word: "QOSMaxSubmitJobPerUserLimit", "MaxArraySize", ...
+  std::string scope;   ///< "per user", "per account", "for the QOS", "for the association", "on the controller", ...
+  bool operator==(const SiteLimit&) const = default;
+};
+
+/// The limit a refusal (all of sbatch's stderr, or libslurm's error string) names, or
+/// nullopt when it is not a capacity refusal.
+std::optional<SiteLimit> capacity_refusal(std::string_view text);
+
+/// The limit a job's pending reason (squeue's reason code) names when it waits on a
+/// site's job-count limit (QOSMaxJobsPerUserLimit, AssocGrpJobsLimit, ...), else nullopt.
+std::optional<SiteLimit> capacity_pending_reason(std::string_view reason);
+
+class SubmitCapacity {
+ public:
+  static constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
+
+  explicit SubmitCapacity(double probe_s = 120) : probe_s_(probe_s) {}
+
+  /// How many more jobs may go to Slurm now with `in_slurm` of the study's there
+  /// (kUnlimited when no limit is known).
+  std::size_t room(std::size_t in_slurm, double now_s) const;
+  /// sbatch refused `tried` jobs (one array) with `in_slurm` already there, for `limit`.
+  void refused(const SiteLimit& limit, std::size_t in_slurm, std::size_t tried, double now_s);
+  /// sbatch accepted an array: `in_slurm_after` of the study's jobs are in Slurm now.
+  void accepted(std::size_t in_slurm_after);
+  /// A limit read from the site's configuration (sacctmgr): exactly `n` at once.
+  void known(const SiteLimit& limit, std::size_t n);
+
+  /// The most jobs at once the site is known to allow (exact or the best bound so far).
+  std::optional<std::size_t> allowed() const;
+  bool exact() const { return too_many_ && good_ + 1 >= *too_many_; }
+  const std::optional<SiteLimit>& limit() const { return limit_; }
+  /// Seconds (on the caller's clock) when a probe will be allowed; nullopt: no limit known.
+  std::optional<double> probe_at() const;
+
+ private:
+  double probe_s_;
+  std::optional<std::size_t> too_many_;  ///< smallest count refused
+  std::size_t good_ = 0;                 ///< largest count accepted since then
+  double refused_at_ = 0;
+  std::optional<SiteLimit> limit_;
+};
+
+/// "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit)"; with counts:
+/// "...: 4 in Slurm, 6 waiting". `allowed` nullopt: "the site limits jobs per user (...)".
+std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> allowed);
+std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> allowed, std::size_t in_slurm,
+                          std::size_t waiting);
+
+}  // namespace dlsweep::sched::slurm
