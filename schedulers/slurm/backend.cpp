@@ -76,7 +76,9 @@ Result<std::unique_ptr<SlurmBackend>> SlurmBackend::create(boost::asio::io_conte
   if (auto st = validate_options(options); !st) return std::unexpected(st.error());
   auto driver = make_driver(options);
   if (!driver) return std::unexpected(driver.error());
-  return create(io, std::move(options), std::move(*driver));
+  auto backend = create(io, std::move(options), std::move(*driver));
+  if (backend) (*backend)->last_cancels_ = true;
+  return backend;
 }
 
 Result<std::unique_ptr<SlurmBackend>> SlurmBackend::create(boost::asio::io_context& io, SlurmOptions options,
@@ -114,6 +116,25 @@ SlurmBackend::~SlurmBackend() {
   poll_timer_.cancel();
   for (auto& w : retry_timers_)
     if (auto t = w.lock()) t->cancel();
+  send_last_cancels();
+}
+
+void SlurmBackend::send_last_cancels() {
+  // Cancels asked for whose end was never confirmed (the orchestrator stopped waiting, a
+  // hung squeue held the worker): one last scancel, through a fresh driver (this one was
+  // interrupted), bounded, so that no job the user cancelled runs on unseen.
+  if (!last_cancels_) return;  // a driver given by a test: nothing real to cancel
+  std::vector<std::string> natives;
+  for (const auto& [id, job] : jobs_)
+    if (job->cancel_requested && tracker_.tracked(id) && !tracker_.done(id)) natives.push_back(tracker_.native_id(id));
+  if (natives.empty()) return;
+  SlurmOptions quick = options_;
+  quick.command_timeout_s = std::min(quick.command_timeout_s, 5.0);
+  auto driver = make_driver(quick);
+  if (!driver) return;
+  if (auto r = (*driver)->cancel(natives); !r)
+    log(fmt::format("could not cancel {} job(s) on the way out ({}): `dlsweep resume` or `dlsweep cancel` does it",
+                    natives.size(), r.error().error.message()));
 }
 
 // ---------------------------------------------------------------- plumbing

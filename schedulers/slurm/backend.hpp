@@ -191,6 +191,8 @@ class SlurmBackend final : public Backend {
   void start_timeout(Job& job);
   void schedule_cancel_flush();
   void flush_cancels();
+  /// On destruction: one bounded scancel of the jobs whose cancel was asked and not confirmed.
+  void send_last_cancels();
 
   boost::asio::io_context& io_;
   SlurmOptions options_;
@@ -210,6 +212,7 @@ class SlurmBackend final : public Backend {
   std::optional<std::size_t> max_array_;
   slurm::SubmitCapacity capacity_;
   bool capacity_retry_armed_ = false;
+  bool last_cancels_ = false;  ///< send_last_cancels() may build a driver (not with a test's driver)
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   bool fetching_max_array_ = false;
   bool flush_posted_ = false;

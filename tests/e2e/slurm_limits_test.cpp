@@ -1,0 +1,273 @@
+// The site's rules on the real local Slurm cluster (issue "The site's rules"): a site that
+// allows 4 jobs per user, played by an `sbatch` first on PATH that refuses in Slurm's own
+// words (QOSMaxSubmitJobPerUserLimit) when a submission would leave more than 4 of the
+// user's jobs pending or running; and a signal that always ends the orchestrator within a
+// few seconds, whatever it waits on (sbatch retries against a controller that does not
+// answer, a hung squeue).
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "../schedulers/slurm/slurm_test_support.hpp"
+#include "run_command.hpp"
+
+using namespace slurm_test;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// PATH with `dir` first, for this process and the dlsweep it starts; restored on exit.
+struct PathFirst {
+  std::string old = std::getenv("PATH") ? std::getenv("PATH") : "";
+  explicit PathFirst(const fs::path& dir) { ::setenv("PATH", (dir.string() + ":" + old).c_str(), 1); }
+  ~PathFirst() { ::setenv("PATH", old.c_str(), 1); }
+};
+
+void write_script(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  fs::permissions(p, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+}
+
+// MaxSubmitJobsPerUser=4 as a wrapper: counts the user's pending and running jobs (each array
+// task one) plus the tasks of the script's --array, refuses like Slurm past 4, logs each
+// accepted total to accepted.log and each refusal to refused.log. `sbatch --test-only`
+// (dlsweep's preflight) passes through.
+std::string limit_wrapper(const fs::path& log_dir, int limit) {
+  return fmt::format(R"SH(#!/bin/bash
+for a in "$@"; do [ "$a" = --test-only ] && exec /usr/bin/sbatch "$@"; script="$a"; done
+n=1
+spec=$(sed -n 's/^#SBATCH --array=\([0-9]*\)-\([0-9]*\).*/\1 \2/p' "$script" | head -n 1)
+if [ -n "$spec" ]; then set -- "$@"; lo=${{spec% *}}; hi=${{spec#* }}; n=$((hi - lo + 1)); fi
+live=$(/usr/bin/squeue -h -r -t PENDING,RUNNING,CONFIGURING,COMPLETING | wc -l)
+if [ $((live + n)) -gt {limit} ]; then
+  echo "sbatch: error: QOSMaxSubmitJobPerUserLimit" >&2
+  echo "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)" >&2
+  echo "$live $n" >> '{log}/refused.log'
+  exit 1
+fi
+echo $((live + n)) >> '{log}/accepted.log'
+exec /usr/bin/sbatch "$@"
+)SH",
+                     fmt::arg("limit", limit), fmt::arg("log", log_dir.string()));
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) ++n;
+  return n;
+}
+
+/// Starts `dlsweep --db DB submit study.yaml` in `dir` (stderr to err.txt) and returns its pid.
+pid_t start_submit(const fs::path& dir, const fs::path& db) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::chdir(dir.c_str());
+    std::freopen((dir / "err.txt").c_str(), "w", stderr);
+    ::execl(DLSWEEP_BIN, DLSWEEP_BIN, "--db", db.c_str(), "submit", "study.yaml", (char*)nullptr);
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// SIGTERM to `pid`; its exit status and the seconds it took to exit (bounded at 120 s).
+std::pair<int, double> terminate(pid_t pid) {
+  const auto t0 = Clock::now();
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  for (;;) {
+    pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (Clock::now() - t0 > std::chrono::seconds(120)) {  // bounds a hang only
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return {-1, 120};
+    }
+    ::usleep(20000);
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+          std::chrono::duration<double>(Clock::now() - t0).count()};
+}
+
+std::string states(const fs::path& db, const fs::path& dir) {
+  return run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state ORDER BY state", "--format", "csv"},
+                     dir)
+      .out;
+}
+
+bool controller_empty(const LocalCluster& cluster) {
+  return test_support::wait_until([&] {
+    auto sq = cluster.run({"squeue", "-h", "-t", "PENDING,RUNNING,COMPLETING"});
+    return sq.out.find_first_not_of(" \n") == std::string::npos;
+  }, std::chrono::seconds(30), std::chrono::milliseconds(200));
+}
+
+}  // namespace
+
+TEST_CASE("slurm limits: under a site limit of 4 jobs per user, 10 trials all run, never more than 4 in Slurm",
+          "[slurm][limits]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-limits");
+  fs::create_directories(dir / "bin");
+  write_script(dir / "bin" / "sbatch", limit_wrapper(dir, 4));
+  PathFirst path(dir / "bin");
+  std::ofstream(dir / "study.yaml") << fmt::format(R"(
+name: e2e-limits
+backend: {{kind: slurm, max_concurrent: 10, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 1}}
+trial:
+  command: [/bin/sh, -c, "sleep 1; echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
+objective: {{metric: loss, mode: min}}
+search: {{algorithm: grid}}
+space: {{x: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}
+)", cluster.conf);
+  auto db = dir / "sweep.db";
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,10\n");
+  // The site refused, dlsweep adapted: it never had more than 4 jobs in Slurm.
+  CHECK_FALSE(lines_of(dir / "refused.log").empty());
+  for (const auto& total : lines_of(dir / "accepted.log")) CHECK(std::stoi(total) <= 4);
+  // Said once, in the site's words, with no controller-is-down advice.
+  CHECK(count_of(r.err, "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit)") == 1);
+  CHECK(r.err.find("scontrol ping") == std::string::npos);
+  CHECK(r.err.find("lost") == std::string::npos);
+  // A trial was QUEUED only once sbatch had accepted its job: replaying the recorded
+  // transitions, never more than 4 trials were QUEUED or RUNNING at once.
+  auto ev = run_dlsweep(db, {"query", "SELECT trial_id, to_state FROM events WHERE kind = 'transition' ORDER BY id",
+                             "--format", "csv"}, dir);
+  std::map<std::string, std::string> state;
+  std::size_t most = 0;
+  std::istringstream in(ev.out);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    auto comma = line.find(',');
+    state[line.substr(0, comma)] = line.substr(comma + 1);
+    std::size_t live = 0;
+    for (auto& [t, s] : state) live += s == "QUEUED" || s == "RUNNING";
+    most = std::max(most, live);
+  }
+  CHECK(most <= 4);
+  CHECK(most >= 1);
+  // The limit is in the database for `status` and serve.
+  auto sl = run_dlsweep(db, {"query", "SELECT reason FROM events WHERE kind = 'site_limit'", "--format", "csv"}, dir);
+  CHECK(sl.out == "reason\nthe site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit)\n");
+}
+
+TEST_CASE("slurm limits: SIGTERM while sbatch is retried ends the orchestrator within seconds; nothing is half-done",
+          "[slurm][limits][signal]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-sigterm-retry");
+  fs::create_directories(dir / "bin");
+  // The preflight (`--test-only`) passes; every real submission meets a controller that
+  // does not answer: dlsweep retries with back-off (up to backend.submit_give_up_s).
+  write_script(dir / "bin" / "sbatch", fmt::format(R"SH(#!/bin/bash
+for a in "$@"; do [ "$a" = --test-only ] && exec /usr/bin/sbatch "$@"; done
+date +%s.%N >> '{}/tries.log'
+echo "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)" >&2
+exit 1
+)SH", dir.string()));
+  PathFirst path(dir / "bin");
+  std::ofstream(dir / "study.yaml") << fmt::format(R"(
+name: e2e-sigterm-retry
+backend: {{kind: slurm, max_concurrent: 4, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 30}}
+trial:
+  command: [/bin/sleep, "60"]
+objective: {{metric: loss, mode: min}}
+space: {{x: [1, 2, 3, 4, 5, 6]}}
+)", cluster.conf);
+  auto db = dir / "sweep.db";
+  pid_t pid = start_submit(dir, db);
+  REQUIRE(wait_for(dir / "tries.log"));
+  REQUIRE(test_support::wait_until([&] { return lines_of(dir / "tries.log").size() >= 2; },
+                                   std::chrono::seconds(60)));  // it is in its back-off now
+  auto [code, took] = terminate(pid);
+  std::ifstream err_in(dir / "err.txt");
+  std::string err((std::istreambuf_iterator<char>(err_in)), {});
+  INFO(err);
+  CHECK(code == 130);
+  CHECK(took < 10);  // before: minutes, until SIGKILL
+  // Nothing was ever accepted: no trial is QUEUED or RUNNING; each ended CANCELLED.
+  auto s = states(db, dir);
+  CHECK(s.find("QUEUED") == std::string::npos);
+  CHECK(s.find("RUNNING") == std::string::npos);
+  CHECK(s.find("CANCELLED") != std::string::npos);
+  // The study resumes cleanly with a controller that answers.
+  fs::remove(dir / "bin" / "sbatch");
+  auto st = run_dlsweep(db, {"status", "e2e-sigterm-retry"}, dir);
+  CHECK(st.exit_code == 0);
+}
+
+TEST_CASE("slurm limits: SIGTERM while squeue hangs ends the orchestrator within seconds and cancels the jobs",
+          "[slurm][limits][signal]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-sigterm-squeue");
+  fs::create_directories(dir / "bin");
+  // squeue hangs (for 10 minutes) once hang.flag exists: a controller that stopped answering.
+  write_script(dir / "bin" / "squeue", fmt::format(R"(#!/bin/bash
+if [ -e '{0}/hang.flag' ]; then touch '{0}/hanging'; exec sleep 600; fi
+exec /usr/bin/squeue "$@"
+)", dir.string()));
+  PathFirst path(dir / "bin");
+  std::ofstream(dir / "study.yaml") << fmt::format(R"(
+name: e2e-sigterm-squeue
+backend: {{kind: slurm, max_concurrent: 2, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 1}}
+trial:
+  command: [/bin/sleep, "120"]
+objective: {{metric: loss, mode: min}}
+space: {{x: [1, 2]}}
+)", cluster.conf);
+  auto db = dir / "sweep.db";
+  pid_t pid = start_submit(dir, db);
+  REQUIRE(test_support::wait_until([&] {
+    return run_dlsweep(db, {"query", "SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'", "--format", "csv"}, dir).out ==
+           "COUNT(*)\n2\n";
+  }, std::chrono::seconds(60)));
+  std::ofstream(dir / "hang.flag") << "";
+  REQUIRE(wait_for(dir / "hanging"));  // the orchestrator's squeue is hung now
+  auto [code, took] = terminate(pid);
+  std::ifstream err_in(dir / "err.txt");
+  std::string err((std::istreambuf_iterator<char>(err_in)), {});
+  INFO(err);
+  CHECK(code == 130);
+  CHECK(took < 15);  // before: until the command's 60 s timeout, and then more waiting
+  CHECK(states(db, dir) == "state,COUNT(*)\nCANCELLED,2\n");
+  fs::remove(dir / "hang.flag");
+  CHECK(controller_empty(cluster));  // the last scancel went out on the way out
+}
