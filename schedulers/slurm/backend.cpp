@@ -63,6 +63,8 @@ Status SlurmBackend::preflight(const JobSpec& sample) {
     return fail("the Slurm controller did not answer `sbatch --test-only`: " + r.error().error.message(), "backend",
                 "check that slurmctld is up (`scontrol ping`), then submit again");
   if (!r) return std::unexpected(explain_refusal(r.error().error.what, options_));
+  // The site's submit limit, where its accounting says it: exact from the first array.
+  if (auto known = driver_->submit_limit(options_.qos)) capacity_.known(known->limit, known->jobs);
   // Then (the cluster's own refusals, e.g. an unknown partition, come first): can the
   // nodes see the trial directories?
   std::map<std::string, std::string> slurm_env;

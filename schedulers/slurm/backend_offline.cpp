@@ -45,9 +45,19 @@ Result<std::vector<std::string>> SlurmBackend::dry_run(const std::vector<JobSpec
       lines.push_back(fmt::format("MaxArraySize: the controller did not say ({}); assumed Slurm's default {}",
                                   m.error().error.what, kDefaultMaxArraySize));
   }
+  // The site's submit limit (sacctmgr), where the user may read it: what submit will do.
+  std::size_t room = SubmitCapacity::kUnlimited;
+  if (!waiting.empty())
+    if (auto known = driver_->submit_limit(options_.qos)) {
+      room = known->jobs;
+      if (jobs.size() > known->jobs)
+        lines.push_back(fmt::format("site limit (sacctmgr): {}: this study's {} jobs go at most {} at a time, the "
+                                    "rest wait in dlsweep and go as jobs end",
+                                    capacity_line(known->limit, known->jobs), jobs.size(), known->jobs));
+    }
   int n = 0;
   while (!waiting.empty()) {
-    auto plan = plan_arrays(waiting, options_.max_concurrent, /*live=*/0, max_array);
+    auto plan = plan_arrays(waiting, options_.max_concurrent, /*live=*/0, max_array, std::max<std::size_t>(room, 1));
     if (plan.empty()) return fail("planned no array for the waiting jobs", "slurm dry run", "report this as a bug");
     std::set<std::string> planned;
     for (const auto& a : plan) {

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
+
+#include <pwd.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -163,6 +167,26 @@ DriverResult<int> CliDriver::max_array_size() {
   auto v = parse_max_array_size(r->out);
   if (!v) return std::unexpected(permanent(v.error()));
   return *v;
+}
+
+std::optional<KnownLimit> CliDriver::submit_limit(const std::string& qos) {
+  // Read-only, and only where the user may (a site without slurmdbd has no sacctmgr to
+  // ask): each call is short, and a failure just means "not known".
+  const char* user = std::getenv("USER");
+  std::string who = user && *user ? user : "";
+  if (who.empty())
+    if (const passwd* pw = getpwuid(geteuid())) who = pw->pw_name;
+  auto ask = [&](std::vector<std::string> argv) -> std::string {
+    auto r = run_command(argv, env_, std::min(timeout_s_, 10.0), &interrupted_);
+    if (!r || r->timed_out || r->interrupted || r->exit_code != 0 || r->err.find("error") != std::string::npos) return {};
+    return r->out;
+  };
+  std::string assoc;
+  if (!who.empty())
+    assoc = ask({"sacctmgr", "-nP", "show", "assoc", "where", "user=" + who, "format=MaxSubmit,GrpSubmit"});
+  std::string q = ask({"sacctmgr", "-nP", "show", "qos", "where", "name=" + (qos.empty() ? std::string("normal") : qos),
+                       "format=MaxSubmitPU,MaxSubmitPA,GrpSubmit"});
+  return parse_sacctmgr_limits(assoc, q);
 }
 
 }  // namespace dlsweep::sched::slurm

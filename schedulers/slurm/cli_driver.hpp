@@ -34,6 +34,8 @@ class CliDriver final : public Driver {
   DriverResult<std::vector<JobRecord>> accounting(const std::vector<std::string>& native_ids) override;
   DriverResult<void> cancel(const std::vector<std::string>& native_ids) override;
   DriverResult<int> max_array_size() override;
+  /// `sacctmgr -nP show assoc` and `show qos` (10 s at most each); nullopt when neither answers.
+  std::optional<KnownLimit> submit_limit(const std::string& qos) override;
   void interrupt() override { interrupted_ = true; }
 
  private:

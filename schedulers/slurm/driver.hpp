@@ -28,6 +28,7 @@
 
 #include "common/result.hpp"
 #include "schedulers/slurm/options.hpp"
+#include "schedulers/slurm/site_limit.hpp"
 #include "schedulers/slurm/parse.hpp"
 
 namespace dlsweep::sched::slurm {
@@ -76,6 +77,13 @@ class Driver {
   virtual DriverResult<void> cancel(const std::vector<std::string>& native_ids) = 0;
   /// The controller's MaxArraySize (asked once, then cached by the caller).
   virtual DriverResult<int> max_array_size() = 0;
+  /// The tightest submit limit the site's accounting states for this user and `qos` (""
+  /// for Slurm's default QOS, "normal"), when the user may read it (sacctmgr); nullopt
+  /// when none is set or it cannot be read (no slurmdbd). The default: cannot be read.
+  virtual std::optional<KnownLimit> submit_limit(const std::string& qos) {
+    (void)qos;
+    return std::nullopt;
+  }
   virtual void interrupt() = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -69,6 +70,58 @@ std::optional<SiteLimit> capacity_pending_reason(std::string_view reason) {
   for (const auto& n : kPendingReasons)
     if (reason == n.word) return SiteLimit{LimitKind::submit_jobs, std::string(n.word), std::string(n.scope)};
   return std::nullopt;
+}
+
+namespace {
+
+/// Each line's '|'-separated fields.
+std::vector<std::vector<std::string_view>> rows_of(std::string_view text) {
+  std::vector<std::vector<std::string_view>> out;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty()) continue;
+    std::vector<std::string_view> fields;
+    for (;;) {
+      auto bar = line.find('|');
+      fields.push_back(line.substr(0, bar));
+      if (bar == std::string_view::npos) break;
+      line = line.substr(bar + 1);
+    }
+    out.push_back(std::move(fields));
+  }
+  return out;
+}
+
+std::optional<std::size_t> count_field(std::string_view f) {
+  if (f.empty() || f.size() > 9) return std::nullopt;
+  std::size_t v = 0;
+  for (char c : f) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::optional<KnownLimit> parse_sacctmgr_limits(std::string_view assoc, std::string_view qos) {
+  std::optional<KnownLimit> best;
+  auto consider = [&](std::string_view field, const char* reason, const char* scope) {
+    auto v = count_field(field);
+    if (v && (!best || *v < best->jobs)) best = KnownLimit{{LimitKind::submit_jobs, reason, scope}, *v};
+  };
+  for (const auto& r : rows_of(assoc)) {
+    if (r.size() >= 1) consider(r[0], "AssocMaxSubmitJobLimit", "for your association");
+    if (r.size() >= 2) consider(r[1], "AssocGrpSubmitJobsLimit", "for your association's group");
+  }
+  for (const auto& r : rows_of(qos)) {
+    if (r.size() >= 1) consider(r[0], "QOSMaxSubmitJobPerUserLimit", "per user");
+    if (r.size() >= 2) consider(r[1], "QOSMaxSubmitJobPerAccountLimit", "per account");
+    if (r.size() >= 3) consider(r[2], "QOSGrpSubmitJobsLimit", "for the QOS");
+  }
+  return best;
 }
 
 std::size_t SubmitCapacity::room(std::size_t in_slurm, double now_s) const {

@@ -49,6 +49,18 @@ std::optional<SiteLimit> capacity_refusal(std::string_view text);
 /// site's job-count limit (QOSMaxJobsPerUserLimit, AssocGrpJobsLimit, ...), else nullopt.
 std::optional<SiteLimit> capacity_pending_reason(std::string_view reason);
 
+/// A submit limit the site's accounting states, and the number.
+struct KnownLimit {
+  SiteLimit limit;
+  std::size_t jobs = 0;
+};
+
+/// The tightest submit limit in `sacctmgr -nP show assoc where user=U format=MaxSubmit,GrpSubmit`
+/// (`assoc`) and `sacctmgr -nP show qos where name=Q format=MaxSubmitPU,MaxSubmitPA,GrpSubmit`
+/// (`qos`): empty fields are no limit; nullopt when none is set (or the text is not
+/// sacctmgr's, e.g. a cluster without slurmdbd).
+std::optional<KnownLimit> parse_sacctmgr_limits(std::string_view assoc, std::string_view qos);
+
 class SubmitCapacity {
  public:
   static constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();

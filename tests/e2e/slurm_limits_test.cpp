@@ -146,6 +146,24 @@ search: {{algorithm: grid}}
 space: {{x: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}
 )", cluster.conf);
   auto db = dir / "sweep.db";
+  {
+    // Where the site's accounting states the limit (sacctmgr answers), the dry run says what
+    // submit will do: arrays of at most 4, the rest waiting.
+    fs::create_directories(dir / "acct");
+    write_script(dir / "acct" / "sacctmgr", R"SH(#!/bin/bash
+case "$*" in *"show qos"*) echo "4||";; *"show assoc"*) echo "|";; esac
+)SH");
+    PathFirst acct(dir / "acct");
+    auto dry = run_dlsweep(db, {"submit", "--dry-run", "study.yaml"}, dir);
+    INFO(dry.out << dry.err);
+    CHECK(dry.exit_code == 0);
+    const std::string said = dry.out + dry.err;
+    CHECK(said.find("site limit (sacctmgr): the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit): this "
+                    "study's 10 jobs go at most 4 at a time") != std::string::npos);
+    CHECK(said.find("--array=0-3") != std::string::npos);
+    CHECK(said.find("--array=0-9") == std::string::npos);
+    CHECK_FALSE(fs::exists(db));
+  }
   auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

@@ -102,6 +102,22 @@ TEST_CASE("site limit: a limit read from the site's configuration is exact at on
   CHECK(capacity_line(limit, 0u) == "the site allows no more jobs per user now (QOSMaxSubmitJobPerUserLimit)");
 }
 
+TEST_CASE("site limit: sacctmgr's limits are read; the tightest wins; no accounting is no limit", "[slurm][limits]") {
+  // `sacctmgr -nP show assoc ... format=MaxSubmit,GrpSubmit`, `show qos ... format=MaxSubmitPU,MaxSubmitPA,GrpSubmit`.
+  auto k = parse_sacctmgr_limits("|\n", "4||\n");
+  REQUIRE(k);
+  CHECK(k->jobs == 4);
+  CHECK(k->limit.reason == "QOSMaxSubmitJobPerUserLimit");
+  k = parse_sacctmgr_limits("20|\n3|\n", "4||50\n");  // two associations (accounts): the tighter
+  REQUIRE(k);
+  CHECK(k->jobs == 3);
+  CHECK(k->limit.reason == "AssocMaxSubmitJobLimit");
+  CHECK_FALSE(parse_sacctmgr_limits("|\n", "||\n"));
+  CHECK_FALSE(parse_sacctmgr_limits("", ""));
+  CHECK_FALSE(parse_sacctmgr_limits("", "sacctmgr: error: Problem talking to the database\n"));
+  CHECK_FALSE(parse_sacctmgr_limits("", "-1||\n"));
+}
+
 TEST_CASE("site limit: plan_arrays cuts arrays to the room the site gives", "[slurm][limits]") {
   std::vector<WaitingJob> w;
   for (int i = 0; i < 10; ++i) w.push_back({"j" + std::to_string(i), Shape{"s", 1, 0, "", true}});
