@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine.hpp"
+#include "common/site_limit_note.hpp"
 #include "engine/pending_notice.hpp"
 
 namespace dlsweep::orch {

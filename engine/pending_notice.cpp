@@ -49,9 +49,4 @@ bool pending_warning_due(bool queued, std::optional<double> waited_s, double war
   return queued && !warned && warn_s > 0 && waited_s && *waited_s >= warn_s;
 }
 
-std::string site_limit_line(const std::string& note, std::int64_t in_scheduler, std::int64_t waiting,
-                            const std::string& backend) {
-  return fmt::format("{}: {} in {}, {} waiting", note, in_scheduler, backend == "slurm" ? "Slurm" : backend, waiting);
-}
-
 }  // namespace dlsweep::orch

@@ -34,13 +34,4 @@ std::string pending_warning_line(std::int64_t number, double waited_s, const std
 /// the study's own throttle) `waited_s` >= `warn_s` > 0, and was not warned about yet.
 bool pending_warning_due(bool queued, std::optional<double> waited_s, double warn_s, bool warned);
 
-/// The events table's kind for the site limit the backend learned (its reason: the
-/// backend's capacity note, "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit)").
-inline constexpr const char* kSiteLimitEventKind = "site_limit";
-
-/// "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit): 4 in slurm, 6 waiting" —
-/// the progress line, `dlsweep status` and serve say it the same way.
-std::string site_limit_line(const std::string& note, std::int64_t in_scheduler, std::int64_t waiting,
-                            const std::string& backend);
-
 }  // namespace dlsweep::orch

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "common/plural.hpp"
+#include "common/site_limit_note.hpp"
 #include "db/storage.hpp"
 #include "engine/pending_notice.hpp"
 #include "orchestrator/cmd_best_pbt.hpp"
@@ -77,8 +78,7 @@ int cmd_status(const StatusArgs& a) {
       if (state == "QUEUED" || state == "RUNNING") in += c;
       if (state == "WAITING") waiting += c;
     }
-    limits.push_back(fmt::format("{}: {}", st.name, site_limit_line((*ev)->reason, in, waiting,
-                                                                     (*ev)->who.substr((*ev)->who.find(':') + 1))));
+    limits.push_back(fmt::format("{}: {}", st.name, site_limit_line((*ev)->reason, in, waiting, (*ev)->who)));
     return {};
   };
   if (a.study.empty()) {

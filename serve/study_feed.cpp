@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "common/site_limit_note.hpp"
 #include "report/report_model.hpp"
 
 namespace dlsweep::serve {
@@ -76,6 +77,14 @@ Result<Document> StudyFeed::studies() {
     for (const auto& [state, n] : *counts) {
       c[state] = n;
       total += n;
+    }
+    // A site limit the orchestrator learned, while the study runs (as `dlsweep status` says it).
+    if (s.state == "RUNNING") {
+      auto ev = storage_->latest_event(s.id, kSiteLimitEventKind);
+      if (!ev) return std::unexpected(ev.error());
+      if (*ev)
+        j["site_limit"] = site_limit_line((*ev)->reason, c.value("QUEUED", std::int64_t{0}) + c.value("RUNNING", std::int64_t{0}),
+                                          c.value("WAITING", std::int64_t{0}), (*ev)->who);
     }
     j["counts"] = std::move(c);
     j["trials"] = total;

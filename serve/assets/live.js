@@ -73,7 +73,13 @@
         cell(tr, '').appendChild(a);
         cell(tr, s.state, 'state-' + s.state);
         cell(tr, String(s.trials), 'num');
-        cell(tr, Object.keys(s.counts).map(function (k) { return k + ' ' + s.counts[k]; }).join(', '));
+        var byState = cell(tr, Object.keys(s.counts).map(function (k) { return k + ' ' + s.counts[k]; }).join(', '));
+        if (s.site_limit) {  // what the site's submit limit holds back (dlsweep status says the same)
+          var note = document.createElement('div');
+          note.className = 'site-limit';
+          note.textContent = 'site limit: ' + s.site_limit;
+          byState.appendChild(note);
+        }
         var o = s.objective;
         cell(tr, o.metric + ' (' + o.mode + (o.target === null ? '' : ', target ' + o.target) + ')');
       });

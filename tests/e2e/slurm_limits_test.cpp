@@ -140,7 +140,7 @@ TEST_CASE("slurm limits: under a site limit of 4 jobs per user, 10 trials all ru
 name: e2e-limits
 backend: {{kind: slurm, max_concurrent: 10, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 1}}
 trial:
-  command: [/bin/sh, -c, "sleep 1; echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
+  command: [/bin/sh, -c, "sleep 3; echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
 objective: {{metric: loss, mode: min}}
 search: {{algorithm: grid}}
 space: {{x: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}
@@ -164,10 +164,29 @@ case "$*" in *"show qos"*) echo "4||";; *"show assoc"*) echo "|";; esac
     CHECK(said.find("--array=0-9") == std::string::npos);
     CHECK_FALSE(fs::exists(db));
   }
-  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  pid_t pid = start_submit(dir, db);
+  // While it runs, `dlsweep status` says what the limit holds back (trials take 3 s: the
+  // study runs for three rounds at least after the limit is learned).
+  REQUIRE(test_support::wait_until([&] {
+    return run_dlsweep(db, {"query", "SELECT COUNT(*) FROM events WHERE kind = 'site_limit'", "--format", "csv"}, dir)
+               .out == "COUNT(*)\n1\n";
+  }, std::chrono::seconds(60), std::chrono::milliseconds(100)));
+  auto st = run_dlsweep(db, {"status", "e2e-limits"}, dir);
+  CHECK(st.out.find("site limit: e2e-limits: the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit): ") !=
+        std::string::npos);
+  CHECK(st.out.find(" waiting\n") != std::string::npos);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  {
+    std::ifstream err_in(dir / "err.txt");
+    r.err.assign(std::istreambuf_iterator<char>(err_in), {});
+  }
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,10\n");
+  CHECK(run_dlsweep(db, {"status"}, dir).out.find("site limit") == std::string::npos);  // finished: no news
   // The site refused, dlsweep adapted: it never had more than 4 jobs in Slurm.
   CHECK_FALSE(lines_of(dir / "refused.log").empty());
   for (const auto& total : lines_of(dir / "accepted.log")) CHECK(std::stoi(total) <= 4);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../db/db_test_support.hpp"
+#include "common/site_limit_note.hpp"
 #include "serve/study_feed.hpp"
 
 using namespace dlsweep;
@@ -55,6 +56,30 @@ TEST_CASE("feed: studies lists every study with counts by state") {
   CHECK(j[1]["name"] == "beta");
   CHECK(j[1]["trials"] == 0);
   CHECK(j[1]["objective"]["target"].is_null());
+}
+
+TEST_CASE("feed: a running study held back by a site limit says so, as `dlsweep status` does") {
+  Fixture f;
+  f.add_trial(0, TrialState::running);
+  f.add_trial(1, TrialState::queued);
+  f.add_trial(2, TrialState::waiting);
+  {
+    auto j = parse(must(f.feed().studies()));
+    CHECK_FALSE(j[0].contains("site_limit"));
+  }
+  db::EventRow e;
+  e.study_id = f.study;
+  e.who = "backend:slurm";
+  e.kind = kSiteLimitEventKind;
+  e.reason = "the site allows 2 jobs per user (QOSMaxSubmitJobPerUserLimit)";
+  must(f.writer->note_event(e));
+  auto j = parse(must(f.feed().studies()));
+  CHECK(j[0]["site_limit"] == "the site allows 2 jobs per user (QOSMaxSubmitJobPerUserLimit): 2 in Slurm, 1 waiting");
+  // Once the study has ended, a limit is no news.
+  must(f.writer->set_study_state(f.study, "STOPPED", "interrupted"));
+  f.now += 10;
+  j = parse(must(f.feed().studies()));
+  CHECK_FALSE(j[0].contains("site_limit"));
 }
 
 TEST_CASE("feed: a study's document is the report model, with its trials and objective curves") {
