@@ -3,6 +3,8 @@
 // constraint, I/O) comes back as an Error.
 #include "db/sqlite_handle.hpp"
 
+#include "common/stop_signal.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -24,8 +26,11 @@ Error sqlite_error(sqlite3* db, int rc, std::string_view doing) {
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      fix = "another process holds the database's write lock for more than 5 s; only one "
-            "orchestrator may write a database (is another `dlsweep submit` or `resume` running?)";
+      fix = stop_signal_seen() != 0
+                ? "another process held the database's write lock when this one was asked to stop, so it did not "
+                  "wait: what it could not write, `dlsweep resume` takes up from the trials' files"
+                : "another process holds the database's write lock for more than 5 s; only one "
+                  "orchestrator may write a database (is another `dlsweep submit` or `resume` running?)";
       break;
     case SQLITE_READONLY:
       fix = "check that the database file and its directory are writable";

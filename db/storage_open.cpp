@@ -34,12 +34,26 @@
 #include "db/sqlite_handle.hpp"
 #include "db/storage.hpp"
 
+#include "common/stop_signal.hpp"
+
 namespace fs = std::filesystem;
 
 namespace dlsweep::db {
 namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
+
+// SQLite's busy wait (another connection holds the lock), up to kBusyTimeoutMs, that gives
+// up at once when the process is asked to stop (common/stop_signal.hpp): the statement
+// fails with SQLITE_BUSY, its transaction rolls back, and the orchestrator exits.
+int busy_wait(void*, int tries) {
+  constexpr int kStepMs = 10;
+  if (stop_signal_seen() != 0 || tries * kStepMs >= kBusyTimeoutMs) return 0;
+  sqlite3_sleep(kStepMs);
+  return stop_signal_seen() == 0;
+}
+
+void set_busy_wait(sqlite3* db) { sqlite3_busy_handler(db, busy_wait, nullptr); }
 
 struct SqliteCloser {
   void operator()(sqlite3* db) const {
@@ -60,7 +74,7 @@ Result<DbPtr> open_file(const fs::path& file, int flags) {
                 rw ? "check that the path is a file and that it and its directory are writable"
                    : "check that the path is a readable file");
   }
-  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  set_busy_wait(db.get());
   keep_statements(db.get());
   return db;
 }
@@ -70,7 +84,7 @@ Result<DbPtr> open_published_checked(const fs::path& file) {
   auto raw = open_published(file);
   if (!raw) return std::unexpected(raw.error());
   DbPtr db(*raw);
-  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  set_busy_wait(db.get());
   keep_statements(db.get());
   auto probe = probe_schema(db.get());
   if (!probe) return std::unexpected(probe.error());

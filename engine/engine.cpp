@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+#include "common/stop_signal.hpp"
+
 #include <fmt/format.h>
 
 #include "common/objective.hpp"
@@ -101,6 +103,7 @@ Result<SweepOutcome> Engine::run() {
     // The orchestrator's own job (--as-job) gets Slurm's time-limit warning: it detaches
     // like on SIGTERM, and its batch script requeues it (exit 75 after USR2).
     if (options_.detach_on_sigterm) signals_.add(SIGUSR2);
+    watch_stop_signals();  // after signals_: SQLite's busy wait sees the signal too
     wait_for_signal();
   }
   progress_.event(fmt::format("study {}: {}, {} at a time on backend {}", spec_.name,
