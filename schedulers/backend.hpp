@@ -1,5 +1,5 @@
 // backend.hpp — the Backend interface: where trial programs run (local processes, Slurm
-// jobs, or a timer-driven fake for tests).
+// jobs; the tests' timer-driven fake is tests/support/fake_backend.hpp).
 //
 // Contract:
 //  - Backends never touch the database or trial states. They run jobs and report what

@@ -10,7 +10,7 @@
 #include "engine_fixture.hpp"
 #include "engine/trial_files.hpp"
 #include "engine/trial_outcome.hpp"
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 
 using namespace engine_test;
 

@@ -15,7 +15,7 @@
 #include "engine/engine.hpp"
 #include "engine/enqueue_request.hpp"
 #include "study/spec.hpp"
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 
 namespace fs = std::filesystem;
 using namespace dlsweep;

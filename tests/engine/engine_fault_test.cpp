@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "engine_fixture.hpp"
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 #include "storage_fault.hpp"
 
 TEST_CASE("engine: when the launch cannot be recorded, the job is cancelled and the sweep ends with the error") {

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "engine_fixture.hpp"
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 
 static std::string loss_line(int seq, int step, double loss, bool final = false) {
   return fmt::format(R"({{"seq":{},"kind":"{}","step":{},"epoch":{},"samples":{},"wall_s":{},"metrics":{{"loss":{}}}}})",

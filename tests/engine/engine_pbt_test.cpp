@@ -18,7 +18,7 @@
 #include "db/storage.hpp"
 #include "engine/engine.hpp"
 #include "engine/pbt_lineage.hpp"
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 #include "schedulers/slurm/backend.hpp"
 #include "tests/schedulers/slurm/simulated_slurm_driver.hpp"
 #include "study/spec.hpp"

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "engine_fixture.hpp"
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 
 TEST_CASE("engine: every grid point runs once, metrics reach the database, concurrency holds") {
   Fixture f("ok", "");

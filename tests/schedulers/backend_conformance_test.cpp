@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 #include "schedulers/local/backend.hpp"
 #include "sched_test_support.hpp"
 #include "slurm/simulated_slurm_driver.hpp"

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "common/protocol.hpp"
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 #include "sched_test_support.hpp"
 
 using namespace dlsweep::sched;

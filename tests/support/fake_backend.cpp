@@ -4,7 +4,7 @@
 //  - each job owns two timers: `step` (queue wait, then metrics lines and the exit) and
 //    `deadline` (timeout). Erasing the job destroys them; their handlers look the job up by
 //    id and find nothing, so a late timer never acts on a finished job.
-#include "schedulers/fake_backend.hpp"
+#include "tests/support/fake_backend.hpp"
 
 #include <algorithm>
 #include <chrono>
