@@ -7,21 +7,11 @@
 
 #include "analysis/load.hpp"
 #include "db/storage.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace dlsweep;
 
 namespace {
-
-struct Dir {
-  std::filesystem::path p = std::filesystem::temp_directory_path() /
-                            ("dlsweep-analysis-load-" + std::to_string(::getpid()) + "-" +
-                             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-  Dir() { std::filesystem::create_directories(p); }
-  ~Dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(p, ec);
-  }
-};
 
 protocol::Record rec(std::int64_t seq, std::int64_t step, double wall, std::map<std::string, double> m,
                      protocol::RecordKind kind = protocol::RecordKind::eval) {
@@ -46,8 +36,8 @@ void complete(db::Storage& s, std::int64_t id) {
 }  // namespace
 
 TEST_CASE("load_study: params, ranks from the spec, outcome and the curve with its metrics") {
-  Dir dir;
-  auto st = db::Storage::open_readwrite(dir.p / "x.db");
+  test_support::TempDir dir{"dlsweep-analysis-load"};
+  auto st = db::Storage::open_readwrite(dir.path() / "x.db");
   REQUIRE(st);
   db::NewStudy ns{"s", R"({"trial": {"ranks": 2}})", "s.yaml", "runs", "val_acc", "max", 0.8};
   auto sid = (*st)->create_study(ns);
@@ -60,7 +50,7 @@ TEST_CASE("load_study: params, ranks from the spec, outcome and the curve with i
                                  rec(1, 20, 2.5, {{"val_acc", 0.85}, {"time_allreduce_exposed_s", 0.2}, {"samples_per_s", 900}}),
                                  rec(2, 20, 2.6, {{"val_acc", 0.85}}, protocol::RecordKind::final)}));
   complete(**st, *t0);
-  auto ro = db::Storage::open_readonly(dir.p / "x.db");
+  auto ro = db::Storage::open_readonly(dir.path() / "x.db");
   REQUIRE(ro);
   auto s = analysis::load_study(**ro, "s");
   INFO((s ? "" : s.error().message()));
@@ -95,8 +85,8 @@ TEST_CASE("load_study: params, ranks from the spec, outcome and the curve with i
 }
 
 TEST_CASE("load_study: a program without a batch_size parameter is read at the batch_size it reports") {
-  Dir dir;
-  auto st = db::Storage::open_readwrite(dir.p / "x.db");
+  test_support::TempDir dir{"dlsweep-analysis-load"};
+  auto st = db::Storage::open_readwrite(dir.path() / "x.db");
   REQUIRE(st);
   db::NewStudy ns{"p", R"({"trial": {"command": ["python3", "train.py"]}})", "p.yaml", "runs", "val_acc", "max", 0.8};
   auto sid = (*st)->create_study(ns);
@@ -123,8 +113,8 @@ TEST_CASE("load_study: a program without a batch_size parameter is read at the b
 
 TEST_CASE("load_study: an unknown study is named with the studies the database holds") {
   // `dlsweep plan typo` said "error: --db: no study named 'typo'" — the --db was right.
-  Dir dir;
-  auto st = db::Storage::open_readwrite(dir.p / "x.db");
+  test_support::TempDir dir{"dlsweep-analysis-load"};
+  auto st = db::Storage::open_readwrite(dir.path() / "x.db");
   REQUIRE(st);
   auto none = analysis::load_study(**st, "nope");
   REQUIRE_FALSE(none);

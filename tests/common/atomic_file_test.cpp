@@ -17,10 +17,7 @@ using dlsweep::AtomicFileWriter;
 
 namespace {
 
-struct TempDir : test_support::TempDir {
-  TempDir() : test_support::TempDir("dlsweep-atomic") {}
-  std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path()), {})); }
-};
+using test_support::TempDir;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

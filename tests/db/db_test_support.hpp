@@ -19,11 +19,8 @@
 
 namespace dlsweep::db::testing {
 
-/// The tests' temporary directory (tests/support/temp_dir.hpp).
-class TempDir : public test_support::TempDir {
- public:
-  TempDir() : test_support::TempDir("dlsweep-db-test") {}
-};
+/// The tests' one temporary directory (tests/support/temp_dir.hpp).
+using test_support::TempDir;
 
 /// Unwraps a Result in a test, printing the error's message when it failed.
 template <class T>

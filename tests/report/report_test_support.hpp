@@ -16,11 +16,8 @@
 
 namespace dlsweep::report::testing {
 
-/// The tests' temporary directory (tests/support/temp_dir.hpp).
-class TempDir : public test_support::TempDir {
- public:
-  TempDir() : test_support::TempDir("dlsweep-report-test") {}
-};
+/// The tests' one temporary directory (tests/support/temp_dir.hpp).
+using test_support::TempDir;
 
 template <class T>
 T must(Result<T> r) {

@@ -22,11 +22,8 @@
 
 namespace sched_test {
 
-/// A fresh directory under the system temp dir, removed on destruction.
-/// The tests' temporary directory (tests/support/temp_dir.hpp).
-struct TempDir : test_support::TempDir {
-  TempDir() : test_support::TempDir("dlsweep-sched") {}
-};
+/// The tests' one temporary directory (tests/support/temp_dir.hpp).
+using test_support::TempDir;
 
 /// Records every event and the running-count high-water mark.
 struct Recorder {

@@ -12,11 +12,8 @@
 
 namespace dlsweep::trainer::test {
 
-/// The tests' temporary directory (tests/support/temp_dir.hpp).
-class TempDir : public test_support::TempDir {
- public:
-  TempDir() : test_support::TempDir("dlsweep-trainer-test") {}
-};
+/// The tests' one temporary directory (tests/support/temp_dir.hpp).
+using test_support::TempDir;
 
 inline void write_file(const std::filesystem::path& p, const std::string& content) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);

@@ -88,7 +88,7 @@ bool holds(const fs::path& f, const std::string& text) {
 
 TEST_CASE("batch script: a warning before the program asks for it is held and passed on when it asks",
           "[slurm][script][warning]") {
-  slurm_test::TempDir dir("dlsweep-warn");
+  slurm_test::TempDir dir("dlsweep-warn", slurm_test::kShortTmp);
   // Starts, waits for `go` (the test sends the warning meanwhile), then asks for the warning
   // as on_preempt does and waits for it: exit 75 as a checkpointing program does.
   const std::string program = R"(
@@ -109,7 +109,7 @@ while :; do sleep 0.02; done
 
 TEST_CASE("batch script: a handler file left by the run before a requeue does not pass the warning on",
           "[slurm][script][warning]") {
-  slurm_test::TempDir dir("dlsweep-warn");
+  slurm_test::TempDir dir("dlsweep-warn", slurm_test::kShortTmp);
   // Never asks: USR2 passed on would kill it (bash's default action), exit 140.
   const std::string program = R"(
 echo started >started

@@ -34,7 +34,7 @@ namespace {
 
 struct Harness {
   const LocalCluster& cluster;
-  TempDir dir;
+  TempDir dir{"dlsweep-slurm-t", kShortTmp};
   boost::asio::io_context io;
   Recorder rec;
   std::vector<std::string> logs;

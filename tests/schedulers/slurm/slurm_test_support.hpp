@@ -46,11 +46,10 @@ inline void write_file(const fs::path& p, const std::string& text) {
 inline fs::path data_dir() { return fs::path(DLSWEEP_SOURCE_DIR) / "tests" / "schedulers" / "slurm" / "data"; }
 inline std::string sample(const std::string& name) { return read_file(data_dir() / name); }
 
-/// A fresh directory under /tmp (short: munge's socket path must stay under 108 bytes).
-/// The tests' temporary directory (tests/support/temp_dir.hpp).
-struct TempDir : test_support::TempDir {
-  explicit TempDir(const std::string& prefix = "dlsweep-slurm-t") : test_support::TempDir(prefix, "/tmp") {}
-};
+/// The tests' one temporary directory (tests/support/temp_dir.hpp); a local cluster's under
+/// test_support::kShortTmp (munge's socket path must stay under 108 bytes).
+using test_support::TempDir;
+using test_support::kShortTmp;
 
 /// Why no cluster can be started here, or nullopt if one can.
 inline std::optional<std::string> cluster_unavailable() {
@@ -63,7 +62,7 @@ inline std::optional<std::string> cluster_unavailable() {
 /// A private Slurm cluster for one test: started in the constructor, stopped (every daemon
 /// and job of it) in the destructor.
 struct LocalCluster {
-  TempDir dir{"dlsweep-slurm-c"};
+  TempDir dir{"dlsweep-slurm-c", kShortTmp};
   std::string conf;
   std::string start_output;
   bool up = false;
