@@ -33,7 +33,7 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       sampler_(std::move(parts.sampler)),
       pruner_(std::move(parts.pruner)),
       total_(parts.budget),
-      timer_(io),
+      clock_(options_.clock ? options_.clock : std::make_shared<AsioEngineClock>(io)),
       signals_(io),
       shutdown_timer_(io),
       watch_(io, [this](const std::set<std::int64_t>& ids) {
@@ -41,7 +41,7 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
         for (auto id : ids)
           if (auto it = live_.find(id); it != live_.end()) ingest(it->second);
       }, options_.watch_files),
-      start_(std::chrono::steady_clock::now()) {
+      start_(clock_->now()) {
   history_.maximize = maximizes(spec.objective.mode);
   counts_.metric = spec_.objective.metric;
   axis_ = CurveAxis{spec_.objective.metric, maximizes(spec_.objective.mode), spec_.objective.target};
@@ -71,7 +71,7 @@ void Engine::flush() {
 }
 
 double Engine::elapsed_s() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return std::chrono::duration<double>(clock_->now() - start_).count();
 }
 
 SweepSnapshot Engine::snapshot() const {
@@ -94,7 +94,7 @@ void Engine::fatal(const Error& e) {
 }
 
 Result<SweepOutcome> Engine::run() {
-  start_ = std::chrono::steady_clock::now();
+  start_ = clock_->now();
   done_at_start_ = counts_.done();
   backend_.set_event_handler([this](const JobEvent& ev) { on_job_event(ev); });
   if (options_.handle_signals) {
@@ -182,7 +182,7 @@ void Engine::detach(const std::string& why) {
                               spec_.name),
                   snapshot());
   detached_ = done_ = true;
-  timer_.cancel();
+  clock_->cancel();
   watch_.close();
   boost::system::error_code ec;
   signals_.cancel(ec);
@@ -238,7 +238,7 @@ void Engine::stop_waiting(const std::string& why) {
                                 n == 1 ? "" : "s", spec_.name),
                     snapshot());
   done_ = true;
-  timer_.cancel();
+  clock_->cancel();
   shutdown_timer_.cancel();
   watch_.close();
   boost::system::error_code ec;
@@ -388,10 +388,7 @@ void Engine::tick() {
   check_pending();
   check_capacity();
   progress_.tick(snapshot());
-  timer_.expires_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)));
-  timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) tick();
-  });
+  clock_->call_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)), [this] { tick(); });
 }
 
 void Engine::check_done() {
@@ -399,7 +396,7 @@ void Engine::check_done() {
   bool nothing_left = live_.empty() && waiting_.empty() && (exhausted_ || interrupted_);
   if (!nothing_left) return;
   done_ = true;
-  timer_.cancel();
+  clock_->cancel();
   shutdown_timer_.cancel();
   watch_.close();
   boost::system::error_code ec;

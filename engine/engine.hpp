@@ -46,6 +46,7 @@
 #include "common/jsonl_tail.hpp"
 #include "db/storage.hpp"
 #include "engine/cancel_request.hpp"
+#include "engine/engine_clock.hpp"
 #include "engine/pbt_lineage.hpp"
 #include "engine/progress.hpp"
 #include "engine/prune_policy.hpp"
@@ -63,6 +64,9 @@ struct EngineOptions {
   std::filesystem::path train_binary;  ///< dlsweep-train, for embedded-trainer studies
   std::filesystem::path runs_dir;      ///< absolute: trial dirs are runs_dir/<study>/trial-NNNN
   double tick_s = 0.5;                 ///< metric ingestion / progress period
+  /// The engine's time (engine_clock.hpp): its tick and the pending/elapsed times. nullptr:
+  /// real time on the io_context. Tests pass a clock they step (tests/support/manual_clock.hpp).
+  std::shared_ptr<EngineClock> clock;
   bool handle_signals = true;          ///< SIGINT/SIGTERM interrupt the sweep
   /// Read a trial's new records the moment they are written (inotify, trial_watch.hpp);
   /// false: on ticks only.
@@ -154,7 +158,7 @@ class Engine {
     sched::PendingClass pending_class = sched::PendingClass::routine;
     /// Waiting on the scheduler since (unset while running, or held back by the study's
     /// own max_concurrent): backend.pending_warn counts from here.
-    std::optional<std::chrono::steady_clock::time_point> pending_since;
+    std::optional<EngineClock::time_point> pending_since;
     bool pending_warned = false;     ///< backend.pending_warn's warning was given
   };
 
@@ -199,7 +203,7 @@ class Engine {
   void on_pending(Live& live, const sched::JobEvent& ev);
   /// The job is (again) in the scheduler's queue (`queued`, `requeued`) or leaves it
   /// (`started`): the pending clock and reason follow.
-  static void note_queued(Live& live, bool queued);
+  void note_queued(Live& live, bool queued);
   /// Each tick: backend.pending_warn's one warning per trial that waits too long.
   void check_pending();
   /// Reads the trial's new records into the database; `may_prune`: then asks the pruner.
@@ -284,13 +288,13 @@ class Engine {
   std::unique_ptr<search::Sampler> sampler_;
   std::unique_ptr<search::Pruner> pruner_;  ///< the study's pruner (NonePruner for none)
   std::int64_t total_ = -1;                 ///< the trial budget (SearchParts::budget)
-  boost::asio::steady_timer timer_;
+  std::shared_ptr<EngineClock> clock_;  ///< options_.clock, or real time (AsioEngineClock)
   boost::asio::signal_set signals_;
   boost::asio::steady_timer shutdown_timer_;
   std::string capacity_note_;  ///< the site limit last said (check_capacity)
   std::string interrupt_why_;  ///< the first interrupt's reason ("terminated (SIGTERM)")
   TrialWatch watch_;  ///< wakes ingest() when a live trial's metrics.jsonl changes
-  std::chrono::steady_clock::time_point start_;
+  EngineClock::time_point start_;
   std::int64_t done_at_start_ = 0;  ///< trials done when run() began (SweepSnapshot::done_before)
 
   std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)

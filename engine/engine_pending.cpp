@@ -17,7 +17,7 @@ void Engine::note_queued(Live& live, bool queued) {
   live.pending_reason.clear();
   live.pending_class = PendingClass::routine;
   if (!queued) live.pending_since.reset();
-  else if (!live.pending_since) live.pending_since = std::chrono::steady_clock::now();
+  else if (!live.pending_since) live.pending_since = clock_->now();
 }
 
 void Engine::on_pending(Live& live, const sched::JobEvent& ev) {
@@ -28,7 +28,7 @@ void Engine::on_pending(Live& live, const sched::JobEvent& ev) {
   live.pending_class = ev.pending_class;
   // Held back by the study's own max_concurrent, it is not waiting on the cluster.
   if (ev.pending_class == PendingClass::throttled) live.pending_since.reset();
-  else if (!live.pending_since) live.pending_since = std::chrono::steady_clock::now();
+  else if (!live.pending_since) live.pending_since = clock_->now();
   if (news && ev.pending_class == PendingClass::notable)
     progress_.event(pending_event_line(live.row.number, std::string(backend_.name()), live.native_id, ev.message),
                     snapshot());
@@ -37,7 +37,7 @@ void Engine::on_pending(Live& live, const sched::JobEvent& ev) {
 void Engine::check_pending() {
   const double warn_s = spec_.backend.pending_warn_s;
   if (warn_s <= 0) return;
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_->now();
   for (auto& [id, live] : live_) {
     std::optional<double> waited;
     if (live.pending_since) waited = std::chrono::duration<double>(now - *live.pending_since).count();

@@ -1,7 +1,8 @@
 // The engine and `dlsweep enqueue`: waiting requests become the first trials (their fixed
 // values, the rest sampled), they count against the trial budget, requests beyond it wait
 // in the database, and a request file left while the engine runs is recorded on its next
-// tick and runs before the next sampled trial; a bad file is refused, never fatal.
+// tick (the test steps the engine's clock to it: test_support::ManualClock) and runs before
+// the next sampled trial; a bad file is refused, never fatal.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "engine/enqueue_request.hpp"
 #include "study/spec.hpp"
 #include "tests/support/fake_backend.hpp"
+#include "tests/support/manual_clock.hpp"
 
 namespace fs = std::filesystem;
 using namespace dlsweep;
@@ -54,10 +56,12 @@ runs_dir: {}
   }
   ~RandomStudy() { fs::remove_all(dir); }
 
-  Result<orch::SweepOutcome> run(sched::Backend& backend, boost::asio::io_context& io) {
+  Result<orch::SweepOutcome> run(sched::Backend& backend, boost::asio::io_context& io,
+                                 std::shared_ptr<orch::EngineClock> clock = nullptr) {
     orch::EngineOptions opts;
     opts.runs_dir = dir / "runs";
     opts.tick_s = 0.01;
+    opts.clock = std::move(clock);
     opts.handle_signals = false;
     std::FILE* sink = std::fopen("/dev/null", "w");
     orch::Progress progress(sink, false);
@@ -125,22 +129,32 @@ TEST_CASE("engine enqueue: a request file left while the sweep runs is taken on 
   RandomStudy s("live", 3);
   const fs::path study_dir = s.dir / "runs" / "live";
   boost::asio::io_context io;
+  auto clock = std::make_shared<test_support::ManualClock>(io);
   int submitted = 0;
   fs::path good, bad;
+  bool there_until_tick = false;
   sched::FakeBackend backend(io, 1, [&](const sched::JobSpec&) {
-    if (submitted++ == 0) {
-      // What `dlsweep enqueue` does while trial 0 runs: a good request, and a file that is
-      // not valid for the study (a value out of range).
-      good = *orch::write_enqueue_request(study_dir, json{{"lr_rule", "none"}, {"batch_size", 192}});
-      bad = *orch::write_enqueue_request(study_dir, json{{"batch_size", 5}});
-      std::ofstream(study_dir / orch::kEnqueueRequestDir / "junk.json") << "{not json";
-    }
+    if (submitted++ == 0)
+      // After the turn that submitted trial 0 (and ran the first tick): what `dlsweep
+      // enqueue` does while trial 0 runs, a good request and a file that is not valid for
+      // the study (a value out of range); then the engine's clock steps to its next tick.
+      boost::asio::post(io, [&] {
+        good = *orch::write_enqueue_request(study_dir, json{{"lr_rule", "none"}, {"batch_size", 192}});
+        bad = *orch::write_enqueue_request(study_dir, json{{"batch_size", 5}});
+        std::ofstream(study_dir / orch::kEnqueueRequestDir / "junk.json") << "{not json";
+        boost::asio::post(io, [&] {
+          there_until_tick = fs::exists(good);  // nothing takes it between ticks
+          clock->advance(std::chrono::milliseconds(10));
+        });
+      });
     auto o = done();
-    o.run_s = 0.2;  // long enough for a tick to see the files
+    o.run_s = 0.2;  // the job outlasts the turns above: the files appear while trial 0 runs
     return o;
   });
-  auto out = s.run(backend, io);
+  auto out = s.run(backend, io, clock);
   REQUIRE(out.has_value());
+  CHECK(there_until_tick);
+  CHECK(clock->fired() >= 1);
   auto trials = s.trials();
   REQUIRE(trials.size() == 3);
   CHECK(trials[1].params["batch_size"] == 192);  // before trial 1 would have been sampled

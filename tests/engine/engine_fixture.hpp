@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -28,6 +29,9 @@ struct Fixture {
   orch::StudySpec spec;
   std::int64_t study_id = 0;
   std::set<TrialState> rerun;  ///< EngineOptions::rerun of the next run()
+  /// EngineOptions::clock of the next run(): nullptr, real time; a test that waits on the
+  /// engine's tick passes a test_support::ManualClock and steps it.
+  std::shared_ptr<orch::EngineClock> clock;
 
   explicit Fixture(const std::string& name, const std::string& extra_yaml) {
     dir = fs::temp_directory_path() / fmt::format("dlsweep-engine-{}-{}", ::getpid(), name);
@@ -66,6 +70,7 @@ runs_dir: {}
     opts.tick_s = 0.01;
     opts.handle_signals = false;
     opts.rerun = rerun;
+    opts.clock = clock;
     std::FILE* sink = out ? out : std::fopen("/dev/null", "w");
     orch::Progress progress(sink, tty);
     orch::Engine engine(io, *storage, backend, spec, std::move(*orch::make_search_parts(spec)), study_id, opts, progress);

@@ -12,6 +12,7 @@
 #include "../schedulers/slurm/fake_slurm_driver.hpp"
 #include "engine_fixture.hpp"
 #include "engine/pending_notice.hpp"
+#include "tests/support/manual_clock.hpp"
 
 namespace {
 
@@ -62,6 +63,10 @@ TEST_CASE("engine on slurm: a job held after a failed launch is retried; reasons
   Fixture f("pending", "  max_retries: 1\n  fail_fast: 0");  // its trials exit without the objective
   f.spec.backend.pending_warn_s = 0.3;
   boost::asio::io_context io;
+  // The engine's clock moves only when the controller steps it (below): how long a trial has
+  // waited is the time stepped, not the real time the fake controller took.
+  auto clock = std::make_shared<test_support::ManualClock>(io);
+  f.clock = clock;
   auto ctl = std::make_shared<slurm_test::FakeController>();
   sched::SlurmOptions o;
   o.script_dir = f.dir / "slurm";
@@ -93,6 +98,8 @@ TEST_CASE("engine on slurm: a job held after a failed launch is retried; reasons
     // Until both blocked trials were warned about (backend.pending_warn) and the cancelled
     // held job is recorded lost: then the jobs table is read as `dlsweep status` would.
     warned_window = script.wait_for([&] {
+      // A tenth of pending_warn per look, on the engine's thread; each step runs a tick.
+      boost::asio::post(io, [clock] { clock->advance(std::chrono::milliseconds(30)); });
       const std::string text = read_path(out_path);
       if (text.find("warning: trial 1 has been pending for") == std::string::npos ||
           text.find("warning: trial 2 has been pending for") == std::string::npos)
