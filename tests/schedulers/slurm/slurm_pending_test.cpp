@@ -62,7 +62,13 @@ TEST_CASE("slurm reasons: held after a failed launch, held by hand, a drained no
   CHECK(shown_reason(r).empty());
   r.reason = "JobArrayTaskLimit";
   CHECK(classify_reason(r) == PendingClass::throttled);
-  for (const char* notable : {"ReqNodeNotAvail", "QOSMaxJobsPerUserLimit", "PartitionTimeLimit", "JobHeldUser"}) {
+  // A site's running-job limits are capacity, like the study's own throttle (site_limit.hpp).
+  for (const char* site : {"QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "QOSGrpGRES"}) {
+    r.reason = site;
+    CHECK(classify_reason(r) == PendingClass::throttled);
+    CHECK(shown_reason(r) == site);
+  }
+  for (const char* notable : {"ReqNodeNotAvail", "PartitionTimeLimit", "JobHeldUser", "JobHeldAdmin"}) {
     r.reason = notable;
     CHECK(classify_reason(r) == PendingClass::notable);
     CHECK(shown_reason(r) == notable);
