@@ -1,4 +1,4 @@
-// db_lock.hpp — what the database lock (DB.lock, taken by engine/sweep_runner's
+// db_lock.hpp — what the database lock (DB.lock, taken by db/orchestrator_lock's 
 // lock_database with a POSIX record lock) says when it cannot be taken, as pure functions
 // of the fcntl result: held by another orchestrator (named by the "host pid" its holder
 // wrote into DB.lock), or a filesystem without working locks (ENOLCK, ENOSYS, EOPNOTSUPP,

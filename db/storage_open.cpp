@@ -128,7 +128,7 @@ bool exists_settled(const fs::path& file) {
 }
 
 // Is an orchestrator writing `file` now? It holds a POSIX write lock on DB.lock while it runs
-// (engine/sweep_runner.cpp); F_GETLK tests that lock through a read-only descriptor, so a
+// (db/orchestrator_lock.cpp); F_GETLK tests that lock through a read-only descriptor, so a
 // reader needs no write access to ask. Unknown (DB.lock unreadable): assume a writer.
 bool writer_active(const fs::path& file) {
   const std::string lock = file.string() + ".lock";

@@ -1,5 +1,6 @@
 // as_job.cpp — `dlsweep submit --as-job` (as_job.hpp): the orchestrator as a job of the
 // study's own backend (SlurmBackend::submit_orchestrator renders, preflights and submits it).
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/as_job.hpp"
 
 #include <fmt/format.h>
@@ -30,24 +31,21 @@ int submit_as_job(const StudySpec& spec, const std::string& db, const std::strin
                   const fs::path& runs_dir) {
   const sched::BackendKind* kind = sched::find_backend_kind(spec.backend.kind);
   if (!(kind && kind->batch_scheduler)) {
-    fmt::print(stderr, "error: {}: backend.kind: --as-job needs a batch scheduler's backend (fix: set `kind: slurm`, or "
-                       "run `dlsweep submit` inside an allocation)\n", study_file);
-    return exit_code::usage;
+    return print_error(Error{"--as-job needs a batch scheduler's backend", study_file + ": backend.kind",
+                             "set `kind: slurm`, or run `dlsweep submit` inside an allocation", ErrorKind::bad_input});
   }
   std::error_code ec;
   if (fs::exists(db, ec)) {
     auto storage = db::Storage::open_readonly(db);
     if (storage)
       if (auto s = (*storage)->find_study(spec.name); s && *s) {
-        fmt::print(stderr, "error: study '{}' already exists in {} (fix: `dlsweep resume {}` or pick another name)\n",
-                   spec.name, db, spec.name);
-        return exit_code::usage;
+        return print_error(Error{fmt::format("study '{}' already exists in {}", spec.name, db), "",
+                                 fmt::format("`dlsweep resume {}` or pick another name", spec.name), ErrorKind::bad_input});
       }
   }
   auto self = self_executable();
   if (!self) {
-    fmt::print(stderr, "error: cannot find the dlsweep executable (/proc/self/exe)\n");
-    return exit_code::runtime;
+    return print_error(Error{"cannot find the dlsweep executable (/proc/self/exe)", "", ""});
   }
   sched::JobSpec job;
   job.study = spec.name;
@@ -59,13 +57,11 @@ int submit_as_job(const StudySpec& spec, const std::string& db, const std::strin
   // directory that holds anything.
   auto backend = make_backend(io, spec, runs_dir / spec.name, /*create_dirs=*/false);
   if (!backend) {
-    fmt::print(stderr, "error: {}\n", backend.error().message());
-    return exit_code::usage;
+    return print_error(backend.error(), exit_code::usage);
   }
   auto id = (*backend)->submit_orchestrator(job);
   if (!id) {
-    fmt::print(stderr, "error: {}\n", id.error().message());
-    return exit_code::runtime;
+    return print_error(id.error(), exit_code::runtime);
   }
   fmt::print("{}\n", *id);
   fmt::print(stderr,

@@ -14,6 +14,7 @@
 #include "analysis/ranking.hpp"
 #include "analysis/to_json.hpp"
 #include "db/storage.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/cmd_best_front.hpp"
 #include "orchestrator/cmd_best_pbt.hpp"
 #include "orchestrator/cmd_best_text.hpp"
@@ -42,7 +43,7 @@ std::string why_none(const db::StudyRow& st, const analysis::StudyData& study, c
 // --write-schedule of a study that is not population-based training (one objective or
 // several, plain or --explain): refused, never silently ignored.
 int refuse_write_schedule() {
-  return report(Error{"only a pbt study has a schedule to write", "--write-schedule",
+  return print_error(Error{"only a pbt study has a schedule to write", "--write-schedule",
                       "the winner's params are in `best --format json`"},
                 exit_code::usage);
 }
@@ -63,24 +64,24 @@ bool pbt_study(const BestArgs& a) {
 int cmd_best(const BestArgs& a) {
   if ((a.explain || !a.group_by.empty()) && !pbt_study(a)) return cmd_best_explain(a);
   auto o = open_for_reading(a.db, a.format == "json" ? "json" : "table");
-  if (!o) return report(o.error(), exit_code::usage);
+  if (!o) return print_error(o.error(), exit_code::usage);
   auto by = analysis::parse_rank_by(a.by);
-  if (!by) return report(by.error(), exit_code::usage);
+  if (!by) return print_error(by.error(), exit_code::usage);
   auto st = find_study(*o->storage, a.study);
-  if (!st) return report(st.error(), exit_code::usage);
+  if (!st) return print_error(st.error(), exit_code::usage);
   auto study = analysis::load_study(*o->storage, st->name);
-  if (!study) return report(study.error(), exit_code::runtime);
+  if (!study) return print_error(study.error(), exit_code::runtime);
   if (study->multi_objective()) return a.write_schedule.empty() ? cmd_best_front(a, *study) : refuse_write_schedule();
   auto pbt = load_pbt(*o->storage, *st);  // population-based training: the winner's schedule
-  if (!pbt) return report(pbt.error(), exit_code::runtime);
+  if (!pbt) return print_error(pbt.error(), exit_code::runtime);
   if (*pbt && !a.group_by.empty())
-    return report(Error{"--group-by fits the batch-size model across trials; a pbt study's trials are intervals of its members",
+    return print_error(Error{"--group-by fits the batch-size model across trials; a pbt study's trials are intervals of its members",
                         "--group-by", "use `best --explain` for the winner's schedule and its evidence"},
                   exit_code::usage);
   if (*pbt) return cmd_best_pbt(a, **pbt, *study);
   if (!a.write_schedule.empty()) return refuse_write_schedule();
   auto sums = o->storage->summaries(st->id);  // the last value, which analysis/ does not read
-  if (!sums) return report(sums.error(), exit_code::runtime);
+  if (!sums) return print_error(sums.error(), exit_code::runtime);
   const analysis::Ranking ranking = analysis::rank(*study, *by);
   const std::string left_out = left_out_text(ranking);
   const auto winner = ranking.winner();
@@ -125,9 +126,9 @@ int cmd_best(const BestArgs& a) {
 
 int cmd_best_explain(const BestArgs& a) {
   auto by = analysis::parse_rank_by(a.by);
-  if (!by) return report(by.error(), exit_code::usage);
+  if (!by) return print_error(by.error(), exit_code::usage);
   auto study = load_study_data(a.db, a.study);
-  if (!study) return report(study.error(), study.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime);
+  if (!study) return print_error(study.error(), study.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime);
   if (!a.write_schedule.empty()) return refuse_write_schedule();  // cmd_best sends a pbt study elsewhere
   if (study->multi_objective()) return cmd_best_front(a, *study);
   // --group-by: S(B) and B_crit per value of the parameter (analysis/grouped_fit.hpp); an
@@ -135,7 +136,7 @@ int cmd_best_explain(const BestArgs& a) {
   std::optional<analysis::GroupedFit> grouped;
   if (!a.group_by.empty()) {
     auto g = analysis::fit_by_group(*study, a.group_by);
-    if (!g) return report(g.error(), exit_code::usage);
+    if (!g) return print_error(g.error(), exit_code::usage);
     grouped = std::move(*g);
   }
   const auto e = analysis::explain_best(*study, *by);

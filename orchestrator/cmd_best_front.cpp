@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "analysis/front.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/cmd_best_front.hpp"
 #include "orchestrator/cmd_best_text.hpp"
 #include "orchestrator/commands.hpp"
@@ -16,11 +17,11 @@ using nlohmann::json;
 
 int cmd_best_front(const BestArgs& a, const analysis::StudyData& study) {
   if (a.by != "auto")
-    return report(fail("--by ranks one objective; this study has several (best names its Pareto front)", "--by",
+    return print_error(fail("--by ranks one objective; this study has several (best names its Pareto front)", "--by",
                        "leave --by out").error(),
                   exit_code::usage);
   if (!a.group_by.empty())
-    return report(fail("--group-by fits the batch-size model of one objective; this study has several", "--group-by",
+    return print_error(fail("--group-by fits the batch-size model of one objective; this study has several", "--group-by",
                        "leave --group-by out").error(),
                   exit_code::usage);
   const auto front = analysis::pareto_front(study);

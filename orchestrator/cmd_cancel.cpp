@@ -15,13 +15,14 @@
 #include <fmt/format.h>
 
 #include "engine/cancel_request.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/cancel_targets.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
 #include "engine/engine.hpp"
 #include "engine/progress.hpp"
 #include "engine/state_machine.hpp"
-#include "engine/sweep_runner.hpp"
+#include "db/orchestrator_lock.hpp"
 #include "engine/trial_files.hpp"
 #include "engine/backend_factory.hpp"
 
@@ -43,7 +44,7 @@ bool unfinished(TrialState s) { return s == TrialState::waiting || is_active(s);
 int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study, const CancelPlan& plan) {
   const std::string words = format_cancel_request({a.trials.empty(), plan.numbers});
   if (auto st = write_file_atomic(fs::path(study.root_dir) / kCancelRequestFile, words); !st)
-    return report(st.error(), exit_code::runtime);
+    return print_error(st.error(), exit_code::runtime);
   fmt::print(stderr, "asked the running orchestrator to cancel {}\n",
              a.trials.empty() ? "the study" : trials_word(static_cast<std::int64_t>(plan.numbers.size())));
   for (int i = 0; i < 1200; ++i) {
@@ -59,23 +60,22 @@ int cancel_via_orchestrator(const CancelArgs& a, const db::StudyRow& study, cons
       return exit_code::ok;
     }
   }
-  fmt::print(stderr, "error: the orchestrator has not recorded the cancellation after 120 s\n");
-  return exit_code::runtime;
+  return print_error(Error{"the orchestrator has not recorded the cancellation after 120 s", "", ""}, exit_code::runtime);
 }
 
 }  // namespace
 
 int cmd_cancel(const CancelArgs& a) {
   auto ro = db::Storage::open_readonly(a.db);
-  if (!ro) return report(ro.error(), exit_code::usage);
+  if (!ro) return print_error(ro.error(), exit_code::usage);
   auto study = (*ro)->find_study(a.study);
-  if (!study) return report(study.error(), exit_code::runtime);
-  if (!*study) return report(Error{"no study named '" + a.study + "'", a.db, "`dlsweep status` lists them"}, exit_code::usage);
+  if (!study) return print_error(study.error(), exit_code::runtime);
+  if (!*study) return print_error(Error{"no study named '" + a.study + "'", a.db, "`dlsweep status` lists them"}, exit_code::usage);
   // Validate the numbers before anything is asked or written: an unknown one is an error.
   auto known = (*ro)->list_trials((*study)->id);
-  if (!known) return report(known.error(), exit_code::runtime);
+  if (!known) return print_error(known.error(), exit_code::runtime);
   auto plan = plan_cancel(*known, a.trials, a.study);
-  if (!plan) return report(plan.error(), exit_code::usage);
+  if (!plan) return print_error(plan.error(), exit_code::usage);
   for (const auto& note : plan->notes) fmt::print(stderr, "{}\n", note);
   ro->reset();
   if (plan->numbers.empty() && !a.trials.empty()) {
@@ -83,26 +83,25 @@ int cmd_cancel(const CancelArgs& a) {
     return exit_code::ok;
   }
 
-  auto lock = lock_database(a.db);
+  auto lock = db::lock_database(a.db);
   if (!lock) return cancel_via_orchestrator(a, **study, *plan);
 
   auto storage = db::Storage::open_readwrite(a.db);
-  if (!storage) return report(storage.error(), exit_code::runtime);
+  if (!storage) return print_error(storage.error(), exit_code::runtime);
   auto trials = (*storage)->list_trials((*study)->id);
-  if (!trials) return report(trials.error(), exit_code::runtime);
+  if (!trials) return print_error(trials.error(), exit_code::runtime);
   auto jobs = (*storage)->list_jobs((*study)->id);
-  if (!jobs) return report(jobs.error(), exit_code::runtime);
+  if (!jobs) return print_error(jobs.error(), exit_code::runtime);
 
   // The study's own backend cancels its jobs (Slurm: through its driver and slurm_conf);
   // built before anything changes, so a study this dlsweep cannot read changes nothing.
   auto spec = parse_study((*study)->spec_json, StudyFormat::json, (*study)->source_path);
   if (!spec) {
-    for (const auto& e : spec.error()) fmt::print(stderr, "error: stored study: {}\n", e.message());
-    return exit_code::runtime;
+    return print_stored_study_errors(spec.error());
   }
   boost::asio::io_context io;
   auto backend = make_backend(io, *spec, fs::path((*study)->root_dir), /*create_dirs=*/false);
-  if (!backend) return report(backend.error(), exit_code::runtime);
+  if (!backend) return print_error(backend.error(), exit_code::runtime);
   std::vector<std::string> native_ids;
   std::size_t cancelled = 0;
   for (auto t : *trials) {
@@ -116,7 +115,7 @@ int cmd_cancel(const CancelArgs& a) {
     if (!next) continue;
     if (auto st = (*storage)->transition({t.id, t.state, next->to, next->attempt, "user", "cancelled by `dlsweep cancel`", {}});
         !st)
-      return report(st.error(), exit_code::runtime);
+      return print_error(st.error(), exit_code::runtime);
     ++cancelled;
   }
   // The trials are CANCELLED in the database whatever the scheduler says; a refusal names
@@ -124,9 +123,9 @@ int cmd_cancel(const CancelArgs& a) {
   auto jobs_cancelled = (*backend)->cancel_detached(native_ids);
   if (a.trials.empty())
     if (auto st = (*storage)->set_study_state((*study)->id, "STOPPED", "cancelled by `dlsweep cancel`"); !st)
-      return report(st.error(), exit_code::runtime);
+      return print_error(st.error(), exit_code::runtime);
   fmt::print(stderr, "cancelled {} of {}\n", trials_word(static_cast<std::int64_t>(cancelled)), a.study);
-  if (!jobs_cancelled) return report(jobs_cancelled.error(), exit_code::runtime);
+  if (!jobs_cancelled) return print_error(jobs_cancelled.error(), exit_code::runtime);
   return exit_code::ok;
 }
 

@@ -13,9 +13,10 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/removal.hpp"
-#include "engine/sweep_runner.hpp"
+#include "db/orchestrator_lock.hpp"
 #include "orchestrator/table_format.hpp"
 
 namespace dlsweep::orch {
@@ -24,10 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int refuse(const Error& e, int code) {
-  fmt::print(stderr, "error: {}\nnothing was deleted.\n", e.message());
-  return code;
-}
+int refuse(const Error& e, int code) { return print_error(e, code, "nothing was deleted."); }
 
 // The study, or an error: not_found (with a suggestion) for a name the database lacks.
 Result<db::StudyRow> find_named(const db::Storage& storage, const std::string& name, const std::string& db) {
@@ -65,7 +63,7 @@ int cmd_delete(const DeleteArgs& a) {
     if (auto study = find_named(**ro, a.study, a.db); !study) return lookup_failed(study.error());
   }
   // The orchestrator is the database's only writer; while one runs, nothing is deleted.
-  auto lock = lock_database(a.db);
+  auto lock = db::lock_database(a.db);
   if (!lock)
     return refuse(Error{lock.error().what, a.db,
                         fmt::format("wait for it to finish, or stop it (Ctrl-C, or `dlsweep --db {} cancel STUDY`), "
@@ -96,8 +94,7 @@ int cmd_delete(const DeleteArgs& a) {
   }
   auto removed = remove_study(**storage, *plan, a.db, a.files ? "dlsweep delete --files" : "dlsweep delete");
   if (!removed) {
-    fmt::print(stderr, "error: {}\n", removed.error().message());
-    return exit_code::runtime;
+    return print_error(removed.error(), exit_code::runtime);
   }
   fmt::print(stderr, "deleted study '{}' from {}: {}; {}\n({})\n", a.study, a.db, describe_rows(removed->rows),
              removed->files_note, removed->log_note);

@@ -20,12 +20,13 @@
 #include <fmt/format.h>
 
 #include "db/storage.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "engine/enqueue_request.hpp"
 #include "study/enqueue_values.hpp"
 #include "engine/progress.hpp"
 #include "study/growth.hpp"
-#include "engine/sweep_runner.hpp"
+#include "db/orchestrator_lock.hpp"
 
 namespace dlsweep::orch {
 
@@ -33,11 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int refuse(const Errors& errors, int code) {
-  for (const auto& e : errors) fmt::print(stderr, "error: {}\n", e.message());
-  fmt::print(stderr, "nothing was enqueued.\n");
-  return code;
-}
+int refuse(const Errors& errors, int code) { return print_errors(errors, code, "nothing was enqueued."); }
 
 int refuse(const Error& e, int code) { return refuse(Errors{e}, code); }
 
@@ -100,7 +97,7 @@ int cmd_enqueue(const EnqueueArgs& a) {
   if (!fs::exists(a.db, ec))
     return refuse(Error{"no such database", a.db, "pass the --db of the study to enqueue into"}, exit_code::usage);
 
-  auto lock = lock_database(a.db);
+  auto lock = db::lock_database(a.db);
   const bool own = lock.has_value();
   auto storage = own ? db::Storage::open_readwrite(a.db) : db::Storage::open_readonly(a.db);
   if (!storage) return refuse(storage.error(), exit_code::runtime);
@@ -113,8 +110,7 @@ int cmd_enqueue(const EnqueueArgs& a) {
   const db::StudyRow study = **row;
   auto spec = parse_study(study.spec_json, StudyFormat::json, study.source_path);
   if (!spec) {
-    for (const auto& e : spec.error()) fmt::print(stderr, "error: stored study: {}\n", e.message());
-    return exit_code::runtime;
+    return print_stored_study_errors(spec.error());
   }
   if (auto st = enqueue_supported(*spec, a.study); !st) return refuse(st.error(), exit_code::usage);
   auto params = enqueue_params_from_args(spec->space, a.sets);
@@ -159,7 +155,7 @@ int cmd_enqueue(const EnqueueArgs& a) {
       if (auto ro = db::Storage::open_readonly(a.db); ro) print_standing(**ro, study, *spec, request, a);
       return exit_code::ok;
     }
-    if (auto l = lock_database(a.db); l) {
+    if (auto l = db::lock_database(a.db); l) {
       // The orchestrator exited before its next tick: record the request here.
       auto rw = db::Storage::open_readwrite(a.db);
       if (!rw) return refuse(rw.error(), exit_code::runtime);

@@ -18,6 +18,7 @@
 
 #include "common/atomic_file.hpp"
 #include "db/storage.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
 #include "orchestrator/results_frame.hpp"
@@ -58,41 +59,41 @@ class Sink {
 }  // namespace
 
 int cmd_export(const ExportArgs& a) {
-  if (a.format == "parquet") return report(parquet_unavailable(), exit_code::usage);
+  if (a.format == "parquet") return print_error(parquet_unavailable(), exit_code::usage);
   if (a.format != "csv")
-    return report(Error{"unknown format '" + a.format + "'", "--format", "use csv"}, exit_code::usage);
+    return print_error(Error{"unknown format '" + a.format + "'", "--format", "use csv"}, exit_code::usage);
   if (std::error_code ec; !a.output.empty() && a.output != "-" && std::filesystem::is_directory(a.output, ec))
-    return report(Error{"'" + a.output + "' is a directory, not a file", "-o",
+    return print_error(Error{"'" + a.output + "' is a directory, not a file", "-o",
                         "name a file in it, e.g. `-o " +
                             (std::filesystem::path(a.output) / (a.study + (a.curves ? "-curves.csv" : ".csv"))).string() +
                             "`"},
                   exit_code::usage);
   auto storage = db::Storage::open_readonly(a.db);
-  if (!storage) return report(storage.error(), exit_code::usage);
+  if (!storage) return print_error(storage.error(), exit_code::usage);
   auto study = (*storage)->find_study(a.study);
-  if (!study) return report(study.error(), exit_code::runtime);
+  if (!study) return print_error(study.error(), exit_code::runtime);
   if (!*study)
-    return report(Error{"no study named '" + a.study + "'", "study", "`dlsweep status` lists the studies"},
+    return print_error(Error{"no study named '" + a.study + "'", "study", "`dlsweep status` lists the studies"},
                   exit_code::usage);
   const std::int64_t sid = (*study)->id;
 
   auto sink = Sink::open(a.output);
-  if (!sink) return report(sink.error(), exit_code::runtime);
+  if (!sink) return print_error(sink.error(), exit_code::runtime);
   if (a.curves) {
     std::vector<nlohmann::json> header;
     for (const auto& c : curve_columns()) header.push_back(c);
-    if (auto s = sink->write(csv_row(header)); !s) return report(s.error(), exit_code::runtime);
+    if (auto s = sink->write(csv_row(header)); !s) return print_error(s.error(), exit_code::runtime);
     auto s = (*storage)->for_each_curve_point(sid, [&](const db::CurvePoint& p) { return sink->write(csv_row(curve_cells(p))); });
-    if (!s) return report(s.error(), exit_code::runtime);
+    if (!s) return print_error(s.error(), exit_code::runtime);
   } else {
     auto trials = (*storage)->summaries(sid);
-    if (!trials) return report(trials.error(), exit_code::runtime);
+    if (!trials) return print_error(trials.error(), exit_code::runtime);
     auto times = (*storage)->trial_times(sid);
-    if (!times) return report(times.error(), exit_code::runtime);
+    if (!times) return print_error(times.error(), exit_code::runtime);
     if (auto s = sink->write(render(results_frame(*trials, *times, false), OutputFormat::csv)); !s)
-      return report(s.error(), exit_code::runtime);
+      return print_error(s.error(), exit_code::runtime);
   }
-  if (auto s = sink->commit(); !s) return report(s.error(), exit_code::runtime);
+  if (auto s = sink->commit(); !s) return print_error(s.error(), exit_code::runtime);
   return exit_code::ok;
 }
 

@@ -13,6 +13,7 @@
 #include "analysis/to_json.hpp"
 #include "common/objective.hpp"
 #include "db/storage.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
 
@@ -22,20 +23,20 @@ using nlohmann::json;
 
 int cmd_plan(const PlanArgs& a) {
   auto study = load_study_data(a.db, a.study);
-  if (!study) return report(study.error(), study.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime);
+  if (!study) return print_error(study.error(), study.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime);
   const auto table = analysis::target_table(*study);
   std::vector<analysis::BatchPoint> pts;
   for (const auto* r : table.reaching_rows()) pts.push_back({static_cast<double>(r->batch), r->steps->mean});
   if (!study->target)
-    return report(Error{"the study has no objective target: there is no time to a target to predict", "study " + a.study,
+    return print_error(Error{"the study has no objective target: there is no time to a target to predict", "study " + a.study,
                         "give the study `objective.target` and run it"},
                   exit_code::trials_failed);
   auto fit = analysis::fit_batch_model(pts);
-  if (!fit) return report(fit.error(), exit_code::trials_failed);
+  if (!fit) return print_error(fit.error(), exit_code::trials_failed);
   auto model = analysis::fit_step_time(*study);  // a refusal names the metrics the trials lack
-  if (!model) return report(model.error(), exit_code::trials_failed);
+  if (!model) return print_error(model.error(), exit_code::trials_failed);
   auto plan = analysis::make_plan(*fit, *model, a.ranks);
-  if (!plan) return report(plan.error(), exit_code::usage);
+  if (!plan) return print_error(plan.error(), exit_code::usage);
   if (a.format == "json") {
     auto j = analysis::to_json(*plan);
     j["study"] = study->name;

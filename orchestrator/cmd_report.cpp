@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.hpp"
 #include "db/storage.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "engine/progress.hpp"
 #include "report/report_model.hpp"
@@ -18,26 +19,25 @@ namespace dlsweep::orch {
 
 int cmd_report(const ReportArgs& a) {
   if (report::chart_js().empty()) {
-    fmt::print(stderr, "error: this dlsweep was built without Chart.js, which reports inline; install it "
-                       "(Debian: apt-get install libjs-chart.js) and rebuild\n");
-    return exit_code::runtime;
+    return print_error(Error{"this dlsweep was built without Chart.js, which reports inline; install it "
+                             "(Debian: apt-get install libjs-chart.js) and rebuild",
+                             "", ""});
   }
   const std::string out = a.output.empty() ? a.study + "-report.html" : a.output;
   if (std::error_code ec; out != "-" && std::filesystem::is_directory(out, ec)) {
     // Checked first: the report was built, then could not be renamed over a folder.
-    fmt::print(stderr, "error: -o: '{}' is a directory, not a file (fix: name a file in it, e.g. `-o {}`)\n", out,
-               (std::filesystem::path(out) / (a.study + "-report.html")).string());
-    return exit_code::usage;
+    return print_error(Error{fmt::format("'{}' is a directory, not a file", out), "-o",
+                             fmt::format("name a file in it, e.g. `-o {}`",
+                                         (std::filesystem::path(out) / (a.study + "-report.html")).string()),
+                             ErrorKind::bad_input});
   }
   auto storage = db::Storage::open_readonly(a.db);
   if (!storage) {
-    fmt::print(stderr, "error: {}\n", storage.error().message());
-    return exit_code::usage;
+    return print_error(storage.error(), exit_code::usage);
   }
   auto model = report::build_report_model(**storage, a.study);
   if (!model) {
-    fmt::print(stderr, "error: {}\n", model.error().message());
-    return model.error().is(ErrorKind::not_found) ? exit_code::usage : exit_code::runtime;
+    return print_error(model.error());
   }
   const std::string html = report::report_html(*model);
   if (out == "-") {
@@ -46,8 +46,7 @@ int cmd_report(const ReportArgs& a) {
   }
   // Written beside the target and renamed over it, so a reader never sees half a report.
   if (auto st = write_file_atomic(out, html, Durability::none); !st) {
-    fmt::print(stderr, "error: cannot write the report: {}\n", st.error().message());
-    return exit_code::runtime;
+    return print_error(Error{"cannot write the report: " + st.error().message(), "", ""});
   }
   fmt::print("wrote {} ({}, {:.1f} KiB; open it in a browser, no network needed)\n", out,
              trials_word(static_cast<std::int64_t>((*model)["trials"].size())), static_cast<double>(html.size()) / 1024.0);

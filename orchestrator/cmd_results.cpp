@@ -9,6 +9,7 @@
 #include <map>
 
 #include "analysis/front.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/cmd_best_pbt.hpp"
 #include "analysis/load.hpp"
 #include "common/multi_objective.hpp"
@@ -23,19 +24,19 @@ namespace dlsweep::orch {
 using nlohmann::json;
 
 int cmd_results(const ResultsArgs& a) {
-  if (a.format == "parquet") return report(parquet_unavailable(), exit_code::usage);
+  if (a.format == "parquet") return print_error(parquet_unavailable(), exit_code::usage);
   auto o = open_for_reading(a.db, a.format);
-  if (!o) return report(o.error(), exit_code::usage);
+  if (!o) return print_error(o.error(), exit_code::usage);
   auto st = find_study(*o->storage, a.study);
-  if (!st) return report(st.error(), exit_code::usage);
+  if (!st) return print_error(st.error(), exit_code::usage);
   auto trials = o->storage->summaries(st->id);
-  if (!trials) return report(trials.error(), exit_code::runtime);
+  if (!trials) return print_error(trials.error(), exit_code::runtime);
 
   Rows rows;
   if (o->format != OutputFormat::table) {
     // CSV and JSON are data frames (results_frame.hpp): params_<name> columns, start/end.
     auto times = o->storage->trial_times(st->id);
-    if (!times) return report(times.error(), exit_code::runtime);
+    if (!times) return print_error(times.error(), exit_code::runtime);
     rows = results_frame(*trials, *times, /*with_params_object=*/o->format == OutputFormat::json);
   } else {
     // Tables name the parameters that vary, then the figures.
@@ -69,7 +70,7 @@ int cmd_results(const ResultsArgs& a) {
   // Several objectives: each objective's value and whether the trial is on the Pareto front
   // (analysis/front.hpp); constraints: whether it satisfies them.
   auto study = analysis::load_study(*o->storage, st->name);
-  if (!study) return report(study.error(), exit_code::runtime);
+  if (!study) return print_error(study.error(), exit_code::runtime);
   if (study->multi_objective() || !study->constraints.empty()) {
     const auto front = analysis::pareto_front(*study);
     std::map<std::int64_t, std::size_t> at;
@@ -104,7 +105,7 @@ int cmd_results(const ResultsArgs& a) {
   // Population-based training: each trial's link in its member's lineage (its `pbt` event):
   // a brief cell in tables; member, generation, parent and exploit_from columns in CSV/JSON.
   auto pbt = load_pbt(*o->storage, *st);
-  if (!pbt) return report(pbt.error(), exit_code::runtime);
+  if (!pbt) return print_error(pbt.error(), exit_code::runtime);
   if (*pbt) {
     const bool table = o->format == OutputFormat::table;
     if (table) rows.columns.insert(rows.columns.end() - 1, "pbt");
@@ -126,7 +127,7 @@ int cmd_results(const ResultsArgs& a) {
   }
   // search.warm_start: the earlier studies' trials that seeded the sampler, marked WARM.
   auto warm = o->storage->warm_start_trials(st->id);
-  if (!warm) return report(warm.error(), exit_code::runtime);
+  if (!warm) return print_error(warm.error(), exit_code::runtime);
   std::vector<std::string> objective_columns;
   if (study->multi_objective())
     for (const auto& ob : study->objectives)

@@ -17,6 +17,7 @@
 // the database are created before any sampled one (engine_enqueue.cpp).
 #include <fmt/format.h>
 
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
 #include "schedulers/backend_kinds.hpp"
@@ -25,7 +26,8 @@
 #include "engine/recovery.hpp"
 #include "study/growth.hpp"
 #include "study/spec.hpp"
-#include "engine/sweep_runner.hpp"
+#include "db/orchestrator_lock.hpp"
+#include "orchestrator/run_sweep.hpp"
 #include "orchestrator/table_format.hpp"
 
 namespace dlsweep::orch {
@@ -34,8 +36,7 @@ namespace fs = std::filesystem;
 
 int cmd_resume(const ResumeArgs& a) {
   if (!fs::exists(a.db)) {
-    fmt::print(stderr, "error: {}: no such database (fix: pass the --db of the sweep to resume)\n", a.db);
-    return exit_code::usage;
+    return print_error(Error{"no such database", a.db, "pass the --db of the sweep to resume", ErrorKind::not_found});
   }
   EngineOptions opts;
   for (std::size_t start = 0; start < a.rerun.size();) {
@@ -44,46 +45,42 @@ int cmd_resume(const ResumeArgs& a) {
     if (word == "cancelled") opts.rerun.insert(TrialState::cancelled);
     else if (word == "failed") opts.rerun.insert(TrialState::failed);
     else {
-      fmt::print(stderr, "error: --rerun: unknown state '{}' (fix: use cancelled, failed or cancelled,failed)\n", word);
-      return exit_code::usage;
+      return print_error(Error{fmt::format("unknown state '{}'", word), "--rerun", "use cancelled, failed or cancelled,failed",
+                               ErrorKind::bad_input});
     }
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  auto storage = open_as_orchestrator(a.db);
+  auto storage = db::open_as_orchestrator(a.db);
   if (!storage) {
-    fmt::print(stderr, "error: {}\n", storage.error().message());
-    return exit_code::runtime;
+    return print_error(storage.error(), exit_code::runtime);
   }
   auto row = (*storage)->find_study(a.study);
   if (!row) {
-    fmt::print(stderr, "error: {}\n", row.error().message());
-    return exit_code::runtime;
+    return print_error(row.error(), exit_code::runtime);
   }
   if (!*row) {
     // The error names the studies the database holds (a typo is seen at once).
     auto named = find_study(**storage, a.study);
-    fmt::print(stderr, "error: {}: {}\n", a.db,
-               named ? fmt::format("no study named '{}'", a.study) : named.error().message());
-    return exit_code::usage;
+    return print_error(named ? Error{fmt::format("no study named '{}'", a.study), a.db, "", ErrorKind::not_found}
+                             : under(a.db, named.error()),
+                       exit_code::usage);
   }
   auto spec = parse_study((*row)->spec_json, StudyFormat::json, (*row)->source_path);
   if (!spec) {
-    for (const auto& e : spec.error()) fmt::print(stderr, "error: stored study: {}\n", e.message());
-    return exit_code::runtime;
+    return print_stored_study_errors(spec.error());
   }
   auto train = train_binary_for(*spec);
   if (!train) {
-    fmt::print(stderr, "error: {}\n", train.error().message());
-    return exit_code::runtime;
+    return print_error(train.error(), exit_code::runtime);
   }
   opts.train_binary = *train;
   std::optional<BudgetGrowth> grown;
   if (a.add_trials_given) {
     auto g = grow_trial_budget(*spec, (*row)->spec_json, a.add_trials, a.study);
     if (!g) {
-      fmt::print(stderr, "error: {}\nnothing was changed.\n", g.error().message());
-      return g.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime;
+      return print_error(g.error(), g.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime,
+                         "nothing was changed.");
     }
     db::EventRow why;
     why.study_id = (*row)->id;
@@ -92,13 +89,11 @@ int cmd_resume(const ResumeArgs& a) {
     why.reason = fmt::format("trial budget (search.trials) {} -> {} by `dlsweep resume --add-trials {}`",
                              g->old_budget, g->new_budget, a.add_trials);
     if (auto st = (*storage)->update_study_spec((*row)->id, (*row)->spec_json, g->spec_json, why); !st) {
-      fmt::print(stderr, "error: {}\n", st.error().message());
-      return exit_code::runtime;
+      return print_error(st.error(), exit_code::runtime);
     }
     spec = parse_study(g->spec_json, StudyFormat::json, (*row)->source_path);
     if (!spec) {  // grow_trial_budget read it back already; a bug if it fails now
-      for (const auto& e : spec.error()) fmt::print(stderr, "error: stored study: {}\n", e.message());
-      return exit_code::runtime;
+      return print_stored_study_errors(spec.error());
     }
     grown = *g;
   }
@@ -107,8 +102,7 @@ int cmd_resume(const ResumeArgs& a) {
 
   auto trials = (*storage)->list_trials((*row)->id);
   if (!trials) {
-    fmt::print(stderr, "error: {}\n", trials.error().message());
-    return exit_code::runtime;
+    return print_error(trials.error(), exit_code::runtime);
   }
   // Local trials are this machine's processes, children of the dead orchestrator: the
   // backend stops what is left of them; a batch scheduler's jobs are not ours to kill (they
@@ -129,20 +123,17 @@ int cmd_resume(const ResumeArgs& a) {
     boost::asio::io_context orphan_io;
     auto backend = make_backend(orphan_io, *spec, fs::path((*row)->root_dir), /*create_dirs=*/false);
     if (!backend) {
-      fmt::print(stderr, "error: {}\n", backend.error().message());
-      return exit_code::runtime;
+      return print_error(backend.error(), exit_code::runtime);
     }
     stopped = (*backend)->stop_orphans(orphan_dirs, 10.0);
   }
   auto jobs = (*storage)->list_jobs((*row)->id);
   if (!jobs) {
-    fmt::print(stderr, "error: {}\n", jobs.error().message());
-    return exit_code::runtime;
+    return print_error(jobs.error(), exit_code::runtime);
   }
   auto summaries = (*storage)->summaries((*row)->id);
   if (!summaries) {
-    fmt::print(stderr, "error: {}\n", summaries.error().message());
-    return exit_code::runtime;
+    return print_error(summaries.error(), exit_code::runtime);
   }
   fmt::print(stderr, "resuming study {}: {} known, {} new metric record{} read{}\n", a.study,
              trials_word(static_cast<std::int64_t>(trials->size())), records, plural_s(static_cast<long long>(records)),
@@ -155,8 +146,7 @@ int cmd_resume(const ResumeArgs& a) {
                grown->new_budget, next);
   }
   if (auto st = (*storage)->set_study_state((*row)->id, "RUNNING", "resumed"); !st) {
-    fmt::print(stderr, "error: {}\n", st.error().message());
-    return exit_code::runtime;
+    return print_error(st.error(), exit_code::runtime);
   }
   return run_sweep(**storage, *spec, (*row)->id, opts, a.db,
                    [&](Engine& e) {

@@ -11,6 +11,7 @@
 
 #include "common/asio.hpp"
 #include "db/storage.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "serve/http_server.hpp"
 #include "serve/study_feed.hpp"
@@ -37,19 +38,16 @@ std::string token_query(const ServeArgs& a, const std::string& token) {
 int cmd_serve(const ServeArgs& a) {
   auto storage = db::Storage::open_readonly(a.db);
   if (!storage) {
-    fmt::print(stderr, "error: {}\n", storage.error().message());
-    return exit_code::usage;
+    return print_error(storage.error(), exit_code::usage);
   }
   if (a.max_connections < 1) {
-    fmt::print(stderr, "error: --max-connections must be at least 1\n");
-    return exit_code::usage;
+    return print_error(Error{"must be at least 1", "--max-connections", "", ErrorKind::bad_input});
   }
   std::string token;
   if (!a.no_token) {
     auto t = a.token_file.empty() ? serve::generate_token() : serve::read_token_file(a.token_file);
     if (!t) {
-      fmt::print(stderr, "error: {}\n", t.error().message());
-      return exit_code::usage;
+      return print_error(t.error(), exit_code::usage);
     }
     token = std::move(*t);
   }
@@ -72,8 +70,7 @@ int cmd_serve(const ServeArgs& a) {
     std::string sock = std::filesystem::absolute(a.unix_socket, ec).lexically_normal().string();
     if (ec) sock = a.unix_socket;
     if (auto ok = server.listen_unix(sock); !ok) {
-      fmt::print(stderr, "error: {}\n", ok.error().message());
-      return exit_code::usage;
+      return print_error(ok.error(), exit_code::usage);
     }
     fmt::print("dlsweep serve: unix socket {} (mode 0600: only you can connect; database {}, read-only; Ctrl-C stops)\n"
                "  from your laptop: ssh -N -L 8080:{} {}\n"
@@ -83,8 +80,7 @@ int cmd_serve(const ServeArgs& a) {
   } else {
     auto ep = server.listen();
     if (!ep) {
-      fmt::print(stderr, "error: {}\n", ep.error().message());
-      return exit_code::usage;
+      return print_error(ep.error(), exit_code::usage);
     }
     const std::string host =
         ep->address().is_v6() ? "[" + ep->address().to_string() + "]" : ep->address().to_string();

@@ -17,6 +17,7 @@
 #include "common/site_limit_note.hpp"
 #include "db/storage.hpp"
 #include "engine/pending_notice.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/cmd_best_pbt.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
@@ -28,7 +29,7 @@ using nlohmann::json;
 
 namespace {
 
-// Whether an orchestrator holds DB.lock (engine/sweep_runner's lock_database), as this
+// Whether an orchestrator holds DB.lock (db/orchestrator_lock's lock_database), as this
 // host sees it: nullopt when that cannot be told (no working locks on this filesystem).
 std::optional<bool> orchestrator_holds_lock(const std::string& db) {
   const std::string path = db + ".lock";
@@ -61,7 +62,7 @@ void note_undriven(const std::string& db, const std::vector<std::string>& runnin
 
 int cmd_status(const StatusArgs& a) {
   auto o = open_for_reading(a.db, a.format);
-  if (!o) return report(o.error(), exit_code::usage);
+  if (!o) return print_error(o.error(), exit_code::usage);
   Rows rows;
   std::int64_t warm_count = 0;  // one study: its warm-start trials (search.warm_start)
   std::vector<std::string> running;  // studies recorded RUNNING
@@ -83,14 +84,14 @@ int cmd_status(const StatusArgs& a) {
   };
   if (a.study.empty()) {
     auto studies = o->storage->list_studies();
-    if (!studies) return report(studies.error(), exit_code::runtime);
+    if (!studies) return print_error(studies.error(), exit_code::runtime);
     rows.columns = {"study", "state", "trials", "WAITING", "QUEUED", "RUNNING", "COMPLETE", "PRUNED", "FAILED",
                     "CANCELLED"};
     for (const auto& st : *studies) {
       if (st.state == "RUNNING") running.push_back(st.name);
-      if (auto nl = note_limit(st); !nl) return report(nl.error(), exit_code::runtime);
+      if (auto nl = note_limit(st); !nl) return print_error(nl.error(), exit_code::runtime);
       auto counts = o->storage->state_counts(st.id);
-      if (!counts) return report(counts.error(), exit_code::runtime);
+      if (!counts) return print_error(counts.error(), exit_code::runtime);
       std::vector<json> row = {st.name, st.state, 0};
       std::int64_t total = 0;
       for (std::size_t i = 3; i < rows.columns.size(); ++i) {
@@ -105,15 +106,15 @@ int cmd_status(const StatusArgs& a) {
     }
   } else {
     auto st = find_study(*o->storage, a.study);
-    if (!st) return report(st.error(), exit_code::usage);
+    if (!st) return print_error(st.error(), exit_code::usage);
     if (st->state == "RUNNING") running.push_back(st->name);
-    if (auto nl = note_limit(*st); !nl) return report(nl.error(), exit_code::runtime);
+    if (auto nl = note_limit(*st); !nl) return print_error(nl.error(), exit_code::runtime);
     auto trials = o->storage->summaries(st->id);
-    if (!trials) return report(trials.error(), exit_code::runtime);
+    if (!trials) return print_error(trials.error(), exit_code::runtime);
     // The scheduler's reason why a QUEUED trial's job waits, as the orchestrator last
     // recorded it (pending_notice.hpp): the latest job of the trial's current attempt.
     auto jobs = o->storage->list_jobs(st->id);
-    if (!jobs) return report(jobs.error(), exit_code::runtime);
+    if (!jobs) return print_error(jobs.error(), exit_code::runtime);
     std::map<std::pair<std::int64_t, int>, std::string> job_state;
     for (const auto& j : *jobs) job_state[{j.trial_id, j.attempt}] = j.state;
     // `value`: the objective's last value in the current attempt; `best`: its best so far
@@ -121,7 +122,7 @@ int cmd_status(const StatusArgs& a) {
     rows.columns = {"trial", "state", "attempt", st->objective_metric, "best", "wall_s", "message"};
     // pbt: each trial's link in its member's lineage (its `pbt` event).
     auto pbt = load_pbt(*o->storage, *st);
-    if (!pbt) return report(pbt.error(), exit_code::runtime);
+    if (!pbt) return print_error(pbt.error(), exit_code::runtime);
     const auto links = *pbt ? pbt_status_cells(**pbt) : std::map<std::int64_t, std::string>{};
     if (*pbt) rows.columns.insert(rows.columns.end() - 1, "pbt");
     for (const auto& t : *trials) {
@@ -132,7 +133,7 @@ int cmd_status(const StatusArgs& a) {
       if (*pbt) rows.rows.back().insert(rows.rows.back().end() - 1, links.contains(t.number) ? json(links.at(t.number)) : json(nullptr));
     }
     auto warm = o->storage->warm_start_trials(st->id);
-    if (!warm) return report(warm.error(), exit_code::runtime);
+    if (!warm) return print_error(warm.error(), exit_code::runtime);
     warm_count = static_cast<std::int64_t>(warm->size());
   }
   fmt::print("{}", render(rows, o->format, output_width(STDOUT_FILENO)));

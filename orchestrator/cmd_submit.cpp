@@ -1,5 +1,5 @@
 // cmd_submit.cpp — `dlsweep submit STUDY`: validate, record, run the sweep. What `resume`
-// shares with it (database lock, preflight, running the engine) is engine/sweep_runner.cpp.
+// shares with it: db/orchestrator_lock (the database lock), engine/sweep_runner (preflight, running the engine), orchestrator/run_sweep (what the user sees of it).
 //
 // Order matters: the study is validated completely before the database is opened, so an
 // invalid study leaves no trace; the study row is written before any trial exists.
@@ -18,6 +18,7 @@
 
 #include "common/asio.hpp"
 #include "db/storage.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/as_job.hpp"
 #include "orchestrator/dry_run.hpp"
@@ -26,6 +27,8 @@
 #include "engine/engine.hpp"
 #include "engine/job_builder.hpp"
 #include "engine/trial_files.hpp"
+#include "db/orchestrator_lock.hpp"
+#include "orchestrator/run_sweep.hpp"
 #include "engine/sweep_runner.hpp"
 #include "engine/warm_start_load.hpp"
 #include "study/spec.hpp"
@@ -50,16 +53,14 @@ struct Replacement {
 };
 
 std::variant<Replacement, int> replace_study(const SubmitArgs& a, const std::string& name) {
-  auto storage = open_as_orchestrator(a.db);
+  auto storage = db::open_as_orchestrator(a.db);
   if (!storage) {
-    fmt::print(stderr, "error: {}\nnothing was deleted or recorded.\n", storage.error().message());
-    return exit_code::runtime;
+    return print_error(storage.error(), exit_code::runtime, "nothing was deleted or recorded.");
   }
   Replacement r{std::move(*storage), std::nullopt, {}};
   auto row = r.storage->find_study(name);
   if (!row) {
-    fmt::print(stderr, "error: {}\n", row.error().message());
-    return exit_code::runtime;
+    return print_error(row.error(), exit_code::runtime);
   }
   if (!*row) {
     fmt::print(stderr, "--replace: {} holds no study named '{}'; nothing to replace\n", a.db, name);
@@ -67,13 +68,13 @@ std::variant<Replacement, int> replace_study(const SubmitArgs& a, const std::str
   }
   auto plan = plan_removal(*r.storage, **row, /*files=*/true);
   if (!plan) {
-    fmt::print(stderr, "error: --replace: {}\nnothing was deleted or recorded.\n", plan.error().message());
-    return plan.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime;
+    return print_error(under("--replace", plan.error()),
+                       plan.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime,
+                       "nothing was deleted or recorded.");
   }
   auto removed = remove_study(*r.storage, *plan, a.db, "dlsweep submit --replace");
   if (!removed) {
-    fmt::print(stderr, "error: --replace: {}\n", removed.error().message());
-    return exit_code::runtime;
+    return print_error(under("--replace", removed.error()), exit_code::runtime);
   }
   fmt::print(stderr, "replaced study '{}': deleted {}; {}\n({})\n", name, describe_rows(removed->rows),
              removed->files_note, removed->log_note);
@@ -82,118 +83,98 @@ std::variant<Replacement, int> replace_study(const SubmitArgs& a, const std::str
   return r;
 }
 
-}  // namespace
+// The steps of `submit`, in order; each returns the exit code of a refusal (its message
+// printed), or what the next step needs.
 
-int cmd_submit(const SubmitArgs& a) {
-  auto spec = load_study(a.study_file);
-  if (!spec) return report_file_errors(spec.error(), a.study_file, a.replace ? "recorded or deleted" : "recorded");
+/// A study file's refusal: every error, then "N errors in FILE; nothing was recorded."
+int refuse_file(const SubmitArgs& a, const auto& errors) {
+  return report_file_errors(errors, a.study_file, a.replace ? "recorded or deleted" : "recorded");
+}
+
+/// Step 1: the study file read and checked whole, where its runs go, dlsweep-train, and
+/// the warm start's earlier trials (read-only) — before anything is recorded or deleted.
+struct Prepared {
+  StudySpec spec;
   EngineOptions opts;
-  auto train = train_binary_for(*spec);
-  if (!train) {
-    fmt::print(stderr, "error: {}\n", train.error().message());
-    return exit_code::runtime;
-  }
-  opts.train_binary = *train;
-  opts.detach_on_sigterm = a.detach_on_term;
-  std::error_code ec;
-  opts.runs_dir = fs::absolute(spec->runs_dir, ec);
-  if (a.dry_run) {
-    if (a.replace) fmt::print(stderr, "--replace: a dry run deletes nothing\n");
-    return dry_run(*spec, opts.runs_dir, opts.train_binary, a.db);
-  }
-  // search.warm_start: the earlier trials are read and placed before anything is recorded
-  // or --replace deletes anything (read-only, this study's own database too).
   std::optional<WarmStartLoad> warm;
-  if (!spec->search.warm_start.empty()) {
-    auto loaded = load_warm_start(*spec, a.db, nullptr);
-    if (!loaded)
-      return report_file_errors(loaded.error(), a.study_file, a.replace ? "recorded or deleted" : "recorded");
-    warm = std::move(*loaded);
+  fs::path study_root;
+};
+std::variant<Prepared, int> prepare(const SubmitArgs& a) {
+  auto spec = load_study(a.study_file);
+  if (!spec) return refuse_file(a, spec.error());
+  Prepared p{std::move(*spec), {}, std::nullopt, {}};
+  auto train = train_binary_for(p.spec);
+  if (!train) return print_error(train.error(), exit_code::runtime);
+  p.opts.train_binary = *train;
+  p.opts.detach_on_sigterm = a.detach_on_term;
+  std::error_code ec;
+  p.opts.runs_dir = fs::absolute(p.spec.runs_dir, ec);
+  p.study_root = p.opts.runs_dir / p.spec.name;
+  if (!a.dry_run && !p.spec.search.warm_start.empty()) {
+    auto loaded = load_warm_start(p.spec, a.db, nullptr);
+    if (!loaded) return refuse_file(a, loaded.error());
+    p.warm = std::move(*loaded);
   }
-  // --as-job with a backend that cannot run it: refused before --replace deletes anything.
-  const sched::BackendKind* kind = sched::find_backend_kind(spec->backend.kind);
-  if (a.as_job && !(kind && kind->batch_scheduler)) return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
-  // The new study file is valid: only now may --replace delete the old study.
-  std::optional<Replacement> replaced;
-  if (a.replace) {
-    auto r = replace_study(a, spec->name);
-    if (auto* code = std::get_if<int>(&r)) return *code;
-    replaced = std::move(std::get<Replacement>(r));
-  }
-  if (a.as_job) return submit_as_job(*spec, a.db, a.study_file, opts.runs_dir);
-  // The same study submitted again (an edited file, a second `submit`): say that this
-  // database holds it and how to go on, before the runs directory's own complaint.
-  if (!a.replace && fs::is_regular_file(a.db, ec)) {
-    if (auto ro = db::Storage::open_readonly(a.db)) {
-      if (auto found = (*ro)->find_study(spec->name); found && *found) {
-        fmt::print(stderr,
-                   "error: {}: name: a study named '{}' is already in {} (fix: `dlsweep --db {} resume {}` continues "
-                   "it; `dlsweep --db {} submit --replace {}` deletes it and submits this file; or give this study "
-                   "another name)\nnothing was recorded.\n",
-                   a.study_file, spec->name, a.db, a.db, spec->name, a.db, a.study_file);
-        return exit_code::usage;
-      }
-    }
-  }
-  fs::path study_root = opts.runs_dir / spec->name;
-  if (fs::exists(study_root, ec) && !fs::is_empty(study_root, ec)) {
+  return p;
+}
+
+/// Step 3: the study's name is free in the database and its runs directory is empty. The
+/// same study submitted again (an edited file, a second `submit`) is told how to go on,
+/// before the runs directory's own complaint.
+std::optional<int> check_name_free(const SubmitArgs& a, const Prepared& p) {
+  std::error_code ec;
+  if (!a.replace && fs::is_regular_file(a.db, ec))
+    if (auto ro = db::Storage::open_readonly(a.db))
+      if (auto found = (*ro)->find_study(p.spec.name); found && *found)
+        return print_error(
+            Error{fmt::format("a study named '{}' is already in {}", p.spec.name, a.db), a.study_file + ": name",
+                  fmt::format("`dlsweep --db {} resume {}` continues it; `dlsweep --db {} submit --replace {}` deletes "
+                              "it and submits this file; or give this study another name",
+                              a.db, p.spec.name, a.db, a.study_file),
+                  ErrorKind::bad_input},
+            exit_code::usage, "nothing was recorded.");
+  if (fs::exists(p.study_root, ec) && !fs::is_empty(p.study_root, ec)) {
     const std::string fix = a.replace ? "no study of this database owns it: remove that directory, or set runs_dir "
                                         "in the study"
                                       : fmt::format("`dlsweep submit --replace {}` deletes that study and its "
                                                     "directory first when this database holds it; else remove the "
                                                     "directory, or set runs_dir in the study",
                                                     a.study_file);
-    fmt::print(stderr,
-               "error: {}: runs_dir: {} already holds trial directories of an earlier study named '{}' (fix: {})\n",
-               a.study_file, study_root.string(), spec->name, fix);
-    return exit_code::usage;
+    return print_error(Error{fmt::format("{} already holds trial directories of an earlier study named '{}'",
+                                         p.study_root.string(), p.spec.name),
+                             a.study_file + ": runs_dir", fix, ErrorKind::bad_input},
+                       exit_code::usage);
   }
+  return std::nullopt;
+}
 
-  if (auto st = preflight(*spec, opts); !st) {
-    fmt::print(stderr, "error: {}: {}\nnothing was recorded or queued.\n", a.study_file, st.error().message());
-    return exit_code::usage;
-  }
-
-  std::unique_ptr<db::Storage> storage;
-  if (replaced) {
-    storage = std::move(replaced->storage);
-  } else {
-    auto opened = open_as_orchestrator(a.db);
-    if (!opened) {
-      fmt::print(stderr, "error: {}\n", opened.error().message());
-      return exit_code::runtime;
-    }
-    storage = std::move(*opened);
-  }
-  db::NewStudy ns{spec->name, spec->to_json().dump(), fs::absolute(a.study_file, ec).string(), study_root.string(),
-                  spec->objective.metric, spec->objective.mode, spec->objective.target};
-  // With warm-start trials, the study row and their copies commit together: a resume never
-  // finds a warm-started study without them.
-  if (warm)
-    if (auto b = storage->begin_batch(); !b) {
-      fmt::print(stderr, "error: {}\n", b.error().message());
-      return exit_code::runtime;
-    }
-  auto study_id = storage->create_study(ns);
+/// Step 5: the study's rows (with its warm-start trials, in one commit: a resume never finds
+/// a warm-started study without them), its directory's marker, and the --replace event.
+std::variant<std::int64_t, int> record_study(const SubmitArgs& a, const Prepared& p, db::Storage& storage,
+                                             const std::optional<Replacement>& replaced) {
+  std::error_code ec;
+  db::NewStudy ns{p.spec.name, p.spec.to_json().dump(), fs::absolute(a.study_file, ec).string(), p.study_root.string(),
+                  p.spec.objective.metric, p.spec.objective.mode, p.spec.objective.target};
+  if (p.warm)
+    if (auto b = storage.begin_batch(); !b) return print_error(b.error(), exit_code::runtime);
+  auto study_id = storage.create_study(ns);
   if (!study_id) {
-    fmt::print(stderr, "error: {}\n", study_id.error().message());
-    if (auto existing = storage->find_study(spec->name); existing && *existing)
-      fmt::print(stderr, "(`dlsweep submit --replace {}` deletes the recorded study and submits this file)\n",
-                 a.study_file);
-    return exit_code::usage;
+    auto existing = storage.find_study(p.spec.name);
+    return print_error(study_id.error(), exit_code::usage,
+                       existing && *existing
+                           ? fmt::format("(`dlsweep submit --replace {}` deletes the recorded study and submits this file)",
+                                         a.study_file)
+                           : std::string());
   }
-  if (warm) {
-    auto st = storage->add_warm_start_trials(*study_id, warm->rows, warm->summary());
-    if (st) st = storage->commit_batch();
-    if (!st) {
-      fmt::print(stderr, "error: {}\nnothing was recorded.\n", st.error().message());
-      return exit_code::runtime;
-    }
-    for (const auto& n : warm->notes) fmt::print(stderr, "{}\n", n);
+  if (p.warm) {
+    auto st = storage.add_warm_start_trials(*study_id, p.warm->rows, p.warm->summary());
+    if (st) st = storage.commit_batch();
+    if (!st) return print_error(st.error(), exit_code::runtime, "nothing was recorded.");
+    for (const auto& n : p.warm->notes) fmt::print(stderr, "{}\n", n);
   }
-  if (auto row = storage->find_study(spec->name); row && *row) {
-    if (auto st = write_study_marker(study_root, spec->name, (*row)->created_at, fs::absolute(a.db, ec).string()); !st)
-      fmt::print(stderr, "warning: {}\n", st.error().message());
+  if (auto row = storage.find_study(p.spec.name); row && *row) {
+    if (auto st = write_study_marker(p.study_root, p.spec.name, (*row)->created_at, fs::absolute(a.db, ec).string()); !st)
+      print_warning(st.error());
     if (replaced && replaced->old) {
       db::EventRow why;
       why.study_id = *study_id;
@@ -202,11 +183,52 @@ int cmd_submit(const SubmitArgs& a) {
       why.reason = fmt::format("replaced the study of this name created {} (`dlsweep submit --replace`): deleted {}; {}",
                                iso_utc(replaced->old->created_at), describe_rows(replaced->removed.rows),
                                replaced->removed.files_note);
-      if (auto e = storage->note_event(why); !e) fmt::print(stderr, "warning: {}\n", e.error().message());
+      if (auto e = storage.note_event(why); !e) print_warning(e.error());
     }
   }
+  return *study_id;
+}
 
-  return run_sweep(*storage, *spec, *study_id, opts, a.db, nullptr);
+}  // namespace
+
+int cmd_submit(const SubmitArgs& a) {
+  // 1. The study, checked whole: an invalid study leaves no trace.
+  auto prepared = prepare(a);
+  if (auto* code = std::get_if<int>(&prepared)) return *code;
+  Prepared& p = std::get<Prepared>(prepared);
+  if (a.dry_run) {
+    if (a.replace) fmt::print(stderr, "--replace: a dry run deletes nothing\n");
+    return dry_run(p.spec, p.opts.runs_dir, p.opts.train_binary, a.db);
+  }
+  // 2. --as-job with a backend that cannot run it is refused before --replace deletes
+  // anything; the new study file is valid: only now may --replace delete the old study.
+  const sched::BackendKind* kind = sched::find_backend_kind(p.spec.backend.kind);
+  if (a.as_job && !(kind && kind->batch_scheduler)) return submit_as_job(p.spec, a.db, a.study_file, p.opts.runs_dir);
+  std::optional<Replacement> replaced;
+  if (a.replace) {
+    auto r = replace_study(a, p.spec.name);
+    if (auto* code = std::get_if<int>(&r)) return *code;
+    replaced = std::move(std::get<Replacement>(r));
+  }
+  if (a.as_job) return submit_as_job(p.spec, a.db, a.study_file, p.opts.runs_dir);
+  // 3. Its name and directory are free.
+  if (auto code = check_name_free(a, p)) return *code;
+  // 4. The scheduler would take its jobs.
+  if (auto st = preflight(p.spec, p.opts); !st)
+    return print_error(under(a.study_file, st.error()), exit_code::usage, "nothing was recorded or queued.");
+  // 5. Recorded, under the database lock (taken by --replace already).
+  std::unique_ptr<db::Storage> storage;
+  if (replaced) {
+    storage = std::move(replaced->storage);
+  } else {
+    auto opened = db::open_as_orchestrator(a.db);
+    if (!opened) return print_error(opened.error(), exit_code::runtime);
+    storage = std::move(*opened);
+  }
+  auto study_id = record_study(a, p, *storage, replaced);
+  if (auto* code = std::get_if<int>(&study_id)) return *code;
+  // 6. The sweep.
+  return run_sweep(*storage, p.spec, std::get<std::int64_t>(study_id), p.opts, a.db, nullptr);
 }
 
 }  // namespace dlsweep::orch

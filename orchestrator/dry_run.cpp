@@ -1,3 +1,4 @@
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/dry_run.hpp"
 
 #include <algorithm>
@@ -24,13 +25,11 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) {
-    fmt::print(stderr, "error: cannot create {}: {}\n", out.string(), ec.message());
-    return exit_code::runtime;
+    return print_error(Error{fmt::format("cannot create {}: {}", out.string(), ec.message()), "", ""});
   }
   auto parts = make_search_parts(spec);
   if (!parts) {  // the study validator ran the factories already
-    fmt::print(stderr, "error: {}\n", parts.error().message());
-    return exit_code::usage;
+    return print_error(parts.error(), exit_code::usage);
   }
   auto& sampler = parts->sampler;
   search::History history;
@@ -52,8 +51,7 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
     jobs.push_back(build_job(spec, train_binary, n, n, 0, trial_dir_for(runs_dir, spec.name, n), *params));
   }
   if (auto st = write_file_atomic(out / "params.jsonl", params_lines); !st) {
-    fmt::print(stderr, "error: {}\n", st.error().message());
-    return exit_code::runtime;
+    return print_error(st.error(), exit_code::runtime);
   }
   fmt::print(stderr, "dry run of {}: {}; params of each in {}\n", spec.name, trials_word(static_cast<std::int64_t>(jobs.size())),
              (out / "params.jsonl").string());
@@ -64,13 +62,11 @@ int dry_run(const StudySpec& spec, const fs::path& runs_dir, const fs::path& tra
   boost::asio::io_context io;
   auto backend = make_backend(io, spec, runs_dir / spec.name, /*create_dirs=*/false);
   if (!backend) {
-    fmt::print(stderr, "error: {}\n", backend.error().message());
-    return exit_code::usage;
+    return print_error(backend.error(), exit_code::usage);
   }
   auto wrote = (*backend)->dry_run(jobs, fs::absolute(out, ec));
   if (!wrote) {
-    fmt::print(stderr, "error: {}\n", wrote.error().message());
-    return exit_code::usage;
+    return print_error(wrote.error(), exit_code::usage);
   }
   for (const auto& line : *wrote) fmt::print(stderr, "{}\n", line);
   fmt::print(stderr, "nothing was submitted or run.\n");

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/db_path.hpp"
 
@@ -164,8 +165,7 @@ int main(int argc, char** argv) try {
     // A path from $DLSWEEP_DB is named so: the user typed no --db to look for.
     const bool from_env = db_option->count() == 0 && env_db && *env_db;
     if (auto ok = check_db_path(db, from_env ? "$DLSWEEP_DB" : "--db"); !ok) {
-      fmt::print(stderr, "error: {}\n", ok.error().message());
-      return exit_code::usage;
+      return print_error(ok.error(), exit_code::usage);
     }
   }
   submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = enqueue.db = del.db = db;

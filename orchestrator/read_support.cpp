@@ -34,11 +34,6 @@ Error parquet_unavailable() {
                "from there"};
 }
 
-int report(const Error& e, int code) {
-  fmt::print(stderr, "error: {}\n", e.message());
-  return code;
-}
-
 Result<analysis::StudyData> load_study_data(const std::string& db, const std::string& study) {
   auto s = db::Storage::open_readonly(db);
   if (!s) return std::unexpected(s.error());

@@ -17,6 +17,7 @@
 #include "analysis/load.hpp"
 #include "common/exit_codes.hpp"
 #include "common/result.hpp"
+#include "orchestrator/error_printer.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/table_format.hpp"
 
@@ -39,15 +40,13 @@ Result<analysis::StudyData> load_study_data(const std::string& db, const std::st
 /// Why `--format parquet` is refused (`results`, `export`): no Debian-packaged library.
 Error parquet_unavailable();
 
-/// Prints "error: ..." to stderr and returns `code`.
-int report(const Error& e, int code);
 
 /// Prints each of a study file's errors ("error: ...") and the one closing line every verb
 /// that refuses a study file ends with, "N errors in FILE; nothing was <done>."; returns
 /// the CLI's usage exit code. `errors`: anything with message() (Error, ValidationError).
 template <class Errors>
 int report_file_errors(const Errors& errors, const std::string& file, std::string_view nothing_done) {
-  for (const auto& e : errors) fmt::print(stderr, "error: {}\n", e.message());
+  for (const auto& e : errors) print_error_line(e.message());
   fmt::print(stderr, "{} error{} in {}; nothing was {}.\n", errors.size(), errors.size() == 1 ? "" : "s", file,
              nothing_done);
   return ::dlsweep::exit_codes::cli::usage;

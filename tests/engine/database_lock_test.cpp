@@ -1,4 +1,4 @@
-// The database lock (engine/sweep_runner.cpp lock_database): one orchestrator per database,
+// The database lock (db/orchestrator_lock.cpp lock_database): one orchestrator per database,
 // and the lock dies with its process even while a child it started lives on (a trial on its
 // way to exec, or one that never execs). With flock, the child shared the lock: a resume
 // started right after kill -9 of the orchestrator was refused (seen in CI).
@@ -13,10 +13,10 @@
 #include <iterator>
 #include <string>
 
-#include "engine/sweep_runner.hpp"
+#include "db/orchestrator_lock.hpp"
 
 namespace fs = std::filesystem;
-using dlsweep::orch::lock_database;
+using dlsweep::db::lock_database;
 
 namespace {
 
