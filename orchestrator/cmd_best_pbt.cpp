@@ -1,5 +1,6 @@
 // cmd_best_pbt.cpp — `best` of a pbt study: the last generation's winner, its schedule, and
 // the replay study (cmd_best_pbt.hpp).
+#include "orchestrator/error_printer.hpp"
 #include "orchestrator/cmd_best_pbt.hpp"
 
 #include <algorithm>
@@ -170,7 +171,7 @@ int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyDa
     return l == pbt.links.end() || l->second.generation + 1 != pbt.generations;
   });
   auto by = analysis::parse_rank_by(a.by == "auto" ? "value" : a.by);
-  if (!by) return report(by.error(), exit_code::usage);
+  if (!by) return print_error(by.error(), exit_code::usage);
   const analysis::Ranking ranking = analysis::rank(last, *by);
   const auto w = ranking.winner();
   if (!w) {
@@ -190,13 +191,13 @@ int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyDa
     // The stored source_path is absolute; without one, {study_dir} is left as it was.
     const bool source_known = fs::path(pbt.spec.source).is_absolute();
     if (source_known && fs::equivalent(out, pbt.spec.source, ec))
-      return report(Error{fmt::format("{} is the study file of {} itself", a.write_schedule, study.name), "--write-schedule",
+      return print_error(Error{fmt::format("{} is the study file of {} itself", a.write_schedule, study.name), "--write-schedule",
                           "write the replay to a new file, e.g. --write-schedule replay.yaml"},
                     exit_code::usage);
     json replay = pbt_replay_study(pbt, study, t.number);
     if (source_known) replay = relocate_study_file(std::move(replay), pbt.spec.study_dir, out.parent_path());
     if (auto st = write_file_atomic(out, replay.dump(2) + "\n"); !st)
-      return report(Error{fmt::format("cannot write {}: {}", a.write_schedule, st.error().what), "--write-schedule",
+      return print_error(Error{fmt::format("cannot write {}: {}", a.write_schedule, st.error().what), "--write-schedule",
                           "give a file in a folder that exists and that you can write"},
                     exit_code::runtime);
   }
