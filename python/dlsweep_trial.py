@@ -798,6 +798,17 @@ def on_preempt(save=None, *, signals=(signal.SIGUSR2, signal.SIGTERM), all_ranks
     return handler
 
 
+def load_study(study_name=None, storage="sweep.db"):
+    """A finished or running study's results, read-only, under Optuna's names: the module
+    dlsweep_results (python/dlsweep_results.py; `pip install ./python` installs both)."""
+    try:
+        import dlsweep_results
+    except ImportError:
+        raise ImportError("load_study() is in dlsweep_results.py: `pip install ./python` from a dlsweep "
+                          "checkout, or copy python/dlsweep_results.py next to dlsweep_trial.py") from None
+    return dlsweep_results.load_study(study_name=study_name, storage=storage)
+
+
 def _reset_for_tests() -> None:
     """Forgets cached state (params, open metrics file, preemption flag). Tests only."""
     global _params_cache, _writer, _warned_outside, _start_state, _position_checked
