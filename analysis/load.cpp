@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "common/stored_study.hpp"
+
 namespace dlsweep::analysis {
 namespace {
 
@@ -66,14 +68,11 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
   study.metric = st.objective_metric;
   study.mode = st.objective_mode;
   study.target = st.objective_target;
-  int spec_ranks = 1;
-  auto spec = nlohmann::json::parse(st.spec_json, nullptr, /*allow_exceptions=*/false);
-  if (spec.is_object() && spec.contains("trial") && spec["trial"].is_object()) {
-    spec_ranks = int_param(spec["trial"], "ranks", 1);
-    study.trainer = spec["trial"].contains("trainer");
-  }
-  study.objectives = objectives_of_spec(spec);
-  study.constraints = constraints_of_spec(spec);
+  auto spec = read_stored_study(st.spec_json, st.name);
+  if (!spec) return std::unexpected(spec.error());
+  study.trainer = spec->trainer;
+  study.objectives = spec->objectives;
+  study.constraints = spec->constraints;
 
   auto sums = storage.summaries(st.id);
   if (!sums) return std::unexpected(sums.error());
@@ -88,7 +87,7 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
       t.batch = s.params["batch_size"].get<std::int64_t>();
     if (s.params.contains("batch_ramp") && s.params["batch_ramp"].is_string())
       t.batch_ramp = s.params["batch_ramp"].get<std::string>() != "none" && !s.params["batch_ramp"].get<std::string>().empty();
-    t.ranks = int_param(s.params, "ranks", spec_ranks);
+    t.ranks = trial_ranks(*spec, s.params);
     t.threads = int_param(s.params, "threads", 1);
     t.steps_to_target = s.steps_to_target;
     t.samples_to_target = s.samples_to_target;

@@ -81,35 +81,6 @@ std::vector<double> constraint_values(const std::vector<ConstraintDef>& constrai
   return out;
 }
 
-std::vector<ObjectiveDef> objectives_of_spec(const nlohmann::json& spec) {
-  std::vector<ObjectiveDef> out;
-  if (!spec.is_object() || !spec.contains("objective")) return out;
-  const auto& o = spec["objective"];
-  auto one = [&](const nlohmann::json& j) {
-    if (j.is_object() && j.contains("metric") && j["metric"].is_string())
-      out.push_back({j["metric"].get<std::string>(), maximizes(j.value("mode", std::string("max")))});
-  };
-  if (o.is_array())
-    for (const auto& j : o) one(j);
-  else one(o);
-  return out;
-}
-
-std::vector<ConstraintDef> constraints_of_spec(const nlohmann::json& spec) {
-  std::vector<ConstraintDef> out;
-  if (!spec.is_object() || !spec.contains("constraints") || !spec["constraints"].is_array()) return out;
-  for (const auto& j : spec["constraints"]) {
-    if (!j.is_object()) continue;
-    ConstraintDef c;
-    if (j.contains("metric") && j["metric"].is_string()) c.metric = j["metric"].get<std::string>();
-    if (j.contains("min") && j["min"].is_number()) c.min = j["min"].get<double>();
-    if (j.contains("max") && j["max"].is_number()) c.max = j["max"].get<double>();
-    c.reached_target = j.value("reached_target", false);
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
 std::string describe(const ConstraintDef& c) {
   if (c.reached_target) return "reached target";
   if (c.min && c.max) return fmt::format("{} <= {} <= {}", *c.min, c.metric, *c.max);

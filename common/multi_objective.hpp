@@ -68,11 +68,6 @@ std::optional<std::vector<double>> objective_values(const std::vector<ObjectiveD
 /// One entry per constraint (<= 0 satisfied).
 std::vector<double> constraint_values(const std::vector<ConstraintDef>& constraints, const TrialFigures& t);
 
-/// The objectives and constraints of a normalised study spec (StudySpec::to_json()):
-/// `objective` a map (one) or a list (several), `constraints` a list (absent: none).
-std::vector<ObjectiveDef> objectives_of_spec(const nlohmann::json& spec);
-std::vector<ConstraintDef> constraints_of_spec(const nlohmann::json& spec);
-
 /// "rank_seconds <= 3600", "reached target": for messages.
 std::string describe(const ConstraintDef& c);
 

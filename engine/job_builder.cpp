@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/protocol.hpp"
+#include "common/stored_study.hpp"
 
 namespace dlsweep::orch {
 
@@ -28,10 +29,7 @@ std::vector<std::string> expand_placeholders(const std::vector<std::string>& arg
 }  // namespace
 
 int trial_ranks(const StudySpec& spec, const nlohmann::json& params) {
-  if (params.is_object())
-    if (auto it = params.find("ranks"); it != params.end() && it->is_number_integer() && it->get<std::int64_t>() >= 1)
-      return static_cast<int>(std::min<std::int64_t>(it->get<std::int64_t>(), 1 << 20));
-  return spec.trial.ranks;
+  return dlsweep::trial_ranks(spec.trial.ranks, params);  // the one rule, common/stored_study.hpp
 }
 
 nlohmann::json largest_shape_params(const StudySpec& spec) {

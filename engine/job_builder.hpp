@@ -27,7 +27,8 @@ sched::JobSpec build_job(const StudySpec& spec, const std::filesystem::path& tra
 /// preflight; {} when ranks is not searched.
 nlohmann::json largest_shape_params(const StudySpec& spec);
 
-/// The trial's rank count: its `ranks` parameter if it has one, else trial.ranks.
+/// The trial's rank count: its `ranks` parameter if it has one, else trial.ranks (the one
+/// rule, dlsweep::trial_ranks in common/stored_study.hpp, which analysis/ and the report use).
 int trial_ranks(const StudySpec& spec, const nlohmann::json& params);
 
 }  // namespace dlsweep::orch

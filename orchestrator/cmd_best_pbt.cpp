@@ -10,6 +10,7 @@
 #include "analysis/ranking.hpp"
 #include "common/atomic_file.hpp"
 #include "common/exit_codes.hpp"
+#include "common/stored_study.hpp"
 #include "orchestrator/cmd_best_text.hpp"
 #include "orchestrator/read_support.hpp"
 #include "orchestrator/table_format.hpp"
@@ -84,11 +85,11 @@ void print_evidence(const json& evidence, const std::string& metric, const std::
 }  // namespace
 
 Result<std::optional<PbtStudy>> load_pbt(const db::Storage& storage, const db::StudyRow& st) {
-  // Only a pbt study's stored spec is read in full: every other study's verbs stay as they were.
-  const json raw = json::parse(st.spec_json, nullptr, /*allow_exceptions=*/false);
-  const json* search = raw.is_object() && raw.contains("search") ? &raw["search"] : nullptr;
-  if (!search || !search->is_object() || search->value("algorithm", std::string()) != "pbt")
-    return std::optional<PbtStudy>{};
+  // Only a pbt study's stored spec is read in full (parse_study): the typed reading of the
+  // few keys (common/stored_study.hpp) says whether it is one.
+  auto stored = read_stored_study(st.spec_json, st.name);
+  if (!stored) return std::unexpected(stored.error());
+  if (!stored->pbt) return std::optional<PbtStudy>{};
   auto spec = parse_study(st.spec_json, StudyFormat::json, st.source_path.empty() ? st.name : st.source_path);
   if (!spec) return fail(spec.error().front().message(), "studies.spec_json", "the stored study no longer reads back");
   if (spec->search.algorithm != "pbt") return std::optional<PbtStudy>{};

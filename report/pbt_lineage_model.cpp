@@ -11,24 +11,6 @@ namespace dlsweep::report {
 
 using nlohmann::json;
 
-namespace {
-
-// The stored study's search section when it is a pbt study (null otherwise).
-json pbt_search(const db::StudyRow& row) {
-  const json spec = json::parse(row.spec_json, nullptr, /*allow_exceptions=*/false);
-  if (!spec.is_object()) return nullptr;
-  auto s = spec.find("search");
-  if (s == spec.end() || !s->is_object() || s->value("algorithm", std::string()) != "pbt") return nullptr;
-  json out = *s;
-  json searched = json::array();
-  if (auto space = spec.find("space"); space != spec.end() && space->is_object())
-    for (auto it = space->begin(); it != space->end(); ++it) searched.push_back(it.key());
-  out["searched"] = searched;
-  return out;
-}
-
-}  // namespace
-
 analysis::StudyData pbt_last_generation(const analysis::StudyData& study, const json& pbt) {
   if (!pbt.is_object()) return study;
   const std::int64_t last = pbt.value("generations", std::int64_t{0}) - 1;
@@ -42,9 +24,9 @@ analysis::StudyData pbt_last_generation(const analysis::StudyData& study, const 
   return out;
 }
 
-Result<json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& row, const analysis::StudyData* study) {
-  const json search = pbt_search(row);
-  if (search.is_null()) return json(nullptr);
+Result<json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& row, const StoredStudy& spec,
+                               const analysis::StudyData* study) {
+  if (!spec.pbt) return json(nullptr);
   auto trials = storage.list_trials(row.id);
   if (!trials) return std::unexpected(trials.error());
   auto events = storage.events(row.id);
@@ -66,8 +48,8 @@ Result<json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& r
   for (const auto& [n, l] : links) {
     const db::TrialRow* t = by_number[n];
     json params = json::object();
-    for (const auto& k : search["searched"])
-      if (t->params.is_object() && t->params.contains(k.get<std::string>())) params[k.get<std::string>()] = t->params[k.get<std::string>()];
+    for (const auto& k : spec.searched)
+      if (t->params.is_object() && t->params.contains(k)) params[k] = t->params[k];
     auto d = data.find(n);
     out_links.push_back({{"trial", n},
                          {"member", l.member},
@@ -83,10 +65,9 @@ Result<json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& r
                          {"value", d == data.end() || !d->second->last_value() ? json(nullptr) : json(*d->second->last_value())},
                          {"params", params}});
   }
-  json model{{"axis", search.contains("interval") && search["interval"].is_object()
-                          ? search["interval"].value("by", std::string("epoch")) : std::string("epoch")},
-             {"population", search.value("population", std::int64_t{0})},
-             {"generations", search.value("generations", std::int64_t{0})},
+  json model{{"axis", spec.pbt->interval_by},
+             {"population", spec.pbt->population},
+             {"generations", spec.pbt->generations},
              {"links", out_links},
              {"winner", nullptr},
              {"chain", json::array()}};

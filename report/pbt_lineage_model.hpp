@@ -9,16 +9,18 @@
 
 #include "analysis/study_data.hpp"
 #include "common/result.hpp"
+#include "common/stored_study.hpp"
 #include "db/storage.hpp"
 
 namespace dlsweep::report {
 
-/// null when the study is not a pbt study; else {"axis", "population", "generations",
+/// null when the study is not a pbt study (`spec`: the row's stored study, common/stored_study.hpp);
+/// else {"axis", "population", "generations",
 /// "winner" (trial number or null), "chain" (the winner's trials, generation 0 first),
 /// "links": [{trial, member, generation, start, end, parent, exploit_from, from_member,
 /// factors, resampled, state, value, params (the searched ones)}]} in trial order. `study`: the
 /// analysis data of the same study (for the winner), or null when it could not be loaded.
-Result<nlohmann::json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& row,
+Result<nlohmann::json> pbt_lineage_model(const db::Storage& storage, const db::StudyRow& row, const StoredStudy& spec,
                                          const analysis::StudyData* study);
 
 /// The study's data restricted to the last generation of a pbt study (what `best` ranks),

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/objective.hpp"
+#include "common/stored_study.hpp"
 #include "analysis/load.hpp"
 #include "analysis/ranking.hpp"
 #include "analysis/speedup.hpp"
@@ -231,14 +232,8 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
       for (auto it = t.params.begin(); it != t.params.end(); ++it) names.insert(it.key());
   model["param_names"] = std::vector<std::string>(names.begin(), names.end());
 
-  // Ranks of a trial: its `ranks` parameter (searched), else the study's trial.ranks.
-  double study_ranks = 1;
-  {
-    auto spec = json::parse(st->spec_json, nullptr, /*allow_exceptions=*/false);
-    if (spec.is_object() && spec.contains("trial") && spec["trial"].is_object())
-      if (auto r = spec["trial"].find("ranks"); r != spec["trial"].end() && r->is_number() && r->get<double>() >= 1)
-        study_ranks = r->get<double>();
-  }
+  auto spec = read_stored_study(st->spec_json, st->name);
+  if (!spec) return std::unexpected(spec.error());
   json trials = json::array(), curve_map = json::object();
   std::vector<BatchTrial> batch_rows;
   std::vector<ParetoPoint> pareto_rows;
@@ -249,7 +244,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
     if (!batch && cit != curves->end())  // a custom program may report its batch instead
       for (auto r = cit->second.rbegin(); r != cit->second.rend() && !batch; ++r)
         if (auto v = r->values.find("batch_size"); v != r->values.end()) batch = v->second;
-    const double ranks = as_number(t.params, "ranks").value_or(study_ranks);
+    const double ranks = trial_ranks(*spec, t.params);  // the one rule (common/stored_study.hpp)
     const double threads = as_number(t.params, "threads").value_or(1.0);
     std::optional<double> rank_s;
     if (t.time_to_target_s && std::isfinite(*t.time_to_target_s)) rank_s = *t.time_to_target_s * ranks;
@@ -338,7 +333,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   model["grouped_fits"] = json::array();
   auto data = analysis::load_study(storage, study_name);
   // Population-based training: the lineage card's data; its winner is the last generation's best, as `best`'s is.
-  auto pbt = pbt_lineage_model(storage, *st, data ? &*data : nullptr);
+  auto pbt = pbt_lineage_model(storage, *st, *spec, data ? &*data : nullptr);
   if (!pbt) return std::unexpected(pbt.error());
   model["pbt"] = *pbt;
   if (data) {

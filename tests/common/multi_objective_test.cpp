@@ -1,5 +1,5 @@
-// A trial's objective values and constraint values: derived figures, best vs last, the
-// reading of a normalised spec.
+// A trial's objective values and constraint values: derived figures, best vs last (a stored
+// spec's objectives and constraints are read in stored_study_test.cpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -71,21 +71,4 @@ TEST_CASE("multi objective: constraint values are Optuna's (<= 0 satisfied)", "[
   CHECK(std::isinf(constraint_values({{"no_such", std::nullopt, 1, false}}, t)[0]));
   CHECK(describe(budget) == "rank_seconds <= 3600");
   CHECK(describe(reach) == "reached target");
-}
-
-TEST_CASE("multi objective: objectives and constraints of a normalised spec", "[common][multi]") {
-  const auto one = nlohmann::json::parse(R"({"objective": {"metric": "val_loss", "mode": "min"}})");
-  REQUIRE(objectives_of_spec(one).size() == 1);
-  CHECK_FALSE(objectives_of_spec(one)[0].maximize);
-  CHECK(constraints_of_spec(one).empty());
-  const auto two = nlohmann::json::parse(R"({"objective": [{"metric": "val_acc", "mode": "max", "target": 0.9},
-      {"metric": "time_to_target_s", "mode": "min"}],
-      "constraints": [{"metric": "rank_seconds", "max": 3600}, {"reached_target": true}]})");
-  const auto o = objectives_of_spec(two);
-  REQUIRE(o.size() == 2);
-  CHECK(o[1].metric == "time_to_target_s");
-  const auto c = constraints_of_spec(two);
-  REQUIRE(c.size() == 2);
-  CHECK(*c[0].max == 3600);
-  CHECK(c[1].reached_target);
 }

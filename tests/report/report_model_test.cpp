@@ -1,10 +1,12 @@
 // report_model_test.cpp — the report model built from databases written through db/: an
-// empty study, one trial, and the synthetic study with every state.
+// empty study, one trial, the synthetic study with every state, and what the stored study says
+// (ranks, a pbt lineage, a damaged spec).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <set>
 
+#include "common/pbt_link.hpp"
 #include "report/report_model.hpp"
 #include "report_test_support.hpp"
 #include "synthetic_study.hpp"
@@ -128,4 +130,48 @@ TEST_CASE("list_studies_model lists every study with its counts") {
   REQUIRE(l.size() == 2);
   CHECK(l[0]["name"] == "a");
   CHECK(l[1]["counts"]["COMPLETE"] == 5);  // 3 PRUNED, 5 FAILED, 7 WAITING
+}
+
+TEST_CASE("the stored study: ranks by the one rule, a pbt lineage's searched params, a damaged spec named") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  // trial.ranks 3; a trial's `ranks` parameter wins.
+  db::NewStudy ns{"r", R"({"trial": {"ranks": 3}})", "r.yaml", "runs", "val_acc", "max", std::nullopt};
+  const auto sid = must(s->create_study(ns));
+  must(s->create_trial(sid, 0, {{"ranks", 2}}, "runs/0"));
+  must(s->create_trial(sid, 1, {{"lr", 0.1}}, "runs/1"));
+  json m = must(build_report_model(*s, "r"));
+  REQUIRE(m["trials"].size() == 2);
+  CHECK(m["trials"][0]["ranks"] == 2);
+  CHECK(m["trials"][1]["ranks"] == 3);
+
+  // A pbt study: the lineage card's axis, counts and each link's searched params, read from the
+  // stored spec (whose space is a list of one-key maps, as to_json writes it).
+  ns = {"p", R"({"search": {"algorithm": "pbt", "population": 1, "generations": 1, "interval": {"by": "step", "every": 5}},
+                 "space": [{"lr": {"log_uniform": [0.001, 0.1]}}]})", "p.yaml", "runs", "val_acc", "max", std::nullopt};
+  const auto pid = must(s->create_study(ns));
+  const auto tid = must(s->create_trial(pid, 0, {{"lr", 0.01}, {"stop_at", 5}}, "runs/p0"));
+  PbtLink link;
+  link.axis = "step";
+  link.end = 5;
+  db::EventRow e;
+  e.study_id = pid;
+  e.trial_id = tid;
+  e.who = "orchestrator";
+  e.kind = kPbtEventKind;
+  e.reason = link.to_json().dump();
+  must(s->note_event(e));
+  m = must(build_report_model(*s, "p"));
+  CHECK(m["pbt"]["axis"] == "step");
+  CHECK(m["pbt"]["population"] == 1);
+  CHECK(m["pbt"]["generations"] == 1);
+  REQUIRE(m["pbt"]["links"].size() == 1);
+  CHECK(m["pbt"]["links"][0]["params"] == json{{"lr", 0.01}});
+
+  // A stored spec with a key of the wrong type: the report says which study and which key.
+  ns = {"broken", R"({"trial": {"ranks": "two"}})", "b.yaml", "runs", "val_acc", "max", std::nullopt};
+  must(s->create_study(ns));
+  auto bad = build_report_model(*s, "broken");
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message(), Catch::Contains("study 'broken'") && Catch::Contains("trial.ranks"));
 }
