@@ -15,9 +15,8 @@ Result<std::unique_ptr<sched::Backend>> make_backend(boost::asio::io_context& io
   c.max_concurrent = static_cast<std::size_t>(spec.backend.max_concurrent);
   c.create_dirs = create_dirs;
   c.slurm = spec.backend.slurm;
-  c.slurm.script_dir = study_root / "slurm";
-  if (!c.slurm.template_path.empty() && c.slurm.template_path.is_relative())
-    c.slurm.template_path = spec.study_dir / c.slurm.template_path;
+  c.study_root = study_root;
+  c.study_dir = spec.study_dir;
   auto b = sched::make_backend(io, c);
   if (!b) return fail_in(b.error(), spec.source + ": backend");
   return b;

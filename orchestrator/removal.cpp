@@ -14,6 +14,7 @@
 #include "engine/cancel_request.hpp"
 #include "engine/enqueue_request.hpp"
 #include "engine/progress.hpp"
+#include "schedulers/backend_kinds.hpp"
 #include "study/did_you_mean.hpp"
 #include "orchestrator/table_format.hpp"
 
@@ -30,7 +31,7 @@ bool all_digits(std::string_view s) {
 // A name dlsweep gives an entry of a study directory, without a temp-file suffix.
 bool dlsweep_name(std::string_view name) {
   if (name.starts_with("trial-")) return all_digits(name.substr(6));
-  return name == "slurm" || name == kCancelRequestFile || name == kEnqueueRequestDir || name == kStudyMarkerFile ||
+  return sched::backend_owns_study_entry(name) || name == kCancelRequestFile || name == kEnqueueRequestDir || name == kStudyMarkerFile ||
          name == kOrchestratorLog;
 }
 

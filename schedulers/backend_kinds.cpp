@@ -12,14 +12,25 @@ constexpr std::string_view kSlurmKeys[] = {
     "gpus_per_node", "mem", "constraint", "extra_sbatch", "setup", "template", "signal_lead_s", "requeue",
     "poll_min_s", "poll_max_s", "gpus_per_task", "cpus_per_gpu", "gpu_bind", "cpu_bind", "mpi"};
 
+// The Slurm backend's batch scripts and index files (SlurmOptions::script_dir, set by the
+// registry to <study dir>/slurm).
+constexpr std::string_view kSlurmEntries[] = {"slurm"};
+
 constexpr BackendKind kKinds[] = {
-    {"local", /*jobs_outlive_orchestrator=*/false, /*batch_scheduler=*/false, {}},
-    {"slurm", /*jobs_outlive_orchestrator=*/true, /*batch_scheduler=*/true, kSlurmKeys},
+    {"local", /*jobs_outlive_orchestrator=*/false, /*batch_scheduler=*/false, {}, {}},
+    {"slurm", /*jobs_outlive_orchestrator=*/true, /*batch_scheduler=*/true, kSlurmKeys, kSlurmEntries},
 };
 
 }  // namespace
 
 std::span<const BackendKind> backend_kinds() { return kKinds; }
+
+bool backend_owns_study_entry(std::string_view name) {
+  for (const auto& k : kKinds)
+    for (auto e : k.study_dir_entries)
+      if (e == name) return true;
+  return false;
+}
 
 std::vector<std::string_view> backend_kind_names() {
   std::vector<std::string_view> out;

@@ -20,6 +20,9 @@ struct BackendKind {
   bool batch_scheduler = false;
   /// The keys of `backend:` this kind takes besides kind, max_concurrent and pending_warn.
   std::span<const std::string_view> option_keys;
+  /// The entries the backend writes in a study's directory (Slurm: "slurm", its batch
+  /// scripts and index files): `delete --files` removes them as dlsweep's own.
+  std::span<const std::string_view> study_dir_entries = {};
 };
 
 /// Every kind, in registry order ("local", "slurm").
@@ -30,5 +33,7 @@ std::vector<std::string_view> backend_kind_names();
 const BackendKind* find_backend_kind(std::string_view name);
 /// The kinds that take `key` (an option key of some kind), for "applies only to ..." errors.
 std::vector<std::string_view> kinds_taking(std::string_view key);
+/// Whether some backend kind writes an entry called `name` in a study's directory.
+bool backend_owns_study_entry(std::string_view name);
 
 }  // namespace dlsweep::sched

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -18,7 +19,12 @@ namespace dlsweep::sched {
 struct BackendConfig {
   std::string kind = "local";
   std::size_t max_concurrent = 1;
-  SlurmOptions slurm;  ///< the slurm kind's keys; script_dir and template_path already absolute
+  SlurmOptions slurm;  ///< the slurm kind's keys as the study gives them
+  /// The study's directory of runs (<runs_dir>/<study>): a backend keeps its own files
+  /// under it (Slurm: <study_root>/slurm, see BackendKind::study_dir_entries).
+  std::filesystem::path study_root;
+  /// The study file's directory: relative paths of the study (Slurm's template) are its.
+  std::filesystem::path study_dir;
   /// Create the backend's own directories (Slurm's script_dir); false for a dry run, which
   /// creates nothing.
   bool create_dirs = true;

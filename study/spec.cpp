@@ -251,16 +251,11 @@ class StudyParser {
       else if (key == "poll_max_s") { if (auto v = r_.number(f, 0, true)) o.poll_max_s = *v; }
     }
     if (!slurm) return;
-    // Slurm-syntax checks; script_dir is the orchestrator's business, not the study's.
+    // Slurm-syntax checks, with the study key each error is about.
     sched::SlurmOptions probe = o;
-    probe.script_dir = "dlsweep-runs";
     probe.max_concurrent = static_cast<std::size_t>(spec_.backend.max_concurrent);
-    if (auto st = sched::validate_options(probe); !st) {
-      std::string where = st.error().where;  // "slurm.partition", "slurm.extra_sbatch[1]", ...
-      if (where.rfind("slurm.", 0) == 0) where = where.substr(6);
-      if (where == "time_limit") where = "time";
-      r_.error(b.path + "." + where, st.error().what, st.error().fix);
-    }
+    if (auto st = sched::validate_study_options(probe); !st)
+      r_.error(b.path + "." + st.error().where, st.error().what, st.error().fix);
   }
 
   void read_trial() {

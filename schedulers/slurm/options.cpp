@@ -158,4 +158,14 @@ Status validate_options(const SlurmOptions& o) {
   return {};
 }
 
+Status validate_study_options(SlurmOptions o) {
+  o.script_dir = "slurm";
+  auto st = validate_options(o);
+  if (st) return st;
+  Error e = st.error();
+  if (e.where.rfind("slurm.", 0) == 0) e.where = e.where.substr(6);
+  if (e.where == "time_limit") e.where = "time";
+  return std::unexpected(e);
+}
+
 }  // namespace dlsweep::sched

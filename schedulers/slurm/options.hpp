@@ -61,6 +61,10 @@ struct SlurmOptions {
 
 /// Checks every option; errors name the option ("slurm.partition") and the fix.
 Status validate_options(const SlurmOptions& o);
+/// validate_options for the keys a study file gives (script_dir is the backend's own: the
+/// registry sets it under the study's directory); the error's `where` is the study key
+/// under `backend:` ("partition", "time", "extra_sbatch[1]").
+Status validate_study_options(SlurmOptions o);
 
 /// Megabytes for a validated --mem value ("16G" -> 16384, "4000" -> 4000, "512K" -> 1).
 std::uint64_t mem_megabytes(std::string_view mem);

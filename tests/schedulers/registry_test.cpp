@@ -17,7 +17,7 @@ TEST_CASE("registry: each kind builds its backend, and the backend agrees with t
     BackendConfig c;
     c.kind = std::string(kind.name);
     c.max_concurrent = 3;
-    c.slurm.script_dir = dir.path() / "slurm";
+    c.study_root = dir.path();
     auto b = make_backend(io, c);
     REQUIRE(b.has_value());
     CHECK((*b)->name() == kind.name);
@@ -25,7 +25,24 @@ TEST_CASE("registry: each kind builds its backend, and the backend agrees with t
     CHECK((*b)->max_concurrent() == 3);
     CHECK(find_backend_kind(kind.name) == &kind);
   }
-  CHECK(std::filesystem::is_directory(dir.path() / "slurm"));  // create_dirs: the script dir
+  // create_dirs: each backend's own entries of the study directory, as its kind names them
+  // (what `delete --files` removes as dlsweep's).
+  for (const auto& kind : backend_kinds())
+    for (auto entry : kind.study_dir_entries) {
+      CHECK(std::filesystem::is_directory(dir.path() / entry));
+      CHECK(backend_owns_study_entry(entry));
+    }
+  CHECK(backend_owns_study_entry("slurm"));
+  CHECK_FALSE(backend_owns_study_entry("trial-0001"));
+}
+
+TEST_CASE("registry: a backend with files of its own needs the study directory", "[sched][registry]") {
+  boost::asio::io_context io;
+  BackendConfig c;
+  c.kind = "slurm";
+  auto b = make_backend(io, c);
+  REQUIRE_FALSE(b.has_value());
+  CHECK(b.error().message().find("study directory") != std::string::npos);
 }
 
 TEST_CASE("registry: a dry-run backend creates nothing", "[sched][registry]") {
@@ -33,7 +50,7 @@ TEST_CASE("registry: a dry-run backend creates nothing", "[sched][registry]") {
   boost::asio::io_context io;
   BackendConfig c;
   c.kind = "slurm";
-  c.slurm.script_dir = dir.path() / "slurm";
+  c.study_root = dir.path();
   c.create_dirs = false;
   REQUIRE(make_backend(io, c).has_value());
   CHECK_FALSE(std::filesystem::exists(dir.path() / "slurm"));
