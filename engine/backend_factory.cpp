@@ -14,7 +14,7 @@ Result<std::unique_ptr<sched::Backend>> make_backend(boost::asio::io_context& io
   c.kind = spec.backend.kind;
   c.max_concurrent = static_cast<std::size_t>(spec.backend.max_concurrent);
   c.create_dirs = create_dirs;
-  c.slurm = spec.backend.slurm;
+  c.options = spec.backend.options;
   c.study_root = study_root;
   c.study_dir = spec.study_dir;
   auto b = sched::make_backend(io, c);

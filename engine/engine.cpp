@@ -181,13 +181,19 @@ void Engine::detach(const std::string& why) {
                               why, live_.size(), live_.size() == 1 ? "" : "s", live_.size() == 1 ? "s" : "", backend_.name(),
                               spec_.name),
                   snapshot());
-  detached_ = done_ = true;
+  detached_ = true;
+  end_loop(/*stop_io=*/true);
+}
+
+void Engine::end_loop(bool stop_io) {
+  done_ = true;
   clock_->cancel();
+  shutdown_timer_.cancel();
   watch_.close();
   boost::system::error_code ec;
   signals_.cancel(ec);
   signals_.clear(ec);
-  io_.stop();  // the backend's poll timers would keep the loop alive
+  if (stop_io) io_.stop();  // the backend's timers and calls in flight would keep the loop alive
 }
 
 void Engine::interrupt(const std::string& why) {
@@ -237,14 +243,7 @@ void Engine::stop_waiting(const std::string& why) {
                                 why, n, n == 1 ? "" : "s", backend_.name(), n == 1 ? "its" : "their",
                                 n == 1 ? "" : "s", spec_.name),
                     snapshot());
-  done_ = true;
-  clock_->cancel();
-  shutdown_timer_.cancel();
-  watch_.close();
-  boost::system::error_code ec;
-  signals_.cancel(ec);
-  signals_.clear(ec);
-  io_.stop();  // the backend's timers and calls in flight would keep the loop alive
+  end_loop(/*stop_io=*/true);
 }
 
 void Engine::fill() {
@@ -395,13 +394,7 @@ void Engine::check_done() {
   if (done_) return;
   bool nothing_left = live_.empty() && waiting_.empty() && (exhausted_ || interrupted_);
   if (!nothing_left) return;
-  done_ = true;
-  clock_->cancel();
-  shutdown_timer_.cancel();
-  watch_.close();
-  boost::system::error_code ec;
-  signals_.cancel(ec);
-  signals_.clear(ec);
+  end_loop(/*stop_io=*/false);
 }
 
 }  // namespace dlsweep::orch

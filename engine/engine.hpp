@@ -193,6 +193,9 @@ class Engine {
   /// shutdown_wait_s); the trials keep the states the database has for them.
   void arm_shutdown_wait();
   void stop_waiting(const std::string& why);
+  /// The sweep's loop is over: no more ticks, waits, file watches or signals; `stop_io`: the
+  /// io_context stops now too (detach, stop_waiting: jobs and calls may still be in flight).
+  void end_loop(bool stop_io);
   /// Each tick: the site limit the backend learned, said once (progress, events table).
   void check_capacity();
   /// The backend accepted a WAITING trial's job (its first event): the trial is QUEUED.

@@ -1,6 +1,8 @@
 // backend_kinds.cpp — the kinds and their traits (backend_kinds.hpp).
 #include "schedulers/backend_kinds.hpp"
 
+#include "schedulers/slurm/study_options.hpp"
+
 #include <algorithm>
 
 namespace dlsweep::sched {
@@ -16,9 +18,22 @@ constexpr std::string_view kSlurmKeys[] = {
 // registry to <study dir>/slurm).
 constexpr std::string_view kSlurmEntries[] = {"slurm"};
 
+void read_slurm(OptionReader& r, BackendOptions& o, std::size_t max_concurrent) {
+  slurm::read_study_options(r, o.slurm, max_concurrent);
+}
+void write_slurm(const BackendOptions& o, nlohmann::json& b) { slurm::write_study_options(o.slurm, b); }
+std::optional<Error> slurm_ranks(const BackendOptions& o, std::span<const std::int64_t> ranks, std::string_view launcher,
+                                 const std::string& where) {
+  return slurm::check_ranks(o.slurm, ranks, launcher, where);
+}
+std::optional<Error> slurm_gpus(const BackendOptions& o, const std::string& where) {
+  return slurm::check_gpu_request(o.slurm, where);
+}
+
 constexpr BackendKind kKinds[] = {
-    {"local", /*jobs_outlive_orchestrator=*/false, /*batch_scheduler=*/false, {}, {}},
-    {"slurm", /*jobs_outlive_orchestrator=*/true, /*batch_scheduler=*/true, kSlurmKeys, kSlurmEntries},
+    {"local", /*jobs_outlive_orchestrator=*/false, /*batch_scheduler=*/false, {}, {}, nullptr, nullptr, nullptr, nullptr},
+    {"slurm", /*jobs_outlive_orchestrator=*/true, /*batch_scheduler=*/true, kSlurmKeys, kSlurmEntries, read_slurm,
+     write_slurm, slurm_ranks, slurm_gpus},
 };
 
 }  // namespace

@@ -1,12 +1,22 @@
 // backend_kinds.hpp — the backends dlsweep knows, by the name a study gives them
-// (`backend.kind`): what each can do and the keys of `backend:` it takes. Pure data: the
-// study validator reads it without linking any backend; registry.hpp builds them. Nothing
+// (`backend.kind`): what each can do, the keys of `backend:` it takes and how it reads and
+// writes them (the kind's own code: slurm/study_options.hpp); registry.hpp builds them. Nothing
 // outside schedulers/ compares a backend's name: it asks here.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/option_reader.hpp"
+#include "common/result.hpp"
+#include "schedulers/backend_options.hpp"
 
 namespace dlsweep::sched {
 
@@ -23,6 +33,18 @@ struct BackendKind {
   /// The entries the backend writes in a study's directory (Slurm: "slurm", its batch
   /// scripts and index files): `delete --files` removes them as dlsweep's own.
   std::span<const std::string_view> study_dir_entries = {};
+  /// Reads the kind's keys of a study's `backend:` section (those of option_keys it has)
+  /// into `options`, each error at its key; nullptr: the kind takes no keys.
+  void (*read_options)(OptionReader& section, BackendOptions& options, std::size_t max_concurrent) = nullptr;
+  /// Writes back what read_options read (the keys that differ from their defaults).
+  void (*write_options)(const BackendOptions& options, nlohmann::json& section) = nullptr;
+  /// Can a trial with each of these rank counts (from the study key `where`; `launcher`
+  /// as trial.launcher) run as the kind's options shape its job? The first problem, at `where`.
+  std::optional<Error> (*check_ranks)(const BackendOptions& options, std::span<const std::int64_t> ranks,
+                                      std::string_view launcher, const std::string& where) = nullptr;
+  /// Every trial trains on a GPU (device: cuda at `where`): does the kind's request give its
+  /// jobs one? The problem, at `where`.
+  std::optional<Error> (*check_gpu_request)(const BackendOptions& options, const std::string& where) = nullptr;
 };
 
 /// Every kind, in registry order ("local", "slurm").

@@ -17,7 +17,7 @@ Result<std::unique_ptr<Backend>> make_local(boost::asio::io_context& io, const B
 Result<std::unique_ptr<Backend>> make_slurm(boost::asio::io_context& io, const BackendConfig& c) {
   if (c.study_root.empty())
     return fail("no study directory to keep the batch scripts in", "backend", "give BackendConfig::study_root");
-  SlurmOptions o = c.slurm;
+  SlurmOptions o = c.options.slurm;
   o.script_dir = c.study_root / "slurm";  // BackendKind::study_dir_entries names it
   if (!o.template_path.empty() && o.template_path.is_relative()) o.template_path = c.study_dir / o.template_path;
   o.max_concurrent = c.max_concurrent;

@@ -11,7 +11,7 @@
 #include "common/result.hpp"
 #include "schedulers/backend.hpp"
 #include "schedulers/backend_kinds.hpp"
-#include "schedulers/slurm/options.hpp"
+#include "schedulers/backend_options.hpp"
 
 namespace dlsweep::sched {
 
@@ -19,7 +19,7 @@ namespace dlsweep::sched {
 struct BackendConfig {
   std::string kind = "local";
   std::size_t max_concurrent = 1;
-  SlurmOptions slurm;  ///< the slurm kind's keys as the study gives them
+  BackendOptions options;  ///< the kinds' own keys as the study gives them
   /// The study's directory of runs (<runs_dir>/<study>): a backend keeps its own files
   /// under it (Slurm: <study_root>/slurm, see BackendKind::study_dir_entries).
   std::filesystem::path study_root;

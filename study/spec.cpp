@@ -19,6 +19,7 @@
 #include "study/objectives.hpp"
 #include "study/pbt.hpp"
 #include "study/reader.hpp"
+#include "study/section_reader.hpp"
 #include "common/train_params.hpp"
 #include "study/space.hpp"
 #include "study/tree.hpp"
@@ -47,10 +48,8 @@ constexpr std::string_view kTopKeys[] = {"name",  "description", "backend", "tri
 constexpr std::string_view kPrunerShared[] = {"kind", "by", "group_by", "warmup"};
 constexpr std::string_view kPrunerAxes[] = {"epoch", "step", "samples", "wall_s"};
 constexpr std::string_view kBackendShared[] = {"kind", "max_concurrent", "pending_warn"};
-constexpr std::string_view kSlurmDrivers[] = {"cli", "api"};
 constexpr std::string_view kTrialKeys[] = {"trainer", "command", "ranks", "launcher", "timeout", "max_retries", "fail_fast", "env",
                                            "unread_params"};
-constexpr std::string_view kMpiPlugins[] = {"pmix", "pmi2", "none"};
 constexpr std::string_view kSearchShared[] = {"algorithm", "trials", "seed", "warm_start"};
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
@@ -140,11 +139,8 @@ class StudyParser {
   // device: cuda on Slurm needs GPUs in the job: a study whose every trial trains on a GPU
   // but whose batch script requests none would fail in every task after its queue wait.
   void check_gpus_requested() {
-    if (spec_.backend.kind != "slurm" || !spec_.trial.embedded) return;
-    const auto& o = spec_.backend.slurm;
-    if (!o.gpus_per_task.empty() || !o.gpus_per_node.empty()) return;
-    for (const auto& line : o.extra_sbatch)
-      if (line.find("gres") != std::string::npos || line.find("gpu") != std::string::npos) return;
+    const sched::BackendKind* kind = sched::find_backend_kind(spec_.backend.kind);
+    if (!kind || !kind->check_gpu_request || !spec_.trial.embedded) return;
     const auto& fixed = spec_.space.fixed;
     bool all_cuda = fixed.contains("device") && fixed["device"] == "cuda";
     for (const auto& d : spec_.space.dims)
@@ -156,10 +152,8 @@ class StudyParser {
     Field dev = StudyReader::field(StudyReader::field(trial_, "trainer"), "device");
     if (!dev) dev = StudyReader::field(StudyReader::field(root_, "fixed"), "device");
     if (!dev) dev = StudyReader::field(StudyReader::field(root_, "space"), "device");
-    r_.error(dev ? dev.path : std::string("trial.trainer"),
-             "device: cuda, but the Slurm jobs request no GPU (every trial would fail on a node without one)",
-             "add gpus_per_task: \"1\" under backend (one GPU per rank; or gpus_per_node, or a --gres line in "
-             "extra_sbatch)");
+    if (auto e = kind->check_gpu_request(spec_.backend.options, dev ? dev.path : std::string("trial.trainer")))
+      r_.error(e->where, e->what, e->fix);
   }
 
   void read_name() {
@@ -188,16 +182,15 @@ class StudyParser {
       if (auto v = r_.integer(m, 1, kIntMax)) spec_.backend.max_concurrent = int(*v);
     if (Field w = StudyReader::field(b, "pending_warn"))
       if (auto v = r_.number(w, 0, false)) spec_.backend.pending_warn_s = *v;
-    read_slurm(b);
+    read_backend_options(b);
   }
 
-  // The Slurm settings live beside `kind: slurm`. Values are checked here (types) and by
-  // sched::validate_options (Slurm syntax); every one is shell-quoted or rejected later.
-  void read_slurm(const Field& b) {
-    auto& o = spec_.backend.slurm;
+  // A kind's own keys live beside `kind:`: a key of another kind is refused here, naming
+  // the kinds that take it; the kind reads, validates and words its own keys itself
+  // (BackendKind::read_options, e.g. schedulers/slurm/study_options.hpp).
+  void read_backend_options(const Field& b) {
     const sched::BackendKind* kind = sched::find_backend_kind(spec_.backend.kind);
-    const bool slurm = kind && kind->batch_scheduler;
-    std::vector<std::string_view> other_keys;  // every kind's keys (only Slurm has any today)
+    std::vector<std::string_view> other_keys;  // every kind's keys
     for (const auto& k : sched::backend_kinds()) other_keys.insert(other_keys.end(), k.option_keys.begin(), k.option_keys.end());
     for (std::string_view name : other_keys) {
       Field f = StudyReader::field(b, name);
@@ -207,55 +200,11 @@ class StudyParser {
         for (auto k : sched::kinds_taking(name)) takers += (takers.empty() ? "" : " or ") + std::string(k);
         r_.error(f.path, fmt::format("'{}' applies only to the {} backend", name, takers),
                  fmt::format("set `kind: {}`, or remove this key", sched::kinds_taking(name).front()));
-        continue;
       }
-      std::string key(name);
-      auto text = [&](std::string& out) {
-        if (f->is_number()) out = r_.scalar_text(f);
-        else if (auto v = r_.string(f)) out = *v;
-      };
-      auto lines = [&](std::vector<std::string>& out) {
-        if (!r_.list(f, "write a list of strings")) return;
-        for (std::size_t j = 0; j < f->size(); ++j)
-          if (auto v = r_.string(StudyReader::item(f, j))) out.push_back(*v);
-      };
-      auto count = [&](int& out) {
-        if (auto v = r_.integer(f, 0, kIntMax)) out = int(*v);
-      };
-      if (key == "driver") { if (auto v = r_.word(f, kSlurmDrivers)) o.driver = *v; }
-      else if (key == "slurm_conf") text(o.slurm_conf);
-      else if (key == "partition") text(o.partition);
-      else if (key == "account") text(o.account);
-      else if (key == "qos") text(o.qos);
-      else if (key == "time") count(o.time_limit);
-      else if (key == "nodes") count(o.nodes);
-      else if (key == "ntasks_per_node") count(o.ntasks_per_node);
-      else if (key == "cpus_per_task") count(o.cpus_per_task);
-      else if (key == "gpus_per_node") text(o.gpus_per_node);
-      else if (key == "gpus_per_task") text(o.gpus_per_task);
-      else if (key == "cpus_per_gpu") count(o.cpus_per_gpu);
-      else if (key == "gpu_bind") text(o.gpu_bind);
-      else if (key == "cpu_bind") text(o.cpu_bind);
-      else if (key == "mpi") { if (auto v = r_.word(f, kMpiPlugins)) o.mpi = *v; }
-      else if (key == "mem") text(o.mem);
-      else if (key == "constraint") text(o.constraint);
-      else if (key == "extra_sbatch") lines(o.extra_sbatch);
-      else if (key == "setup") lines(o.setup);
-      else if (key == "template") {
-        std::string t;
-        text(t);
-        if (!t.empty()) o.template_path = t;
-      } else if (key == "signal_lead_s") count(o.signal_lead_s);
-      else if (key == "requeue") { if (auto v = r_.boolean(f)) o.requeue = *v; }
-      else if (key == "poll_min_s") { if (auto v = r_.number(f, 0, true)) o.poll_min_s = *v; }
-      else if (key == "poll_max_s") { if (auto v = r_.number(f, 0, true)) o.poll_max_s = *v; }
     }
-    if (!slurm) return;
-    // Slurm-syntax checks, with the study key each error is about.
-    sched::SlurmOptions probe = o;
-    probe.max_concurrent = static_cast<std::size_t>(spec_.backend.max_concurrent);
-    if (auto st = sched::validate_study_options(probe); !st)
-      r_.error(b.path + "." + st.error().where, st.error().what, st.error().fix);
+    if (!kind || !kind->read_options) return;
+    SectionReader section(r_, b);
+    kind->read_options(section, spec_.backend.options, static_cast<std::size_t>(spec_.backend.max_concurrent));
   }
 
   void read_trial() {
@@ -510,33 +459,14 @@ class StudyParser {
       return;
     }
     if (!from_param) values.push_back(spec_.trial.ranks);
-    const auto& o = spec_.backend.slurm;
     const sched::BackendKind* kind = sched::find_backend_kind(spec_.backend.kind);
     const bool slurm = kind && kind->batch_scheduler;
     const std::string& launcher = spec_.trial.launcher;
     if (!slurm && launcher == "srun")
       r_.error("trial.launcher", "srun starts ranks inside a Slurm allocation; the local backend has none",
                "use launcher: mpirun or torchrun here, or backend.kind: slurm");
-    if (!slurm) return;
-    for (auto n : values) {
-      if (o.nodes > 0 && o.ntasks_per_node > 0 && n != std::int64_t(o.nodes) * o.ntasks_per_node) {
-        r_.error(where, fmt::format("{} ranks do not fit nodes: {} x ntasks_per_node: {} = {} tasks", n, o.nodes,
-                                    o.ntasks_per_node, o.nodes * o.ntasks_per_node),
-                 "make ranks = nodes x ntasks_per_node, or leave one of the two out");
-        return;
-      }
-      if (o.nodes > 0 && n < o.nodes) {
-        r_.error(where, fmt::format("{} ranks cannot spread over nodes: {} (each node needs at least one)", n, o.nodes),
-                 "lower backend.nodes or raise the ranks");
-        return;
-      }
-      if (launcher == "torchrun" && n % std::max(o.nodes, 1) != 0) {
-        r_.error(where, fmt::format("torchrun starts the same number of workers on every node: {} ranks over {} nodes",
-                                    n, std::max(o.nodes, 1)),
-                 "make the ranks a multiple of backend.nodes");
-        return;
-      }
-    }
+    if (!slurm || !kind->check_ranks) return;
+    if (auto e = kind->check_ranks(spec_.backend.options, values, launcher, where)) r_.error(e->where, e->what, e->fix);
   }
 
   StudyReader& r_;

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/multi_objective.hpp"
-#include "schedulers/slurm/options.hpp"
+#include "schedulers/backend_options.hpp"
 #include "search/pruner.hpp"
 #include "search/sampler.hpp"
 #include "search/search_space.hpp"
@@ -55,7 +55,7 @@ struct StudySpec {
     /// it waits for the study's own max_concurrent) gets one warning line naming the
     /// scheduler's reason; 0: never.
     double pending_warn_s = kDefaultPendingWarn;
-    sched::SlurmOptions slurm;              ///< kind == slurm: the site settings (script_dir unset)
+    sched::BackendOptions options;          ///< each kind's own keys (kind slurm: the site settings)
   } backend;
 
   struct TrialSpec {

@@ -13,29 +13,9 @@ namespace dlsweep::orch {
 nlohmann::json StudySpec::backend_json() const {
   nlohmann::json b{{"kind", backend.kind}, {"max_concurrent", backend.max_concurrent}};
   if (backend.pending_warn_s != kDefaultPendingWarn) b["pending_warn"] = backend.pending_warn_s;
+  // The kind writes back its own keys (only what the study changed).
   const sched::BackendKind* kind = sched::find_backend_kind(backend.kind);
-  if (!kind || kind->option_keys.empty()) return b;  // the rest are the slurm kind's keys
-  const auto& o = backend.slurm;
-  sched::SlurmOptions d;  // defaults: only what the study changed is written back
-  b["driver"] = o.driver;
-  for (auto [key, value] : {std::pair<const char*, const std::string*>{"slurm_conf", &o.slurm_conf},
-                            {"partition", &o.partition}, {"account", &o.account}, {"qos", &o.qos},
-                            {"gpus_per_node", &o.gpus_per_node}, {"gpus_per_task", &o.gpus_per_task},
-                            {"gpu_bind", &o.gpu_bind}, {"cpu_bind", &o.cpu_bind}, {"mem", &o.mem},
-                            {"constraint", &o.constraint}})
-    if (!value->empty()) b[key] = *value;
-  for (auto [key, value] : {std::pair<const char*, int>{"time", o.time_limit}, {"nodes", o.nodes},
-                            {"ntasks_per_node", o.ntasks_per_node}, {"cpus_per_task", o.cpus_per_task},
-                            {"cpus_per_gpu", o.cpus_per_gpu}})
-    if (value != 0) b[key] = value;
-  if (o.mpi != d.mpi) b["mpi"] = o.mpi;
-  if (!o.extra_sbatch.empty()) b["extra_sbatch"] = o.extra_sbatch;
-  if (!o.setup.empty()) b["setup"] = o.setup;
-  if (!o.template_path.empty()) b["template"] = o.template_path.string();
-  if (o.signal_lead_s != d.signal_lead_s) b["signal_lead_s"] = o.signal_lead_s;
-  if (o.requeue != d.requeue) b["requeue"] = o.requeue;
-  if (o.poll_min_s != d.poll_min_s) b["poll_min_s"] = o.poll_min_s;
-  if (o.poll_max_s != d.poll_max_s) b["poll_max_s"] = o.poll_max_s;
+  if (kind && kind->write_options) kind->write_options(backend.options, b);
   return b;
 }
 
