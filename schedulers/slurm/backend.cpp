@@ -121,23 +121,6 @@ SlurmBackend::~SlurmBackend() {
   send_last_cancels();
 }
 
-void SlurmBackend::send_last_cancels() {
-  // Cancels asked for whose end was never confirmed (the orchestrator stopped waiting, a
-  // hung squeue held the worker): one last scancel, through a fresh driver (this one was
-  // interrupted), bounded, so that no job the user cancelled runs on unseen.
-  if (!last_cancels_) return;  // a driver given by a test: nothing real to cancel
-  std::vector<std::string> natives;
-  for (const auto& [id, job] : jobs_)
-    if (job->cancel_requested && tracker_.tracked(id) && !tracker_.done(id)) natives.push_back(tracker_.native_id(id));
-  if (natives.empty()) return;
-  SlurmOptions quick = options_;
-  quick.command_timeout_s = std::min(quick.command_timeout_s, 5.0);
-  auto driver = make_driver(quick);
-  if (!driver) return;
-  if (auto r = (*driver)->cancel(natives); !r)
-    log(fmt::format("could not cancel {} job(s) on the way out ({}): `dlsweep resume` or `dlsweep cancel` does it",
-                    natives.size(), r.error().error.message()));
-}
 
 // ---------------------------------------------------------------- plumbing
 
@@ -439,75 +422,6 @@ void SlurmBackend::on_submitted(Batch& batch, DriverResult<std::uint32_t> r) {
   if (cancels) schedule_cancel_flush();
   poll_interval_s_ = options_.poll_min_s;
   schedule_poll(options_.poll_min_s);
-}
-
-// ---------------------------------------------------------------- site limits
-
-double SlurmBackend::now_s() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-}
-
-std::size_t SlurmBackend::in_slurm() const {
-  std::size_t n = tracker_.live();
-  for (const auto& b : batches_) n += b->ids.size();
-  return n;
-}
-
-std::string SlurmBackend::capacity_note() const {
-  if (!capacity_.limit() || !capacity_.exact()) return {};  // said once it is learned
-  return capacity_line(*capacity_.limit(), capacity_.allowed());
-}
-
-void SlurmBackend::arm_capacity_retry() {
-  // Room comes back when a job of the study ends (the poll flushes then); with none in
-  // Slurm, only time can make room (the user's other jobs ending): try again then.
-  auto at = capacity_.probe_at();
-  if (capacity_retry_armed_ || !at) return;
-  capacity_retry_armed_ = true;
-  retry_later(std::max(0.05, *at - now_s()), [this] {
-    capacity_retry_armed_ = false;
-    flush();
-  });
-}
-
-void SlurmBackend::on_capacity_refusal(Batch& batch, const SiteLimit& limit) {
-  stats_.capacity_refusals++;
-  const std::size_t tried = batch.ids.size();
-  const std::size_t before = in_slurm() - tried;  // the batch itself is still in batches_
-  const bool first = !capacity_.limit().has_value();
-  if (limit.kind == LimitKind::array_size) {
-    max_array_ = std::max<std::size_t>(1, tried / 2);
-    if (tried <= 1) capacity_.refused(limit, before, tried, now_s());
-  } else {
-    capacity_.refused(limit, before, tried, now_s());
-  }
-  if (first || capacity_.exact())
-    log(fmt::format("sbatch refused {} job(s) for a site limit ({}); they wait: {}", tried, limit.reason,
-                    capacity_note()));
-  // Back to the front of the queue, in order; a job cancelled meanwhile ends here.
-  std::vector<std::string> back;
-  for (const auto& id : batch.ids) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) continue;
-    if (it->second->cancel_requested) {
-      emit(*it->second, JobEventKind::cancelled, "cancelled before it was submitted");
-      jobs_.erase(it);
-      continue;
-    }
-    it->second->in_batch = false;
-    back.push_back(id);
-  }
-  waiting_.insert(waiting_.begin(), back.begin(), back.end());
-  batches_.pop_front();
-  // The batches planned after it were sized with room that is not there: replan them too.
-  while (!batches_.empty()) {
-    auto& b = batches_.back();
-    for (const auto& id : b->ids)
-      if (auto it = jobs_.find(id); it != jobs_.end()) it->second->in_batch = false;
-    waiting_.insert(waiting_.begin() + static_cast<std::ptrdiff_t>(back.size()), b->ids.begin(), b->ids.end());
-    batches_.pop_back();
-  }
-  schedule_flush();
 }
 
 }  // namespace dlsweep::sched

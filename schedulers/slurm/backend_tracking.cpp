@@ -275,4 +275,22 @@ Result<std::vector<SurvivingJob>> SlurmBackend::surviving_jobs(const std::string
   return out;
 }
 
+void SlurmBackend::send_last_cancels() {
+  // Cancels asked for whose end was never confirmed (the orchestrator stopped waiting, a
+  // hung squeue held the worker): one last scancel, through a fresh driver (this one was
+  // interrupted), bounded, so that no job the user cancelled runs on unseen.
+  if (!last_cancels_) return;  // a driver given by a test: nothing real to cancel
+  std::vector<std::string> natives;
+  for (const auto& [id, job] : jobs_)
+    if (job->cancel_requested && tracker_.tracked(id) && !tracker_.done(id)) natives.push_back(tracker_.native_id(id));
+  if (natives.empty()) return;
+  SlurmOptions quick = options_;
+  quick.command_timeout_s = std::min(quick.command_timeout_s, 5.0);
+  auto driver = make_driver(quick);
+  if (!driver) return;
+  if (auto r = (*driver)->cancel(natives); !r)
+    log(fmt::format("could not cancel {} job(s) on the way out ({}): `dlsweep resume` or `dlsweep cancel` does it",
+                    natives.size(), r.error().error.message()));
+}
+
 }  // namespace dlsweep::sched
