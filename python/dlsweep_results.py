@@ -162,11 +162,22 @@ def _connect(path):
                           "a running sweep's reader needs read access to sweep.db-wal and sweep.db-shm too")
 
 
+def _study_names(con, storage):
+    """The study names in creation order; none for a database with no tables yet (the file a
+    starting `dlsweep submit` has created but not yet given its schema)."""
+    try:
+        return [n for (n,) in con.execute("SELECT name FROM studies ORDER BY id")]
+    except sqlite3.Error as e:
+        if con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+            return []
+        raise ValueError(f"{storage}: not a dlsweep database ({e})") from None
+
+
 def get_all_study_names(storage="sweep.db"):
     """The names of the studies in the database, in creation order (Optuna's name)."""
     con = _connect(storage)
     try:
-        return [n for (n,) in con.execute("SELECT name FROM studies ORDER BY id")]
+        return _study_names(con, os.fspath(storage))
     finally:
         con.close()
 
@@ -179,10 +190,7 @@ def load_study(study_name=None, storage="sweep.db"):
     storage = os.fspath(storage)
     con = _connect(storage)
     try:
-        try:
-            names = [n for (n,) in con.execute("SELECT name FROM studies ORDER BY id")]
-        except sqlite3.Error as e:
-            raise ValueError(f"{storage}: not a dlsweep database ({e})") from None
+        names = _study_names(con, storage)
         if study_name is None:
             if len(names) != 1:
                 held = ("it holds no study yet: run `dlsweep submit STUDY` first" if not names

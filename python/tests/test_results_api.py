@@ -202,6 +202,21 @@ def test_errors_name_the_file_and_the_studies(two_studies, tmp_path):
         dr.load_study("api-demo", str(tmp_path / "missing.db"))
     assert "missing.db" in str(e.value)
     assert dr.get_all_study_names(str(db)) == ["api-demo", "api-front"]
+    # a file a starting `submit` has created but not yet given its schema: no study yet, not
+    # "not a dlsweep database" (the race a live reader hits in its first milliseconds)
+    empty = tmp_path / "starting.db"
+    dr.sqlite3.connect(str(empty)).close()
+    empty.write_bytes(b"")
+    with pytest.raises(dr.StudyNotFound, match="no study yet"):
+        dr.load_study("live", str(empty))
+    assert dr.get_all_study_names(str(empty)) == []
+    other = tmp_path / "other.db"
+    con = dr.sqlite3.connect(str(other))
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(ValueError, match="not a dlsweep database"):
+        dr.load_study("live", str(other))
     # the lazy name in dlsweep_trial and Optuna's sqlite:/// URL
     assert dlsweep_trial.load_study("api-demo", "sqlite:///" + str(db)).best_trial.number == 0
 
