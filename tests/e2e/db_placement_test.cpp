@@ -25,6 +25,8 @@
 
 #include "db/storage.hpp"
 #include "run_command.hpp"
+#include "fuse_mount.hpp"
+#include "tests/support/scoped_env.hpp"
 #include "tests/support/wait_until.hpp"
 
 namespace fs = std::filesystem;
@@ -32,58 +34,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kTrials = 24, kReports = 6;
-constexpr unsigned long kFuseMagic = 0x65735546;
 const std::string kStudy = "e2e-place";
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// A bindfs mount of `src` on `mnt`, unmounted at scope end; `why_not` says why there is none.
-struct FuseMount {
-  fs::path mnt;
-  bool mounted = false;
-  std::string why_not;
-  FuseMount(const fs::path& src, const fs::path& target) : mnt(target) {
-    if (run_command({"/bin/sh", "-c", "command -v bindfs"}).exit_code != 0) {
-      why_not = "bindfs is not installed (scripts/install-deps.sh installs it)";
-      return;
-    }
-    if (::access("/dev/fuse", R_OK | W_OK) != 0) {
-      why_not = "no read/write permission on /dev/fuse";
-      return;
-    }
-    auto r = run_command({"bindfs", src.string(), mnt.string()});
-    if (r.exit_code != 0) {
-      why_not = "bindfs could not mount (no CAP_SYS_ADMIN or fusermount?): " + r.err;
-      return;
-    }
-    mounted = true;
-    struct statfs st {};
-    if (::statfs(mnt.c_str(), &st) != 0 || (static_cast<unsigned long>(st.f_type) & 0xFFFFFFFFul) != kFuseMagic)
-      why_not = "bindfs mounted, but statfs does not say FUSE";
-  }
-  ~FuseMount() {
-    if (!mounted) return;
-    // A process left running in it (a failed check) would make a plain unmount fail: lazy then.
-    if (run_command({"umount", mnt.string()}).exit_code == 0) return;
-    if (run_command({"fusermount", "-u", mnt.string()}).exit_code == 0) return;
-    if (run_command({"umount", "-l", mnt.string()}).exit_code != 0) run_command({"fusermount", "-u", "-z", mnt.string()});
-  }
-};
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -159,7 +110,7 @@ space:
 
 // The whole scenario with the database (and the runs) in `shared`, the live copy under `local`.
 void sweep_readers_kill_resume(const fs::path& shared, const fs::path& local, bool expect_fuse_note) {
-  ScopedEnv live("DLSWEEP_DB_LIVE_DIR", local.string());
+  test_support::ScopedEnv live("DLSWEEP_DB_LIVE_DIR", local.string());
   write_study(shared / "study.yaml");
   const fs::path db = shared / "sweep.db", runs = shared / "dlsweep-runs" / kStudy;
   const fs::path err = local / "submit.err";
@@ -265,9 +216,8 @@ void sweep_readers_kill_resume(const fs::path& shared, const fs::path& local, bo
 TEST_CASE("--db on a FUSE filesystem (bindfs): readers during the sweep, kill -9, resume", "[db_placement]") {
   auto dir = fresh_dir("db-fuse");
   fs::create_directories(dir / "src");
-  fs::create_directories(dir / "mnt");
   fs::create_directories(dir / "local");
-  ScopedEnv mode("DLSWEEP_DB_MODE", std::nullopt);  // the filesystem decides
+  test_support::ScopedEnv mode("DLSWEEP_DB_MODE", std::nullopt);  // the filesystem decides
   FuseMount mount(dir / "src", dir / "mnt");
   if (!mount.mounted || !mount.why_not.empty()) {
     WARN("SKIPPED: --db on FUSE: " << mount.why_not << " (the forced-snapshot case below runs the same scenario)");
@@ -281,6 +231,6 @@ TEST_CASE("--db with DLSWEEP_DB_MODE=snapshot on a local dir: readers during the
   auto dir = fresh_dir("db-forced-snapshot");
   fs::create_directories(dir / "shared");
   fs::create_directories(dir / "local");
-  ScopedEnv mode("DLSWEEP_DB_MODE", std::string("snapshot"));
+  test_support::ScopedEnv mode("DLSWEEP_DB_MODE", std::string("snapshot"));
   sweep_readers_kill_resume(dir / "shared", dir / "local", /*expect_fuse_note=*/false);
 }

@@ -3,6 +3,8 @@
 // during the sweep and after it, without write access to anything. Before, every read verb
 // failed after the sweep ("attempt to write a readonly database": the WAL file's -shm could
 // not be created). Runs as root (useradd, runuser, unshare + mount); elsewhere it says so.
+// The same on the FUSE filesystem the placement tests use (bindfs: dlsweep picks snapshot
+// mode there by itself), and a read-only FUSE view (`bindfs -r`) of the finished study.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -15,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "fuse_mount.hpp"
 #include "run_command.hpp"
 
 namespace fs = std::filesystem;
@@ -43,11 +46,14 @@ struct Reader {
   }
 };
 
-// A study of two trials; each reports, then waits for `go` beside the study before it ends.
-fs::path make_study(const std::string& name) {
-  auto dir = fresh_dir(name);
+void readable_by_all(const fs::path& dir) {
   fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                            fs::perms::others_read | fs::perms::others_exec);
+}
+
+// A study of two trials in `dir`; each reports, then waits for `go` beside the study before it ends.
+void write_study(const fs::path& dir, const std::string& name) {
+  readable_by_all(dir);
   std::ofstream(dir / "trial.py") << R"(import json, os, sys, time
 d = os.environ["DLSWEEP_TRIAL_DIR"]
 with open(os.path.join(d, "metrics.jsonl"), "a") as out:
@@ -71,7 +77,6 @@ search: {algorithm: grid}
 space:
   x: [1, 2]
 )";
-  return dir;
 }
 
 void every_read_verb(const Reader& reader, const fs::path& db, const std::string& study, bool finished) {
@@ -100,12 +105,17 @@ void every_read_verb(const Reader& reader, const fs::path& db, const std::string
   }
 }
 
-// snapshot: the orchestrator in snapshot mode (DLSWEEP_DB_MODE=snapshot, as on a filesystem
-// other hosts share: the published file is in DELETE mode, readers open it immutable).
-void scenario(const Reader& reader, bool snapshot) {
-  auto dir = make_study("ro-sweep");
+enum class Where { local_wal, local_snapshot, fuse };
+
+// The study in `dir`. local_snapshot: the orchestrator in snapshot mode (DLSWEEP_DB_MODE=snapshot,
+// as on a filesystem other hosts share: the published file is in DELETE mode, readers open it
+// immutable); fuse: `dir` is a bindfs mount, where dlsweep chooses snapshot mode by itself.
+void scenario(const Reader& reader, const fs::path& dir, Where where) {
+  write_study(dir, "ro-sweep");
+  const bool snapshot = where != Where::local_wal;
   const auto db = dir / "sweep.db";
-  if (snapshot) ::setenv("DLSWEEP_DB_MODE", "snapshot", 1);
+  if (where == Where::local_snapshot) ::setenv("DLSWEEP_DB_MODE", "snapshot", 1);
+  else ::unsetenv("DLSWEEP_DB_MODE");
   const int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"}, dir / "orchestrator.err");
   ::unsetenv("DLSWEEP_DB_MODE");
   REQUIRE(pid > 0);
@@ -130,6 +140,18 @@ void scenario(const Reader& reader, bool snapshot) {
   REQUIRE(WEXITSTATUS(status) == 0);
   // After: the orchestrator's last connection removed the -wal/-shm, the reader cannot create them.
   every_read_verb(reader, db, "ro-sweep", true);
+  if (where == Where::fuse) {
+    // A read-only FUSE view of the finished study (an archive served by FUSE): every read verb,
+    // for the collaborator and for root, who cannot write there either.
+    FuseMount view(dir, dir.parent_path() / "ro-view", {"-r"});
+    REQUIRE(view.mounted);
+    every_read_verb(reader, view.mnt / "sweep.db", "ro-sweep", true);
+    auto r = run_dlsweep(view.mnt / "sweep.db", {"best", "ro-sweep"}, "/");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(!fs::exists(view.mnt / "sweep.db-wal"));
+    return;
+  }
   // A read-only mount of the study (an archive, a snapshot): root, who could write anywhere
   // else, cannot write there either.
   const auto mnt = fs::temp_directory_path() / ("dlsweep-ro-mnt-" + std::to_string(::getpid()));
@@ -152,7 +174,7 @@ TEST_CASE("e2e read-only: another user and a read-only mount read a sweep with e
     return;
   }
   Reader reader;
-  scenario(reader, /*snapshot=*/false);
+  scenario(reader, fresh_dir("ro-sweep"), Where::local_wal);
 }
 
 TEST_CASE("e2e read-only: the same with the database in snapshot mode (a filesystem other hosts share)") {
@@ -161,5 +183,22 @@ TEST_CASE("e2e read-only: the same with the database in snapshot mode (a filesys
     return;
   }
   Reader reader;
-  scenario(reader, /*snapshot=*/true);
+  scenario(reader, fresh_dir("ro-sweep"), Where::local_snapshot);
+}
+
+TEST_CASE("e2e read-only: the same with the study on a FUSE filesystem (bindfs), and a read-only FUSE view of it") {
+  if (::geteuid() != 0) {
+    WARN("needs root (useradd, runuser, mount): not run");
+    return;
+  }
+  const auto top = fresh_dir("ro-fuse");
+  readable_by_all(top);
+  fs::create_directories(top / "src");
+  FuseMount mount(top / "src", top / "mnt");
+  if (!mount.mounted || !mount.why_not.empty()) {
+    WARN("SKIPPED: the study on FUSE: " << mount.why_not);
+    return;
+  }
+  Reader reader;
+  scenario(reader, mount.mnt, Where::fuse);
 }
