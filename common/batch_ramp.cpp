@@ -9,7 +9,7 @@ namespace dlsweep::trainer::schedule {
 
 namespace {
 
-constexpr const char* kRampForms = "\"none\", \"smith\" or stages \"EPOCH:BATCH,...\" such as \"0:256,2:1024,4:4096\"";
+constexpr const char* kRampForms = "\"none\", \"smith\", \"adaptive\" or stages \"EPOCH:BATCH,...\" such as \"0:256,2:1024,4:4096\"";
 
 constexpr const char* kLrForms = "\"none\" or stages \"EPOCH:LR,...\" such as \"0:0.1,2:0.05\"";
 
@@ -35,6 +35,10 @@ Result<BatchRamp> parse_batch_ramp(std::string_view text) {
   if (text == "none") return r;
   if (text == "smith") {
     r.kind = BatchRamp::Kind::smith;
+    return r;
+  }
+  if (text == "adaptive") {
+    r.kind = BatchRamp::Kind::adaptive;
     return r;
   }
   r.kind = BatchRamp::Kind::stages;

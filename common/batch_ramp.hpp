@@ -1,4 +1,5 @@
-// batch_ramp.hpp — the params.json `batch_ramp` value: "none", "smith", or explicit stages
+// batch_ramp.hpp — the params.json `batch_ramp` value: "none", "smith", "adaptive" (the
+// trainer picks the batch as it trains: trainer/schedule/adaptive_batch.hpp), or explicit stages
 // "EPOCH:BATCH,EPOCH:BATCH,..." (e.g. "0:256,2:1024,4:4096"). A string, so a study can list
 // ramps as plain choices and the study validator checks them through check_param_value.
 // batch_plan.hpp lays a ramp out in steps. Also the `lr_schedule` value: "none" or
@@ -21,12 +22,12 @@ struct RampStage {
 
 /// A parsed `batch_ramp` value.
 struct BatchRamp {
-  enum class Kind { none, smith, stages };
+  enum class Kind { none, smith, stages, adaptive };
   Kind kind = Kind::none;
   std::vector<RampStage> stages;  ///< Kind::stages only
 };
 
-/// Parses "none", "smith" or "E:B,E:B,..." (epochs non-negative, the first 0, increasing;
+/// Parses "none", "smith", "adaptive" or "E:B,E:B,..." (epochs non-negative, the first 0, increasing;
 /// batches integers in [1, 2^24]). Errors have where = "batch_ramp" and a fix with an example.
 Result<BatchRamp> parse_batch_ramp(std::string_view text);
 

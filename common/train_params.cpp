@@ -78,6 +78,17 @@ const std::vector<ParamInfo>& table() {
        "schedule stays that of the full `epochs` run (0 = no early stop; population-based training)"},
       {"max_batch_size", T::integer, 0, {}, 0, 1 << 24, false,
        "largest batch a smith ramp may reach; LR decay takes over beyond it (0 = training set size)"},
+      {"adaptive_max_batch", T::integer, 0, {}, 0, 1 << 24, false,
+       "batch_ramp adaptive: the largest global batch it may pick (0 = 16 x batch_size, at most the training set)"},
+      {"adaptive_min_batch", T::integer, 0, {}, 0, 1 << 24, false,
+       "batch_ramp adaptive: the smallest global batch it may pick (0 = batch_size)"},
+      {"adaptive_every", T::integer, 50, {}, 1, 1e9, false,
+       "batch_ramp adaptive: updates between batch decisions (each picks the batch of the largest goodput)"},
+      {"adaptive_lr", T::string, "adascale", {"adascale", "rule"}, 0, 0, false,
+       "batch_ramp adaptive: the LR follows AdaScale's gain for the chosen batch (adascale) or lr_rule (rule)"},
+      {"adaptive_step_time", T::number_list, json::array(), {}, 0, 1e6, false,
+       "batch_ramp adaptive: [alpha, beta], a fixed step-time model T = alpha + beta x (batch/ranks) seconds "
+       "(reproducible decisions); empty = measure it in the run"},
       {"optimizer", T::string, "sgd", {"sgd", "adam", "adamw", "lars", "larc", "lamb"}, 0, 0, false,
        "optimizer (docs/math.md gives each one's exact update)"},
       {"momentum", T::number, 0.9, {}, 0, 1, false, "momentum coefficient (< 1) of sgd, lars, larc"},
@@ -207,6 +218,12 @@ Status check_param_value(const ParamInfo& info, const json& value) {
         if (!item.is_number()) return wrong_type();
         if (auto s = check_bounds(info, item.get<double>()); !s) return s;
       }
+      if (info.name == "adaptive_step_time" && !value.empty() &&
+          (value.size() != 2 || !(value[0].get<double>() + value[1].get<double>() > 0)))
+        return fail(fmt::format("adaptive_step_time must be [] or [alpha, beta] with alpha + beta > 0, got {}",
+                                value.dump()),
+                    "", "write [alpha, beta] (seconds per step = alpha + beta x per-rank batch), e.g. [0.002, 0.00001], "
+                        "or [] to measure the step time in the run");
       return {};
     case T::int_list: {
       if (!value.is_array() || value.empty()) return wrong_type();

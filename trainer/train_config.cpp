@@ -93,6 +93,11 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
     return fail(fmt::format("stop_epoch {:g} is after the end of training (epochs {:g})", c.stop_epoch, c.epochs),
                 where + ": stop_epoch", fmt::format("use a stop_epoch <= {:g}, or 0 for none", c.epochs));
   c.max_batch_size = static_cast<std::int64_t>(get("max_batch_size").get<double>());
+  c.adaptive_max_batch = static_cast<std::int64_t>(get("adaptive_max_batch").get<double>());
+  c.adaptive_min_batch = static_cast<std::int64_t>(get("adaptive_min_batch").get<double>());
+  c.adaptive_every = static_cast<std::int64_t>(get("adaptive_every").get<double>());
+  c.adaptive_lr = get("adaptive_lr").get<std::string>();
+  c.adaptive_step_time = get("adaptive_step_time").get<std::vector<double>>();
   if (c.warmup_steps > 0 && c.warmup_epochs > 0)
     return fail("warmup_epochs and warmup_steps are both set", where + ": warmup_steps",
                 "give the warmup length once: warmup_epochs OR warmup_steps");
@@ -120,6 +125,20 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.noise_scale_every = static_cast<std::int64_t>(get("noise_scale_every").get<double>());
   c.noise_scale_ema = get("noise_scale_ema").get<double>();
   c.checkpoint_every_s = get("checkpoint_every_s").get<double>();
+  if (c.batch_ramp == "adaptive") {
+    const std::int64_t lo = c.adaptive_min_batch > 0 ? c.adaptive_min_batch : c.batch_size;
+    if (c.noise_scale_every == 0)
+      return fail("batch_ramp adaptive decides from the gradient noise scale, but noise_scale_every is 0",
+                  where + ": noise_scale_every", "set noise_scale_every >= 1 (e.g. 10) or use another batch_ramp");
+    if (c.adaptive_min_batch > 0 && c.adaptive_min_batch > c.batch_size)
+      return fail(fmt::format("adaptive_min_batch {} is above batch_size {}, where the run starts",
+                              c.adaptive_min_batch, c.batch_size),
+                  where + ": adaptive_min_batch", fmt::format("use an adaptive_min_batch <= {}, or 0", c.batch_size));
+    if (c.adaptive_max_batch > 0 && c.adaptive_max_batch < std::max(lo, c.batch_size))
+      return fail(fmt::format("adaptive_max_batch {} is below batch_size {}", c.adaptive_max_batch, c.batch_size),
+                  where + ": adaptive_max_batch",
+                  fmt::format("use an adaptive_max_batch >= {} (0 = 16 x batch_size)", c.batch_size));
+  }
   return c;
 }
 
@@ -188,6 +207,11 @@ json to_json(const TrainConfig& c) {
               {"lr_schedule", c.lr_schedule},
               {"stop_epoch", c.stop_epoch},
               {"max_batch_size", c.max_batch_size},
+              {"adaptive_max_batch", c.adaptive_max_batch},
+              {"adaptive_min_batch", c.adaptive_min_batch},
+              {"adaptive_every", c.adaptive_every},
+              {"adaptive_lr", c.adaptive_lr},
+              {"adaptive_step_time", c.adaptive_step_time},
               {"optimizer", c.optimizer},
               {"momentum", c.momentum},
               {"nesterov", c.nesterov},

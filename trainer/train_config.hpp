@@ -47,6 +47,12 @@ struct TrainConfig {
   std::string lr_schedule = "none";  ///< base LR by epoch (replaces base_lr); schedule::parse_lr_schedule
   double stop_epoch = 0;             ///< > 0: end there (eval, checkpoint, final); the LR stays the full run's
   std::int64_t max_batch_size = 0;   ///< 0 = training set size
+  // batch_ramp adaptive (trainer/schedule/adaptive_batch.hpp)
+  std::int64_t adaptive_max_batch = 0;  ///< 0 = 16·batch_size (at most the training set)
+  std::int64_t adaptive_min_batch = 0;  ///< 0 = batch_size
+  std::int64_t adaptive_every = 50;     ///< updates between decisions
+  std::string adaptive_lr = "adascale"; ///< adascale | rule (lr_rule)
+  std::vector<double> adaptive_step_time;  ///< [alpha, beta] fixed step-time model; empty = measured
   std::string optimizer = "sgd";
   double momentum = 0.9;
   bool nesterov = false;

@@ -176,6 +176,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
                      ? std::clamp<std::int64_t>(t->plan_.steps_until_epoch(config.stop_epoch), 1, t->total_steps_)
                      : t->total_steps_;
   t->eval_interval_ = std::max<std::int64_t>(1, schedule::epochs_to_steps(config.eval_every, t->steps_per_epoch_));
+  if (ramp->kind == schedule::BatchRamp::Kind::adaptive)
+    if (auto s = t->adaptive_init(); !s) return std::unexpected(s.error());
   // The first stage's training net now: a backend that cannot run this model says so here,
   // as bad input naming the model, not as an internal error in the middle of the run.
   try {
@@ -198,8 +200,8 @@ Status Trainer::report(protocol::RecordKind kind, std::int64_t step, const std::
   protocol::Record r;
   r.kind = kind;
   r.step = step;
-  r.epoch = plan_.epoch_after(step);
-  r.samples = plan_.samples_after(step);
+  r.epoch = epoch_after(step);
+  r.samples = samples_after(step);
   r.wall_s = wall_s();
   r.metrics = metrics;
   r.text = text;
@@ -217,6 +219,14 @@ Status Trainer::log_start() {
   std::string stages;
   for (const auto& st : plan_.stages())
     stages += fmt::format("{}{:g}:{}", stages.empty() ? "" : ",", st.start_epoch, st.batch);
+  if (adaptive_)
+    stages = fmt::format("adaptive (the batch of the largest goodput among {} sizes {}..{}, decided every {} steps; "
+                         "LR by {}; step time {}) from {}",
+                         ad_.candidates.size(), ad_.candidates.front(), ad_.candidates.back(), config_.adaptive_every,
+                         ad_.adascale ? "AdaScale's gain" : fmt::format("lr_rule {}", schedule::to_string(config_.lr_rule)),
+                         ad_.measured ? "measured in this run"
+                                      : fmt::format("given: {:g} + {:g} x batch/ranks s", ad_.model.alpha, ad_.model.beta),
+                         config_.batch_size);
   std::string precision;
   if (config_.precision == "bf16" && ctx_.kernels == "onednn") {
     precision = " " + kernels::bf16_path_description(config_.bf16_kernels == "emulated");
@@ -310,7 +320,7 @@ Status Trainer::evaluate_and_report(std::int64_t step, double lr, std::int64_t b
     std::fprintf(ctx_.progress,
                  "epoch %7.2f  step %7lld  train_loss %.4f  train_acc %.4f  val_loss %.4f  val_acc %.4f  "
                  "lr %.4g  batch %lld  %.0f samples/s\n",
-                 plan_.epoch_after(step), static_cast<long long>(step), m["train_loss"], m["train_acc"], m["val_loss"],
+                 epoch_after(step), static_cast<long long>(step), m["train_loss"], m["train_acc"], m["val_loss"],
                  m["val_acc"], lr, static_cast<long long>(batch), m["samples_per_s"]);
     std::fflush(ctx_.progress);
   }
@@ -376,6 +386,7 @@ Result<TrainResult> Trainer::run() {
 
   const bool measure_enabled = config_.noise_scale_every > 0;
   for (const auto& st : plan_.stages()) {
+    if (adaptive_) break;  // adaptive: each batch's net is built on first use
     const std::int64_t b = st.batch / ranks;
     model_->prepare(b, models::Mode::train);
     if (measure_enabled && ranks == 1 && b >= 2) {
@@ -385,12 +396,17 @@ Result<TrainResult> Trainer::run() {
   }
   order_.resize(static_cast<std::size_t>(data_.train.size));
   order_epoch_ = -1;
-  labels_.resize(static_cast<std::size_t>(plan_.max_batch() / ranks));
+  labels_.resize(static_cast<std::size_t>((adaptive_ ? ad_.candidates.back() : plan_.max_batch()) / ranks));
+  if (adaptive_)
+    if (auto s = adaptive_profile(); !s) return std::unexpected(s.error());
+  // The run's last update: end_step_, or under batch_ramp adaptive where its layout reaches
+  // the end (known only as the run goes).
+  auto ends_after = [&](std::int64_t step) { return adaptive_ ? adaptive_done(step) : step >= end_step_; };
   const auto& params = model_->parameters();
   const bool fused_update = ranks == 1 && optimizer_->supports_partial_step();
 
-  double lr = lr_.at(first_step);
-  std::int64_t batch = plan_.position(first_step).batch;
+  double lr = adaptive_ ? adaptive_lr_at(first_step) : lr_.at(first_step);
+  std::int64_t batch = position(first_step).batch;
   // One rank: each layer is updated as soon as its gradients are final, while they are still
   // in cache. Built once: it reads the current `lr` by reference.
   const models::GradReadyFn update_layer = [&](std::span<const std::size_t> tensors) {
@@ -402,7 +418,11 @@ Result<TrainResult> Trainer::run() {
   // stop_epoch: the run ends at end_step_ (evaluation, checkpoint, final record) on the
   // schedule of the whole run.
   const bool stop_at_epoch = config_.stop_epoch > 0;
-  for (std::int64_t step = first_step; step < end_step_;) {
+  std::int64_t step = first_step;
+  while (!ends_after(step)) {
+    const auto t_step = clock_type::now();
+    if (adaptive_ && step > 0 && step % config_.adaptive_every == 0)
+      if (auto s = adaptive_decide(step); !s) return std::unexpected(s.error());
     // Requests are polled before the step and acted on after it (the step in progress ends).
     double flags[3] = {0, 0, 0};  // {stop (pruned), stop with checkpoint (signal), timer checkpoint}
     std::string reason;
@@ -415,7 +435,7 @@ Result<TrainResult> Trainer::run() {
         seconds_since(last_checkpoint) >= config_.checkpoint_every_s)
       flags[2] = 1;
 
-    const schedule::DataPosition pos = plan_.position(step);
+    const schedule::DataPosition pos = position(step);
     batch = pos.batch;
     const std::int64_t b = batch / ranks;
     if (pos.epoch != order_epoch_) {
@@ -425,7 +445,18 @@ Result<TrainResult> Trainer::run() {
       iv_.t_data += seconds_since(t0);
     }
     const std::uint32_t* idx = order_.data() + pos.offset + rank * b;
-    lr = lr_.at(step);
+    if (const auto n = static_cast<std::int64_t>(order_.size()); pos.offset + batch > n) {
+      // batch_ramp adaptive: the batch continues at the start of the next epoch's permutation
+      // (adaptive_batch.hpp; batch <= N, so two at most); its samples are gathered as that epoch's.
+      const auto t0 = clock_type::now();
+      straddle_.assign(order_.begin() + pos.offset, order_.end());
+      data::epoch_order(config_.seed, pos.epoch + 1, order_);
+      order_epoch_ = pos.epoch + 1;
+      straddle_.insert(straddle_.end(), order_.begin(), order_.begin() + (pos.offset + batch - n));
+      idx = straddle_.data() + rank * b;
+      iv_.t_data += seconds_since(t0);
+    }
+    lr = adaptive_ ? adaptive_lr_at(step) : lr_.at(step);
     const bool measure = measure_enabled && step % config_.noise_scale_every == 0;
     const bool split = measure && ranks == 1 && b >= 2;
 
@@ -440,7 +471,7 @@ Result<TrainResult> Trainer::run() {
       result.steps = step;
       result.message = fmt::format("diverged: the training loss became non-finite at step {} (epoch {:.2f}, "
                                    "lr {:g}); the update was not applied",
-                                   step, plan_.epoch_after(step), lr);
+                                   step, epoch_after(step), lr);
       if (auto s = report(protocol::RecordKind::log, step, {{"lr", lr}}, result.message); !s)
         return std::unexpected(s.error());
       if (auto s = ctx_.comm->barrier(); !s) return std::unexpected(s.error());
@@ -476,7 +507,9 @@ Result<TrainResult> Trainer::run() {
       optimizer_->step(lr);
     }
     iv_.t_compute += seconds_since(tc) - comm_in_update;
-    const bool eval_now = plan_.eval_after(step, config_.eval_every) || step + 1 == end_step_;
+    if (adaptive_) adaptive_step_timed(b, seconds_since(t_step));
+    const bool eval_now = adaptive_ ? adaptive_eval_after(step)
+                                    : plan_.eval_after(step, config_.eval_every) || step + 1 == end_step_;
     ++step;
     iv_.loss_sum += st.loss_sum;
     iv_.correct += static_cast<double>(st.correct);
@@ -485,8 +518,8 @@ Result<TrainResult> Trainer::run() {
     if (eval_now)
       if (auto s = evaluate_and_report(step, lr, batch); !s) return std::unexpected(s.error());
     const bool stop = agreed[1] > 0 || agreed[2] > 0;
-    const bool end_checkpoint = stop_at_epoch && step == end_step_;
-    if (((agreed[2] > 0 || agreed[3] > 0) && step < end_step_) || end_checkpoint)
+    const bool end_checkpoint = stop_at_epoch && ends_after(step);
+    if (((agreed[2] > 0 || agreed[3] > 0) && !ends_after(step)) || end_checkpoint)
       if (!ctx_.checkpoint_dir.empty()) {
         // At a stop_epoch the final record follows the checkpoint's: a run resumed in this
         // directory continues after both.
@@ -495,7 +528,7 @@ Result<TrainResult> Trainer::run() {
         result.checkpoint = *path;
         last_checkpoint = clock_type::now();
       }
-    if (stop && step < end_step_) {
+    if (stop && !ends_after(step)) {
       result.status = TrainStatus::stopped;
       result.steps = step;
       result.metrics = last_metrics_;
@@ -506,9 +539,9 @@ Result<TrainResult> Trainer::run() {
       return result;
     }
   }
-  result.steps = end_step_;
+  result.steps = step;
   result.metrics = last_metrics_;
-  if (auto s = report(protocol::RecordKind::final, end_step_, result.metrics); !s) return std::unexpected(s.error());
+  if (auto s = report(protocol::RecordKind::final, step, result.metrics); !s) return std::unexpected(s.error());
   return result;
 }
 

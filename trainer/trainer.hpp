@@ -45,6 +45,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,7 @@
 #include "trainer/kernels/memory.hpp"
 #include "trainer/noise_scale.hpp"
 #include "trainer/reporter.hpp"
+#include "trainer/schedule/adaptive_batch.hpp"
 #include "trainer/schedule/batch_plan.hpp"
 #include "trainer/schedule/lr_schedule.hpp"
 #include "trainer/stop_monitor.hpp"
@@ -110,6 +112,13 @@ class Trainer {
   /// The step the run ends at: total_steps(), or the one stop_epoch falls on.
   std::int64_t end_step() const { return end_step_; }
   const schedule::BatchPlan& plan() const { return plan_; }
+  /// batch_ramp adaptive: the batches picked so far (null otherwise).
+  const schedule::AdaptiveLayout* adaptive_layout() const { return adaptive_ ? &*adaptive_ : nullptr; }
+  /// Where update `step` reads, and the epochs/samples read after `step` updates: the batch
+  /// plan's, or under batch_ramp adaptive the layout of the batches picked so far.
+  schedule::DataPosition position(std::int64_t step) const;
+  double epoch_after(std::int64_t step) const;
+  std::int64_t samples_after(std::int64_t step) const;
   const schedule::LrSchedule& lr_schedule() const { return lr_; }
   std::int64_t eval_interval() const { return eval_interval_; }
   models::Model& model() { return *model_; }
@@ -153,7 +162,40 @@ class Trainer {
   /// only from a checkpoint with the same fingerprint (trainer_checkpoint.cpp).
   nlohmann::json fingerprint(double epoch) const;
 
+  // batch_ramp adaptive (trainer_adaptive.cpp).
+  struct Adaptive {
+    std::vector<std::int64_t> candidates;
+    schedule::AdaptiveLrSpec lr;
+    bool adascale = true;                        ///< LR by AdaScale's gain, else by lr_rule
+    bool measured = true;                        ///< step-time model measured in the run
+    schedule::StepTimeModel model;               ///< the fitted (or given) model
+    /// Per-rank batch -> (seconds sum, count): the start's timings (forward + backward only)
+    /// and the run's own steps (rank 0's; whole updates).
+    std::map<std::int64_t, std::pair<double, double>> profile, run_times;
+    double stage_time = 0;                       ///< this stage's measured step seconds since its last decision
+    std::int64_t stage_steps = 0;
+  };
+  /// Sets up adaptive_ (create): candidates, LR, the given model. Errors name the key.
+  Status adaptive_init();
+  /// The measured mode's start: times each of a few candidate per-rank batches (forward and
+  /// backward, no update; the model state restored), unless a checkpoint brought the times.
+  Status adaptive_profile();
+  /// At a decision step: refits the step-time model, picks the batch (the same on every rank:
+  /// rank 0's inputs are broadcast), changes the layout from `step` and writes the record.
+  Status adaptive_decide(std::int64_t step);
+  /// One training update's measured seconds (this rank's; only rank 0's enter the model).
+  void adaptive_step_timed(std::int64_t per_rank_batch, double seconds);
+  double adaptive_lr_at(std::int64_t step) const;
+  /// True when an evaluation follows update `step` under the adaptive layout.
+  bool adaptive_eval_after(std::int64_t step) const;
+  /// The run's end: the update after which the layout has read `epochs` (or stop_epoch).
+  bool adaptive_done(std::int64_t step) const;
+  nlohmann::json adaptive_state() const;
+  bool adaptive_restore(const nlohmann::json& j);
+
   TrainConfig config_;
+  std::optional<schedule::AdaptiveLayout> adaptive_;
+  Adaptive ad_;
   data::DataSplits data_;
   TrainContext ctx_;
   std::unique_ptr<kernels::Kernels> kernels_;
@@ -168,6 +210,7 @@ class Trainer {
   std::map<std::string, double> last_metrics_;
   double wall_offset_ = 0;                  ///< wall_s of the checkpoint a resumed run started from
   std::vector<std::uint32_t> order_;
+  std::vector<std::uint32_t> straddle_;     ///< adaptive: a global batch across two epochs' orders
   std::int64_t order_epoch_ = -1;
   std::vector<std::int32_t> labels_;
   kernels::DeviceArray grad_acc_;           ///< one rank: the first half's gradient of a measured step

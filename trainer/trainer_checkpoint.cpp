@@ -40,9 +40,15 @@ nlohmann::json Trainer::fingerprint(double epoch) const {
        {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch", "bf16_kernels", "device"})
     f.erase(free_key);
   if (!config_.standardize) f.erase("standardize");  // as before the key existed: old checkpoints resume
-  // The batch and base LR by stage, as far as they reached before `epoch`.
   auto ramp = schedule::parse_batch_ramp(config_.batch_ramp);
-  if (ramp && ramp->kind != schedule::BatchRamp::Kind::smith) {
+  const bool adaptive = ramp && ramp->kind == schedule::BatchRamp::Kind::adaptive;
+  if (!adaptive)  // the adaptive_* keys shape only adaptive runs (and older checkpoints lack them)
+    for (const char* key : {"adaptive_max_batch", "adaptive_min_batch", "adaptive_every", "adaptive_lr",
+                            "adaptive_step_time"})
+      f.erase(key);
+  // The batch and base LR by stage, as far as they reached before `epoch` (an adaptive run's
+  // batches are its own decisions, in the checkpoint: its batch_size and keys stay as given).
+  if (ramp && ramp->kind != schedule::BatchRamp::Kind::smith && !adaptive) {
     nlohmann::json stages = nlohmann::json::array();
     if (ramp->kind == schedule::BatchRamp::Kind::none) stages.push_back({0.0, config_.batch_size});
     for (const auto& st : ramp->stages)
@@ -73,6 +79,8 @@ nlohmann::json legacy_fingerprint(const TrainConfig& c) {
   for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "bf16_kernels", "device"})
     f.erase(free_key);
   if (!c.standardize) f.erase("standardize");
+  for (const char* key : {"adaptive_max_batch", "adaptive_min_batch", "adaptive_every", "adaptive_lr", "adaptive_step_time"})
+    f.erase(key);
   if (c.lr_schedule == "none") f.erase("lr_schedule");
   if (c.stop_epoch == 0) f.erase("stop_epoch");
   return f;
@@ -87,10 +95,11 @@ Result<std::string> Trainer::save_checkpoint(std::int64_t step, int records_afte
   if (ctx_.comm->rank() != 0) return std::string();
 
   const auto& params = model_->parameters();
-  const auto pos = plan_.position(step);
+  const auto pos = position(step);
   // The stages before this epoch shaped the run: at a stop_epoch the nominal one (a stage the
   // next interval starts there is not part of this run's past), else where the step is.
-  const double fp_epoch = config_.stop_epoch > 0 && step == end_step_ ? config_.stop_epoch : plan_.epoch_after(step);
+  const double fp_epoch = config_.stop_epoch > 0 && !adaptive_ && step == end_step_ ? config_.stop_epoch
+                                                                                    : epoch_after(step);
   const auto ns = noise_.state();
   nlohmann::json meta = {
       {"format", kFormat},
@@ -98,8 +107,8 @@ Result<std::string> Trainer::save_checkpoint(std::int64_t step, int records_afte
       {"fingerprint_version", 2},
       {"fingerprint_epoch", fp_epoch},
       {"step", step},
-      {"epoch", plan_.epoch_after(step)},
-      {"samples", plan_.samples_after(step)},
+      {"epoch", epoch_after(step)},
+      {"samples", samples_after(step)},
       {"stage", pos.stage},
       {"data_epoch", pos.epoch},
       {"data_offset", pos.offset},
@@ -113,6 +122,7 @@ Result<std::string> Trainer::save_checkpoint(std::int64_t step, int records_afte
       {"optimizer_scalars", optimizer_->state_scalars()},
       {"ranks", ctx_.comm->size()},
   };
+  if (adaptive_) meta["adaptive"] = adaptive_state();
   // The arenas live in the backend's memory (a GPU's too): the file holds host copies, so a
   // checkpoint written on one device resumes on any other.
   kernels::Memory& mem = params.memory();
@@ -151,14 +161,20 @@ Result<std::int64_t> Trainer::resume() {
     const auto* state = ckpt.arena("state");
     auto opt = optimizer_->state_arenas();
     std::string mismatch;
+    // batch_ramp adaptive: the batches decided so far come from the checkpoint (put back below
+    // if it is not resumed).
+    const std::optional<schedule::AdaptiveLayout> fresh_layout = adaptive_;
+    const Adaptive fresh_state = ad_;
     if (m.value("format", "") != kFormat) mismatch = "not written by dlsweep-train";
     else if (m.value("fingerprint", nlohmann::json()) !=
              (m.value("fingerprint_version", 1) >= 2 ? fingerprint(m.value("fingerprint_epoch", 0.0))
                                                      : legacy_fingerprint(config_)))
       mismatch = "written with different parameters (params.json changed)";
+    else if (adaptive_ && !(m.contains("adaptive") && adaptive_restore(m.at("adaptive"))))
+      mismatch = "it holds no valid adaptive batch decisions";
     else if (const std::int64_t s = m.value("step", std::int64_t{-1});
-             s < 0 || s > total_steps_ || plan_.epoch_after(s) != m.value("epoch", -1.0) ||
-             plan_.samples_after(s) != m.value("samples", std::int64_t{-1}))
+             s < 0 || (!adaptive_ && s > total_steps_) || epoch_after(s) != m.value("epoch", -1.0) ||
+             samples_after(s) != m.value("samples", std::int64_t{-1}))
       mismatch = "its step is at another place in the data under this run's batch plan";
     else if (!values || static_cast<std::int64_t>(values->size()) != params.arena_size() || !state ||
              static_cast<std::int64_t>(state->size()) != params.state_size())
@@ -171,6 +187,8 @@ Result<std::int64_t> Trainer::resume() {
     if (mismatch.empty() && !optimizer_->set_state_scalars(m.at("optimizer_scalars").get<std::vector<double>>()))
       mismatch = "its optimizer state does not match";
     if (!mismatch.empty()) {
+      adaptive_ = fresh_layout;
+      ad_ = fresh_state;
       if (auto s = note(fmt::format("not resuming from {}: {}; starting from step 0", path.string(), mismatch)); !s)
         return std::unexpected(s.error());
     } else {
@@ -193,7 +211,7 @@ Result<std::int64_t> Trainer::resume() {
       if (ctx_.reporter) ctx_.reporter->ensure_next_seq(m.value("seq", std::int64_t{0}));
       if (auto s = report(protocol::RecordKind::log, step, {},
                           fmt::format("resumed from {} at step {} (epoch {:.4g})", path.string(), step,
-                                      plan_.epoch_after(step)));
+                                      epoch_after(step)));
           !s)
         return std::unexpected(s.error());
     }

@@ -34,7 +34,10 @@ Result<BatchPlan> BatchPlan::build(const PlanSpec& spec) {
   };
   std::vector<Want> want;
   switch (spec.ramp.kind) {
-    case BatchRamp::Kind::none: want.push_back({0, spec.batch_size, spec.batch_size, 1}); break;
+    case BatchRamp::Kind::none:
+    case BatchRamp::Kind::adaptive:  // laid out by the trainer as it decides (adaptive_batch.hpp)
+      want.push_back({0, spec.batch_size, spec.batch_size, 1});
+      break;
     case BatchRamp::Kind::stages:
       if (spec.ramp.stages.front().batch != spec.batch_size)
         return fail(fmt::format("batch_ramp starts at batch {} but batch_size is {}", spec.ramp.stages.front().batch,
