@@ -1,0 +1,275 @@
+// batch_ramp adaptive in the real trainer, on the Fashion-MNIST data of the other trainer
+// tests. The step-time model is given (adaptive_step_time), so every decision is a function
+// of the training numbers and the tests hold whatever this machine's timings: the batch
+// changes, each decision record is the goodput argmax of its own B_simple with AdaScale's LR,
+// each epoch reads its permutation exactly once, a run stopped with a checkpoint and resumed
+// ends bit-identical to an uninterrupted one, and 2 MPI ranks decide as one.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/protocol.hpp"
+#include "tests/trainer/process_util.hpp"
+#include "tests/trainer/test_util.hpp"
+#include "trainer/comm/comm_registry.hpp"
+#include "trainer/comm/local_communicator.hpp"
+#include "trainer/data/datasets.hpp"
+#include "trainer/models/model.hpp"
+#include "trainer/schedule/adaptive_batch.hpp"
+#include "trainer/trainer.hpp"
+
+using namespace dlsweep;
+using namespace dlsweep::trainer;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  TrainResult result;
+  std::vector<float> weights;
+  std::vector<protocol::Record> records;
+  std::vector<schedule::AdaptiveStage> stages;
+  std::vector<schedule::DataPosition> positions;  ///< of every update the run applied
+};
+
+std::vector<protocol::Record> read_all(const fs::path& file) {
+  std::vector<protocol::Record> out;
+  std::istringstream in(test::read_file(file));
+  for (std::string line; std::getline(in, line);) {
+    auto r = protocol::parse_record(line);
+    REQUIRE(r);
+    out.push_back(*r);
+  }
+  return out;
+}
+
+Run train(const TrainConfig& c, const fs::path& dir, const fs::path& checkpoints = {}) {
+  data::DataSpec ds = data_spec(c);
+  ds.dir = DLSWEEP_FMNIST_DIR;
+  auto data = data::load_data(ds);
+  REQUIRE(data);
+  auto rep = Reporter::open(dir / "metrics.jsonl");
+  REQUIRE(rep);
+  comm::LocalCommunicator comm;
+  TrainContext ctx;
+  ctx.comm = &comm;
+  ctx.reporter = &*rep;
+  ctx.checkpoint_dir = checkpoints;
+  auto t = Trainer::create(c, std::move(*data), ctx);
+  REQUIRE(t);
+  auto r = (*t)->run();
+  REQUIRE(r);
+  Run out;
+  out.result = *r;
+  const auto& p = (*t)->model().parameters();
+  out.weights.assign(p.values(), p.values() + p.arena_size());
+  out.records = read_all(dir / "metrics.jsonl");
+  REQUIRE((*t)->adaptive_layout());
+  const auto st = (*t)->adaptive_layout()->stages();
+  out.stages.assign(st.begin(), st.end());
+  for (std::int64_t s = 0; s < r->steps; ++s) out.positions.push_back((*t)->position(s));
+  return out;
+}
+
+TrainConfig adaptive_config() {
+  TrainConfig c;
+  c.train_subset = 1280;
+  c.test_subset = 200;
+  c.hidden = {32};
+  c.epochs = 4;
+  c.batch_size = 64;
+  c.base_batch = 64;
+  c.base_lr = 0.1;
+  c.noise_scale_every = 2;
+  c.checkpoint_every_s = 0;
+  c.batch_ramp = "adaptive";
+  c.adaptive_every = 4;
+  c.adaptive_max_batch = 640;
+  // T = 5 ms + 20 us per sample: goodput peaks at B = sqrt(alpha phi / beta) = sqrt(250 phi),
+  // inside [64, 640] for B_simple between about 16 and 1600.
+  c.adaptive_step_time = {0.005, 2e-5};
+  return c;
+}
+
+std::vector<protocol::Record> decisions(const std::vector<protocol::Record>& rs) {
+  std::vector<protocol::Record> out;
+  for (const auto& r : rs)
+    if (r.kind == protocol::RecordKind::log && r.text.rfind("adaptive: ", 0) == 0) out.push_back(r);
+  return out;
+}
+
+std::map<std::string, double> without_timing(std::map<std::string, double> m) {
+  for (const char* t : {"samples_per_s", "time_compute_s", "time_data_s", "time_eval_s", "time_allreduce_exposed_s",
+                        "measured_samples_per_s"})
+    m.erase(t);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("an adaptive run picks the goodput batch from its noise scale, with AdaScale's LR", "[trainer][adaptive]") {
+  const TrainConfig c = adaptive_config();
+  test::TempDir tmp;
+  const Run r = train(c, tmp.path());
+  CHECK(r.result.status == TrainStatus::done);
+  // The first log line says how the batch and the LR are chosen.
+  REQUIRE_FALSE(r.records.empty());
+  CHECK(r.records.front().text.find("batch stages adaptive") != std::string::npos);
+  CHECK(r.records.front().text.find("LR by AdaScale's gain") != std::string::npos);
+  const auto ds = decisions(r.records);
+  REQUIRE(ds.size() >= 5);
+  const auto cand = schedule::candidate_batches(64, 640, 1);
+  const schedule::StepTimeModel model{0.005, 2e-5};
+  bool changed = false;
+  for (const auto& d : ds) {
+    INFO(d.text << " at step " << d.step);
+    CHECK(d.step % c.adaptive_every == 0);
+    REQUIRE(d.metrics.count("grad_noise_scale"));
+    for (const char* k : {"batch_size", "lr", "efficiency", "adascale_gain", "predicted_samples_per_s", "goodput",
+                          "measured_samples_per_s"})
+      CHECK(d.metrics.count(k) == 1);
+    const double phi = d.metrics.at("grad_noise_scale");
+    const auto want = schedule::choose_batch(cand, phi, 64, model, 1);
+    CHECK(d.metrics.at("batch_size") == static_cast<double>(want.batch));
+    CHECK(d.metrics.at("efficiency") == Approx(schedule::statistical_efficiency(phi, want.batch, 64)));
+    // No warmup or decay: the LR is base_lr times the gain.
+    CHECK(d.metrics.at("lr") == Approx(0.1 * schedule::adascale_gain(phi, want.batch, 64)));
+    CHECK(d.metrics.at("adascale_gain") == Approx(schedule::adascale_gain(phi, want.batch, 64)));
+    CHECK(d.metrics.at("predicted_samples_per_s") == Approx(model.throughput(want.batch, 1)));
+    CHECK(d.epoch == Approx(static_cast<double>(d.samples) / 1280));
+    changed = changed || want.batch != 64;
+  }
+  CHECK(changed);  // the batch did change
+  // The eval records carry the batch in force, and the run read exactly `epochs` epochs.
+  for (const auto& e : test::records_of(r.records, protocol::RecordKind::eval)) CHECK(e.metrics.count("batch_size"));
+  const auto& fin = r.records.back();
+  CHECK(fin.kind == protocol::RecordKind::final);
+  CHECK(fin.samples >= 4 * 1280);
+  CHECK(fin.samples < 4 * 1280 + 640);
+
+  // Every epoch reads its permutation from 0 to the end, each position once.
+  std::int64_t epoch = 0, next = 0, samples = 0;
+  for (const auto& p : r.positions) {
+    REQUIRE(p.epoch == epoch);
+    REQUIRE(p.offset == next);
+    next += p.batch;
+    samples += p.batch;
+    if (next >= 1280) {
+      ++epoch;
+      next -= 1280;
+    }
+  }
+  CHECK(samples == fin.samples);
+  CHECK(epoch == 4);
+  // The layout's stages are the decisions (one stage per decision with a noise estimate).
+  CHECK(r.stages.size() == ds.size() + 1);
+}
+
+TEST_CASE("lr_rule instead of AdaScale, with warmup and an optimizer with state", "[trainer][adaptive]") {
+  TrainConfig c = adaptive_config();
+  c.adaptive_lr = "rule";
+  c.lr_rule = schedule::LrRule::sqrt;
+  c.optimizer = "adam";
+  c.base_lr = 0.002;
+  c.warmup_epochs = 1;
+  c.epochs = 2;
+  test::TempDir tmp;
+  const Run r = train(c, tmp.path());
+  CHECK(r.result.status == TrainStatus::done);
+  CHECK(r.records.front().text.find("LR by lr_rule sqrt") != std::string::npos);
+  for (const auto& d : decisions(r.records)) {
+    INFO(d.text << " at step " << d.step);
+    const double b = d.metrics.at("batch_size"), progress = std::min(1.0, d.epoch);
+    // Warmup from base_lr over the first epoch of samples, at the sqrt rule's peak.
+    const double peak = 0.002 * std::sqrt(b / 64);
+    CHECK(d.metrics.at("lr") == Approx(0.002 + (peak - 0.002) * progress));
+  }
+}
+
+TEST_CASE("an adaptive run stopped with a checkpoint resumes bit-identical to an uninterrupted one",
+          "[trainer][adaptive][checkpoint]") {
+  TrainConfig c = adaptive_config();
+  c.decay = schedule::Decay::cosine;
+  c.optimizer = GENERATE(std::string("sgd"), std::string("lamb"));
+  if (c.optimizer == "lamb") c.base_lr = 0.01;
+  INFO("optimizer " << c.optimizer);
+  test::TempDir full_dir, cut_dir;
+  const Run full = train(c, full_dir.path());
+  TrainConfig first = c;
+  first.stop_epoch = 2;  // an evaluation epoch: the uninterrupted run evaluates there too
+  const Run a = train(first, cut_dir.path(), cut_dir / "checkpoints");
+  REQUIRE_FALSE(a.result.checkpoint.empty());
+  const Run b = train(c, cut_dir.path(), cut_dir / "checkpoints");
+  CHECK(b.result.status == TrainStatus::done);
+  CHECK(b.result.resumed_from == a.result.steps);
+  CHECK(b.result.steps == full.result.steps);
+  CHECK(b.weights == full.weights);  // bit-identical
+  CHECK(b.stages.size() == full.stages.size());
+  for (std::size_t i = 0; i < std::min(b.stages.size(), full.stages.size()); ++i) {
+    CHECK(b.stages[i].first_step == full.stages[i].first_step);
+    CHECK(b.stages[i].batch == full.stages[i].batch);
+    CHECK(b.stages[i].lr_scale == full.stages[i].lr_scale);
+  }
+  // The cut directory's metrics.jsonl (both runs) holds the uninterrupted run's evaluations
+  // and decisions, in order, and its final record at the end (the stopped run's own final
+  // record, at stop_epoch, is the one extra).
+  CHECK(test::records_of(b.records, protocol::RecordKind::final).size() == 2);
+  auto keyed = [](const std::vector<protocol::Record>& rs) {
+    std::vector<std::pair<std::int64_t, std::map<std::string, double>>> out;
+    for (const auto& r : rs)
+      if (r.kind == protocol::RecordKind::eval || (r.kind == protocol::RecordKind::final && &r == &rs.back()) ||
+          (r.kind == protocol::RecordKind::log && r.text.rfind("adaptive: ", 0) == 0))
+        out.push_back({r.step, without_timing(r.metrics)});
+    return out;
+  };
+  const auto want = keyed(full.records), got = keyed(b.records);
+  CHECK(got.size() == want.size());
+  CHECK(got == want);
+}
+
+TEST_CASE("2 MPI ranks: an adaptive run decides as one, each rank's share B/2", "[trainer][adaptive][mpi][cli]") {
+  const fs::path mpirun = test::find_on_path("mpirun");
+  if (mpirun.empty() || !comm::mpi_built()) {
+    WARN("mpirun or the MPI build is missing: 2-rank adaptive run not tested");
+    return;
+  }
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  ::setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+  test::TempDir two;
+  test::write_file(two / "params.json",
+                   R"({"dataset":"fashion-mnist","data_dir":")" + std::string(DLSWEEP_FMNIST_DIR) +
+                       R"(","train_subset":1280,"test_subset":200,"epochs":3,"batch_size":64,"base_batch":64,)"
+                       R"("hidden":[32],"noise_scale_every":2,"batch_ramp":"adaptive","adaptive_every":4,)"
+                       R"("adaptive_max_batch":641,"adaptive_step_time":[0.005,2e-5],"checkpoint_every_s":0})");
+  const int code = test::spawn({mpirun.string(), "-np", "2", DLSWEEP_TRAIN_BIN, "--trial-dir", two.path().string()},
+                               two / "out.txt", two / "err.txt")
+                       .wait();
+  INFO(test::read_file(two / "err.txt"));
+  REQUIRE(code == 0);
+  const auto rs = test::read_records(two / "metrics.jsonl");
+  CHECK(rs.front().text.find("on 2 rank(s)") != std::string::npos);
+  const auto ds = decisions(rs);
+  REQUIRE(ds.size() >= 5);
+  // The decisions rebuild the run's layout: every batch a multiple of 2 (640, not 641, at the
+  // top), and the samples of the final record those of exactly 3 epochs read once each.
+  schedule::AdaptiveLayout layout(1280, 64, 1);
+  bool changed = false;
+  for (const auto& d : ds) {
+    const auto b = static_cast<std::int64_t>(d.metrics.at("batch_size"));
+    CHECK(b % 2 == 0);
+    CHECK(b <= 640);
+    changed = changed || b != 64;
+    CHECK(layout.samples_after(d.step) == d.samples);
+    layout.change(d.step, b, 1);
+  }
+  CHECK(changed);
+  const auto& fin = rs.back();
+  REQUIRE(fin.kind == protocol::RecordKind::final);
+  CHECK(layout.samples_after(fin.step) == fin.samples);
+  CHECK(fin.samples >= 3 * 1280);
+  CHECK(layout.samples_after(fin.step - 1) < 3 * 1280);
+}
