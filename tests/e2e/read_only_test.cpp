@@ -44,6 +44,31 @@ struct Reader {
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv, "/");
   }
+  // Starts `dlsweep serve --port 0 --no-token` as the reader, GETs `path` from it, prints the
+  // body and stops it (a Python driver run as the reader: it reads the URL serve prints).
+  CommandResult serve_and_get(const fs::path& db, const std::string& path) const {
+    static constexpr const char* kDriver = R"(import re, subprocess, sys, urllib.request
+bin, db, path = sys.argv[1:4]
+p = subprocess.Popen([bin, "--db", db, "serve", "--port", "0", "--no-token"], stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True)
+try:
+    port = None
+    for line in p.stdout:
+        sys.stderr.write(line)
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if m:
+            port = m.group(1)
+            break
+    if port is None:
+        sys.exit("serve printed no URL")
+    print(urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60).read().decode())
+finally:
+    p.terminate()
+    p.wait(60)
+)";
+    return run_command({"runuser", "-u", kUser, "--", "/usr/bin/python3", "-c", kDriver, DLSWEEP_BIN, db.string(), path},
+                       "/");
+  }
 };
 
 void readable_by_all(const fs::path& dir) {
@@ -87,6 +112,13 @@ void every_read_verb(const Reader& reader, const fs::path& db, const std::string
     INFO(verb[0] << ": " << r.out << r.err);
     CHECK(r.err.find("readonly") == std::string::npos);
     if (verb[0] != "plan") CHECK(r.exit_code == 0);  // plan may find nothing to fit in a toy study
+  }
+  {  // serve, as the reader: it starts, and its API answers with the study
+    auto r = reader.serve_and_get(db, "/api/studies/" + study);
+    INFO("serve: " << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("\"" + study + "\"") != std::string::npos);
+    CHECK(r.out.find("readonly") == std::string::npos);
   }
   if (finished) {
     for (std::vector<std::string> verb : {std::vector<std::string>{"best", study}, {"best", study, "--explain"}}) {
