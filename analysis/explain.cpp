@@ -34,6 +34,7 @@ Explanation explain_best(const StudyData& study, RankBy by, const FitOptions& fi
   const Ranking ranking = rank(study, by);
   const Criterion criterion = ranking.criterion;
   e.criterion = criterion;
+  e.final = ranking.final;
   e.complete = ranking.complete;
   e.reached = ranking.reached;
   for (std::size_t i = 0; i < study.trials.size(); ++i)
@@ -106,7 +107,7 @@ Explanation explain_best(const StudyData& study, RankBy by, const FitOptions& fi
       e.excluded.push_back({t.number, fmt::format("COMPLETE but never reached the target{}",
                                                   t.best_value ? fmt::format(" (best {} {:.4g})", study.metric, *t.best_value)
                                                                : std::string())});
-    } else if (!has_value(t, criterion)) {
+    } else if (!has_value(t, criterion, ranking.final)) {
       e.excluded.push_back({t.number, "COMPLETE but reported no " + study.metric});
     }
   }
@@ -116,7 +117,7 @@ Explanation explain_best(const StudyData& study, RankBy by, const FitOptions& fi
     const auto& g = ranking.groups[gi];
     for (std::size_t i : g.members) {
       const auto& t = study.trials[i];
-      if (!has_value(t, criterion)) continue;
+      if (!has_value(t, criterion, ranking.final)) continue;
       e.excluded.push_back({t.number, fmt::format("its configuration did not reach the target on every seed ({} of {})",
                                                   g.reached, g.members.size())});
     }
@@ -153,12 +154,12 @@ std::vector<std::string> Explanation::lines() const {
     if (complete == 0) out.push_back("no COMPLETE trial: nothing to recommend");
     else if (criterion != Criterion::value && target && reached == 0)
       out.push_back(fmt::format("no COMPLETE trial reached the target {:g}: nothing to recommend by {} (`--by value` "
-                                "ranks them by {})", *target, criterion_name(criterion), metric));
+                                "ranks them by {})", *target, criterion_name(criterion, final), metric));
     else out.push_back("no COMPLETE trial has a usable value");
   } else {
     const auto& w = *winner;
     std::string what = criterion == Criterion::value
-                           ? fmt::format("best {} {}", metric, value_text(*this, w.mean))
+                           ? fmt::format("{} {} {}", final ? "final" : "best", metric, value_text(*this, w.mean))
                            : fmt::format("{} to {} {} {:g}: {}", criterion == Criterion::time ? "time" : "steps", metric,
                                          reach_op(mode), *target, value_text(*this, w.mean));
     out.push_back(fmt::format("winner: {} ({}), {}{}", trials_text(w.trials), w.config, what,

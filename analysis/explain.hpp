@@ -36,6 +36,7 @@ struct Explanation {
   std::string study, metric, mode;
   std::optional<double> target;
   Criterion criterion = Criterion::value;
+  bool final = false;                       ///< ranked by the final report (objective.rank_by: final)
   std::size_t complete = 0;                 ///< COMPLETE trials
   std::size_t reached = 0;                  ///< of which reached the target
   /// COMPLETE trials whose time to target is a median over several trials of their speed group

@@ -73,6 +73,7 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
   study.trainer = spec->trainer;
   study.objectives = spec->objectives;
   study.constraints = spec->constraints;
+  study.rank_final = spec->rank_final();
 
   auto sums = storage.summaries(st.id);
   if (!sums) return std::unexpected(sums.error());

@@ -18,11 +18,11 @@ Result<RankBy> parse_rank_by(const std::string& s) {
   return fail("unknown criterion '" + s + "'", "--by", "use auto, time, steps or value");
 }
 
-std::string criterion_name(Criterion c) {
+std::string criterion_name(Criterion c, bool final) {
   switch (c) {
     case Criterion::time: return "time-to-target";
     case Criterion::steps: return "steps-to-target";
-    case Criterion::value: return "best value";
+    case Criterion::value: return final ? "final value" : "best value";
   }
   return "?";
 }
@@ -63,14 +63,15 @@ std::optional<double> own_time(const TrialData& t) {
 }
 
 // Rule 4: the value a trial is ranked by.
-std::optional<double> ranking_value(const TrialData& t, Criterion c, const std::optional<PooledTime>& pooled) {
+std::optional<double> ranking_value(const TrialData& t, Criterion c, const std::optional<PooledTime>& pooled,
+                                    bool final) {
   switch (c) {
     case Criterion::time:
       if (!own_time(t)) return std::nullopt;
       return pooled && std::isfinite(pooled->seconds) ? pooled->seconds : *own_time(t);
     case Criterion::steps:
       return own_time(t) ? std::optional<double>(static_cast<double>(*t.steps_to_target)) : std::nullopt;
-    case Criterion::value: return finite(t.best_value);
+    case Criterion::value: return finite(final ? t.final_value() : t.best_value);
   }
   return std::nullopt;
 }
@@ -89,7 +90,9 @@ Key member_key(const TrialData& t, Criterion c, double value, bool maximize) {
 
 }  // namespace
 
-bool has_value(const TrialData& t, Criterion c) { return ranking_value(t, c, std::nullopt).has_value(); }
+bool has_value(const TrialData& t, Criterion c, bool final) {
+  return ranking_value(t, c, std::nullopt, final).has_value();
+}
 
 Ranking rank(const StudyData& study, RankBy by) { return rank(study, by, pooled_times_to_target(study)); }
 
@@ -111,6 +114,7 @@ Ranking rank(const StudyData& study, RankBy by, std::vector<std::optional<Pooled
   r.complete = complete.size();
   r.criterion = resolve_criterion(by, study.target.has_value(), r.reached);
   r.maximize = r.criterion == Criterion::value && maximizes(study.mode);
+  r.final = study.rank_final;
   r.groups = group_by_seed(study.trials, complete);
 
   struct Entry {
@@ -128,7 +132,7 @@ Ranking rank(const StudyData& study, RankBy by, std::vector<std::optional<Pooled
     };
     std::vector<Seed> seeds;
     for (std::size_t i : members) {
-      const auto v = ranking_value(study.trials[i], r.criterion, r.pooled[i]);
+      const auto v = ranking_value(study.trials[i], r.criterion, r.pooled[i], r.final);
       if (!v) break;
       seeds.push_back({member_key(study.trials[i], r.criterion, *v, r.maximize), i, *v});
     }
@@ -167,13 +171,14 @@ std::vector<std::size_t> best_value_order(const StudyData& study) {
   std::vector<std::size_t> out = rank(study, RankBy::value, {}).trials();
   std::vector<std::size_t> rest;
   for (std::size_t i = 0; i < study.trials.size(); ++i)
-    if (finite(study.trials[i].best_value) && std::find(out.begin(), out.end(), i) == out.end()) rest.push_back(i);
+    if (finite(study.objective_value(study.trials[i])) && std::find(out.begin(), out.end(), i) == out.end())
+      rest.push_back(i);
   const bool maximize = maximizes(study.mode);
   std::stable_sort(rest.begin(), rest.end(), [&](std::size_t a, std::size_t b) {
     const auto& ta = study.trials[a];
     const auto& tb = study.trials[b];
     if (ta.complete() != tb.complete()) return ta.complete();
-    return better_value(*ta.best_value, *tb.best_value, maximize);
+    return better_value(*study.objective_value(ta), *study.objective_value(tb), maximize);
   });
   out.insert(out.end(), rest.begin(), rest.end());
   return out;

@@ -14,7 +14,8 @@
 //     of the criterion: a configuration that missed the target on some seed is not faster.
 //  4. A trial's value: time — its time to target pooled over the trials that train at its
 //     speed (analysis/pooled_time.hpp; its own time when there is none); steps — steps to
-//     target; value — its best objective value. NaN and inf are no value.
+//     target; value — its objective value: its best report, or with `objective.rank_by:
+//     final` its final report (StudyData::objective_value). NaN and inf are no value.
 //  5. Groups, best first: by the mean of their values over seeds (lower time and steps; by the
 //     study's mode for value), so a lucky seed does not win over a better mean; ties go to
 //     the mean of the own times to target (time, steps: the tie of pooled times at one step
@@ -48,7 +49,8 @@ enum class RankBy { automatic, time, steps, value };
 
 /// "auto", "time", "steps", "value"; the error names the flag `--by`.
 Result<RankBy> parse_rank_by(const std::string& s);
-std::string criterion_name(Criterion c);  ///< "time-to-target", "steps-to-target", "best value"
+/// "time-to-target", "steps-to-target", "best value" ("final value" with `final`: rank_by final).
+std::string criterion_name(Criterion c, bool final = false);
 
 /// A seed group that ranks.
 struct RankedGroup {
@@ -64,6 +66,7 @@ struct RankedGroup {
 struct Ranking {
   Criterion criterion = Criterion::value;
   bool maximize = false;      ///< higher values rank first (criterion value, mode max)
+  bool final = false;         ///< the study ranks by each trial's final report (objective.rank_by: final)
   std::size_t complete = 0;   ///< COMPLETE trials
   std::size_t reached = 0;    ///< of which reached the target
   /// Trials that cannot win, by state ("FAILED" -> 3), in the order FAILED, PRUNED,
@@ -92,11 +95,12 @@ Ranking rank(const StudyData& study, RankBy by);
 Ranking rank(const StudyData& study, RankBy by, std::vector<std::optional<PooledTime>> pooled);
 
 /// Whether trial `t` has a finite value of criterion `c` (rule 4: time and steps need the
-/// target reached), whatever its state.
-bool has_value(const TrialData& t, Criterion c);
+/// target reached; value: its best report, or its final one when `final`), whatever its state.
+bool has_value(const TrialData& t, Criterion c, bool final = false);
 
-/// Every trial with a finite best value, best first: the ranked COMPLETE trials in the order
-/// of rank(study, RankBy::value), then the rest (COMPLETE ones first) by their own best value,
+/// Every trial with a finite objective value (StudyData::objective_value), best first: the
+/// ranked COMPLETE trials in the order of rank(study, RankBy::value), then the rest (COMPLETE
+/// ones first) by their own value,
 /// ties in trial order. What the report's LR chart picks its few trials from.
 std::vector<std::size_t> best_value_order(const StudyData& study);
 

@@ -81,6 +81,12 @@ struct TrialData {
     return best_value;
   }
   bool reached() const { return steps_to_target.has_value() && time_to_target_s.has_value(); }
+  /// The objective's last report of the current attempt (no fallback): what `rank_by: final` ranks by.
+  std::optional<double> final_value() const {
+    for (auto p = curve.rbegin(); p != curve.rend(); ++p)
+      if (p->value) return p->value;
+    return std::nullopt;
+  }
 };
 
 struct StudyData {
@@ -94,7 +100,12 @@ struct StudyData {
   /// front (analysis/front.hpp). Empty is read as the one objective above.
   std::vector<ObjectiveDef> objectives;
   std::vector<ConstraintDef> constraints;  ///< the study's `constraints` (none: empty)
+  /// `objective.rank_by: final`: a trial's value is its final report (TrialData::final_value),
+  /// not its best (best_value). Every ranking by value reads objective_value().
+  bool rank_final = false;
   bool multi_objective() const { return objectives.size() > 1; }
+  /// The value a trial ranks by (rank_by): its best report, or its final one.
+  std::optional<double> objective_value(const TrialData& t) const { return rank_final ? t.final_value() : t.best_value; }
 };
 
 /// The trial's parameters without `seed`: trials with equal keys are seed replicates.

@@ -56,7 +56,7 @@ std::optional<double> figure(const TrialFigures& t, const std::string& name, boo
 std::optional<std::vector<double>> objective_values(const std::vector<ObjectiveDef>& objectives, const TrialFigures& t) {
   std::vector<double> out;
   for (const auto& o : objectives) {
-    auto v = figure(t, o.metric, o.maximize, /*best=*/true);
+    auto v = figure(t, o.metric, o.maximize, /*best=*/!o.final);
     if (!v || !std::isfinite(*v)) return std::nullopt;
     out.push_back(*v);
   }

@@ -10,7 +10,8 @@
 //   samples_per_s — the last reported `samples_per_s`, else samples / wall_s of the last
 //       evaluation record.
 // A reported metric's objective value is its best over the trial's eval/final records (by
-// the objective's mode), as for a single objective. A constraint on a reported metric reads
+// the objective's mode), or its last one with `rank_by: final` (ObjectiveDef::final), as for
+// a single objective. A constraint on a reported metric reads
 // its last value. Constraint values follow Optuna's constraints_func: <= 0 satisfied, > 0
 // violated by that much; a figure the trial does not have violates by +inf.
 // Pure: no I/O.
@@ -30,6 +31,10 @@ namespace dlsweep {
 struct ObjectiveDef {
   std::string metric;
   bool maximize = true;
+  /// `rank_by: final`: a reported metric's value is its last eval/final report (Optuna's
+  /// meaning: what the objective returned), not its best (the default). Derived figures
+  /// have one value either way.
+  bool final = false;
 };
 
 struct ConstraintDef {

@@ -27,4 +27,13 @@ constexpr const char* reach_op(std::string_view mode) noexcept { return maximize
 /// True for the two modes a study may have.
 constexpr bool valid_mode(std::string_view mode) noexcept { return mode == "max" || mode == "min"; }
 
+/// `objective.rank_by`: which of a trial's reports of the objective ranks it. "best" (the
+/// default): its best eval/final report by the mode; "final": its last one (Optuna's
+/// meaning: the value the objective returns). Pruners still compare the values reported at
+/// a step; pbt always ranks an interval by its final report.
+constexpr bool valid_rank_by(std::string_view rank_by) noexcept { return rank_by == "best" || rank_by == "final"; }
+
+/// "best report" or "final report": the value that ranks a trial, for messages.
+constexpr const char* rank_value_phrase(bool final) noexcept { return final ? "final report" : "best report"; }
+
 }  // namespace dlsweep

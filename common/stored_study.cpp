@@ -51,6 +51,11 @@ Result<ObjectiveDef> read_objective(const Reader& r, const json& j, const std::s
     if (!mode->is_string() || !valid_mode(mode->get<std::string>())) return r.wrong(path_of(path, "mode"), *mode, "max or min");
     o.maximize = maximizes(mode->get<std::string>());
   }
+  if (const json* rb = Reader::member(j, "rank_by")) {
+    if (!rb->is_string() || !valid_rank_by(rb->get<std::string>()))
+      return r.wrong(path_of(path, "rank_by"), *rb, "best or final");
+    o.final = rb->get<std::string>() == "final";
+  }
   if (const json* t = Reader::member(j, "target"); t && target) {
     if (!t->is_number()) return r.wrong(path_of(path, "target"), *t, "a number");
     *target = t->get<double>();

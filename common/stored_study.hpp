@@ -39,6 +39,8 @@ struct StoredStudy {
   /// when the stored spec has none (then the study row's objective_metric is the objective).
   std::vector<ObjectiveDef> objectives;
   std::optional<double> target;          ///< the first objective's target
+  /// The first objective's `rank_by: final`: a trial ranks by its last report, not its best.
+  bool rank_final() const { return !objectives.empty() && objectives.front().final; }
   std::vector<ConstraintDef> constraints;  ///< `constraints` (none: empty)
   std::string algorithm = "grid";        ///< search.algorithm
   int ranks = 1;                         ///< trial.ranks: a trial's ranks unless a `ranks` parameter sets them

@@ -154,7 +154,8 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   // What the samplers see of the ended attempt: its value, curve, objectives and constraints.
   search::TrialRecord* rec = history_of(id);
   if (rec) {
-    rec->value = live.curve.best_value;
+    // objective.rank_by: what the samplers (and the progress line's best) take as the trial's value.
+    rec->value = spec_.objective.rank_final() ? live.curve.last_value : live.curve.best_value;
     rec->curve = live.curve.points;
     TrialFigures figures = live.curve.figures;
     figures.ranks = trial_ranks(spec_, live.row.params);
@@ -164,7 +165,7 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
     case Outcome::complete: {
       // Only COMPLETE trials can be the best (one that reached a high value and then
       // diverged or crashed is no schedule to recommend), and only feasible ones.
-      if (rec) note_best(number, live.curve.best_value, rec->constraints);
+      if (rec) note_best(number, rec->value, rec->constraints);
       const auto& last = live.curve.last_value;
       progress_.event(fmt::format("trial {} complete{}: {} = {}", number,
                                   d.why == "finished" ? "" : " (" + d.why + ")", spec_.objective.metric,

@@ -79,7 +79,9 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
     next_number_ = std::max(next_number_, t.number + 1);
     count_of(counts_, t.state)++;
     std::optional<double> value;
-    if (auto it = by_id.find(t.id); it != by_id.end()) value = it->second->best_value;
+    // objective.rank_by: the best report, or the final one (the current attempt's last, as the engine's curve).
+    if (auto it = by_id.find(t.id); it != by_id.end())
+      value = spec_.objective.rank_final() ? it->second->value : it->second->best_value;
     history_index_[t.id] = history_.trials.size();
     search::TrialRecord rec{t.number, t.params, history_status(t.state), value, {}};
     if (auto c = points->find(t.id); c != points->end())

@@ -10,6 +10,7 @@ void set_directions(search::History& h, const StudySpec& spec) {
   if (spec.multi_objective())
     for (const auto& o : spec.objective_defs()) h.directions.push_back(o.maximize);
   h.constrained = !spec.constraints.empty();
+  h.rank_final = spec.objective.rank_final();
 }
 
 void fill_objectives(search::TrialRecord& rec, const StudySpec& spec, const TrialFigures& figures) {

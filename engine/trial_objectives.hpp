@@ -10,8 +10,8 @@
 
 namespace dlsweep::orch {
 
-/// The History's directions and `constrained` for the study (one objective: directions
-/// stays empty, the single-objective History as before).
+/// The History's directions, `constrained` and `rank_final` (objective.rank_by) for the study
+/// (one objective: directions stays empty, the single-objective History as before).
 void set_directions(search::History& h, const StudySpec& spec);
 
 /// Sets rec.values (several objectives; empty when a value is unknown) and

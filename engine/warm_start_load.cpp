@@ -122,6 +122,7 @@ std::optional<Source> load_one(const StudySpec& spec, std::size_t i, const std::
     if (auto it = by_id.find(t.id); it != by_id.end()) {
       const auto& sm = *it->second;
       e.best_value = sm.best_value;
+      e.last_value = sm.value;
       if (sm.steps_to_target) f.steps_to_target = double(*sm.steps_to_target);
       if (sm.samples_to_target) f.samples_to_target = double(*sm.samples_to_target);
       f.time_to_target_s = sm.time_to_target_s;

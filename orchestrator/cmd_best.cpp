@@ -28,6 +28,20 @@ using nlohmann::json;
 
 namespace {
 
+// The checkpoint records of trial `number`'s current attempt, in order (empty when none or unreadable).
+std::vector<CheckpointRecord> checkpoints_of(const db::Storage& storage, std::int64_t study_id, std::int64_t number) {
+  std::vector<CheckpointRecord> out;
+  // Both are integers of ours: formatting them into the SQL text is safe.
+  auto q = storage.query(fmt::format(
+      "SELECT r.step, r.epoch, r.text FROM records r JOIN trials t ON t.id = r.trial_id AND t.attempt = r.attempt "
+      "WHERE t.study_id = {} AND t.number = {} AND r.kind = 'checkpoint' ORDER BY r.seq",
+      study_id, number));
+  if (!q) return out;
+  for (const auto& r : q->rows)
+    out.push_back({r[0].get<std::int64_t>(), r[1].get<double>(), r[2].is_string() ? r[2].get<std::string>() : ""});
+  return out;
+}
+
 // Why there is no winner, for "study S: nothing to recommend: WHY".
 std::string why_none(const db::StudyRow& st, const analysis::StudyData& study, const analysis::Ranking& r) {
   if (r.complete == 0 && study.trials.empty()) return "it has no trial yet";
@@ -93,8 +107,10 @@ int cmd_best(const BestArgs& a) {
   }
   const auto& t = study->trials[*winner];
   const auto sum = std::find_if(sums->begin(), sums->end(), [&](const auto& s) { return s.number == t.number; });
-  const std::string criterion = analysis::criterion_name(ranking.criterion);
+  const std::string criterion = analysis::criterion_name(ranking.criterion, ranking.final);
   const auto explanation = best_explanation(*study, ranking);
+  const bool by_value = ranking.criterion == analysis::Criterion::value;
+  const std::string model = winner_model_text(t, study->rank_final, checkpoints_of(*o->storage, st->id, t.number));
   if (o->format == OutputFormat::json) {
     // A pooled time is named for dlsweep's trainer only (a user program's trials stand alone).
     const auto& pooled = ranking.pooled[*winner];
@@ -107,6 +123,9 @@ int cmd_best(const BestArgs& a) {
            {"params", t.params},
            {"value", sum != sums->end() ? opt(sum->value) : json(nullptr)},
            {"best_value", opt(t.best_value)},
+           {"rank_by", study->rank_final ? "final" : "best"},
+           {"ranking_value", opt(study->objective_value(t))},
+           {"model", model},
            {"steps_to_target", opt(t.steps_to_target)},
            {"time_to_target_s", opt(t.time_to_target_s)},
            {"time_to_target_pooled_s", pooled_shown ? json(pooled->seconds) : json(nullptr)},
@@ -118,7 +137,9 @@ int cmd_best(const BestArgs& a) {
   } else {
     fmt::print("best schedule of {} by {}: trial {}\n", st->name, criterion, t.number);
     for (const auto& line : explanation) fmt::print("  - {}\n", line);
+    if (by_value) fmt::print("  - {}\n", ranked_by_text(study->rank_final));
     if (!left_out.empty()) fmt::print("  - {}\n", left_out);
+    fmt::print("  - {}\n", model);
     fmt::print("  params: {}\n", params_brief(t.params));  // 4 significant digits; --format json: whole
   }
   return exit_code::ok;
@@ -149,8 +170,9 @@ int cmd_best_explain(const BestArgs& a) {
     }
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("best schedule of {} by {}, explained:\n", e.study, analysis::criterion_name(e.criterion));
+    fmt::print("best schedule of {} by {}, explained:\n", e.study, analysis::criterion_name(e.criterion, e.final));
     for (const auto& line : e.lines()) fmt::print("{}{}\n", line.starts_with("  ") ? "  " : "  - ", line);
+    if (e.criterion == analysis::Criterion::value) fmt::print("  - {}\n", ranked_by_text(e.final));
     if (grouped)
       for (const auto& line : grouped->lines()) fmt::print("{}{}\n", line.starts_with("  ") ? "  " : "  - ", line);
   }

@@ -79,6 +79,46 @@ std::string seed_note(const analysis::Stat& s, const std::string& unit) {
 
 }  // namespace
 
+std::string ranked_by_text(bool final) {
+  return final ? "ranked by final report (objective.rank_by: final): each trial's last report of the objective"
+               : "ranked by best report (objective.rank_by: best, the default): each trial's best report of the "
+                 "objective; `rank_by: final` ranks by the last one, as Optuna does";
+}
+
+std::string winner_model_text(const analysis::TrialData& t, bool final, const std::vector<CheckpointRecord>& checkpoints) {
+  auto where = [](const CheckpointRecord& c) {
+    return fmt::format("{}step {}, epoch {:g}", c.path.empty() ? "" : c.path + ", ", c.step, c.epoch);
+  };
+  if (checkpoints.empty())
+    return fmt::format("model: trial {} recorded no checkpoint; the winning model was not kept", t.number);
+  const auto& last = checkpoints.back();
+  if (final) return fmt::format("model: the trial's last checkpoint ({}) holds the final model that won", where(last));
+  // The step of the best report (the first one of that value) in the current attempt.
+  std::optional<std::int64_t> best_step;
+  for (const auto& p : t.curve)
+    if (p.value && t.best_value && *p.value == *t.best_value) {
+      best_step = p.step;
+      break;
+    }
+  if (!best_step)
+    return fmt::format("model: the best report was in an earlier attempt; the last checkpoint ({}) is not its model",
+                       where(last));
+  for (std::size_t i = 0; i < checkpoints.size(); ++i) {
+    if (checkpoints[i].step != *best_step) continue;
+    const bool overwritten = !checkpoints[i].path.empty() &&
+        std::any_of(checkpoints.begin() + static_cast<std::ptrdiff_t>(i) + 1, checkpoints.end(),
+                    [&](const CheckpointRecord& c) { return c.path == checkpoints[i].path; });
+    if (!overwritten)
+      return fmt::format("model: the best report's checkpoint ({}) holds the model that won", where(checkpoints[i]));
+  }
+  if (last.step == *best_step)
+    return fmt::format("model: the last checkpoint ({}) is the best report's model", where(last));
+  return fmt::format("model: the best report (step {}) has no checkpoint of its own left; the last checkpoint ({}) is "
+                     "not the best report's model (write `rank_by: final` to rank by the model it holds, or keep a "
+                     "checkpoint per best report)",
+                     *best_step, where(last));
+}
+
 std::vector<std::string> best_explanation(const analysis::StudyData& study, const analysis::Ranking& ranking) {
   std::vector<std::string> out;
   if (ranking.order.empty()) return out;
@@ -93,9 +133,9 @@ std::vector<std::string> best_explanation(const analysis::StudyData& study, cons
   const auto& t = study.trials[w];
   const auto complete = static_cast<long long>(ranking.complete);
   if (ranking.criterion == Criterion::value) {
-    out.push_back(fmt::format("trial {} ({}) has the {} {}: {:.4g}{}", t.number, params_text(w),
-                              ranking.maximize ? "highest" : "lowest", study.metric, *t.best_value,
-                              seed_note(best.value, "")));
+    out.push_back(fmt::format("trial {} ({}) has the {} {}{}: {:.4g}{}", t.number, params_text(w),
+                              ranking.maximize ? "highest" : "lowest", ranking.final ? "final " : "", study.metric,
+                              best.values.front(), seed_note(best.value, "")));
     if (study.target && ranking.reached == 0)
       out.push_back(fmt::format("no complete trial reached the target {:g}", *study.target));
     else if (study.target)
@@ -104,7 +144,7 @@ std::vector<std::string> best_explanation(const analysis::StudyData& study, cons
     if (second) {
       const std::size_t r = second->members.front();
       out.push_back(fmt::format("runner-up: trial {} ({}) with {:.4g}{}", study.trials[r].number, params_text(r),
-                                *study.trials[r].best_value, seed_note(second->value, "")));
+                                second->values.front(), seed_note(second->value, "")));
     }
     return out;
   }

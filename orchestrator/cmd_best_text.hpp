@@ -3,6 +3,7 @@
 // target, runner-up, left out), and the params as people read them. Decides nothing itself.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,23 @@ std::string left_out_text(const analysis::Ranking& ranking);
 /// what the trials did report: "gpu_mem (constraint) was never reported by a COMPLETE trial
 /// (they reported: val_acc, val_loss)". Empty when there is none, or no COMPLETE trial.
 std::string never_reported_text(const analysis::StudyData& study);
+
+/// "ranked by final report (objective.rank_by: final)" or "ranked by best report
+/// (objective.rank_by: best, the default; `rank_by: final` ranks by the last report, as Optuna)".
+std::string ranked_by_text(bool final);
+
+/// A checkpoint record of the winner's current attempt (records kind checkpoint), in order.
+struct CheckpointRecord {
+  std::int64_t step = 0;
+  double epoch = 0;
+  std::string path;  ///< the record's text (may be empty)
+};
+
+/// Which checkpoint holds the model that won. rank_by final: the trial's last checkpoint.
+/// best: the checkpoint written at the best report's step when one was and no later record
+/// names the same file (else it was overwritten: the last checkpoint is not the best
+/// report's model). Empty when the trial has no curve to tell.
+std::string winner_model_text(const analysis::TrialData& t, bool final, const std::vector<CheckpointRecord>& checkpoints);
 
 /// The sentences under "best schedule of S by C: trial N", most important first; empty when
 /// the ranking has no winner.

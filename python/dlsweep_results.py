@@ -19,12 +19,17 @@ What the names mean here (where they differ from Optuna, it is said):
   FAILED (TrialState.FAIL is TrialState.FAILED); dlsweep adds QUEUED (handed to the backend,
   not started yet; Optuna would call it WAITING) and CANCELLED (`dlsweep cancel`, a stopped
   sweep).
-- Trial.value: the trial's best report of the objective metric (max or min by the study's
-  mode, over its eval and final records, every attempt): the value `dlsweep best --by value`
-  and `dlsweep results` (`best_value`) rank by, not the last report (that is `last_value`).
-  None when it never reported a number. Set for every state (a pruned trial keeps its best).
+- Trial.value: the value the trial ranks by, as the study's `objective.rank_by` says
+  (Study.rank_by). "best" (the default): its best report of the objective metric (max or min
+  by the study's mode, over its eval and final records, every attempt; `dlsweep results`'
+  `best_value`), not the last report (that is `last_value`). "final": its final report —
+  the last number it reported in its current attempt, Optuna's meaning (the value the
+  objective returned). Either way `dlsweep best --by value` ranks by it. None when it never
+  reported a number. Set for every state (a pruned trial keeps its best). `best_report` is
+  the best report whatever rank_by says.
 - Trial.values: with several objectives, one value per objective, each as the Pareto front
-  reads it (a reported metric's best over the current attempt's eval/final records, or the
+  reads it (a reported metric's best over the current attempt's eval/final records — its
+  last with that objective's `rank_by: final` —, or the
   derived figure: time_to_target_s, steps_to_target, samples_to_target, samples_per_s,
   rank_seconds); with one objective, [value].
 - Trial.intermediate_values: {step: value} of the (first) objective metric over the eval
@@ -221,6 +226,9 @@ class Study:
         objs = obj if isinstance(obj, list) else [obj] if isinstance(obj, dict) else []
         self.objectives = [(o["metric"], o.get("mode", "max") == "max") for o in objs] or \
             [(self.metric, self.mode == "max")]
+        # objective.rank_by per objective ("best" unless the stored spec says "final").
+        self._final = [o.get("rank_by") == "final" for o in objs] or [False]
+        self.rank_by = "final" if self._final[0] else "best"
         self.constraints = self.spec.get("constraints") or []
         spec_ranks = (self.spec.get("trial") or {}).get("ranks", 1)
 
@@ -266,16 +274,22 @@ class Study:
             ranks = params.get("ranks") if isinstance(params.get("ranks"), int) else spec_ranks
             figures["ranks"] = max(1, int(ranks or 1))
             figures["last_eval"] = last_eval.get(tid)
+            # rank_by final: the last number of the current attempt (analysis' TrialData::final_value).
+            final = None
+            for _att, _seq, _kind, _step, m, v in pts:
+                if m == self.metric and v is not None:
+                    final = v
             t = FrozenTrial(
                 _study=self, _id=tid, _figures=figures,
-                number=number, state=TrialState(state), params=params, value=_finite(best_value),
+                number=number, state=TrialState(state), params=params,
+                value=_finite(final) if self._final[0] else _finite(best_value), best_report=_finite(best_value),
                 last_value=_finite(value), attempt=attempt, attempts=attempt + 1,
                 intermediate_values=inter, datetime_start=_when(start), datetime_complete=_when(end),
                 started_at=start, ended_at=end, exit_code=exit_code, message=message, trial_dir=trial_dir,
                 steps_to_target=steps_tt, samples_to_target=samples_tt, time_to_target_s=time_tt,
                 user_attrs={}, system_attrs={})
             if len(self.objectives) > 1:
-                vals = [self._figure(figures, m, mx, best=True) for m, mx in self.objectives]
+                vals = [self._figure(figures, m, mx, best=not fin) for (m, mx), fin in zip(self.objectives, self._final)]
                 t.values = vals if all(_finite(v) is not None for v in vals) else None
             else:
                 t.values = [t.value] if t.value is not None else None

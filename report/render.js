@@ -374,7 +374,8 @@ function emptyNote(parent, id, why) {
   // ---- 6. LR actually used vs step, best few trials
   function learningRate(state, root, m, ctx) {
     const c = card(root, 'lr', 'Learning rate used vs step (best trials)',
-      `The LR the trainer reported with each evaluation, for the ${m.lr_trials.length} best trials by ${m.study.objective_metric}: ` +
+      `The LR the trainer reported with each evaluation, for the ${m.lr_trials.length} best trials by ${m.study.objective_metric}` +
+      `${m.best && m.best.rank_by === 'final' ? ' (its final report: objective.rank_by final)' : ''}: ` +
       'warmup, decay and batch ramps show as the LR changes between evaluations.');
     const byNumber = new Map(m.trials.map((t) => [t.number, t]));
     const datasets = [];

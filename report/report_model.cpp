@@ -176,7 +176,7 @@ json importance_json(const std::vector<db::TrialSummary>& sums, const std::vecto
 json winner_json(const analysis::StudyData& study, analysis::RankBy by,
                  const std::vector<std::optional<analysis::PooledTime>>& pooled) {
   const analysis::Ranking r = analysis::rank(study, by, pooled);
-  json j = {{"criterion", analysis::criterion_name(r.criterion)}, {"trial", nullptr}, {"trials", json::array()},
+  json j = {{"criterion", analysis::criterion_name(r.criterion, r.final)}, {"trial", nullptr}, {"trials", json::array()},
             {"mean", nullptr}};
   if (const auto w = r.winner()) {
     j["trial"] = study.trials[*w].number;
@@ -192,6 +192,7 @@ json best_json(const analysis::StudyData& study) {
   best["by"] = {{"time", winner_json(study, analysis::RankBy::time, pooled)},
                 {"steps", winner_json(study, analysis::RankBy::steps, pooled)},
                 {"value", winner_json(study, analysis::RankBy::value, pooled)}};
+  best["rank_by"] = study.rank_final ? "final" : "best";  // objective.rank_by: which report is a trial's value
   return best;
 }
 

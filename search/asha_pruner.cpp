@@ -32,6 +32,14 @@ std::optional<double> best_through(const TrialRecord& t, std::size_t i, bool max
   return best;
 }
 
+// What a trial brings to a rung reached at point i: its best value so far, or (rank_by
+// final) the value it reported there.
+std::optional<double> rung_value(const TrialRecord& t, std::size_t i, const History& h) {
+  if (!h.rank_final) return best_through(t, i, h.maximize);
+  if (i >= t.curve.size() || std::isnan(t.curve[i].value)) return std::nullopt;
+  return t.curve[i].value;
+}
+
 }  // namespace
 
 AshaPruner::AshaPruner(PrunerBasics basics, AshaOptions options) : b_(basics), o_(options) {}
@@ -56,13 +64,13 @@ PruneDecision AshaPruner::judge(const TrialRecord& trial, const History& h) cons
     if (r > out.at + kEps) break;
     if (o_.max_resource && r + kEps >= *o_.max_resource) break;
     if (first_reaching(trial, b_.by, r) != last) continue;  // decided at an earlier report
-    const auto mine = best_through(trial, last, h.maximize);
+    const auto mine = rung_value(trial, last, h);
     if (!mine) continue;
     std::vector<double> values{*mine};
     for (const auto& t : h.trials) {
       if (t.number == trial.number) continue;
       if (auto c = first_reaching(t, b_.by, r))
-        if (auto v = best_through(t, *c, h.maximize)) values.push_back(*v);
+        if (auto v = rung_value(t, *c, h)) values.push_back(*v);
     }
     const std::size_t n = values.size();
     auto keep = static_cast<std::size_t>(std::floor(double(n) / o_.reduction_factor));
@@ -71,9 +79,9 @@ PruneDecision AshaPruner::judge(const TrialRecord& trial, const History& h) cons
     const double bar = values[keep - 1];
     if (h.better(bar, *mine)) {
       out.prune = true;
-      out.reason = fmt::format("at rung {} ({} {:g}) its best {:.4g} is not in the top {} of the {} trial(s) that "
+      out.reason = fmt::format("at rung {} ({} {:g}) its {} {:.4g} is not in the top {} of the {} trial(s) that "
                                "reached it (bar {:.4g})",
-                               k, axis_name(b_.by), r, *mine, keep, n, bar);
+                               k, axis_name(b_.by), r, h.rank_final ? "value" : "best", *mine, keep, n, bar);
       return out;
     }
   }
@@ -102,6 +110,7 @@ PruneDecision HyperbandPruner::judge(const TrialRecord& trial, const History& h)
   const std::size_t b = bracket_of(trial.number);
   History mine;
   mine.maximize = h.maximize;
+  mine.rank_final = h.rank_final;
   for (const auto& t : h.trials)
     if (bracket_of(t.number) == b) mine.trials.push_back(t);
   auto d = brackets_[b].judge(trial, mine);

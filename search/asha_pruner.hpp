@@ -5,8 +5,9 @@
 // ASHA: rungs at r_k = min_resource · η^(s + k) on the axis (s = min_early_stopping_rate).
 // At the report where a trial first reaches r_k, its best value so far is compared with
 // the best-so-far of every trial of the study that reached r_k (running, complete or
-// pruned, each at its own first report there); it goes on only if it is in the top
-// ⌊n/η⌋ of those n (or is the best of them while n < η), else it is pruned. A decision is
+// pruned, each at its own first report there) — with `objective.rank_by: final`
+// (History::rank_final), the values reported there instead, as Optuna compares; it goes
+// on only if it is in the top ⌊n/η⌋ of those n (or is the best of them while n < η), else it is pruned. A decision is
 // taken once per rung, at that report — later arrivals never prune a promoted trial.
 // Rungs at or beyond max_resource (when given) do not prune.
 // Options: min_resource (default 1), reduction_factor η (default 3, >= 2),

@@ -22,6 +22,7 @@ PruneDecision GroupByPruner::judge(const TrialRecord& trial, const History& h) c
   for (const auto& k : keys_) group.push_back(value_or_null(trial.params, k));
   History mine;
   mine.maximize = h.maximize;
+  mine.rank_final = h.rank_final;
   for (const auto& t : h.trials) {
     bool same = true;
     for (std::size_t i = 0; i < keys_.size() && same; ++i) same = value_or_null(t.params, keys_[i]) == group[i];

@@ -39,7 +39,7 @@ struct TrialRecord {
   std::int64_t number = 0;
   Params params = Params::object();
   TrialStatus status = TrialStatus::running;
-  std::optional<double> value;     ///< the objective's final (best reported) value, if any
+  std::optional<double> value;     ///< the trial's value: its best report, or its last with History::rank_final
   std::vector<CurvePoint> curve;   ///< reports in order; positions non-decreasing
   /// Several objectives (History::directions has 2+ entries): the trial's value of each, in
   /// the study's order; empty while unknown (running, or a value missing). Unused otherwise.
@@ -59,6 +59,10 @@ struct History {
   std::vector<bool> directions;
   /// The study has constraints (TrialRecord::constraints is filled for finished trials).
   bool constrained = false;
+  /// `objective.rank_by: final`: a trial's value is its last report, not its best (the
+  /// engine fills TrialRecord::value so); ASHA compares the value reported at a rung, not
+  /// the best so far. Median/percentile/threshold compare values at a step either way.
+  bool rank_final = false;
 
   bool multi_objective() const { return directions.size() > 1; }
 

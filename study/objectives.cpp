@@ -14,9 +14,10 @@ namespace dlsweep::orch {
 
 namespace {
 
-constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target", "stop_at_target"};
+constexpr std::string_view kObjectiveKeys[] = {"metric", "mode", "target", "stop_at_target", "rank_by"};
 constexpr std::string_view kConstraintKeys[] = {"metric", "min", "max", "reached_target"};
 constexpr std::string_view kModes[] = {"min", "max"};
+constexpr std::string_view kRankBy[] = {"best", "final"};
 
 // One objective map. `first`: the curve dlsweep follows (reported metric; target allowed).
 // `several`: part of a list (derived figures allowed after the first).
@@ -54,6 +55,11 @@ std::optional<StudySpec::Objective> read_one(StudyReader& r, const Field& o, boo
     else ok = false;
   } else {
     ok = false;
+  }
+  // rank_by: which report of the metric ranks a trial (any objective; a derived figure has one value).
+  if (Field rb = StudyReader::field(o, "rank_by")) {
+    if (auto s = r.word(rb, kRankBy)) obj.rank_by = *s;
+    else ok = false;
   }
   Field t = StudyReader::field(o, "target");
   Field stop = StudyReader::field(o, "stop_at_target");
@@ -199,10 +205,23 @@ void check_pruner_objectives(StudyReader& r, const Field& root, const StudySpec&
           "remove `pruner:` (or write kind: none), or keep one objective");
 }
 
+void check_rank_by(StudyReader& r, const Field& root, const StudySpec& spec) {
+  if (spec.search.algorithm != "pbt") return;
+  Field o = StudyReader::field(root, "objective");
+  if (o && o->is_array() && !o->empty()) o = StudyReader::item(o, 0);
+  if (!o || !o->is_object()) return;
+  Field rb = StudyReader::field(o, "rank_by");
+  if (rb && spec.objective.rank_by == "best")
+    r.error(rb.path,
+            "pbt ranks a member by the final report of its interval: the checkpoint the next generation continues "
+            "from holds that model, not the best epoch's",
+            "write `rank_by: final`, or leave rank_by out");
+}
+
 std::vector<ObjectiveDef> StudySpec::objective_defs() const {
   std::vector<ObjectiveDef> out;
-  for (const auto& o : objectives) out.push_back({o.metric, maximizes(o.mode)});
-  if (out.empty()) out.push_back({objective.metric, maximizes(objective.mode)});
+  for (const auto& o : objectives) out.push_back({o.metric, maximizes(o.mode), o.rank_final()});
+  if (out.empty()) out.push_back({objective.metric, maximizes(objective.mode), objective.rank_final()});
   return out;
 }
 

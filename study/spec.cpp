@@ -119,6 +119,7 @@ class StudyParser {
     read_search();
     read_pruner();
     check_pruner_objectives(r_, root_, spec_);
+    check_rank_by(r_, root_, spec_);
     auto space = read_space(r_, StudyReader::field(trial_, "trainer"), StudyReader::field(root_, "fixed"),
                             StudyReader::field(root_, "space"), spec_.trial.embedded);
     spec_.space = std::move(space.space);

@@ -79,6 +79,10 @@ struct StudySpec {
     std::string mode = "max";               ///< "min" | "max"
     std::optional<double> target;           ///< for steps/time-to-target
     bool stop_at_target = false;            ///< ask a trial to stop once it reaches the target
+    /// `rank_by`: "best" (default) ranks a trial by its best report of the metric, "final"
+    /// by its last (Optuna's value). common/objective.hpp.
+    std::string rank_by = "best";
+    bool rank_final() const { return rank_by == "final"; }
   } objective;                              ///< the first (or only) objective: the curve dlsweep follows
   /// Every objective, in file order (objectives[0] == objective); one entry for a study
   /// with one objective. Several: `best` names the Pareto front.

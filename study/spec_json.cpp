@@ -35,10 +35,13 @@ nlohmann::json StudySpec::to_json() const {
   json objective_j = {{"metric", objective.metric}, {"mode", objective.mode}};
   if (objective.target) objective_j["target"] = *objective.target;
   if (objective.stop_at_target) objective_j["stop_at_target"] = true;
+  if (objective.rank_final()) objective_j["rank_by"] = "final";  // written only when not the default
   if (multi_objective()) {  // several: a list, the first as above
     json list = json::array({objective_j});
-    for (std::size_t i = 1; i < objectives.size(); ++i)
+    for (std::size_t i = 1; i < objectives.size(); ++i) {
       list.push_back({{"metric", objectives[i].metric}, {"mode", objectives[i].mode}});
+      if (objectives[i].rank_final()) list.back()["rank_by"] = "final";
+    }
     objective_j = std::move(list);
   }
 

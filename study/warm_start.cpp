@@ -246,7 +246,9 @@ std::expected<WarmPlacement, std::vector<WarmProblem>> place_warm_trials(const S
       if (!fits(d, *it)) { why = fmt::format("with {} outside {}", d.name, describe_dim(d)); break; }
       p[d.name] = *it;
     }
-    if (!why && !t.best_value) why = fmt::format("without a value of {}", self.objective.metric);
+    // This study's objective.rank_by says which of the earlier trial's reports is its value.
+    const std::optional<double> value = self.objective.rank_final() ? t.last_value : t.best_value;
+    if (!why && !value) why = fmt::format("without a value of {}", self.objective.metric);
     WarmTrial w;
     if (!why && self.multi_objective()) {
       auto v = objective_values(defs, t.figures);
@@ -256,7 +258,7 @@ std::expected<WarmPlacement, std::vector<WarmProblem>> place_warm_trials(const S
     if (why) { skip(*why); continue; }
     w.source_number = t.number;
     w.params = std::move(p);
-    w.value = *t.best_value;
+    w.value = *value;
     if (!self.constraints.empty()) w.constraints = constraint_values(self.constraints, t.figures);
     out.trials.push_back(std::move(w));
   }

@@ -50,6 +50,7 @@ struct EarlierTrial {
   std::int64_t number = 0;
   search::Params params = search::Params::object();
   std::optional<double> best_value;  ///< the first objective's best reported value
+  std::optional<double> last_value;  ///< its last reported value (current attempt): rank_by final
   TrialFigures figures;              ///< its metrics and derived figures (for values, constraints)
 };
 
