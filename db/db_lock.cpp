@@ -52,7 +52,8 @@ LockFailure classify_lock_errno(int err) {
 }
 
 Status lock_outcome(int rc, int err, const std::string& db, const std::string& lock_path,
-                    const std::optional<LockHolder>& holder, std::string_view this_host, const FsKind& fs) {
+                    const std::optional<LockHolder>& holder, std::string_view this_host, const FsKind& fs,
+                    std::string_view study) {
   if (rc == 0) return {};
   switch (classify_lock_errno(err)) {
     case LockFailure::held: {
@@ -64,6 +65,11 @@ Status lock_outcome(int rc, int err, const std::string& db, const std::string& l
       else if (holder)  // an older dlsweep's lock file, or the kernel's answer: the host is not known
         who = fmt::format(" (pid {})", holder->pid);
       const bool elsewhere = holder && !holder->host.empty() && holder->host != this_host;
+      if (!study.empty())
+        return fail(fmt::format("another dlsweep orchestrator is driving study '{}' of this database{}", study, who), db,
+                    fmt::format("wait for it to finish, or stop it (`dlsweep --db {} cancel {}`{}); other studies "
+                                "of this database can run beside it",
+                                db, study, elsewhere ? fmt::format(", or end it on {}", holder->host) : std::string()));
       return fail(fmt::format("another dlsweep orchestrator is driving this database{}", who), db,
                   elsewhere ? fmt::format("wait for it to finish, stop it (`dlsweep cancel STUDY`, or end it on {}), "
                                           "or use another --db",

@@ -4,7 +4,7 @@
 //
 // Invariants:
 //  - A read-write handle has WAL on (on its live copy in snapshot mode), foreign keys on,
-//    a 5 s busy timeout, and a schema at kSchemaVersion; a file that is not ours is
+//    a 30 s busy timeout, and a schema at kSchemaVersion; a file that is not ours is
 //    refused before anything is written to it.
 //  - A read-only handle is opened with SQLITE_OPEN_READONLY and PRAGMA query_only, so no
 //    code path (not even a bug) can write through it. In snapshot mode it is immutable too:
@@ -41,7 +41,11 @@ namespace fs = std::filesystem;
 namespace dlsweep::db {
 namespace {
 
-constexpr int kBusyTimeoutMs = 5000;
+// Several orchestrators, one per study, may write one database at once (WAL mode): each
+// write batch is one turn of an engine's loop (milliseconds), so a writer waiting for
+// another's commit waits briefly; the bound is generous so that a loaded machine does not
+// turn a wait into a failed sweep.
+constexpr int kBusyTimeoutMs = 30000;
 
 // SQLite's busy wait (another connection holds the lock), up to kBusyTimeoutMs, that gives
 // up at once when the process is asked to stop (common/stop_signal.hpp): the statement
@@ -127,15 +131,17 @@ bool exists_settled(const fs::path& file) {
   return false;
 }
 
-// Is an orchestrator writing `file` now? It holds a POSIX write lock on DB.lock while it runs
-// (db/orchestrator_lock.cpp); F_GETLK tests that lock through a read-only descriptor, so a
-// reader needs no write access to ask. Unknown (DB.lock unreadable): assume a writer.
+// Is any orchestrator writing `file` now? Each holds a POSIX lock on DB.lock while it runs
+// (db/orchestrator_lock.cpp): shared when several studies' orchestrators write the file at
+// once, exclusive in snapshot mode. F_GETLK for a write lock conflicts with either, and
+// tests through a read-only descriptor, so a reader needs no write access to ask. Unknown
+// (DB.lock unreadable): assume a writer.
 bool writer_active(const fs::path& file) {
   const std::string lock = file.string() + ".lock";
   const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return errno != ENOENT;
   struct flock fl {};
-  fl.l_type = F_RDLCK;
+  fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
   const int rc = ::fcntl(fd, F_GETLK, &fl);
   ::close(fd);

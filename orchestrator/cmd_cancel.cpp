@@ -1,10 +1,10 @@
 // cmd_cancel.cpp — `dlsweep cancel STUDY [--trial N ...]`.
 //
-// Two cases, told apart by the database lock:
-//  - an orchestrator is driving the study: it is the only writer, so cancel hands it a
+// Two cases, told apart by the study's lock (db/orchestrator_lock):
+//  - an orchestrator is driving the study: it is the study's only writer, so cancel hands it a
 //    request file (<runs_dir>/<study>/cancel-request) and waits until the trials are
 //    recorded CANCELLED;
-//  - none is: cancel takes the lock itself, stops the trials' jobs (local processes by
+//  - none is: cancel takes the study's lock itself, stops the trials' jobs (local processes by
 //    their DLSWEEP_TRIAL_DIR, Slurm jobs with one scancel of their recorded ids) and
 //    records CANCELLED.
 
@@ -83,8 +83,13 @@ int cmd_cancel(const CancelArgs& a) {
     return exit_code::ok;
   }
 
-  auto lock = db::lock_database(a.db);
-  if (!lock) return cancel_via_orchestrator(a, **study, *plan);
+  // The study's lock: held, an orchestrator drives this study and is asked; free, cancel
+  // writes itself, beside any orchestrator of the database's other studies.
+  auto lock = db::lock_study(a.db, a.study);
+  if (!lock) {
+    if (db::study_lock_state(a.db, a.study) != db::LockState::free) return cancel_via_orchestrator(a, **study, *plan);
+    return print_error(lock.error(), exit_code::runtime, "nothing was cancelled.");
+  }
 
   auto storage = db::Storage::open_readwrite(a.db);
   if (!storage) return print_error(storage.error(), exit_code::runtime);

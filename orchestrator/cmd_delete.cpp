@@ -62,14 +62,16 @@ int cmd_delete(const DeleteArgs& a) {
     if (!ro) return refuse(ro.error(), exit_code::runtime);
     if (auto study = find_named(**ro, a.study, a.db); !study) return lookup_failed(study.error());
   }
-  // The orchestrator is the database's only writer; while one runs, nothing is deleted.
-  auto lock = db::lock_database(a.db);
-  if (!lock)
-    return refuse(Error{lock.error().what, a.db,
-                        fmt::format("wait for it to finish, or stop it (Ctrl-C, or `dlsweep --db {} cancel STUDY`), "
-                                    "then delete",
-                                    a.db)},
-                  exit_code::runtime);
+  // The study's lock: while an orchestrator drives this study, nothing is deleted; the
+  // database's other studies may run meanwhile (each under its own lock).
+  auto lock = db::lock_study(a.db, a.study);
+  if (!lock) {
+    Error e = lock.error();
+    if (db::study_lock_state(a.db, a.study) == db::LockState::held)
+      e.fix = fmt::format("wait for it to finish, or stop it (Ctrl-C, or `dlsweep --db {} cancel {}`), then delete",
+                          a.db, a.study);
+    return refuse(Error{e.what, a.db, e.fix}, exit_code::runtime);
+  }
   auto storage = db::Storage::open_readwrite(a.db);
   if (!storage) return refuse(storage.error(), exit_code::runtime);
   auto study = find_named(**storage, a.study, a.db);

@@ -3,15 +3,16 @@
 //
 // Everything is checked before anything is written: the --set syntax, the study, whether it
 // takes enqueued trials (not a grid), and each value against the study's stored space
-// (enqueue_values.hpp). Then, told apart by the database lock like `cancel`:
+// (enqueue_values.hpp). Then, told apart by the study's lock like `cancel`:
 //  - no orchestrator drives the study: the command records the request itself (one
 //    transaction with its event); it runs first at the next `dlsweep resume`;
-//  - one does: it is the only writer, so the command leaves a request file
+//  - one does: it is the study's only writer, so the command leaves a request file
 //    (enqueue_request.hpp) that the orchestrator records on its next tick and runs before
 //    its next sampled trial. The command waits until the file is taken; if the
 //    orchestrator exits first, the command takes the lock and records the request itself.
-//    (If the lock's holder drives another study of the database, the file waits for this
-//    study's next resume, which records it first.)
+//    (If the database's lock is held exclusively by the orchestrator of another study — a
+//    database in snapshot mode takes one at a time — the file waits for this study's next
+//    resume, which records it first.)
 // An enqueued trial counts against the study's trial budget (search.trials), as in Optuna;
 // when the budget is used up the command says how to grow it (`resume --add-trials`).
 #include <chrono>
@@ -97,7 +98,9 @@ int cmd_enqueue(const EnqueueArgs& a) {
   if (!fs::exists(a.db, ec))
     return refuse(Error{"no such database", a.db, "pass the --db of the study to enqueue into"}, exit_code::usage);
 
-  auto lock = db::lock_database(a.db);
+  // The study's lock: free, enqueue records the trial itself (beside any orchestrator of
+  // the database's other studies); held, the study's orchestrator is asked to.
+  auto lock = db::lock_study(a.db, a.study);
   const bool own = lock.has_value();
   auto storage = own ? db::Storage::open_readwrite(a.db) : db::Storage::open_readonly(a.db);
   if (!storage) return refuse(storage.error(), exit_code::runtime);
@@ -134,8 +137,8 @@ int cmd_enqueue(const EnqueueArgs& a) {
   fs::path refused = *file;
   refused += ".refused";
   if (study.state != "RUNNING") {
-    // The lock is held by an orchestrator of another study of this database: this one is
-    // not running, so nobody takes the file before its next resume (which does, first).
+    // The database is held exclusively by an orchestrator of another study (snapshot mode):
+    // this one is not running, so nobody takes the file before its next resume (which does, first).
     fmt::print(stderr,
                "an orchestrator of another study holds the database; the request for a trial of study {} with {} "
                "waits in {} and runs first at the next `dlsweep --db {} resume {}`\n",
@@ -155,7 +158,7 @@ int cmd_enqueue(const EnqueueArgs& a) {
       if (auto ro = db::Storage::open_readonly(a.db); ro) print_standing(**ro, study, *spec, request, a);
       return exit_code::ok;
     }
-    if (auto l = db::lock_database(a.db); l) {
+    if (auto l = db::lock_study(a.db, a.study); l) {
       // The orchestrator exited before its next tick: record the request here.
       auto rw = db::Storage::open_readwrite(a.db);
       if (!rw) return refuse(rw.error(), exit_code::runtime);

@@ -1,7 +1,8 @@
 // cmd_resume.cpp — `dlsweep resume STUDY`: continue a sweep whose orchestrator stopped
 // (Ctrl-C) or died (killed, machine rebooted, login node reaped it).
 //
-// Steps: take the database lock; rebuild the study from the database (the study file may
+// Steps: take the study's lock (db/orchestrator_lock: other studies of the database may run
+// meanwhile, each under its own); rebuild the study from the database (the study file may
 // have changed or be gone: the stored, validated spec is what the trials were sampled
 // from); re-ingest every trial's metrics files; then hand over to the engine
 // (Engine::restore). Local backend: stop any process still running for a trial the dead
@@ -51,7 +52,20 @@ int cmd_resume(const ResumeArgs& a) {
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  auto storage = db::open_as_orchestrator(a.db);
+  // A name the database does not hold is told before any lock is taken (no lock file is made
+  // for a typo); a read that fails here (e.g. a schema this resume upgrades) is left to the
+  // read-write open below.
+  if (auto ro = db::Storage::open_readonly(a.db); ro) {
+    if (auto row = (*ro)->find_study(a.study); row && !*row) {
+      auto named = find_study(**ro, a.study);
+      return print_error(named ? Error{fmt::format("no study named '{}'", a.study), a.db, "", ErrorKind::not_found}
+                               : under(a.db, named.error()),
+                         exit_code::usage);
+    }
+  }
+  // The study's lock: its orchestrator, if one still runs, keeps it; the database's other
+  // studies may be driven by their own orchestrators meanwhile.
+  auto storage = db::open_as_orchestrator(a.db, a.study);
   if (!storage) {
     return print_error(storage.error(), exit_code::runtime);
   }

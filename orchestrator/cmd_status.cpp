@@ -15,6 +15,7 @@
 
 #include "common/plural.hpp"
 #include "common/site_limit_note.hpp"
+#include "db/orchestrator_lock.hpp"
 #include "db/storage.hpp"
 #include "engine/pending_notice.hpp"
 #include "orchestrator/error_printer.hpp"
@@ -29,33 +30,26 @@ using nlohmann::json;
 
 namespace {
 
-// Whether an orchestrator holds DB.lock (db/orchestrator_lock's lock_database), as this
-// host sees it: nullopt when that cannot be told (no working locks on this filesystem).
-std::optional<bool> orchestrator_holds_lock(const std::string& db) {
-  const std::string path = db + ".lock";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? std::optional<bool>(false) : std::nullopt;
-  struct flock probe {};
-  probe.l_type = F_WRLCK;
-  probe.l_whence = SEEK_SET;
-  const int rc = ::fcntl(fd, F_GETLK, &probe);
-  ::close(fd);
-  if (rc != 0) return std::nullopt;
-  return probe.l_type != F_UNLCK;
-}
-
-// A study recorded RUNNING that no orchestrator drives (it was killed, its node rebooted,
-// or it detached): nothing records its trials until `resume`. Said on stderr, once.
+// A study recorded RUNNING whose lock (DB.locks/STUDY.lock, db/orchestrator_lock) no
+// process holds, as this host sees it: its orchestrator was killed, its node rebooted, or it
+// detached, and nothing records its trials until `resume`. Each study has its own
+// orchestrator: one that runs says nothing about the others. (An orchestrator holding the
+// whole database, DB.lock exclusively — snapshot mode, or a dlsweep from before the lock
+// per study —, may drive any of them: then nothing is said.) Said on stderr, once.
 void note_undriven(const std::string& db, const std::vector<std::string>& running) {
   if (running.empty()) return;
-  const auto held = orchestrator_holds_lock(db);
-  if (!held || *held) return;
+  if (db::database_lock_state(db, /*exclusive_only=*/true) != db::LockState::free) return;
+  std::vector<std::string> undriven;
+  for (const auto& n : running)
+    if (db::study_lock_state(db, n) == db::LockState::free) undriven.push_back(n);
+  if (undriven.empty()) return;
   std::string names;
-  for (const auto& n : running) names += (names.empty() ? "" : ", ") + n;
+  for (const auto& n : undriven) names += (names.empty() ? "" : ", ") + n;
   fmt::print(stderr,
-             "note: no orchestrator is running on {} (its lock {}.lock is free, as this host sees it): nothing "
-             "records the trials of {} now; `dlsweep --db {} resume {}` continues {}\n",
-             db, db, names, db, running.size() == 1 ? running.front() : "STUDY", running.size() == 1 ? "it" : "each");
+             "note: no orchestrator is running on {} for {} (the study's lock in {}.locks/ is free, as this host "
+             "sees it): nothing records the trials of {} now; `dlsweep --db {} resume {}` continues {}\n",
+             db, names, db, names, db, undriven.size() == 1 ? undriven.front() : "STUDY",
+             undriven.size() == 1 ? "it" : "each");
 }
 
 }  // namespace

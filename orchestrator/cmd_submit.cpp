@@ -1,5 +1,5 @@
 // cmd_submit.cpp — `dlsweep submit STUDY`: validate, record, run the sweep. What `resume`
-// shares with it: db/orchestrator_lock (the database lock), engine/sweep_runner (preflight, running the engine), orchestrator/run_sweep (what the user sees of it).
+// shares with it: db/orchestrator_lock (the study's lock), engine/sweep_runner (preflight, running the engine), orchestrator/run_sweep (what the user sees of it).
 //
 // Order matters: the study is validated completely before the database is opened, so an
 // invalid study leaves no trace; the study row is written before any trial exists.
@@ -42,7 +42,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// `submit --replace`: under the database lock (kept for the sweep that follows), the study
+// `submit --replace`: under the study's lock (kept for the sweep that follows), the study
 // of this name, if the database holds one, is removed as `delete --files --yes` removes it.
 // Returns the lock's storage handle and what was removed (nullopt: there was none), or the
 // exit code of a refusal (nothing deleted).
@@ -53,7 +53,9 @@ struct Replacement {
 };
 
 std::variant<Replacement, int> replace_study(const SubmitArgs& a, const std::string& name) {
-  auto storage = db::open_as_orchestrator(a.db);
+  // The study's lock: a study its orchestrator drives is refused, naming it; the database's
+  // other studies (and their orchestrators) are left as they are.
+  auto storage = db::open_as_orchestrator(a.db, name);
   if (!storage) {
     return print_error(storage.error(), exit_code::runtime, "nothing was deleted or recorded.");
   }
@@ -120,19 +122,27 @@ std::variant<Prepared, int> prepare(const SubmitArgs& a) {
 
 /// Step 3: the study's name is free in the database and its runs directory is empty. The
 /// same study submitted again (an edited file, a second `submit`) is told how to go on,
-/// before the runs directory's own complaint.
+/// before the runs directory's own complaint; while its orchestrator still drives it, the
+/// refusal names that orchestrator (its pid and host).
 std::optional<int> check_name_free(const SubmitArgs& a, const Prepared& p) {
   std::error_code ec;
+  bool found_here = false;
   if (!a.replace && fs::is_regular_file(a.db, ec))
     if (auto ro = db::Storage::open_readonly(a.db))
-      if (auto found = (*ro)->find_study(p.spec.name); found && *found)
-        return print_error(
+      if (auto found = (*ro)->find_study(p.spec.name); found && *found) found_here = true;
+  if (found_here) {
+    // Taken here (after the read-only handle is closed: closing a lock file's descriptor
+    // would drop this process's lock on it); the process exits right after the refusal.
+    if (auto lock = db::lock_study(a.db, p.spec.name); !lock)
+      return print_error(lock.error(), exit_code::runtime, "nothing was recorded.");
+    return print_error(
             Error{fmt::format("a study named '{}' is already in {}", p.spec.name, a.db), a.study_file + ": name",
                   fmt::format("`dlsweep --db {} resume {}` continues it; `dlsweep --db {} submit --replace {}` deletes "
                               "it and submits this file; or give this study another name",
                               a.db, p.spec.name, a.db, a.study_file),
                   ErrorKind::bad_input},
             exit_code::usage, "nothing was recorded.");
+  }
   if (fs::exists(p.study_root, ec) && !fs::is_empty(p.study_root, ec)) {
     const std::string fix = a.replace ? "no study of this database owns it: remove that directory, or set runs_dir "
                                         "in the study"
@@ -216,12 +226,13 @@ int cmd_submit(const SubmitArgs& a) {
   // 4. The scheduler would take its jobs.
   if (auto st = preflight(p.spec, p.opts); !st)
     return print_error(under(a.study_file, st.error()), exit_code::usage, "nothing was recorded or queued.");
-  // 5. Recorded, under the database lock (taken by --replace already).
+  // 5. Recorded, under the study's lock (taken by --replace already): a second submit of
+  // this study is refused; other studies' orchestrators write the same database beside it.
   std::unique_ptr<db::Storage> storage;
   if (replaced) {
     storage = std::move(replaced->storage);
   } else {
-    auto opened = db::open_as_orchestrator(a.db);
+    auto opened = db::open_as_orchestrator(a.db, p.spec.name);
     if (!opened) return print_error(opened.error(), exit_code::runtime);
     storage = std::move(*opened);
   }

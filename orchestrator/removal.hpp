@@ -2,7 +2,7 @@
 // `dlsweep submit --replace` share.
 //
 // Safety rules (each checked before anything is deleted; a refusal deletes nothing):
-//  - the caller holds the database lock (lock_database): no orchestrator drives the file;
+//  - the caller holds the study's lock (lock_study): no orchestrator drives the study;
 //  - the study has no live trial (QUEUED or RUNNING): its processes or jobs might still
 //    write; `dlsweep cancel` stops them first;
 //  - with files, the directory removed is exactly the study's stored root_dir
