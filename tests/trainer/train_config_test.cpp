@@ -167,3 +167,39 @@ TEST_CASE("lr_schedule and stop_epoch: parsed, and errors name the key and the f
   REQUIRE_FALSE(neg);
   CHECK(neg.error().where == "p.json: stop_epoch");
 }
+
+TEST_CASE("batch_ramp adaptive and its keys: parsed, and errors name the key and the fix", "[config][adaptive]") {
+  auto c = parse_train_config(json{{"batch_ramp", "adaptive"}, {"adaptive_max_batch", 4096}, {"adaptive_every", 20},
+                                   {"adaptive_lr", "rule"}, {"adaptive_step_time", {0.002, 1e-5}}},
+                              "p.json");
+  REQUIRE(c);
+  CHECK(c->adaptive_max_batch == 4096);
+  CHECK(c->adaptive_every == 20);
+  CHECK(c->adaptive_lr == "rule");
+  CHECK(c->adaptive_step_time == std::vector<double>{0.002, 1e-5});
+  CHECK(to_json(*c).at("adaptive_step_time") == json({0.002, 1e-5}));
+  // Each value as submit checks it (check_param_value), then the combinations.
+  auto expect = [](const json& params, const std::string& key, const std::string& in_fix) {
+    INFO(params.dump());
+    auto bad = parse_train_config(params, "p.json");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().where == "p.json: " + key);
+    CHECK(bad.error().fix.find(in_fix) != std::string::npos);
+  };
+  expect(json{{"batch_ramp", "adaptve"}}, "batch_ramp", "\"adaptive\"");
+  expect(json{{"adaptive_every", 0}}, "adaptive_every", "[1,");
+  expect(json{{"adaptive_lr", "linear"}}, "adaptive_lr", "adascale, rule");
+  expect(json{{"adaptive_step_time", {0.1}}}, "adaptive_step_time", "[alpha, beta]");
+  expect(json{{"adaptive_step_time", {0, 0}}}, "adaptive_step_time", "[alpha, beta]");
+  expect(json{{"adaptive_step_time", {-1, 1}}}, "adaptive_step_time", "[0,");
+  expect(json{{"adaptive_max_batch", -1}}, "adaptive_max_batch", "[0,");
+  expect(json{{"batch_ramp", "adaptive"}, {"noise_scale_every", 0}}, "noise_scale_every", "noise_scale_every >= 1");
+  expect(json{{"batch_ramp", "adaptive"}, {"batch_size", 256}, {"adaptive_max_batch", 128}}, "adaptive_max_batch",
+         ">= 256");
+  expect(json{{"batch_ramp", "adaptive"}, {"batch_size", 256}, {"adaptive_min_batch", 512}}, "adaptive_min_batch",
+         "<= 256");
+  // The keys alone are harmless without batch_ramp adaptive.
+  CHECK(parse_train_config(json{{"adaptive_max_batch", 8}, {"batch_size", 256}}, "p.json"));
+  for (const char* key : {"adaptive_max_batch", "adaptive_min_batch", "adaptive_every", "adaptive_lr", "adaptive_step_time"})
+    CHECK(find_param(key) != nullptr);
+}
