@@ -7,6 +7,11 @@
 //    it reads: the epoch's order is data::epoch_order(seed, epoch), rank r of P takes
 //    positions [r·B/P, (r+1)·B/P) of each global batch, so P ranks follow the trajectory of
 //    one rank with batch B up to float rounding; the loss is averaged over the GLOBAL batch;
+//  - batch_ramp adaptive (trainer_adaptive.cpp, schedule/adaptive_batch.hpp): the batches are
+//    decided as the run goes; update t reads the next B_t samples of the epochs' permutations
+//    laid end to end (a batch may straddle two epochs), evaluations follow the update that
+//    crosses a multiple of eval_every epochs, and the run ends at the update that has read
+//    `epochs` (or stop_epoch) epochs of samples;
 //  - evaluation after every round(eval_every · steps_per_epoch) updates of the current stage
 //    and after the last; the test set is split across ranks and the sums reduced;
 //  - stop_epoch > 0: the run ends at the update where the plan reaches that epoch

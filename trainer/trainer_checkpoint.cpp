@@ -8,6 +8,8 @@
 //  - the interval statistics since the last evaluation, REDUCED over ranks (so the next
 //    evaluation's train_loss/train_acc/samples_per_s are those of the uninterrupted run);
 //  - the noise-scale averages, the last evaluation's metrics, wall_s, the next record seq;
+//  - batch_ramp adaptive: every batch decided so far (the layout: the data position is a
+//    function of the step given them), the step timings and the fitted model;
 //  - a fingerprint of the parameters that shaped the trajectory up to the checkpoint's epoch
 //    E: a checkpoint written with other parameters is not resumed. threads, comm, bucket_mb,
 //    data_dir, checkpoint_every_s and stop_epoch may change between runs; the batch and the
