@@ -8,10 +8,12 @@
 
 #include <csignal>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/protocol.hpp"
+#include "tests/support/wait_until.hpp"
 #include "tests/trainer/process_util.hpp"
 #include "tests/trainer/test_util.hpp"
 #include "trainer/comm/comm_registry.hpp"
@@ -272,4 +274,67 @@ TEST_CASE("2 MPI ranks: an adaptive run decides as one, each rank's share B/2", 
   CHECK(layout.samples_after(fin.step) == fin.samples);
   CHECK(fin.samples >= 3 * 1280);
   CHECK(layout.samples_after(fin.step - 1) < 3 * 1280);
+}
+
+TEST_CASE("an adaptive run killed with SIGKILL mid-interval resumes to the uninterrupted run's records",
+          "[trainer][adaptive][checkpoint][cli]") {
+  // About a second of training with a checkpoint every 0.1 s: the kill lands between
+  // evaluations and between decisions, and the warmup and cosine decay run across it.
+  auto write_params = [](const fs::path& dir) {
+    test::write_file(dir / "params.json",
+                     R"({"dataset":"fashion-mnist","data_dir":")" + std::string(DLSWEEP_FMNIST_DIR) +
+                         R"(","train_subset":12000,"test_subset":1000,"epochs":3,"batch_size":50,"base_batch":50,)"
+                         R"("hidden":[256,128],"base_lr":0.05,"decay":"cosine","warmup_epochs":0.5,"nesterov":true,)"
+                         R"("noise_scale_every":3,"batch_ramp":"adaptive","adaptive_every":7,"adaptive_max_batch":800,)"
+                         R"("adaptive_step_time":[0.004,1e-5],"checkpoint_every_s":0.1})");
+  };
+  auto start = [](const fs::path& dir) {
+    return test::spawn({DLSWEEP_TRAIN_BIN, "--trial-dir", dir.string()}, dir / "out.txt", dir / "err.txt");
+  };
+  test::TempDir ref, cut;
+  write_params(ref.path());
+  write_params(cut.path());
+  REQUIRE(start(ref.path()).wait() == 0);
+  test::Process p = start(cut.path());
+  const auto past_a_checkpoint = [&] {
+    bool checkpointed = false;
+    for (const auto& r : test::read_records(cut / "metrics.jsonl")) {
+      checkpointed = checkpointed || r.kind == protocol::RecordKind::checkpoint;
+      if (checkpointed && r.text.rfind("adaptive: ", 0) == 0) return true;
+    }
+    return false;
+  };
+  REQUIRE(test_support::wait_until(past_a_checkpoint, std::chrono::seconds(120), std::chrono::milliseconds(2)));
+  REQUIRE(::kill(p.pid, SIGKILL) == 0);
+  REQUIRE(p.wait() == 128 + SIGKILL);
+  REQUIRE(test::records_of(test::read_records(cut / "metrics.jsonl"), protocol::RecordKind::final).empty());
+  REQUIRE(start(cut.path()).wait() == 0);
+
+  // Each step's decision / evaluation / final record, by step (the resumed run repeats those
+  // after its checkpoint; they must be the same).
+  auto by_step = [](const std::vector<protocol::Record>& rs) {
+    std::map<std::pair<int, std::int64_t>, std::map<std::string, double>> out;
+    for (const auto& r : rs) {
+      int kind = r.kind == protocol::RecordKind::eval    ? 0
+                 : r.kind == protocol::RecordKind::final ? 1
+                 : r.text.rfind("adaptive: ", 0) == 0    ? 2
+                                                         : -1;
+      if (kind < 0) continue;
+      auto m = without_timing(r.metrics);
+      auto [it, fresh] = out.emplace(std::pair{kind, r.step}, m);
+      if (!fresh) CHECK(it->second == m);  // a repeated record is the same record
+    }
+    return out;
+  };
+  const auto after = test::read_records(cut / "metrics.jsonl");
+  bool resumed = false;
+  for (const auto& r : after) resumed = resumed || r.text.find("resumed from") != std::string::npos;
+  CHECK(resumed);
+  const auto want = by_step(test::read_records(ref / "metrics.jsonl")), got = by_step(after);
+  CHECK(got.size() == want.size());
+  CHECK(got == want);
+  bool changed = false;
+  for (const auto& [key, m] : want)
+    if (key.first == 2) changed = changed || m.at("batch_size") != 50;
+  CHECK(changed);
 }
