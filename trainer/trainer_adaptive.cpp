@@ -8,8 +8,9 @@
 //    These give the slope in the batch; the parts a real update adds (the optimizer's pass,
 //    the loss/flag reduction, gradient allreduce) cost the same at every batch (they scale
 //    with the parameters), so the model is the profile's fit plus the mean residual of the
-//    run's own steps. Once the run has measured two batch sizes over >= 5 steps each, T is
-//    fitted on the run's steps alone (they are whole updates, including communication);
+//    run's own steps. Once the run has measured batch sizes 4x apart over >= 5 steps each, T
+//    is fitted on the run's steps alone (they are whole updates, including communication;
+//    sizes closer than that differ by less than the timing noise of a step);
 //  - the decision is taken from rank 0's noise scale and model, broadcast, so every rank
 //    picks the same batch;
 //  - the checkpoint holds the layout (every decision so far), the timings and the running
@@ -33,6 +34,7 @@ using clock_type = std::chrono::steady_clock;
 
 constexpr double kMinRunSteps = 5;   // steps at a batch before the run's own timings replace the profile
 constexpr double kMaxWeight = 20;    // a point's weight in the fit is its steps, capped
+constexpr double kMinSpread = 4;     // largest/smallest batch the run's steps must span to be fitted alone
 
 nlohmann::json times_json(const std::map<std::int64_t, std::pair<double, double>>& m) {
   nlohmann::json out = nlohmann::json::array();
@@ -136,7 +138,10 @@ Status Trainer::adaptive_decide(std::int64_t step) {
     for (const auto& [b, v] : ad_.run_times)
       if (v.second >= kMinRunSteps)
         run.push_back({static_cast<double>(b), v.first / v.second, std::min(v.second, kMaxWeight)});
-    if (run.size() >= 2) {
+    // The run's own steps alone once they span a 4x range of batches: closer sizes differ by
+    // less than the steps' timing noise, and their slope is not to be trusted over the profile's.
+    const bool spread = run.size() >= 2 && run.back().per_rank_batch >= kMinSpread * run.front().per_rank_batch;
+    if (spread) {
       ad_.model = schedule::fit_step_time(run);
     } else {
       std::vector<schedule::TimingPoint> prof;

@@ -129,7 +129,10 @@ TEST_CASE("an adaptive run picks the goodput batch from its noise scale, with Ad
   for (const auto& d : ds) {
     INFO(d.text << " at step " << d.step);
     CHECK(d.step % c.adaptive_every == 0);
-    REQUIRE(d.metrics.count("grad_noise_scale"));
+    if (!d.metrics.count("grad_noise_scale")) {  // no positive estimate yet: the batch is kept
+      CHECK(d.text.find("kept") != std::string::npos);
+      continue;
+    }
     for (const char* k : {"batch_size", "lr", "efficiency", "adascale_gain", "predicted_samples_per_s", "goodput",
                           "measured_samples_per_s"})
       CHECK(d.metrics.count(k) == 1);
@@ -167,7 +170,48 @@ TEST_CASE("an adaptive run picks the goodput batch from its noise scale, with Ad
   CHECK(samples == fin.samples);
   CHECK(epoch == 4);
   // The layout's stages are the decisions (one stage per decision with a noise estimate).
-  CHECK(r.stages.size() == ds.size() + 1);
+  std::size_t with_estimate = 0;
+  for (const auto& d : ds) with_estimate += d.metrics.count("grad_noise_scale");
+  CHECK(r.stages.size() == with_estimate + 1);
+}
+
+TEST_CASE("a measured step-time model: each decision is the argmax under the model it records", "[trainer][adaptive]") {
+  // Whatever this machine's timings, the record names the model (alpha, beta) and B_simple
+  // the decision used, and the batch must be the goodput argmax under them.
+  TrainConfig c = adaptive_config();
+  c.adaptive_step_time.clear();
+  c.epochs = 2;
+  test::TempDir tmp;
+  const Run r = train(c, tmp.path());
+  CHECK(r.result.status == TrainStatus::done);
+  CHECK(r.records.front().text.find("step time measured in this run") != std::string::npos);
+  const auto cand = schedule::candidate_batches(64, 640, 1);
+  const auto ds = decisions(r.records);
+  REQUIRE_FALSE(ds.empty());  // how many depends on the batches the timings lead to; step 4 always decides
+  CHECK(ds.front().step == 4);
+  for (const auto& d : ds) {
+    INFO(d.text << " at step " << d.step);
+    const double alpha = d.metrics.at("step_time_alpha_s"), beta = d.metrics.at("step_time_beta_s");
+    CHECK(alpha >= 0);
+    CHECK(beta >= 0);
+    CHECK(alpha + beta > 0);
+    CHECK(d.metrics.at("measured_samples_per_s") > 0);
+    if (!d.metrics.count("grad_noise_scale")) {  // no positive estimate yet: the batch is kept
+      CHECK(d.text.find("kept") != std::string::npos);
+      continue;
+    }
+    const double phi = d.metrics.at("grad_noise_scale");
+    const auto want = schedule::choose_batch(cand, phi, 64, {alpha, beta}, 1);
+    CHECK(d.metrics.at("batch_size") == static_cast<double>(want.batch));
+    CHECK(d.metrics.at("lr") == Approx(0.1 * schedule::adascale_gain(phi, want.batch, 64)));
+  }
+  std::int64_t samples = 0;
+  for (const auto& p : r.positions) {
+    CHECK(p.offset == samples % 1280);
+    samples += p.batch;
+  }
+  CHECK(samples == r.records.back().samples);
+  CHECK(samples >= 2 * 1280);
 }
 
 TEST_CASE("lr_rule instead of AdaScale, with warmup and an optimizer with state", "[trainer][adaptive]") {
