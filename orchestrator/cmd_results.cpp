@@ -39,15 +39,8 @@ int cmd_results(const ResultsArgs& a) {
     if (!times) return print_error(times.error(), exit_code::runtime);
     rows = results_frame(*trials, *times, /*with_params_object=*/o->format == OutputFormat::json);
   } else {
-    // Tables name the parameters that vary, then the figures.
-    std::vector<std::string> names;
-    if (!trials->empty())
-      for (auto& [k, v] : trials->front().params.items()) {
-        bool varies = false;
-        for (const auto& t : *trials)
-          if (!t.params.contains(k) || t.params[k] != v) varies = true;
-        if (varies) names.push_back(k);
-      }
+    // Tables name the parameters that vary (conditional ones included), then the figures.
+    const auto names = varying_params(*trials);
     // A parameter named like a fixed column ("state", "value") is shown as params.NAME.
     // Tables use shorter names for the figures, so that a line fits a terminal.
     const std::vector<std::string> fixed_after = {"value", "best", "tgt_steps", "tgt_time_s", "samples/s", "message"};

@@ -47,6 +47,18 @@ Rows results_frame(const std::vector<db::TrialSummary>& trials,
   return rows;
 }
 
+std::vector<std::string> varying_params(const std::vector<db::TrialSummary>& trials) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto& t : trials)
+    for (auto& [k, v] : t.params.items()) {
+      if (!seen.insert(k).second) continue;
+      const auto differs = [&](const db::TrialSummary& o) { return !o.params.contains(k) || o.params[k] != v; };
+      if (std::any_of(trials.begin(), trials.end(), differs)) names.push_back(k);
+    }
+  return names;
+}
+
 void append_warm_rows(Rows& rows, const std::vector<db::WarmStartRow>& warm,
                       const std::vector<std::string>& objective_columns) {
   for (const auto& w : warm) {

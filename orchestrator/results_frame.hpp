@@ -22,6 +22,11 @@ namespace dlsweep::orch {
 Rows results_frame(const std::vector<db::TrialSummary>& trials,
                    const std::map<std::int64_t, db::TrialTimes>& times_by_trial_id, bool with_params_object);
 
+/// The parameters a results table shows: those whose value differs between trials, or that
+/// some trials lack (a conditional `when:` parameter), in the order the trials first name
+/// them. A parameter every trial has with one value is left out (it says nothing).
+std::vector<std::string> varying_params(const std::vector<db::TrialSummary>& trials);
+
 /// Appends one row per warm-start trial (`search.warm_start`: an earlier study's COMPLETE
 /// trial that seeds the sampler, never run here) to `rows`, whatever its columns: trial (its
 /// negative history number), state WARM, value and best_value/best (its objective value),

@@ -75,3 +75,13 @@ TEST_CASE("curve rows follow curve_columns; null values stay null") {
   p.value = 0.875;
   CHECK(csv_row(curve_cells(p)).ends_with(",0.875\n"));
 }
+
+TEST_CASE("results table: conditional parameters a first trial lacks are shown; constant ones are not") {
+  // trial 0 has one layer: units_l1 and dropout_l1 exist only from trial 1 on (`when:`)
+  auto a = summary(1, 0, "COMPLETE", {{"n_layers", 1}, {"units_l0", 64}, {"seed", 7}});
+  auto b = summary(2, 1, "COMPLETE", {{"n_layers", 2}, {"units_l0", 64}, {"units_l1", 32}, {"seed", 7}});
+  auto c = summary(3, 2, "COMPLETE", {{"n_layers", 2}, {"units_l0", 64}, {"units_l1", 32}, {"seed", 7}});
+  CHECK(varying_params({a, b, c}) == std::vector<std::string>{"n_layers", "units_l1"});
+  CHECK(varying_params({b, c}).empty());  // all equal: nothing to show
+  CHECK(varying_params({}).empty());
+}
