@@ -118,6 +118,16 @@ int cmd_results(const ResultsArgs& a) {
       row.push_back(known ? opt_int(l->second.exploit_from) : json(nullptr));
     }
   }
+  // Trials whose batch changed over training (batch_ramp: adaptive or a ramp): the final batch
+  // and the mean over their updates. Studies of fixed batches keep their columns.
+  auto batch_points = o->storage->metric_points(st->id, "batch_size");
+  if (!batch_points) return print_error(batch_points.error(), exit_code::runtime);
+  const auto batches = batch_summaries(*batch_points);
+  if (std::any_of(batches.begin(), batches.end(), [](const auto& b) { return b.second.varied; })) {
+    std::map<std::int64_t, std::int64_t> number_of;
+    for (const auto& t : *trials) number_of[t.trial_id] = t.number;
+    append_batch_columns(rows, batches, number_of, /*before_last=*/o->format == OutputFormat::table);
+  }
   // search.warm_start: the earlier studies' trials that seeded the sampler, marked WARM.
   auto warm = o->storage->warm_start_trials(st->id);
   if (!warm) return print_error(warm.error(), exit_code::runtime);

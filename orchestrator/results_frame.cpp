@@ -84,6 +84,38 @@ void append_warm_rows(Rows& rows, const std::vector<db::WarmStartRow>& warm,
   }
 }
 
+std::map<std::int64_t, BatchSummary> batch_summaries(
+    const std::map<std::int64_t, std::vector<db::Storage::MetricPoint>>& batch_points) {
+  std::map<std::int64_t, BatchSummary> out;
+  for (const auto& [id, points] : batch_points) {
+    if (points.empty()) continue;
+    BatchSummary b;
+    const auto& last = points.back();
+    b.final_batch = last.value;
+    if (last.step > 0) b.mean_batch = static_cast<double>(last.samples) / static_cast<double>(last.step);
+    for (const auto& p : points) b.varied = b.varied || p.value != points.front().value;
+    out[id] = b;
+  }
+  return out;
+}
+
+void append_batch_columns(Rows& rows, const std::map<std::int64_t, BatchSummary>& by_trial_id,
+                          const std::map<std::int64_t, std::int64_t>& number_of, bool before_last) {
+  std::map<std::int64_t, const BatchSummary*> by_number;
+  for (const auto& [id, b] : by_trial_id)
+    if (auto n = number_of.find(id); n != number_of.end()) by_number[n->second] = &b;
+  const auto at = before_last && !rows.columns.empty() ? rows.columns.size() - 1 : rows.columns.size();
+  rows.columns.insert(rows.columns.begin() + static_cast<std::ptrdiff_t>(at), {"batch_final", "batch_mean"});
+  for (auto& row : rows.rows) {
+    const auto it = row.empty() || !row[0].is_number_integer() ? by_number.end() : by_number.find(row[0].get<std::int64_t>());
+    const bool known = it != by_number.end();
+    const json cells[] = {known ? json(it->second->final_batch) : json(nullptr),
+                          known && it->second->mean_batch ? json(*it->second->mean_batch) : json(nullptr)};
+    const auto pos = before_last && !row.empty() ? row.size() - 1 : row.size();
+    row.insert(row.begin() + static_cast<std::ptrdiff_t>(pos), std::begin(cells), std::end(cells));
+  }
+}
+
 std::vector<std::string> curve_columns() {
   return {"trial", "attempt", "seq", "kind", "step", "epoch", "samples", "wall_s", "metric", "value"};
 }

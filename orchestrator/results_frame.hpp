@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "db/storage.hpp"
@@ -35,6 +36,23 @@ std::vector<std::string> varying_params(const std::vector<db::TrialSummary>& tri
 /// in the study's order); null elsewhere.
 void append_warm_rows(Rows& rows, const std::vector<db::WarmStartRow>& warm,
                       const std::vector<std::string>& objective_columns = {});
+
+/// A trial's batch over training, from the `batch_size` of its eval/final reports (in
+/// order): the last one, and the mean over its updates, samples / steps of the last report
+/// (what one fixed batch would have taken with as many updates; null before a step).
+struct BatchSummary {
+  double final_batch = 0;
+  std::optional<double> mean_batch;
+  bool varied = false;  ///< its reports name more than one batch (batch_ramp: a ramp or adaptive)
+};
+std::map<std::int64_t, BatchSummary> batch_summaries(
+    const std::map<std::int64_t, std::vector<db::Storage::MetricPoint>>& batch_points);
+
+/// Appends the columns batch_final and batch_mean (before `message` where `before_last`,
+/// a table's last column) to the rows whose trial (column 0) has a summary; null elsewhere.
+/// `number_of`: trial id -> trial number.
+void append_batch_columns(Rows& rows, const std::map<std::int64_t, BatchSummary>& by_trial_id,
+                          const std::map<std::int64_t, std::int64_t>& number_of, bool before_last);
 
 /// Header of the long-form curves: trial, attempt, seq, kind, step, epoch, samples, wall_s,
 /// metric, value.

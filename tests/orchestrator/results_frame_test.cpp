@@ -85,3 +85,39 @@ TEST_CASE("results table: conditional parameters a first trial lacks are shown; 
   CHECK(varying_params({b, c}).empty());  // all equal: nothing to show
   CHECK(varying_params({}).empty());
 }
+
+TEST_CASE("results: the final and mean batch of trials whose batch changed over training") {
+  using Point = dlsweep::db::Storage::MetricPoint;
+  std::map<std::int64_t, std::vector<Point>> points;
+  // Trial id 7: an adaptive run, 100 updates at 64 then 50 at 256 (eval after each part).
+  points[7] = {{100, 1.0, 6400, 1.0, 64}, {150, 3.0, 6400 + 50 * 256, 2.0, 256}};
+  points[8] = {{40, 1.0, 40 * 128, 1.0, 128}, {80, 2.0, 80 * 128, 2.0, 128}};  // fixed batch
+  points[9] = {};
+  const auto b = batch_summaries(points);
+  REQUIRE(b.size() == 2);
+  CHECK(b.at(7).final_batch == 256);
+  CHECK(*b.at(7).mean_batch == (6400.0 + 50 * 256) / 150);
+  CHECK(b.at(7).varied);
+  CHECK(b.at(8).final_batch == 128);
+  CHECK(*b.at(8).mean_batch == 128);
+  CHECK_FALSE(b.at(8).varied);
+
+  Rows rows;
+  rows.columns = {"trial", "state", "message"};
+  rows.rows = {{0, "COMPLETE", ""}, {1, "COMPLETE", "m"}, {2, "FAILED", "x"}};
+  append_batch_columns(rows, b, {{7, 0}, {8, 1}}, /*before_last=*/true);
+  REQUIRE(rows.columns == std::vector<std::string>{"trial", "state", "batch_final", "batch_mean", "message"});
+  CHECK(rows.rows[0][2] == 256);
+  CHECK(rows.rows[0][3].get<double>() == (6400.0 + 50 * 256) / 150);
+  CHECK(rows.rows[0][4] == "");
+  CHECK(rows.rows[1][2] == 128);
+  CHECK(rows.rows[2][2].is_null());  // no batch reports: null
+  CHECK(rows.rows[2][3].is_null());
+  CHECK(rows.rows[2][4] == "x");
+  Rows frame;
+  frame.columns = {"trial", "message"};
+  frame.rows = {{0, ""}};
+  append_batch_columns(frame, b, {{7, 0}}, /*before_last=*/false);
+  CHECK(frame.columns == std::vector<std::string>{"trial", "message", "batch_final", "batch_mean"});
+  CHECK(frame.rows[0][2] == 256);
+}
