@@ -272,9 +272,8 @@ void Engine::stop_sweep(const std::string& why, const std::string& fix) {
 void Engine::fail_fast(const std::string& why) {
   failed_fast_ = why;
   exhausted_ = true;
-  progress_.event(fmt::format("{}: launching no more (trial.fail_fast: {}); fix the program, then `dlsweep resume {} "
-                              "--rerun failed,cancelled`",
-                              why, spec_.trial.fail_fast, spec_.name),
+  progress_.event(fmt::format("{}: launching no more (trial.fail_fast: {}); {}", why, spec_.trial.fail_fast,
+                              fail_fast_fix(why, "", spec_.name, spec_.source)),
                   snapshot());
   // Trials not launched yet stay WAITING in the database: resume launches them.
   waiting_.clear();

@@ -34,4 +34,21 @@ std::optional<std::string> missing_objective(const std::string& metric, const st
   return fmt::format("objective {} was never reported (it reported: {})", metric, names);
 }
 
+std::string fail_fast_fix(const std::string& why, const std::string& db, const std::string& study,
+                          const std::string& study_file) {
+  const std::string dlsweep = db.empty() ? "dlsweep" : fmt::format("dlsweep --db {}", db);
+  const std::string file = study_file.empty() ? "STUDY_FILE" : study_file;
+  const bool cannot_start = why.find("could not be started") != std::string::npos ||
+                            why.find("(exit 127)") != std::string::npos || why.find("(exit 126)") != std::string::npos ||
+                            why.find("can't open file") != std::string::npos;
+  if (cannot_start)
+    return fmt::format("the study's trial.command cannot start the program: correct it in {0}, then `{1} submit {0} "
+                       "--replace` (resume would run the recorded command again)",
+                       file, dlsweep);
+  return fmt::format("fix the program, then `{0} resume {1} --rerun failed,cancelled` runs the failed trials again and "
+                     "the rest; if the study file is at fault, correct it and `{0} submit {2} --replace` (resume runs "
+                     "the study as recorded)",
+                     dlsweep, study, file);
+}
+
 }  // namespace dlsweep::orch

@@ -38,4 +38,13 @@ FailureVerdict classify_failure(sched::JobEventKind kind, int exit_code, int sig
 /// when `reported` (metric names of its eval/final records) holds the objective.
 std::optional<std::string> missing_objective(const std::string& metric, const std::set<std::string>& reported);
 
+/// The fix printed when trial.fail_fast stopped a sweep because `why`. `resume` runs the study
+/// as it was recorded, its trial.command included: when the trials could not even start the
+/// program (a missing script or command, exit 126/127, Python's "can't open file") the study
+/// file is at fault and the fix is to correct it and `submit --replace`; otherwise fix the
+/// program and `resume --rerun failed,cancelled`, naming the study-file route too. `db` empty:
+/// no --db in the commands; `study_file` empty: "STUDY_FILE".
+std::string fail_fast_fix(const std::string& why, const std::string& db, const std::string& study,
+                          const std::string& study_file);
+
 }  // namespace dlsweep::orch

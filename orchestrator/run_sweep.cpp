@@ -8,6 +8,7 @@
 
 #include "common/exit_codes.hpp"
 #include "common/program_path.hpp"
+#include "engine/failure_policy.hpp"
 #include "engine/progress.hpp"
 #include "engine/sweep_runner.hpp"
 #include "orchestrator/error_printer.hpp"
@@ -64,9 +65,8 @@ int run_sweep(db::Storage& storage, const StudySpec& spec, std::int64_t study_id
     progress.say(fmt::format("stopped early: {}\nfix: {}", outcome->failed_fast, outcome->stop_fix));
     return exit_code::usage;
   } else if (!outcome->failed_fast.empty()) {
-    progress.say(fmt::format("stopped early: {}\nfix the program, then `dlsweep --db {} resume {} --rerun failed,cancelled` "
-                             "runs the failed trials again and the rest",
-                             outcome->failed_fast, db, spec.name));
+    progress.say(fmt::format("stopped early: {}\nfix: {}", outcome->failed_fast,
+                             fail_fast_fix(outcome->failed_fast, db, spec.name, spec.source)));
   }
   if (s.complete == 0 && s.created > 0) {
     std::string why;

@@ -38,3 +38,23 @@ TEST_CASE("a clean exit without the objective metric is a failure that names wha
   REQUIRE(none);
   CHECK(none->find("never reported") != std::string::npos);
 }
+
+TEST_CASE("fail_fast_fix: a program that cannot start points at the study file and submit --replace") {
+  using dlsweep::orch::fail_fast_fix;
+  const std::string missing =
+      "3 trials failed the same way before any completed (exit 2: rejected its parameters, input or command line (a "
+      "missing script, too); last stderr line: python3: can't open file '/tmp/x/trail.py': [Errno 2] No such file or "
+      "directory)";
+  auto fix = fail_fast_fix(missing, "sweep.db", "cond", "study.yaml");
+  CHECK(fix.find("dlsweep --db sweep.db submit study.yaml --replace") != std::string::npos);
+  CHECK(fix.find("resume cond --rerun") == std::string::npos);  // it would run the recorded wrong path again
+  for (const char* why : {"3 trials failed the same way (program or script not found (exit 127))",
+                          "3 trials failed the same way (the program could not be started (missing or not executable))"})
+    CHECK(fail_fast_fix(why, "", "s", "").find("dlsweep submit STUDY_FILE --replace") != std::string::npos);
+  // The program's own failure: fix it and resume; the study-file route is named too.
+  auto prog = fail_fast_fix("3 trials failed the same way (exit code 1; last stderr line: ModuleNotFoundError: No "
+                            "module named 'torchvision')",
+                            "sweep.db", "cond", "study.yaml");
+  CHECK(prog.starts_with("fix the program, then `dlsweep --db sweep.db resume cond --rerun failed,cancelled`"));
+  CHECK(prog.find("submit study.yaml --replace") != std::string::npos);
+}
