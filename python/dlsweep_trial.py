@@ -470,14 +470,28 @@ def final(*, step: int = 0, epoch: float = 0.0, samples: int = 0, wall_s: float 
         signal.signal(signal.SIGUSR2, signal.SIG_IGN)
 
 
-def log(text: str, *, step: int = 0, epoch: float = 0.0, samples: int = 0) -> None:
-    """A free-text note in the trial's record (kind "log")."""
-    _record("log", step, epoch, samples, None, {}, str(text))
+def _here(step, epoch, samples) -> tuple:
+    """The position a record without one is given: what the caller passed, else where the
+    trial last reported (this run's report()/final(), or this attempt's metrics.jsonl), else 0."""
+    if step is None or epoch is None or samples is None:
+        _position_on_disk()
+    return (_position.get("step", 0) if step is None else step,
+            _position.get("epoch", 0.0) if epoch is None else epoch,
+            _position.get("samples", 0) if samples is None else samples)
 
 
-def checkpointed(path=None, *, step: int = 0, epoch: float = 0.0, samples: int = 0) -> None:
-    """Notes that a checkpoint was written (kind "checkpoint", text = its path)."""
-    _record("checkpoint", step, epoch, samples, None, {}, str(path if path is not None else checkpoint_dir()))
+def log(text: str, *, step: int | None = None, epoch: float | None = None, samples: int | None = None) -> None:
+    """A free-text note in the trial's record (kind "log"), at the position given or, by
+    default, where the trial last reported."""
+    _record("log", *_here(step, epoch, samples), None, {}, str(text))
+
+
+def checkpointed(path=None, *, step: int | None = None, epoch: float | None = None,
+                 samples: int | None = None) -> None:
+    """Notes that a checkpoint was written (kind "checkpoint", text = its path), at the
+    position given or, by default, where the trial last reported (a checkpoint saved after
+    report(step=940, epoch=4) is recorded at step 940, epoch 4)."""
+    _record("checkpoint", *_here(step, epoch, samples), None, {}, str(path if path is not None else checkpoint_dir()))
 
 
 # ---------------------------------------------------------------------------------------

@@ -54,6 +54,28 @@ def test_report_writes_whole_flushed_lines_in_protocol_form(trial):
     assert recs[2]["text"] == "hello" and recs[3]["text"] == "/x/last.pt"
 
 
+def test_checkpoint_and_log_records_default_to_where_the_trial_last_reported(trial):
+    # before: step 0 / epoch 0 on every checkpoint record saved without an explicit position
+    dt.checkpointed("/x/first.pt")  # nothing reported yet: 0
+    dt.report(step=940, epoch=4.0, samples=240640, val_acc=0.87)
+    dt.checkpointed("/x/epoch4.pt")
+    dt.log("saved")
+    dt.checkpointed("/x/explicit.pt", step=950)  # what is given wins, the rest follows the report
+    recs = read_records(trial)
+    assert [(r["kind"], r["step"], r["epoch"], r["samples"]) for r in recs] == [
+        ("checkpoint", 0, 0.0, 0), ("eval", 940, 4.0, 240640), ("checkpoint", 940, 4.0, 240640),
+        ("log", 940, 4.0, 240640), ("checkpoint", 950, 4.0, 240640)]
+
+
+def test_a_requeued_run_records_its_checkpoint_at_the_position_on_disk(trial):
+    (trial / "metrics.jsonl").write_text(json.dumps(
+        {"seq": 0, "kind": "eval", "step": 300, "epoch": 3.0, "samples": 1920, "wall_s": 5.0,
+         "metrics": {"val_acc": 0.5}}) + "\n")
+    dt.checkpointed("/x/requeued.pt")
+    r = read_records(trial)[-1]
+    assert (r["kind"], r["step"], r["epoch"], r["samples"]) == ("checkpoint", 300, 3.0, 1920)
+
+
 def test_metric_values_are_numbers_nan_becomes_null(trial):
     class Scalar:  # stands in for numpy scalars and 0-dim tensors
         def __float__(self):
