@@ -214,3 +214,72 @@ TEST_CASE("ranking: every trial with a value, for the report's LR chart", "[anal
   s.trials[5].best_value.reset();
   CHECK(numbers(s, best_value_order(s)) == std::vector<std::int64_t>{2, 0, 1, 3, 4});
 }
+
+namespace {
+
+// A trial whose curve reports `values` in order (best_value: the best of them by `maximize`).
+TrialData reporting(std::int64_t number, double lr, std::vector<double> values, bool maximize = true) {
+  TrialData t = trial(number, 64, lr, 1, std::nullopt);
+  t.curve.clear();
+  std::optional<double> best;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EvalPoint p;
+    p.step = static_cast<std::int64_t>(i + 1) * 10;
+    p.value = values[i];
+    p.final = i + 1 == values.size();
+    t.curve.push_back(p);
+    if (!best || (maximize ? values[i] > *best : values[i] < *best)) best = values[i];
+  }
+  t.best_value = best;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("ranking rule 4: objective.rank_by final ranks by each trial's final report, best by its best",
+          "[analysis][ranking][rank_by]") {
+  // Trial 0 peaked (0.95) and fell back to 0.70; trial 1 climbed steadily to 0.85.
+  auto s = study_of({reporting(0, 0.1, {0.80, 0.95, 0.70}), reporting(1, 0.2, {0.60, 0.75, 0.85})}, std::nullopt);
+  CHECK(winner(s, RankBy::value) == 0);
+  CHECK(winner(s, RankBy::automatic) == 0);
+  CHECK_FALSE(rank(s, RankBy::value).final);
+  s.rank_final = true;
+  CHECK(winner(s, RankBy::value) == 1);
+  CHECK(winner(s, RankBy::automatic) == 1);
+  const auto r = rank(s, RankBy::value);
+  CHECK(r.final);
+  REQUIRE(r.order.size() == 2);
+  CHECK(r.order[0].values == std::vector<double>{0.85});
+  CHECK(r.order[1].values == std::vector<double>{0.70});
+  CHECK(criterion_name(r.criterion, r.final) == "final value");
+  CHECK(numbers(s, best_value_order(s)) == std::vector<std::int64_t>{1, 0});
+  CHECK(*s.objective_value(s.trials[0]) == Approx(0.70));
+  s.rank_final = false;
+  CHECK(numbers(s, best_value_order(s)) == std::vector<std::int64_t>{0, 1});
+  CHECK(*s.objective_value(s.trials[0]) == Approx(0.95));
+
+  // Mode min, and seeds: the group mean is over the final reports.
+  auto m = study_of({reporting(0, 0.1, {0.5, 0.1, 0.6}, false), reporting(1, 0.2, {0.5, 0.4, 0.3}, false)},
+                    std::nullopt);
+  m.mode = "min";
+  CHECK(winner(m, RankBy::value) == 0);
+  m.rank_final = true;
+  CHECK(winner(m, RankBy::value) == 1);
+
+  // A COMPLETE trial with no report of the objective has no final value: it cannot win, and
+  // --explain says why.
+  auto none = study_of({reporting(0, 0.1, {0.9}), reporting(1, 0.2, {})}, std::nullopt);
+  none.trials[1].best_value = 0.99;  // a best from an earlier attempt, none in the current one
+  none.rank_final = true;
+  CHECK(winner(none, RankBy::value) == 0);
+  const auto e = explain_best(none, RankBy::value);
+  CHECK(e.final);
+  REQUIRE(e.winner);
+  CHECK(e.winner->best_trial == 0);
+  bool excluded = false;
+  for (const auto& x : e.excluded) excluded |= x.trial == 1;
+  CHECK(excluded);
+  bool said = false;
+  for (const auto& line : e.lines()) said |= line.find("final val_acc") != std::string::npos;
+  CHECK(said);
+}

@@ -300,6 +300,29 @@ TEST_CASE("asha: rungs at min_resource·η^k, top 1/η go on, decided once per r
   CHECK_FALSE(asha.judge(t, two).prune);
 }
 
+TEST_CASE("asha: with objective.rank_by final a rung compares the values reported there, not the best so far",
+          "[search][pruner][asha][rank_by]") {
+  AshaPruner asha(PrunerBasics{Axis::epoch, 0}, AshaOptions{1, 3, 0, std::nullopt});
+  History h;  // 8 trials: 9 at epoch 1, then values 1..8 at epoch 3 (maximise)
+  for (int i = 0; i < 8; ++i) {
+    TrialRecord t = complete(i, json::object(), i + 1);
+    t.curve = curve({9.0, 9.0, double(i + 1)});
+    h.trials.push_back(t);
+  }
+  TrialRecord t;
+  t.number = 20;
+  t.curve = curve({7.5, 7.5, 7.5});
+  // Best so far: every other trial brings 9 to rung 1 (epoch 3); 7.5 is not in the top 3 of 9.
+  CHECK(asha.judge(t, h).prune);
+  // Reported at the rung: they bring 1..8; 7.5 is (8, 7.5, 7 go on).
+  h.rank_final = true;
+  CHECK_FALSE(asha.judge(t, h).prune);
+  t.curve = curve({7.5, 7.5, 5.5});
+  const auto d = asha.judge(t, h);
+  CHECK(d.prune);
+  CHECK_THAT(d.reason, Catch::Contains("its value 5.5"));
+}
+
 TEST_CASE("hyperband: brackets by trial number, weighted by budget", "[search][pruner][hyperband]") {
   HyperbandPruner hb(PrunerBasics{Axis::epoch, 0}, 1, 27, 3);
   REQUIRE(hb.brackets() == 4);

@@ -164,3 +164,83 @@ TEST_CASE("objectives: every pruner but none is refused with several objectives,
     CHECK(e->what.find("Pareto front") != std::string::npos);
   }
 }
+
+TEST_CASE("objectives: rank_by says which report ranks a trial; best by default; stored only when final",
+          "[study][rank_by]") {
+  auto plain = parse_study(with("objective: {metric: acc, mode: max}"), StudyFormat::yaml, "a.yaml");
+  REQUIRE(plain.has_value());
+  CHECK(plain->objective.rank_by == "best");
+  CHECK_FALSE(plain->objective_defs()[0].final);
+  CHECK_FALSE(plain->to_json()["objective"].contains("rank_by"));  // existing studies store what they stored
+
+  auto fin = parse_study(with("objective: {metric: acc, mode: max, rank_by: final}"), StudyFormat::yaml, "f.yaml");
+  INFO(messages(fin));
+  REQUIRE(fin.has_value());
+  CHECK(fin->objective.rank_final());
+  CHECK(fin->objective_defs()[0].final);
+  CHECK(fin->to_json()["objective"]["rank_by"] == "final");
+  auto again = parse_study(fin->to_json().dump(), StudyFormat::json, "stored.json");
+  INFO(messages(again));
+  REQUIRE(again.has_value());
+  CHECK(again->objective.rank_final());
+  CHECK(again->to_json() == fin->to_json());
+
+  auto best = parse_study(with("objective: {metric: acc, mode: max, rank_by: best}"), StudyFormat::yaml, "b.yaml");
+  REQUIRE(best.has_value());
+  CHECK_FALSE(best->objective.rank_final());
+
+  // Several objectives: each says its own.
+  auto several = parse_study(with("objective: [{metric: acc, mode: max, rank_by: final}, {metric: loss, mode: min}]"),
+                             StudyFormat::yaml, "m.yaml");
+  INFO(messages(several));
+  REQUIRE(several.has_value());
+  CHECK(several->objective_defs()[0].final);
+  CHECK_FALSE(several->objective_defs()[1].final);
+  CHECK(several->to_json()["objective"][0]["rank_by"] == "final");
+  CHECK_FALSE(several->to_json()["objective"][1].contains("rank_by"));
+}
+
+TEST_CASE("objectives: a bad rank_by is refused at its key and line, with did-you-mean", "[study][rank_by]") {
+  auto r = parse_study(with("objective: {metric: acc, mode: max, rank_by: last}"), StudyFormat::yaml, "bad.yaml");
+  INFO(messages(r));
+  REQUIRE_FALSE(r.has_value());
+  const auto* e = error_at(r, "objective.rank_by");
+  REQUIRE(e != nullptr);
+  CHECK(e->line == 3);
+  CHECK(e->message().find("bad.yaml:3") != std::string::npos);
+  CHECK((e->what + e->fix).find("final") != std::string::npos);
+  auto typo = parse_study(with("objective: {metric: acc, mode: max, rank_by: fnal}"), StudyFormat::yaml, "bad.yaml");
+  INFO(messages(typo));
+  const auto* t = error_at(typo, "objective.rank_by");
+  REQUIRE(t != nullptr);
+  CHECK((t->what + t->fix).find("final") != std::string::npos);
+  auto key = parse_study(with("objective: {metric: acc, mode: max, rankby: final}"), StudyFormat::yaml, "bad.yaml");
+  INFO(messages(key));
+  const auto* k = error_at(key, "objective.rankby");
+  REQUIRE(k != nullptr);
+  CHECK((k->what + k->fix).find("rank_by") != std::string::npos);
+  auto item = parse_study(with("objective: [{metric: acc, mode: max}, {metric: loss, mode: min, rank_by: 1}]"),
+                          StudyFormat::yaml, "bad.yaml");
+  CHECK(error_at(item, "objective[1].rank_by") != nullptr);
+}
+
+TEST_CASE("objectives: a pbt study ranks an interval by its final report; rank_by: best is refused",
+          "[study][rank_by][pbt]") {
+  const std::string pbt = "search: {algorithm: pbt, population: 4, generations: 2, interval: {by: step, every: 2}, "
+                          "perturb: {lr: [0.8, 1.25]}}\n";
+  auto best = parse_study("name: p\ntrial: {command: [prog]}\nobjective: {metric: acc, mode: max, rank_by: best}\n"
+                          "space: {lr: {log_uniform: [0.01, 1]}}\n" + pbt,
+                          StudyFormat::yaml, "p.yaml");
+  INFO(messages(best));
+  const auto* e = error_at(best, "objective.rank_by");
+  REQUIRE(e != nullptr);
+  CHECK(e->fix.find("rank_by: final") != std::string::npos);
+  for (const char* objective : {"objective: {metric: acc, mode: max, rank_by: final}\n",
+                                "objective: {metric: acc, mode: max}\n"}) {
+    auto ok = parse_study(std::string("name: p\ntrial: {command: [prog]}\n") + objective +
+                              "space: {lr: {log_uniform: [0.01, 1]}}\n" + pbt,
+                          StudyFormat::yaml, "p.yaml");
+    INFO(objective << messages(ok));
+    CHECK(error_at(ok, "objective.rank_by") == nullptr);
+  }
+}
