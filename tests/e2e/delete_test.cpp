@@ -161,7 +161,7 @@ TEST_CASE("delete --files --yes removes every row and the directory of one study
   CHECK(fs::exists(dir / "dlsweep-runs" / "d-kept" / "trial-0000"));
 }
 
-TEST_CASE("delete refuses while an orchestrator holds the database, and deletes nothing", "[delete]") {
+TEST_CASE("delete refuses the study an orchestrator drives, and deletes nothing; another study goes", "[delete]") {
   auto dir = fresh_dir("delete-locked");
   auto db = dir / "sweep.db";
   write(dir / "fast.sh", script(0));
@@ -173,17 +173,25 @@ TEST_CASE("delete refuses while an orchestrator holds the database, and deletes 
   REQUIRE(pid >= 0);
   REQUIRE(wait_for(dir / "dlsweep-runs" / "d-busy" / "trial-0000" / "started"));
   const Counts before = totals(db);
-  // The study it drives, and another study of the same database: the orchestrator is the
-  // database's only writer.
-  for (const char* name : {"d-busy", "d-done"}) {
-    auto r = run_dlsweep(db, {"delete", name, "--files", "--yes"}, dir);
-    INFO(name << ": " << r.err);
+  // The study it drives: refused, naming the study and the orchestrator's pid.
+  {
+    auto r = run_dlsweep(db, {"delete", "d-busy", "--files", "--yes"}, dir);
+    INFO(r.err);
     CHECK(r.exit_code == 1);
-    CHECK(contains(r.err, "orchestrator"));
+    CHECK(contains(r.err, "driving study 'd-busy' of this database (pid " + std::to_string(pid)));
     CHECK(contains(r.err, "nothing was deleted"));
   }
   CHECK(totals(db) == before);
-  CHECK(fs::exists(dir / "dlsweep-runs" / "d-done" / "trial-0000"));
+  // Another study of the same database: each study has its own lock, so it goes while
+  // d-busy's orchestrator runs on.
+  {
+    auto r = run_dlsweep(db, {"delete", "d-done", "--files", "--yes"}, dir);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+  }
+  CHECK(scalar(db, "SELECT count(*) FROM studies WHERE name = 'd-done'") == 0);
+  CHECK_FALSE(fs::exists(dir / "dlsweep-runs" / "d-done"));
+  CHECK(scalar(db, "SELECT count(*) FROM studies WHERE name = 'd-busy'") == 1);
   int status = 0;
   ::waitpid(pid, &status, 0);
   CHECK(WIFEXITED(status));
