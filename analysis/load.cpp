@@ -73,7 +73,8 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
   study.trainer = spec->trainer;
   study.objectives = spec->objectives;
   study.constraints = spec->constraints;
-  study.rank_final = spec->rank_final();
+  // objective.rank_by; a pbt study ranks by final report whatever it says (study/ refuses `best` there).
+  study.rank_final = spec->rank_final() || spec->algorithm == "pbt";
 
   auto sums = storage.summaries(st.id);
   if (!sums) return std::unexpected(sums.error());

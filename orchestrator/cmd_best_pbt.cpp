@@ -206,7 +206,9 @@ int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyDa
   if (a.format == "json") {
     json j{{"study", study.name},
            {"algorithm", "pbt"},
-           {"criterion", analysis::criterion_name(ranking.criterion)},
+           {"criterion", analysis::criterion_name(ranking.criterion, ranking.final)},
+           {"rank_by", "final"},
+           {"ranking_value", opt(study.objective_value(t))},
            {"trial", t.number},
            {"member", chain.empty() ? json(nullptr) : json(chain.back()->member)},
            {"params", t.params},
@@ -220,9 +222,11 @@ int cmd_best_pbt(const BestArgs& a, const PbtStudy& pbt, const analysis::StudyDa
     return exit_code::ok;
   }
   fmt::print("best schedule of {} (pbt: population {}, {} generations) by {}: trial {}{}\n", study.name, population,
-             pbt.generations, analysis::criterion_name(ranking.criterion), t.number,
+             pbt.generations, analysis::criterion_name(ranking.criterion, ranking.final), t.number,
              chain.empty() ? "" : fmt::format(" (member {})", chain.back()->member));
-  if (t.best_value) fmt::print("  - {} = {:.4g} in its last interval\n", study.metric, *t.best_value);
+  if (const auto v = study.objective_value(t)) fmt::print("  - {} = {:.4g} at the end of its last interval\n", study.metric, *v);
+  fmt::print("  - ranked by final report: pbt ranks each interval by it (the checkpoint the winner ended with holds "
+             "that model)\n");
   fmt::print("  schedule, interval by interval (its lineage):\n");
   for (const auto& s : schedule)
     fmt::print("    {} [{:g}, {:g}): {}  (trial {}, member {}{})\n", s["axis"].get<std::string>(), s["start"].get<double>(),

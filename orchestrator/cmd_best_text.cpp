@@ -111,8 +111,6 @@ std::string winner_model_text(const analysis::TrialData& t, bool final, const st
     if (!overwritten)
       return fmt::format("model: the best report's checkpoint ({}) holds the model that won", where(checkpoints[i]));
   }
-  if (last.step == *best_step)
-    return fmt::format("model: the last checkpoint ({}) is the best report's model", where(last));
   return fmt::format("model: the best report (step {}) has no checkpoint of its own left; the last checkpoint ({}) is "
                      "not the best report's model (write `rank_by: final` to rank by the model it holds, or keep a "
                      "checkpoint per best report)",

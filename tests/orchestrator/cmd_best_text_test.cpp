@@ -158,3 +158,52 @@ TEST_CASE("best: an objective or constraint on a metric no COMPLETE trial report
   CHECK(dlsweep::orch::never_reported_text(s).empty());
   CHECK(dlsweep::orch::never_reported_text(study({t1})).empty());
 }
+
+TEST_CASE("best: which checkpoint holds the winning model, by objective.rank_by", "[orchestrator][best][rank_by]") {
+  using dlsweep::orch::CheckpointRecord;
+  using dlsweep::orch::ranked_by_text;
+  using dlsweep::orch::winner_model_text;
+  TrialData t = trial(3, "COMPLETE", 0.95);
+  for (int i = 0; i < 3; ++i) {
+    EvalPoint p;
+    p.step = (i + 1) * 10;
+    p.value = std::vector<double>{0.80, 0.95, 0.70}[static_cast<std::size_t>(i)];
+    t.curve.push_back(p);
+  }
+  const std::vector<CheckpointRecord> per_epoch = {{10, 1, "ck/e1.pt"}, {20, 2, "ck/e2.pt"}, {30, 3, "ck/e3.pt"}};
+  const std::vector<CheckpointRecord> overwritten = {{10, 1, "ck/last.pt"}, {20, 2, "ck/last.pt"}, {30, 3, "ck/last.pt"}};
+  // final: the last checkpoint, whatever the files are called.
+  CHECK_THAT(winner_model_text(t, true, per_epoch), Catch::Contains("last checkpoint (ck/e3.pt, step 30"));
+  CHECK_THAT(winner_model_text(t, true, overwritten), Catch::Contains("last checkpoint (ck/last.pt, step 30"));
+  // best: the best report's own checkpoint while no later record names its file.
+  CHECK_THAT(winner_model_text(t, false, per_epoch), Catch::Contains("best report's checkpoint (ck/e2.pt, step 20"));
+  const auto gone = winner_model_text(t, false, overwritten);
+  CHECK_THAT(gone, Catch::Contains("not the best report's model") && Catch::Contains("step 20") &&
+                       Catch::Contains("rank_by: final"));
+  CHECK_THAT(winner_model_text(t, false, {{10, 1, "a.pt"}, {30, 3, "b.pt"}}), Catch::Contains("not the best report's model"));
+  // The best report is the last: the last checkpoint is its own.
+  TrialData last = t;
+  last.best_value = 0.70;
+  CHECK_THAT(winner_model_text(last, false, overwritten), Catch::Contains("best report's checkpoint (ck/last.pt, step 30"));
+  // A best report with no checkpoint at its step at all.
+  CHECK_THAT(winner_model_text(t, false, {{10, 1, "ck/e1.pt"}}), Catch::Contains("(step 20) has no checkpoint"));
+  CHECK_THAT(winner_model_text(t, false, {}), Catch::Contains("recorded no checkpoint"));
+  CHECK_THAT(ranked_by_text(true), Catch::Contains("ranked by final report (objective.rank_by: final)"));
+  CHECK_THAT(ranked_by_text(false), Catch::Contains("ranked by best report (objective.rank_by: best, the default)"));
+}
+
+TEST_CASE("best: with rank_by final the sentences give each trial's final report", "[orchestrator][best][rank_by]") {
+  auto s = study({trial(0, "COMPLETE", 0.95), trial(1, "COMPLETE", 0.85)}, std::nullopt);
+  for (auto& [t, last] : {std::pair{&s.trials[0], 0.70}, std::pair{&s.trials[1], 0.85}}) {
+    EvalPoint p;
+    p.step = 30;
+    p.value = last;
+    t->curve.push_back(p);
+  }
+  s.rank_final = true;
+  const auto r = rank(s, RankBy::value);
+  const auto lines = best_explanation(s, r);
+  REQUIRE(lines.size() >= 2);
+  CHECK_THAT(lines[0], Catch::StartsWith("trial 1") && Catch::Contains("highest final val_acc: 0.85"));
+  CHECK_THAT(lines[1], Catch::Contains("runner-up: trial 0") && Catch::Contains("with 0.7"));
+}
