@@ -124,9 +124,10 @@ class FrozenTrial:
 
 
 def _writer_holds_lock(path):
-    """Whether an orchestrator holds the POSIX lock on `<db>.lock` (tested with F_GETLK through a
-    read-only descriptor: takes no lock, so a starting orchestrator never sees this reader).
-    True when it cannot tell."""
+    """Whether any orchestrator holds the POSIX lock on `<db>.lock` (tested with F_GETLK for a write
+    lock through a read-only descriptor: it finds the shared lock every study's orchestrator holds
+    while several write the file, and the exclusive one of snapshot mode; it takes no lock, so a
+    starting orchestrator never sees this reader). True when it cannot tell."""
     lock = str(path) + ".lock"
     if not os.path.exists(lock):
         return False

@@ -322,6 +322,29 @@ def test_a_running_sweep_reads_through_its_wal(tmp_path):
     assert done.trials[1].intermediate_values == {1: 0.2, 2: 0.4, 3: pytest.approx(0.6)}
 
 
+def test_a_shared_writer_lock_counts_as_a_writer(tmp_path):
+    # Several studies' orchestrators hold <db>.lock shared (db/orchestrator_lock): a reader must
+    # see any of them as a writer (and not open the file immutable), as it sees an exclusive one.
+    db = tmp_path / "sweep.db"
+    db.write_bytes(b"")
+    assert not dr._writer_holds_lock(db)  # no lock file
+    holder_code = ("import fcntl, os, sys\n"
+                   "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+                   "fcntl.lockf(fd, fcntl.LOCK_SH if sys.argv[2] == 'sh' else fcntl.LOCK_EX)\n"
+                   "print('held', flush=True)\n"
+                   "sys.stdin.read()\n")
+    for kind in ("sh", "ex"):
+        holder = subprocess.Popen([sys.executable, "-c", holder_code, str(db) + ".lock", kind],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            assert dr._writer_holds_lock(db), kind
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=HANG_BOUND_S)
+        assert not dr._writer_holds_lock(db), kind
+
+
 def test_the_module_imports_only_the_standard_library_and_pandas_when_asked():
     import ast
     names = set()
