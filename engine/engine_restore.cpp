@@ -6,6 +6,7 @@
 #include <charconv>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -47,6 +48,9 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
   const bool follow = backend_.jobs_outlive_orchestrator();
   // token -> (native id, scheduler state) of the study's jobs still on the scheduler.
   std::map<std::string, std::pair<std::string, std::string>> surviving;
+  std::set<std::string> ended;  // tokens of listed jobs that have already ended
+  std::map<std::int64_t, std::int64_t> number_of;  // trial id -> trial number, for messages
+  for (const auto& t : trials) number_of[t.id] = t.number;
   std::size_t unreadable = 0;
   if (follow) {
     auto found = backend_.surviving_jobs(spec_.name);
@@ -56,6 +60,7 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
     for (auto& j : *found) {
       if (j.token.empty()) { ++unreadable; continue; }
       surviving.emplace(j.token, std::pair{j.native_id, j.state});
+      if (j.ended) ended.insert(j.token);
     }
   }
   // The last job recorded for each (trial, attempt) on this backend.
@@ -199,19 +204,24 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
   for (const auto& [token, job] : surviving) {
     auto owner = parse_token(token, spec_.name);
     if (!owner) { ++unreadable; continue; }
+    if (ended.contains(token)) continue;  // over already (COMPLETED, ...): nothing to cancel
     sched::JobSpec spec;
     spec.study = spec_.name;
     spec.trial_id = owner->first;
     spec.attempt = owner->second;
     auto id = backend_.adopt(spec, job.first);
     if (!id) {
-      progress_.event(fmt::format("warning: cannot cancel stray job {} ({}): {}", job.first, token, id.error().message()),
+      progress_.event(fmt::format("warning: cannot cancel stray job {} (trial id {} attempt {}): {}", job.first,
+                                  owner->first, owner->second, id.error().message()),
                       snapshot());
       continue;
     }
     backend_.cancel(*id);
     ++restored_.strays_cancelled;
-    progress_.event(fmt::format("cancelling job {} ({}, {}): it belongs to no live trial", job.first, token, job.second),
+    const auto n = number_of.find(owner->first);
+    const std::string whose = n != number_of.end() ? fmt::format("trial {} attempt {}", n->second, owner->second)
+                                                   : fmt::format("a trial no longer in the study, {}", token);
+    progress_.event(fmt::format("cancelling job {} ({}, {}): it belongs to no live trial", job.first, whose, job.second),
                     snapshot());
   }
   if (unreadable > 0)

@@ -97,6 +97,9 @@ struct SurvivingJob {
   std::string token;      ///< "study/trial/attempt", "" if it could not be read back
   std::string native_id;  ///< the scheduler's id ("1234_5"), what adopt() takes
   std::string state;      ///< the scheduler's word for it ("PENDING", "RUNNING", ...)
+  /// Listed, but already ended (COMPLETED, FAILED, ... kept in the scheduler's table a while
+  /// after the end): adoptable for its outcome, never anything to cancel.
+  bool ended = false;
 };
 
 class Backend {

@@ -271,7 +271,10 @@ Result<std::vector<SurvivingJob>> SlurmBackend::surviving_jobs(const std::string
   if (!found) return std::unexpected(found.error());
   std::vector<SurvivingJob> out;
   out.reserve(found->size());
-  for (auto& f : *found) out.push_back(SurvivingJob{std::move(f.token), std::move(f.native_id), std::move(f.state)});
+  for (auto& f : *found) {
+    const bool ended = slurm::is_final(slurm::parse_job_state(f.state));
+    out.push_back(SurvivingJob{std::move(f.token), std::move(f.native_id), std::move(f.state), ended});
+  }
   return out;
 }
 

@@ -133,7 +133,11 @@ TEST_CASE("engine: restore follows surviving jobs, requeues lost ones, cancels s
     if (n == 1) std::ofstream(dir / "metrics.jsonl") << eval_line(0, 10, 0.7, true) << "\n";
   }
   auto token = [&](int n) { return fmt::format("survive/{}/0", ids[n]); };
-  backend.surviving = {{token(0), "100_0", "RUNNING"}, {token(3), "100_3", "RUNNING"}};
+  // 100_9: an older job of trial 3 the scheduler still lists after it COMPLETED: nothing to cancel
+  // (before: "cancelled", and counted as a stray cancelled).
+  backend.surviving = {{token(0), "100_0", "RUNNING"},
+                       {token(3), "100_3", "RUNNING"},
+                       {fmt::format("survive/{}/1", ids[3]), "100_9", "COMPLETED", true}};
   backend.ended = {{"100_1", 0}};  // trial 1's job ended while nobody watched; accounting knows
   // The dead orchestrator had just pruned trial 0: its job stops with the protocol's exit 75.
   REQUIRE(orch::request_stop(orch::trial_dir_for(f.dir / "runs", "survive", 0), "pruned"));
@@ -146,11 +150,26 @@ TEST_CASE("engine: restore follows surviving jobs, requeues lost ones, cancels s
   REQUIRE(sums);
   REQUIRE(jobs);
   orch::Engine::RestoreCounts counts;
-  auto out = f.run(backend, io, [&](orch::Engine& e) {
-    REQUIRE(e.restore(*trials, *sums, *jobs));
-    counts = e.restore_counts();
-  });
+  std::FILE* printed = std::tmpfile();
+  auto out = f.run(
+      backend, io,
+      [&](orch::Engine& e) {
+        REQUIRE(e.restore(*trials, *sums, *jobs));
+        counts = e.restore_counts();
+      },
+      printed);
+  std::fflush(printed);
+  std::rewind(printed);
+  std::string text;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, printed)) > 0;) text.append(buf, n);
+  std::fclose(printed);
   REQUIRE(out.has_value());
+  // The stray is named by its trial's number (the token holds the database id); the job that
+  // already COMPLETED is not "cancelled".
+  INFO(text);
+  CHECK(text.find("cancelling job 100_3 (trial 3 attempt 0, RUNNING)") != std::string::npos);
+  CHECK(text.find("100_9") == std::string::npos);
   CHECK(counts.adopted == 3);  // 0 (on the scheduler), 1 and 2 (by recorded id)
   CHECK(counts.requeued == 1);  // 4: no job known
   CHECK(counts.strays_cancelled == 1);
