@@ -238,3 +238,27 @@ TEST_CASE("engine: a seq skipped over a bad line alone is no jump") {
   CHECK(text.find("skipped a bad line") != std::string::npos);
   CHECK(text.find("seq jumps") == std::string::npos);
 }
+
+TEST_CASE("engine: objective.rank_by final — the progress line's best (and the samplers' value) is the final report",
+          "[rank_by]") {
+  for (const bool final : {false, true}) {
+    INFO("rank_by final: " << final);
+    Fixture f(final ? "rank-final" : "rank-best", "  max_retries: 0");
+    f.spec.objective.rank_by = final ? "final" : "best";
+    for (auto& o : f.spec.objectives) o.rank_by = f.spec.objective.rank_by;
+    boost::asio::io_context io;
+    sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
+      sched::FakeOutcome o;
+      o.run_s = 0.01;
+      if (job.env.at("DLSWEEP_TRIAL_ID") == "0") o.metrics_lines = {eval_line(0, 10, 0.9), eval_line(1, 20, 0.3, true)};
+      else o.metrics_lines = {eval_line(0, 10, 0.6), eval_line(1, 20, 0.7, true)};
+      return o;
+    });
+    auto out = f.run(backend, io);
+    REQUIRE(out.has_value());
+    CHECK(out->snapshot.complete == 5);
+    REQUIRE(out->snapshot.best_value);
+    CHECK(*out->snapshot.best_value == Approx(final ? 0.7 : 0.9));
+    CHECK((out->snapshot.best_trial == 0) == !final);
+  }
+}
