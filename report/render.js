@@ -41,7 +41,8 @@
   function fmt(v, digits = 4) {
     if (v === null || v === undefined) return '';
     if (typeof v === 'number') {
-      if (!isFinite(v)) return String(v);
+      if (Number.isNaN(v)) return '';  // never "NaN" on the page
+      if (!isFinite(v)) return v > 0 ? '+inf' : '-inf';
       if (Number.isInteger(v) && Math.abs(v) < 1e15) return String(v);
       return Number(v.toPrecision(digits)).toString();
     }
@@ -60,6 +61,26 @@
       const f = hi > lo ? (Math.log2(b) - lo) / (hi - lo) : 0.5;
       return `hsl(${Math.round(230 - 230 * f)}, 70%, ${Math.round(42 + 6 * Math.sin(Math.PI * f))}%)`;
     };
+  }
+
+  // Colour of a trial (studies without a batch size): the golden angle around the hue circle,
+  // so neighbouring trial numbers differ and any count of trials stays distinguishable.
+  function trialColor(number) {
+    const n = finite(number) ? number : 0;
+    return `hsl(${Math.round((n * 137.508) % 360)}, 65%, ${n % 2 ? 38 : 48}%)`;
+  }
+
+  // A trial's parameters as "name=value, ..." (the hover text); conditional ones it lacks are absent.
+  function paramsText(t) {
+    return Object.keys(t.params || {}).sort().map((k) => `${k}=${fmt(t.params[k])}`).join(', ');
+  }
+
+  // The hover of any point of a trial: number, attempts, params and value.
+  function trialHover(t, m) {
+    const lines = [`params: ${paramsText(t) || '(none)'}`];
+    lines.push(`${m.study.objective_metric}: ${finite(t.value) ? fmt(t.value) : 'no value'} (${t.state})`);
+    if (t.attempt > 0) lines.push(`attempts: ${t.attempt + 1}`);
+    return lines;
   }
 
   // Chart.js plugin: horizontal/vertical reference lines and shaded x-bands, from
@@ -189,9 +210,11 @@ function emptyNote(parent, id, why) {
   // ---- 1. convergence: objective vs step, samples, wall time
   function convergence(state, root, m, ctx) {
     const obj = m.study.objective_metric, target = m.study.objective_target;
-    const c = card(root, 'convergence', `Convergence: ${obj} vs step, samples and wall time`,
-      'One line per trial, coloured by batch size (legend above). Line style by state: solid COMPLETE/RUNNING, ' +
-      'dashed PRUNED, dotted FAILED, dash-dot CANCELLED. Hide or show trials with the state boxes here or the ' +
+    const c = card(root, 'convergence', ctx.batch ? `Convergence: ${obj} vs step, samples and wall time` : `Intermediate values: ${obj} of each trial`,
+      (ctx.batch ? 'One line per trial, coloured by batch size (legend above). '
+        : 'One line per trial, each trial its own colour (legend above: click a trial to hide or show it; hover a point for its trial, parameters and value). ') +
+      'Line style by state: solid COMPLETE/RUNNING, dashed PRUNED, dotted FAILED, dash-dot CANCELLED. A retried trial shows every ' +
+      'attempt (earlier attempts\' points as diamonds, no line joining two attempts); a trial with one report is a dot. Hide or show trials with the state boxes here or the ' +
       '"show" boxes of the trial table.' + (finite(target) ? ` Dashed black: the target ${fmt(target)}.` : ''));
     const ctl = el('div', { class: 'controls' }, el('span', { text: 'states: ' }));
     for (const s of STATES) {
@@ -206,7 +229,7 @@ function emptyNote(parent, id, why) {
       ctl.append(el('label', { style: `color:${STATE_COLOR[s]}` }, box,
         ` ${s} (${m.counts[s]}${nDiverged ? `, ${nDiverged} diverged` : ''})`));
     }
-    c.append(ctl, batchLegend(ctx));
+    c.append(ctl, ctx.batch ? batchLegend(ctx) : trialLegend(state, m, ctx));
     const withCurve = m.trials.filter((t) => m.curves[t.number] && m.curves[t.number].objective.some(finite));
     if (!withCurve.length) {
       const nDiverged = divergedTrials(m).length;
@@ -216,16 +239,30 @@ function emptyNote(parent, id, why) {
     }
     const grid = el('div', { class: 'grid3' });
     c.append(grid);
-    for (const [key, label] of [['step', 'step'], ['samples', 'samples seen'], ['wall_s', 'wall time (s)']]) {
+    // An axis no trial reported (a program that reports no samples) is left out, and said.
+    const axes = [['step', 'step'], ['samples', 'samples seen'], ['wall_s', 'wall time (s)']].filter(([key]) =>
+      withCurve.some((t) => m.curves[t.number][key].some((x) => finite(x) && x !== 0)));
+    const missing = ['step', 'samples', 'wall_s'].filter((k) => !axes.some(([key]) => key === k));
+    if (missing.length) c.append(el('p', { class: 'note', 'data-note': 'convergence-axes',
+      text: `Not drawn against ${missing.map((k) => (k === 'wall_s' ? 'wall time' : k)).join(' or ')}: no trial reported it (every record has 0).` }));
+    for (const [key, label] of axes) {
       const datasets = withCurve.map((t) => {
         const cv = m.curves[t.number];
         const data = [];
-        cv[key].forEach((x, i) => { if (finite(x) && finite(cv.objective[i])) data.push({ x, y: cv.objective[i] }); });
+        cv[key].forEach((x, i) => {
+          if (finite(x) && finite(cv.objective[i])) data.push({ x, y: cv.objective[i], a: cv.attempt ? cv.attempt[i] : t.attempt });
+        });
+        const color = ctx.batch ? ctx.color(t.batch_size) : ctx.trialColor(t.number);
+        const few = !ctx.batch && data.length <= 60;  // markers on short curves (per-epoch reports)
         return {
           label: trialLabel(t), data, trial: t.number, trialState: t.state,
-          borderColor: ctx.color(t.batch_size), backgroundColor: ctx.color(t.batch_size),
+          borderColor: color, backgroundColor: color,
           borderDash: DASH[t.state] || [], borderWidth: t.state === 'RUNNING' ? 2.5 : 1.4,
-          pointRadius: t.state === 'RUNNING' ? data.map((_, i) => (i === data.length - 1 ? 4 : 0)) : 0,
+          // A curve of one point has no line: its marker is what shows it.
+          pointRadius: data.map((p, i) => (data.length === 1 || (t.state === 'RUNNING' && i === data.length - 1) ? 4 : few ? 2.5 : 0)),
+          pointStyle: data.map((p) => (finite(p.a) && p.a < t.attempt ? 'rectRot' : 'circle')),
+          // Two attempts are not one line: no segment joins the last point of one and the first of the next.
+          segment: { borderColor: (sc) => (sc.p0.raw && sc.p1.raw && sc.p0.raw.a !== sc.p1.raw.a ? 'rgba(0,0,0,0)' : undefined) },
           hidden: isHidden(state, t), spanGaps: true,
         };
       });
@@ -234,10 +271,34 @@ function emptyNote(parent, id, why) {
       const logX = key === 'step' && xlo > 0 && xhi / xlo >= 50;
       const opts = baseOptions(label + (logX ? ' (log)' : ''), obj, logX ? 'logarithmic' : 'linear');
       opts.plugins.dlsweepMarks = { hlines: finite(target) ? [{ y: target, label: 'target' }] : [] };
-      opts.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${fmt(it.parsed.y)} at ${fmt(it.parsed.x)}` };
-      opts.plugins.legend = { display: withCurve.length <= 12, position: 'bottom', labels: { boxWidth: 12 } };
+      const byNumber = new Map(m.trials.map((t) => [t.number, t]));
+      opts.plugins.tooltip.callbacks = {
+        label: (it) => `${it.dataset.label}${byNumber.get(it.dataset.trial).attempt > 0 ? ` attempt ${it.raw.a}` : ''}: ${obj} ${fmt(it.parsed.y)} at ${label} ${fmt(it.parsed.x)}`,
+        afterLabel: (it) => trialHover(byNumber.get(it.dataset.trial), m),
+      };
+      opts.interaction = { mode: 'nearest', intersect: false, axis: 'xy' };
+      opts.plugins.legend = { display: ctx.batch && withCurve.length <= 12, position: 'bottom', labels: { boxWidth: 12 } };
       chart(state, grid, 'convergence-' + key.replace('_s', ''), { type: 'line', data: { datasets }, options: opts, plugins: [marksPlugin] });
     }
+  }
+
+  // One entry per trial (studies without a batch size): its colour, number, state and
+  // parameters (hover); a click hides or shows the trial on the line charts.
+  function trialLegend(state, m, ctx) {
+    if (!m.trials.length) return null;
+    const l = el('div', { class: 'legend trial-legend', 'data-legend': 'trials' }, el('span', { text: 'trials: ' }));
+    for (const t of m.trials) {
+      const item = el('span', { class: 'legend-trial', 'data-legend-trial': String(t.number), title: trialHover(t, m).join('\n'),
+        style: `cursor:pointer;margin-right:0.6em;${isHidden(state, t) ? 'opacity:0.35' : ''}`,
+        onclick: () => {
+          if (state.hiddenTrials.has(t.number)) state.hiddenTrials.delete(t.number); else state.hiddenTrials.add(t.number);
+          applyVisibility(state, m);
+        } },
+        el('span', { class: 'swatch', style: `background:${ctx.trialColor(t.number)}` }),
+        el('span', { text: `#${t.number} ${t.state}${m.curves[t.number] ? '' : ' (no reports)'}` }));
+      l.append(item);
+    }
+    return l;
   }
 
   function batchLegend(ctx) {
@@ -259,6 +320,10 @@ function emptyNote(parent, id, why) {
         if (!!d.hidden !== h) { d.hidden = h; changed = true; }
       }
       if (changed) ch.update('none');
+    }
+    for (const item of state.root.querySelectorAll('[data-legend-trial]')) {
+      const t = byNumber.get(Number(item.getAttribute('data-legend-trial')));
+      item.style.opacity = t && isHidden(state, t) ? '0.35' : '';
     }
     for (const box of state.root.querySelectorAll('input[data-trial-toggle]')) {
       const t = byNumber.get(Number(box.getAttribute('data-trial-toggle')));
@@ -393,6 +458,50 @@ function emptyNote(parent, id, why) {
     chart(state, c, 'lr', { type: 'line', data: { datasets }, options: opts });
   }
 
+  // ---- 6b. slice: the objective against each parameter that varies, one small chart each
+  function slice(state, root, m, ctx) {
+    const obj = m.study.objective_metric;
+    const c = card(root, 'slice', `${obj} against each parameter (slice)`,
+      `One chart per parameter that varies: the ${obj} of each COMPLETE trial against the value it had (log axis where a ` +
+      'positive numeric parameter spans 10x or more; a categorical one by category). A conditional parameter shows only ' +
+      'the trials that had it. Colour: the trial (as in the legend above). Hover a point for its trial, parameters and value.');
+    const names = m.varying_params || [];
+    const done = m.trials.filter((t) => t.state === 'COMPLETE' && finite(t.value));
+    if (!names.length || !done.length) return emptyNote(c, 'slice', !names.length ? 'no parameter varies between trials' : `no COMPLETE trial has a ${obj} value yet`);
+    const grid = el('div', { class: 'grid3' });
+    c.append(grid);
+    const byNumber = new Map(m.trials.map((t) => [t.number, t]));
+    for (const name of names) {
+      const rows = done.filter((t) => t.params[name] !== undefined && t.params[name] !== null);
+      const id = 'slice-' + name;
+      if (!rows.length) { emptyNote(grid, id, `no COMPLETE trial had ${name}`); continue; }
+      const numeric = rows.every((t) => finite(t.params[name]));
+      const opts = baseOptions(name, obj);
+      let data;
+      if (numeric) {
+        const [lo, hi] = minMax(rows.map((t) => t.params[name]));
+        if (lo > 0 && hi / lo >= 10) { opts.scales.x.type = 'logarithmic'; opts.scales.x.title.text = name + ' (log)'; }
+        data = rows.map((t) => ({ x: t.params[name], y: t.value, n: t.number }));
+      } else {
+        const key = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+        const cats = [...new Set(rows.map((t) => key(t.params[name])))].sort();
+        data = rows.map((t) => ({ x: cats.indexOf(key(t.params[name])), y: t.value, n: t.number }));
+        Object.assign(opts.scales.x, { min: -0.5, max: cats.length - 0.5,
+          ticks: { stepSize: 1, autoSkip: false, callback: (v) => (Number.isInteger(v) && cats[v] !== undefined ? cats[v] : '') } });
+        opts.scales.x.title.text = name + ' (categories)';
+      }
+      opts.interaction = { mode: 'nearest', intersect: true };
+      opts.plugins.tooltip.callbacks = {
+        label: (it) => `trial #${it.raw.n}: ${name}=${fmt(byNumber.get(it.raw.n).params[name])}, ${obj} ${fmt(it.parsed.y)}`,
+        afterLabel: (it) => trialHover(byNumber.get(it.raw.n), m),
+      };
+      chart(state, grid, id, { type: 'scatter', options: opts, data: { datasets: [
+        { label: name, data, pointRadius: 4, pointHoverRadius: 6,
+          backgroundColor: rows.map((t) => (ctx.batch ? '#1c7ed6' : ctx.trialColor(t.number))), borderColor: 'rgba(0,0,0,0.4)' },
+      ] } });
+    }
+  }
+
   // ---- 7. parallel coordinates
   function parallel(state, root, m) {
     const obj = m.study.objective_metric;
@@ -435,7 +544,8 @@ function emptyNote(parent, id, why) {
       ticks: { stepSize: 1, autoSkip: false, callback: (v) => (Number.isInteger(v) && axes[v] ? axes[v].name : '') } };
     opts.scales.y = { type: 'linear', min: -0.02, max: 1.02, display: false };
     opts.plugins.dlsweepAxes = { axes };
-    opts.plugins.tooltip.callbacks = { label: (it) => it.dataset.label };
+    const byNumber = new Map(m.trials.map((t) => [t.number, t]));
+    opts.plugins.tooltip.callbacks = { label: (it) => it.dataset.label, afterLabel: (it) => trialHover(byNumber.get(it.dataset.trial), m) };
     opts.interaction = { mode: 'nearest', intersect: false, axis: 'xy' };
     chart(state, c, 'parallel', { type: 'line', data: { datasets }, options: opts, plugins: [axesPlugin] }, true);
   }
@@ -567,6 +677,16 @@ function emptyNote(parent, id, why) {
       global.dlsweepPbtLineage(state, root, m, { el, card, chart, emptyNote, fmt, finite, baseOptions });
   }
 
+  // The one line that says which cards a study without a batch size does not get, and why.
+  function hiddenCards(state, root, m) {
+    const lrReported = Object.values(m.curves || {}).some((cv) => Array.isArray(cv.lr) && cv.lr.some(finite));
+    const hidden = ['to-target', 'time-to-target', 'grouped-fit', 'noise-scale', 'throughput', 'pareto'].concat(lrReported ? [] : ['lr']);
+    root.append(el('p', { class: 'note hidden-cards', 'data-hidden-cards': hidden.join(','),
+      text: 'Not shown: the batch-size cards (steps, samples and time to target vs batch size, B_crit per value, gradient noise ' +
+        `scale, throughput vs batch size, time to target vs compute${lrReported ? '' : ', learning rate used'}): ` +
+        (m.batch_space.reason || 'the study has no batch size') + (lrReported ? '.' : '; and no trial reported the metric lr.') }));
+  }
+
   function header(root, m) {
     const s = m.study;
     const counts = STATES.filter((k) => m.counts[k] > 0).map((k) => `${m.counts[k]} ${k}`).join(', ') || 'no trials';
@@ -590,9 +710,21 @@ function emptyNote(parent, id, why) {
       return state.counts;
     }
     const m = model;
-    const ctx = { m, color: batchColorFn(m.trials) };
+    // Cards by what the study has: without a batch size (batch_space.hide) the batch-size
+    // model's cards are left out, and one line says which and why; trials get their own colours.
+    const batch = !(m.batch_space && m.batch_space.hide);
+    const ctx = { m, batch, color: batchColorFn(m.trials), trialColor };
     header(root, m);
-    for (const part of [convergence, pbtLineage, paretoFront, toTarget, groupedFits, noiseScale, throughput, learningRate, parallel, pareto, history, table]) part(state, root, m, ctx);
+    const lrReported = Object.values(m.curves || {}).some((cv) => Array.isArray(cv.lr) && cv.lr.some(finite));
+    const parts = [convergence];
+    if (!batch) parts.push(hiddenCards);
+    parts.push(pbtLineage, paretoFront);
+    if (batch) parts.push(toTarget, groupedFits, noiseScale, throughput);
+    if (batch || lrReported) parts.push(learningRate);
+    parts.push(slice, parallel);
+    if (batch) parts.push(pareto);
+    parts.push(history, table);
+    for (const part of parts) part(state, root, m, ctx);
     root.setAttribute('data-rendered', String((state.renders = (state.renders || 0) + 1)));
     return state.counts;
   }

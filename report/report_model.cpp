@@ -33,49 +33,45 @@ std::optional<double> as_number(const json& params, const char* key) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
-// Keeps at most `cap` of n indices, evenly spaced, first and last always.
-std::vector<std::size_t> thin(std::size_t n, std::size_t cap) {
-  std::vector<std::size_t> keep;
-  if (n == 0) return keep;
-  if (cap < 2 || n <= cap) {
-    for (std::size_t i = 0; i < n; ++i) keep.push_back(i);
-    return keep;
-  }
-  for (std::size_t k = 0; k < cap; ++k) keep.push_back(k * (n - 1) / (cap - 1));
-  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
-  return keep;
-}
-
-struct Row {  // one eval/final record of one trial
+struct Row {  // one eval/final record of one attempt of one trial
+  int attempt = 0;
   std::int64_t seq = 0, step = 0, samples = 0;
   double wall_s = 0;
   std::map<std::string, double> values;
 };
 
-// Curves keyed by trial id: the records in seq order, each with the requested metrics.
+// Curves keyed by trial NUMBER: the eval/final records of every attempt (a retried trial's
+// earlier attempts too: what `export --curves` has), in attempt then seq order, each with the
+// requested metrics.
 Result<std::map<std::int64_t, std::vector<Row>>> read_curves(const db::Storage& s, std::int64_t study_id,
                                                              const std::vector<std::string>& names) {
-  auto pts = s.metric_series(study_id, names);
-  if (!pts) return std::unexpected(pts.error());
+  const std::set<std::string> wanted(names.begin(), names.end());
   std::map<std::int64_t, std::vector<Row>> out;
-  for (const auto& p : *pts) {
-    auto& rows = out[p.trial_id];
-    if (rows.empty() || rows.back().seq != p.seq) rows.push_back(Row{p.seq, p.step, p.samples, p.wall_s, {}});
+  auto st = s.for_each_curve_point(study_id, [&](const db::CurvePoint& p) -> Status {
+    if ((p.kind != "eval" && p.kind != "final") || !wanted.contains(p.name)) return {};
+    auto& rows = out[p.number];
+    if (rows.empty() || rows.back().seq != p.seq || rows.back().attempt != p.attempt)
+      rows.push_back(Row{p.attempt, p.seq, p.step, p.samples, p.wall_s, {}});
     if (p.value && std::isfinite(*p.value)) rows.back().values[p.name] = *p.value;
-  }
+    return {};
+  });
+  if (!st) return std::unexpected(st.error());
   return out;
 }
 
 json curve_json(const std::vector<Row>& rows, const std::string& objective, std::size_t cap) {
   json c = {{"step", json::array()},          {"samples", json::array()}, {"wall_s", json::array()},
             {"objective", json::array()},     {"lr", json::array()},      {"noise_scale", json::array()},
-            {"samples_per_s", json::array()}};
+            {"samples_per_s", json::array()}, {"attempt", json::array()}};
   auto get = [](const Row& r, const std::string& k) {
     auto it = r.values.find(k);
     return it == r.values.end() ? json(nullptr) : json(it->second);
   };
-  for (std::size_t i : thin(rows.size(), cap)) {
+  std::vector<int> attempts;
+  for (const Row& r : rows) attempts.push_back(r.attempt);
+  for (std::size_t i : thin_by_attempt(attempts, cap)) {
     const Row& r = rows[i];
+    c["attempt"].push_back(r.attempt);
     c["step"].push_back(r.step);
     c["samples"].push_back(r.samples);
     c["wall_s"].push_back(std::isfinite(r.wall_s) ? json(r.wall_s) : json(nullptr));
@@ -128,6 +124,19 @@ json noise_json(const std::map<std::int64_t, std::vector<Row>>& curves) {
                                 "tr(Sigma)/|G|^2, e.g. from the squared gradient norms at two batch sizes: "
                                 "docs/math.md, \"Gradient noise scale\") in the metrics of its eval records; the "
                                 "embedded trainer does with noise_scale_every > 0"}};
+}
+
+// Whether the study has a batch size (a batch_size parameter, or a reported batch_size
+// metric): the batch-size model's cards (to target vs batch size, B_simple, throughput,
+// B_crit per value, time vs compute) are drawn only when it does; otherwise render.js hides
+// them with this reason, in one line.
+json batch_space_json(std::size_t with_batch, std::size_t trials) {
+  if (with_batch > 0 || trials == 0) return {{"present", with_batch > 0}, {"hide", false}, {"trials", with_batch}, {"reason", ""}};
+  return {{"present", false},
+          {"hide", true},
+          {"trials", 0},
+          {"reason", "no trial has a batch_size (no batch_size parameter in the space and none reported), "
+                     "so there is no batch-size model to draw"}};
 }
 
 json importance_json(const std::vector<db::TrialSummary>& sums, const std::vector<std::string>& names) {
@@ -209,7 +218,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   std::sort(sums->begin(), sums->end(), [](const auto& a, const auto& b) { return a.number < b.number; });
 
   const std::string& objective = st->objective_metric;
-  std::vector<std::string> metric_names = {objective, "lr", "grad_noise_scale", "samples_per_s"};
+  std::vector<std::string> metric_names = {objective, "lr", "grad_noise_scale", "samples_per_s", "batch_size"};
   std::sort(metric_names.begin(), metric_names.end());
   metric_names.erase(std::unique(metric_names.begin(), metric_names.end()), metric_names.end());
   auto curves = read_curves(storage, st->id, metric_names);
@@ -241,7 +250,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   std::vector<ThroughputTrial> tput_rows;
   for (const auto& t : *sums) {
     std::optional<double> batch = as_number(t.params, "batch_size");
-    auto cit = curves->find(t.trial_id);
+    auto cit = curves->find(t.number);
     if (!batch && cit != curves->end())  // a custom program may report its batch instead
       for (auto r = cit->second.rbegin(); r != cit->second.rend() && !batch; ++r)
         if (auto v = r->values.find("batch_size"); v != r->values.end()) batch = v->second;
@@ -279,6 +288,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   }
   model["trials"] = trials;
   model["curves"] = curve_map;
+  model["batch_space"] = batch_space_json(batch_rows.size(), sums->size());
   model["noise_scale"] = noise_json(*curves);
 
   json per_batch = json::array();

@@ -179,4 +179,20 @@ std::vector<ScalingSeries> scaling_over_ranks(const std::vector<ThroughputTrial>
   return out;
 }
 
+std::vector<std::size_t> thin_by_attempt(const std::vector<int>& attempts, std::size_t cap) {
+  const std::size_t n = attempts.size();
+  std::vector<std::size_t> keep;
+  if (n == 0) return keep;
+  if (cap < 2 || n <= cap) {
+    for (std::size_t i = 0; i < n; ++i) keep.push_back(i);
+    return keep;
+  }
+  for (std::size_t k = 0; k < cap; ++k) keep.push_back(k * (n - 1) / (cap - 1));
+  for (std::size_t i = 0; i < n; ++i)  // each attempt's first and last point
+    if (i == 0 || i + 1 == n || attempts[i] != attempts[i - 1] || attempts[i] != attempts[i + 1]) keep.push_back(i);
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  return keep;
+}
+
 }  // namespace dlsweep::report

@@ -70,6 +70,13 @@ struct BatchBest {
 /// and did not reach the target.
 std::vector<BatchBest> best_per_batch(const std::vector<BatchTrial>& trials);
 
+/// Which of a curve's points a report keeps: `attempts[i]` is the attempt of point i (points
+/// in attempt, then report order). At most about `cap` points, evenly spaced, and always the
+/// first and last point of every attempt, so each attempt of a retried trial keeps its start
+/// and end (a curve of n <= cap points keeps all; the result may exceed cap by the attempts'
+/// ends). Ascending indices.
+std::vector<std::size_t> thin_by_attempt(const std::vector<int>& attempts, std::size_t cap);
+
 struct ThroughputTrial {
   double batch = 0;
   double ranks = 1, threads = 1;

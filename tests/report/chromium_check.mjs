@@ -53,7 +53,22 @@ runInChromium('chromium_check', chromiumBin, { args: ['--hide-scrollbars'], time
     const grouped = {};
     for (const t of document.querySelectorAll('table.grouped-fit'))
       grouped[t.getAttribute('data-param')] = [...t.tBodies[0].rows].map((r) => [r.getAttribute('data-value'), r.children[1].textContent]);
+    // Per line chart, each dataset's trial, point count and the attempts its points come from.
+    const lines = {};
+    for (const c of document.querySelectorAll('canvas[data-chart]')) {
+      const ch = Chart.getChart(c);
+      if (!ch || ch.config.type !== 'line') continue;
+      lines[c.getAttribute('data-chart')] = ch.data.datasets.filter((d) => d.trial !== undefined).map((d) => ({
+        trial: d.trial, points: d.data.length, attempts: [...new Set(d.data.map((p) => p.a).filter((a) => a !== undefined))].sort(),
+        radius: Array.isArray(d.pointRadius) ? Math.max(0, ...d.pointRadius) : d.pointRadius }));
+    }
+    const hiddenLine = document.querySelector('[data-hidden-cards]');
     return JSON.stringify({
+      lines,
+      legend_trials: [...document.querySelectorAll('[data-legend-trial]')].map((e) => Number(e.getAttribute('data-legend-trial'))),
+      hidden_cards: hiddenLine ? { ids: hiddenLine.getAttribute('data-hidden-cards').split(','), text: hiddenLine.textContent } : null,
+      cards: [...document.querySelectorAll('section.card')].map((e) => e.id),
+      text: root ? root.innerText : '',
       scaling_tables: scaling,
       grouped_fits: grouped,
       rendered: root ? root.getAttribute('data-rendered') : null,
