@@ -5,26 +5,28 @@
 #             Nesterov momentum 0.9, base_lr 0.1 at base_batch 128, constant LR after a
 #             warmup from 0, the gradient noise scale every 10 updates) over batch_size
 #             {64, 256, 1024, 4096} x lr_rule {linear, sqrt} x warmup_epochs {0, 1}: 16
-#             fixed schedules, seed 1, two trials at a time at 1 rank (one at a time at 2+);
+#             fixed schedules, seed 1;
 #   adaptive  `batch_ramp: adaptive` (start at batch 128, range 64..4096, AdaScale's LR from
 #             the same base_lr/base_batch, the same warmup 0.5 epochs), one trial per seed
-#             (seeds 1 2 3 by default), as one study with the sweep's concurrency, so each
-#             trial shares the cores the way the sweep's trials do;
+#             (seeds 1 2 3 by default);
+# one trial at a time by default (--concurrent N runs N at once: each trial's time then depends
+# on what runs beside it, e.g. the last trial of a study runs alone), one thread per rank,
 # every trial with the same epochs, data subset and target. Then it prints, per workload and
 # ranks: the sweep's best time to target (`dlsweep best`, criterion time-to-target), the
 # sweep's total compute (sum over its trials of the trainer's wall seconds x ranks), each
 # adaptive seed's time to target and compute, and the two ratios (median adaptive time to
-# target / sweep best; mean adaptive compute / sweep total). A run that never reaches the
-# target prints "-" and its ratio "never". Times are wall clock on a shared machine: rerun
-# to see their spread; the sweep's best is the minimum of 16 noisy times (a lucky draw
-# favours the sweep).
+# target / sweep best; mean adaptive compute / sweep total), and the samples read to the
+# target (median adaptive / the sweep's best trial; timing noise does not reach it). A run
+# that never reaches the target prints "-" and its ratio "never". Times are wall clock on a
+# shared machine: rerun to see their spread; the sweep's best is the minimum of 16 noisy
+# times (a lucky draw favours the sweep).
 #
 # usage: bench/adaptive_vs_sweep.sh BIN_DIR WORK_DIR [--workloads mlp,cnn,resnet8]
 #          [--ranks 1,2] [--seeds 1,2,3] [--epochs N] [--train-subset N] [--test-subset N]
 #          [--target ACC] [--concurrent N]
 # Defaults (sized for 2 cores): workloads mlp, ranks 1, seeds 1,2,3; per workload
 #   mlp      MLP 784-256-128-10, Fashion-MNIST, all 60000 images, 10 epochs, target 0.87
-#            (about 3 minutes on 2 idle cores for the sweep and the 3 adaptive runs);
+#            (about 5 minutes for the sweep and the 3 adaptive runs, one at a time);
 #   cnn      the Fashion-MNIST CNN, 12000 training / 2000 test images, 3 epochs, target 0.85;
 #   resnet8  CIFAR-10 ResNet-8, only when CIFAR-10 is on the machine (DLSWEEP_CIFAR10_DIR
 #            or /usr/share/datasets/cifar-10); otherwise the row says it was skipped.
@@ -73,7 +75,7 @@ study_yaml() {  # study_yaml NAME W RANKS KIND(sweep|adaptive)
   local name=$1 w=$2 ranks=$3 kind=$4
   IFS='|' read -r model epochs train test target <<< "$(workload_defaults "$w")"
   epochs=${epochs_flag:-$epochs}; train=${train_flag:-$train}; test=${test_flag:-$test}; target=${target_flag:-$target}
-  local conc=${conc_flag:-$([ "$ranks" -gt 1 ] && echo 1 || echo 2)}
+  local conc=${conc_flag:-1}
   local subset=""
   [ "$train" != 0 ] && subset+=", train_subset: $train"
   [ "$test" != 0 ] && subset+=", test_subset: $test"
@@ -152,10 +154,15 @@ best_t = num(best.get("time_to_target_s"))
 bp = best.get("params", {})
 best_desc = (f"trial {best['trial']}: batch {bp.get('batch_size')}, {bp.get('lr_rule')}, warmup {bp.get('warmup_epochs')}"
              if best_t is not None else "no trial reached the target")
-seeds = []
+best_samples = next((num(t.get("samples_to_target")) for t in sr if t["trial"] == best.get("trial")), None)
+seeds, samples = [], []
 for t in sorted(ar, key=lambda t: t["params"]["seed"]):
     seeds.append((t["params"]["seed"], t["state"], num(t.get("time_to_target_s")), (num(t.get("wall_s")) or 0.0) * ranks,
                   t.get("best_value")))
+    s = num(t.get("samples_to_target"))
+    samples.append(float("inf") if s is None else s)
+med_samples = statistics.median(samples) if samples else float("inf")
+ratio_s = "never" if med_samples == float("inf") or not best_samples else f"{med_samples / best_samples:.2f}"
 tt = [s[2] if s[2] is not None else float("inf") for s in seeds]
 med = statistics.median(tt) if tt else float("inf")
 mean_compute = statistics.mean(s[3] for s in seeds) if seeds else 0.0
@@ -165,14 +172,14 @@ ratio_c = f"{mean_compute / sweep_compute:.3f}" if sweep_compute > 0 else "-"
 per_seed = "; ".join(f"s{s}: {fmt(t)} s / {c:.1f} core-s (best {b})" for s, st, t, c, b in seeds)
 sweep_states = ", ".join(f"{n} {k}" for k, n in sorted(states.items()))
 print(f"{w}|{ranks}|{len(sr)} ({sweep_states})|{fmt(best_t)} ({best_desc})|{sweep_compute:.1f}|{per_seed}|"
-      f"{fmt(med)}|{ratio_t}|{ratio_c}")
+      f"{fmt(med)}|{ratio_t}|{ratio_c}|{ratio_s}")
 EOF
 )")
   done
 done
 
 echo "adaptive batch (one run per seed) vs the critical-batch sweep's best fixed schedule: time to target (wall s) and compute (core-s = trainer wall s x ranks)"
-echo "| workload | ranks | sweep trials | sweep best time to target, s | sweep compute, core-s | adaptive per seed: time to target / compute | adaptive median time to target, s | adaptive / sweep best time | adaptive / sweep compute |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| workload | ranks | sweep trials | sweep best time to target, s | sweep compute, core-s | adaptive per seed: time to target / compute | adaptive median time to target, s | adaptive / sweep best time | adaptive / sweep compute | adaptive / sweep best samples to target |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for row in "${rows[@]}"; do echo "| ${row//|/ | } |"; done
 echo "bar (issue 32): adaptive / sweep best time <= 1.15 at adaptive / sweep compute < 0.1"
