@@ -44,6 +44,10 @@ inline constexpr const char* kControlFile = "control.json";
 /// so, so a program that waits for `seq` here after writing record `seq` and then reads
 /// control.json gets the decision for that record (dlsweep_trial's should_stop()).
 inline constexpr const char* kDecidedFile = "decided.json";
+/// Define-by-run: the program appends {"name", "distribution"} requests (suggest_*), dlsweep
+/// answers in suggested.json ({name: {"distribution", "value" | "error"}}, written atomically).
+inline constexpr const char* kSuggestFile = "suggest.jsonl";
+inline constexpr const char* kSuggestedFile = "suggested.json";
 inline constexpr const char* kCheckpointDir = "checkpoints";
 inline constexpr const char* kStdoutFile = "stdout.log";
 inline constexpr const char* kStderrFile = "stderr.log";

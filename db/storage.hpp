@@ -291,6 +291,9 @@ class Storage {
   /// Inserts a WAITING trial with its params and a 'created' event, in one transaction.
   Result<std::int64_t> create_trial(std::int64_t study_id, std::int64_t number,
                                     const nlohmann::json& params, const std::string& trial_dir);
+  /// A parameter the trial's program discovered (define-by-run suggest_*): added to the trial's
+  /// params once; a second call for the same name keeps the first value.
+  Status add_trial_param(std::int64_t trial_id, const std::string& name, const nlohmann::json& value);
   Result<TrialRow> get_trial(std::int64_t trial_id) const;
   Result<std::vector<TrialRow>> list_trials(std::int64_t study_id) const;
   /// Compare-and-swap on the state; appends an event. Error if the current state != from.

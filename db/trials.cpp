@@ -118,6 +118,20 @@ Result<std::int64_t> Storage::create_trial(std::int64_t study_id, std::int64_t n
   return id;
 }
 
+Status Storage::add_trial_param(std::int64_t trial_id, const std::string& name, const nlohmann::json& value) {
+  const std::string where = file_.string() + ": trial id " + std::to_string(trial_id) + ", param '" + name + "'";
+  auto par = Statement::prepare(db_,
+      "INSERT INTO params(trial_id, name, value_json, value_num) VALUES(?1, ?2, ?3, ?4) "
+      "ON CONFLICT(trial_id, name) DO NOTHING");
+  if (!par) return std::unexpected(par.error());
+  par->bind(1, trial_id).bind(2, name).bind(3, value.dump());
+  if (value.is_number()) par->bind(4, value.get<double>());
+  else par->bind_null(4);
+  if (auto s = par->run(); !s) return fail_in(s.error(), where);
+  publish_pending_ = true;
+  return publish_if_pending();
+}
+
 Result<TrialRow> Storage::get_trial(std::int64_t trial_id) const {
   auto st = Statement::prepare(db_, std::string(kTrialColumns) + "WHERE id = ?1");
   if (!st) return std::unexpected(st.error());

@@ -39,7 +39,10 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       watch_(io, [this](const std::set<std::int64_t>& ids) {
         if (done_) return;
         for (auto id : ids)
-          if (auto it = live_.find(id); it != live_.end()) ingest(it->second);
+          if (auto it = live_.find(id); it != live_.end()) {
+            serve_suggests(it->second);
+            ingest(it->second);
+          }
       }, options_.watch_files),
       start_(clock_->now()) {
   history_.maximize = maximizes(spec.objective.mode);
@@ -298,6 +301,8 @@ void Engine::launch(std::int64_t trial_id) {
   live.deterministic_failure = false;
   live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
   watch_.add(trial_id, dir);
+  live.suggest_offset = 0;  // a new launch's requests are answered afresh (stored values stay)
+  live.suggested = nlohmann::json::object();
   live.curve = {};
   live.prune_note.clear();
   if (auto* rec = history_of(trial_id)) {  // a new attempt starts a new curve
@@ -380,7 +385,10 @@ void Engine::check_cancel_request() {
 
 void Engine::tick() {
   if (done_) return;
-  for (auto& [id, live] : live_) ingest(live);
+  for (auto& [id, live] : live_) {
+    serve_suggests(live);
+    ingest(live);
+  }
   check_cancel_request();
   if (done_) return;
   check_enqueue_requests();

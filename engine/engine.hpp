@@ -56,6 +56,7 @@
 #include "engine/trial_curve.hpp"
 #include "engine/trial_watch.hpp"
 #include "schedulers/backend.hpp"
+#include "search/discovered.hpp"
 #include "search/sampler.hpp"
 
 namespace dlsweep::orch {
@@ -152,6 +153,8 @@ class Engine {
     TrialCurve curve;                ///< this attempt's objective curve and reported metrics
     std::string prune_note;          ///< why the pruner stopped it
     std::int64_t decided_seq = -1;   ///< the highest seq announced in decided.json
+    std::uint64_t suggest_offset = 0;  ///< bytes of suggest.jsonl answered (engine_suggest.cpp)
+    nlohmann::json suggested = nlohmann::json::object();  ///< this launch's answers (suggested.json)
     // Its job waiting in the scheduler's queue (engine_pending.cpp).
     std::string native_id;           ///< the scheduler's id of its job, once known
     std::string pending_reason;      ///< the scheduler's latest reason for the wait ("" none)
@@ -212,6 +215,15 @@ class Engine {
   /// Reads the trial's new records into the database; `may_prune`: then asks the pruner.
   void ingest(Live& live, bool may_prune = true);
   void ingest_batch(Live& live, bool may_prune);
+  /// Define-by-run (engine_suggest.cpp): answers the program's new suggest.jsonl requests in
+  /// suggested.json — the study's declaration, the trial's stored value, or a draw recorded in
+  /// the trial's params.
+  void serve_suggests(Live& live);
+  /// One request's answer: {"value": v} or {"error": why}.
+  nlohmann::json answer_suggest(Live& live, const std::string& name, const nlohmann::json& distribution);
+  /// The distributions of the study's discovered parameters (first asker's), from its events.
+  std::map<std::string, search::Distribution> discovered_;
+  bool discovered_loaded_ = false;
   /// A completed trial whose program (dlsweep_trial) never read a study parameter: stop the sweep.
   void check_unread_params(const Live& live);
   /// Stops launching (as fail_fast does) with `why` and its fix.

@@ -75,6 +75,10 @@ Status write_decided(const fs::path& dir, int attempt, std::int64_t seq) {
   return write_file_atomic(dir / protocol::kDecidedFile, fmt::format("{{\"attempt\": {}, \"seq\": {}}}\n", attempt, seq));
 }
 
+Status write_suggested(const fs::path& dir, const nlohmann::json& answers) {
+  return write_file_atomic(dir / protocol::kSuggestedFile, answers.dump() + "\n");
+}
+
 Status request_stop(const fs::path& dir, const std::string& reason) {
   return write_file_atomic(dir / protocol::kControlFile, protocol::to_json({"stop", reason}) + "\n");
 }

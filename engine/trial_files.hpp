@@ -68,6 +68,8 @@ std::string unterminated_tail(const std::filesystem::path& file, std::uint64_t o
 
 /// decided.json (protocol.hpp kDecidedFile): the records up to `seq` of `attempt` are decided on.
 Status write_decided(const std::filesystem::path& dir, int attempt, std::int64_t seq);
+/// suggested.json (protocol.hpp kSuggestedFile): the answers to the program's suggest_* requests.
+Status write_suggested(const std::filesystem::path& dir, const nlohmann::json& answers);
 
 /// Renames metrics.jsonl to metrics.attempt-<attempt>.jsonl (no-op if absent).
 Status rotate_metrics(const std::filesystem::path& dir, int attempt);

@@ -63,7 +63,9 @@ void TrialWatch::read() {
     for (std::size_t off = 0; off + sizeof(inotify_event) <= n;) {
       const auto* ev = reinterpret_cast<const inotify_event*>(buf_ + off);
       off += sizeof(inotify_event) + ev->len;
-      if (ev->len == 0 || std::strcmp(ev->name, protocol::kMetricsFile) != 0) continue;
+      if (ev->len == 0 || (std::strcmp(ev->name, protocol::kMetricsFile) != 0 &&
+                           std::strcmp(ev->name, protocol::kSuggestFile) != 0))
+        continue;
       if (auto it = by_wd_.find(ev->wd); it != by_wd_.end()) changed.insert(it->second);
     }
     if (!by_wd_.empty()) read();

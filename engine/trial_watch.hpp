@@ -19,7 +19,7 @@ namespace dlsweep::orch {
 
 class TrialWatch {
  public:
-  /// Called with the trial ids whose metrics.jsonl changed since the last call.
+  /// Called with the trial ids whose metrics.jsonl or suggest.jsonl changed since the last call.
   using Handler = std::function<void(const std::set<std::int64_t>& trial_ids)>;
 
   /// `enabled` false (or inotify unavailable): add() does nothing and only ticks read.

@@ -51,6 +51,7 @@ __all__ = [
     "params", "report", "final", "log", "checkpointed", "should_stop", "stop_reason", "stop_at",
     "checkpoint_dir", "latest_checkpoint", "on_preempt", "resumed", "rank", "is_writer", "trial_dir",
     "trial_id", "attempt", "study", "run_name", "ProtocolError",
+    "suggest_float", "suggest_int", "suggest_categorical", "suggested", "SuggestError",
 ]
 
 __version__ = "0.1.0"
@@ -812,6 +813,209 @@ def on_preempt(save=None, *, signals=(signal.SIGUSR2, signal.SIGTERM), all_ranks
     return handler
 
 
+# ---------------------------------------------------------------------------------------
+# Define-by-run: suggest_float / suggest_int / suggest_categorical (Optuna's signatures)
+
+SUGGEST_FILE = "suggest.jsonl"     # protocol::kSuggestFile: rank 0 appends one request per line
+SUGGESTED_FILE = "suggested.json"  # protocol::kSuggestedFile: dlsweep's answers, written atomically
+ENV_SUGGEST_WAIT = "DLSWEEP_SUGGEST_WAIT_S"
+_DEFAULT_SUGGEST_WAIT_S = 120.0
+_suggested: dict = {}  # name -> (distribution, value) answered in this process
+_local_rng = None
+
+
+class SuggestError(ValueError):
+    """dlsweep refused a suggest_* call (it contradicts the study file's declaration of the
+    name, or an earlier trial's call for it), or did not answer in time. Uncaught, the program
+    exits 2 (EXIT_BAD_INPUT): a deterministic failure, never retried."""
+
+
+def _suggest_wait_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get(ENV_SUGGEST_WAIT, _DEFAULT_SUGGEST_WAIT_S)))
+    except ValueError:
+        return _DEFAULT_SUGGEST_WAIT_S
+
+
+def _float_distribution(low, high, step, log) -> dict:
+    for what, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"suggest_float: {what} must be a finite number, got {v!r}")
+    low, high = float(low), float(high)
+    if step is not None and log:
+        raise ValueError("suggest_float: the parameter `step` is not supported when `log` is true")
+    if low > high:
+        raise ValueError(f"suggest_float: low <= high must hold, got low={low!r}, high={high!r}")
+    if log and low <= 0.0:
+        raise ValueError(f"suggest_float: low > 0 must hold when log=True, got low={low!r}")
+    if step is not None:
+        if isinstance(step, bool) or not isinstance(step, (int, float)) or not step > 0:
+            raise ValueError(f"suggest_float: step > 0 must hold, got step={step!r}")
+        step = float(step)
+        high = low + math.floor((high - low) / step + 1e-9) * step  # Optuna adjusts high so
+    return {"type": "float", "low": low, "high": high, "log": bool(log), "step": step}
+
+
+def _int_distribution(low, high, step, log) -> dict:
+    for what, v in (("low", low), ("high", high), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, float) and v.is_integer():
+                continue
+            raise ValueError(f"suggest_int: {what} must be an int, got {v!r}")
+    low, high, step = int(low), int(high), int(step)
+    if step <= 0:
+        raise ValueError(f"suggest_int: step > 0 must hold, got step={step}")
+    if log and step != 1:
+        raise ValueError("suggest_int: the parameter `step` > 1 is not supported when `log` is true")
+    if low > high:
+        raise ValueError(f"suggest_int: low <= high must hold, got low={low}, high={high}")
+    if log and low < 1:
+        raise ValueError(f"suggest_int: low >= 1 must hold when log=True, got low={low}")
+    high = low + (high - low) // step * step
+    return {"type": "int", "low": low, "high": high, "log": bool(log), "step": step}
+
+
+def _categorical_distribution(choices) -> dict:
+    choices = list(choices)
+    if not choices:
+        raise ValueError("suggest_categorical: choices must contain one or more elements")
+    for c in choices:
+        if c is not None and not isinstance(c, (bool, int, float, str)):
+            raise ValueError(f"suggest_categorical: choices must be None, bool, int, float or str, got {c!r} "
+                             f"of type {type(c).__name__}")
+    return {"type": "categorical", "choices": choices}
+
+
+def _local_draw(dist: dict):
+    """Outside dlsweep: a draw from the distribution with random.Random($DLSWEEP_SEED or
+    unseeded), so the script runs by hand."""
+    global _local_rng
+    import random
+    if _local_rng is None:
+        seed = os.environ.get("DLSWEEP_SEED")
+        _local_rng = random.Random(int(seed) if seed and seed.strip().lstrip("-").isdigit() else None)
+    r = _local_rng
+    if dist["type"] == "categorical":
+        return r.choice(dist["choices"])
+    low, high, step, log = dist["low"], dist["high"], dist["step"], dist["log"]
+    if dist["type"] == "int":
+        if log:
+            v = int(round(math.exp(r.uniform(math.log(low - 0.5 if low > 0.5 else low), math.log(high + 0.5)))))
+            return min(max(v, low), high)
+        return low + r.randrange((high - low) // step + 1) * step
+    if step is not None:
+        return min(high, low + r.randrange(int(round((high - low) / step)) + 1) * step)
+    if log:
+        return math.exp(r.uniform(math.log(low), math.log(high)))
+    return r.uniform(low, high)
+
+
+def _read_suggested(d: pathlib.Path) -> dict:
+    try:
+        with open(d / SUGGESTED_FILE, encoding="utf-8") as f:
+            c = json.load(f)  # written atomically by dlsweep
+    except (OSError, ValueError):
+        return {}
+    return c if isinstance(c, dict) else {}
+
+
+def _same(a, b) -> bool:
+    return json.loads(json.dumps(a)) == json.loads(json.dumps(b))
+
+
+def _suggest(name: str, dist: dict):
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"suggest: the name must be a non-empty str, got {name!r}")
+    if name in _suggested:
+        prev_dist, value = _suggested[name]
+        if _same(prev_dist, dist):
+            return value  # Optuna: the same call again gives the same value
+        raise SuggestError(f"suggest '{name}': called again with another distribution ({dist} after {prev_dist})")
+    d = trial_dir()
+    if d is None:
+        value = _local_draw(dist)
+        _suggested[name] = (dist, value)
+        return value
+    # Every rank waits for dlsweep's answer in suggested.json; rank 0 alone asks. An answer
+    # already there for the same call (an earlier launch of this trial: the stored value) is
+    # taken at once — the orchestrator is still asked, so that it records the call.
+    if is_writer():
+        line = json.dumps({"name": name, "distribution": dist, "attempt": attempt()}) + "\n"
+        fd = os.open(d / SUGGEST_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))  # one write of a whole line (O_APPEND)
+        finally:
+            os.close(fd)
+    bound = _suggest_wait_s()
+    deadline = time.monotonic() + bound
+    pause = 0.001
+    while True:
+        a = _read_suggested(d).get(name)
+        if isinstance(a, dict) and _same(a.get("distribution"), dist):
+            if "error" in a:
+                raise SuggestError(f"dlsweep refused {name!r}: {a['error']}")
+            if "value" in a:
+                value = a["value"]
+                _suggested[name] = (dist, value)
+                return value
+        if time.monotonic() >= deadline:
+            raise SuggestError(
+                f"dlsweep did not answer suggest {name!r} within {bound:g} s ({d / SUGGESTED_FILE}); is its "
+                f"orchestrator running? (the bound is ${ENV_SUGGEST_WAIT})")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def suggest_float(name: str, low: float, high: float, *, step: float | None = None, log: bool = False) -> float:
+    """A float in [low, high] chosen by the study's sampler (Optuna's trial.suggest_float:
+    `log` samples in log space, `step` on the grid low, low+step, ... <= high).
+
+    Under dlsweep the orchestrator answers: the study file's value when it declares `name`
+    (after checking the call agrees: `uniform`/`log_uniform` with the same bounds), the
+    trial's stored value when it was asked before (resume, retry, another rank), else a draw
+    of the study's sampler, stored in the trial's params. Global rank 0 asks (suggest.jsonl),
+    every rank gets the same value (suggested.json). The wait is normally milliseconds; its
+    bound (120 s, $DLSWEEP_SUGGEST_WAIT_S) covers an orchestrator that sees the file late
+    (a shared file system's attribute cache, up to 60 s) and raises SuggestError only when
+    dlsweep is gone. Outside dlsweep: a local random draw ($DLSWEEP_SEED seeds it)."""
+    dist = _float_distribution(low, high, step, log)
+    return float(_suggest(name, dist))
+
+
+def suggest_int(name: str, low: int, high: int, step: int = 1, log: bool = False) -> int:
+    """An int in [low, high] on the grid low, low+step, ... (Optuna's trial.suggest_int;
+    `log` samples in log space and needs step 1). Answered as suggest_float."""
+    dist = _int_distribution(low, high, step, log)
+    return int(_suggest(name, dist))
+
+
+def suggest_categorical(name: str, choices):
+    """One of `choices` (None, bool, int, float or str; Optuna's trial.suggest_categorical).
+    Answered as suggest_float."""
+    return _suggest(name, _categorical_distribution(choices))
+
+
+def suggested() -> dict:
+    """The values suggest_* gave in this process, by name (Optuna's trial.params)."""
+    return {k: v for k, (_, v) in _suggested.items()}
+
+
+_previous_excepthook = sys.excepthook
+
+
+def _excepthook(kind, value, tb):
+    _previous_excepthook(kind, value, tb)
+    if isinstance(value, SuggestError):  # uncaught: a deterministic failure (never retried)
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(EXIT_BAD_INPUT)
+
+
+sys.excepthook = _excepthook
+
+
 def load_study(study_name=None, storage="sweep.db"):
     """A finished or running study's results, read-only, under Optuna's names: the module
     dlsweep_results (python/dlsweep_results.py; `pip install ./python` installs both)."""
@@ -833,6 +1037,9 @@ def _reset_for_tests() -> None:
     _answered_seq, _unanswered_seq, _said_unanswered = -1, None, False
     _params_read.clear()
     _params_defaulted.clear()
+    global _local_rng
+    _suggested.clear()
+    _local_rng = None
     _position_checked = False
     _preempted.clear()
     _position.clear()

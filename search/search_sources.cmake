@@ -18,6 +18,7 @@ set(DLSWEEP_SEARCH_SOURCES
   nsga2_sampler.cpp
   pbt_sampler.cpp
   make_sampler.cpp
+  discovered.cpp
   enqueued_params.cpp
   median_pruner.cpp
   percentile_pruner.cpp

@@ -1,0 +1,172 @@
+"""dlsweep_optuna — run an Optuna objective under dlsweep, unchanged but for its import.
+
+    import dlsweep_optuna as optuna          # instead of `import optuna`
+
+    def objective(trial):
+        n_layers = trial.suggest_int("n_layers", 1, 3)
+        lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
+        for epoch in range(10):
+            acc = train_one_epoch(...)
+            trial.report(acc, epoch)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return acc
+
+and in the study file, as the trial's command (the runner, `python3 -m dlsweep_optuna`):
+
+    trial:
+      command: [python3, -m, dlsweep_optuna, "{study_dir}/my_objective.py:objective", --metric, acc]
+    objective: {metric: acc, mode: max, rank_by: final}
+
+The runner imports the objective (`path/to/file.py:name` or `package.module:name`), calls it
+with a Trial and records its return value as the trial's final value (metric `--metric`,
+default "value"). Exit status as the trial protocol wants it: 0 done or pruned, 2 a refused
+suggest (SuggestError: never retried), 3 a NaN/inf return value, 75 preempted, 1 any other
+exception (retried per the study's max_retries).
+
+The Trial is Optuna's define-by-run trial over dlsweep_trial: suggest_* ask the study's sampler
+through the orchestrator (dlsweep_trial.suggest_float); report(value, step) writes an eval
+record at step (and epoch) `step`; should_prune() answers for the last report (it waits for the
+orchestrator's decision, decided.json); set_user_attr() keeps attributes in user_attrs.json of
+the trial directory. Outside dlsweep (no DLSWEEP_TRIAL_DIR) suggest_* draw locally and reports
+print nothing: `python3 -m dlsweep_optuna file.py:objective` runs one trial by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import math
+import os
+import pathlib
+import sys
+import traceback
+
+import dlsweep_trial as dt
+
+__all__ = ["Trial", "TrialPruned", "run", "main"]
+
+
+class TrialPruned(Exception):
+    """Raise it from the objective when should_prune() is true (optuna.TrialPruned)."""
+
+
+class exceptions:  # noqa: N801 — optuna.exceptions.TrialPruned
+    TrialPruned = TrialPruned
+
+
+class Trial:
+    """Optuna's `trial` over the dlsweep trial protocol (see the module's doc)."""
+
+    def __init__(self, metric: str = "value"):
+        self._metric = metric
+        self._last_step = None
+        self.user_attrs: dict = {}
+
+    @property
+    def number(self) -> int:
+        """The trial's number in the study (0 outside dlsweep)."""
+        n = dt.trial_id()
+        return 0 if n is None else n
+
+    @property
+    def params(self) -> dict:
+        """The values suggest_* gave so far, by name."""
+        return dt.suggested()
+
+    def suggest_float(self, name: str, low: float, high: float, *, step: float | None = None, log: bool = False) -> float:
+        return dt.suggest_float(name, low, high, step=step, log=log)
+
+    def suggest_int(self, name: str, low: int, high: int, step: int = 1, log: bool = False) -> int:
+        return dt.suggest_int(name, low, high, step=step, log=log)
+
+    def suggest_categorical(self, name: str, choices):
+        return dt.suggest_categorical(name, choices)
+
+    def report(self, value: float, step: int) -> None:
+        """An intermediate value at `step` (recorded as step and epoch `step`, so a pruner
+        `by: step` or `by: epoch` compares trials at the same step)."""
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise TypeError(f"report: step must be a non-negative int, got {step!r}")
+        value = float(value)
+        self._last_step = step
+        dt.report(step=step, epoch=float(step), **{self._metric: value})
+
+    def should_prune(self) -> bool:
+        """True when dlsweep decided to stop this trial on its last report (pruned, or
+        cancelled): raise TrialPruned then."""
+        return dt.should_stop()
+
+    def set_user_attr(self, key: str, value) -> None:
+        json.dumps(value)  # must be JSON-serialisable, as in Optuna's storages
+        self.user_attrs[key] = value
+        d = dt.trial_dir()
+        if d is None or not dt.is_writer():
+            return
+        tmp = d / f".user_attrs.json.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(self.user_attrs, sort_keys=True))
+        os.replace(tmp, d / "user_attrs.json")
+
+
+def _load(target: str):
+    if ":" not in target:
+        raise SystemExit(f"dlsweep_optuna: expected FILE.py:FUNCTION or MODULE:FUNCTION, got {target!r}")
+    where, name = target.rsplit(":", 1)
+    if where.endswith(".py") or os.sep in where:
+        path = pathlib.Path(where)
+        sys.path.insert(0, str(path.resolve().parent))
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"dlsweep_optuna: cannot load {where}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise SystemExit(f"dlsweep_optuna: {where} has no function {name!r}")
+    return fn
+
+
+def run(objective, metric: str = "value") -> int:
+    """Calls objective(Trial) and records its return value; returns the exit status."""
+    trial = Trial(metric)
+    try:
+        value = objective(trial)
+    except TrialPruned:
+        return dt.EXIT_RESUMABLE if dt.stop_reason() == "preempted" else dt.EXIT_DONE
+    except dt.SuggestError:
+        traceback.print_exc()
+        return dt.EXIT_BAD_INPUT
+    metrics = [metric] if "," not in metric else metric.split(",")
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if len(values) != len(metrics) or any(v is None for v in values):
+        print(f"dlsweep_optuna: the objective returned {value!r}; expected {len(metrics)} number(s) for "
+              f"{', '.join(metrics)}", file=sys.stderr)
+        return dt.EXIT_FAILURE
+    values = [float(v) for v in values]
+    if any(not math.isfinite(v) for v in values):
+        print(f"dlsweep_optuna: the objective returned {value!r} (not finite): diverged", file=sys.stderr)
+        return dt.EXIT_DIVERGED
+    step = trial._last_step if trial._last_step is not None else 0
+    dt.final(step=step, epoch=float(step), **dict(zip(metrics, values)))
+    if dt.trial_dir() is None:
+        print(f"{', '.join(f'{m} = {v:g}' for m, v in zip(metrics, values))}; params {json.dumps(trial.params)}")
+    return dt.EXIT_DONE
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m dlsweep_optuna",
+                                 description="Run an Optuna objective(trial) as a dlsweep trial.")
+    ap.add_argument("target", help="FILE.py:FUNCTION or MODULE:FUNCTION")
+    ap.add_argument("--metric", default="value",
+                    help="the name its return value (and report()) is recorded under: the study's "
+                         "objective.metric (comma-separated for several objectives); default: value")
+    a = ap.parse_args(argv)
+    return run(_load(a.target), a.metric)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+// discovered.hpp — define-by-run parameters: a trial program asks for a value with
+// dlsweep_trial.suggest_float/int/categorical(name, ...) (Optuna's signatures); the engine
+// answers from the study's declaration (`space:`), from the trial's stored params (asked
+// before: resume, requeue, another rank), or draws it here.
+//
+// A draw is a pure function of (algorithm, seed, options, name, distribution, trial number,
+// history): tpe draws with its independent (univariate) model over the finished trials'
+// values of that name, as Optuna's TPE does for a space it discovers at run time; every other
+// algorithm (random, qmc, nsga2, grid, pbt) draws from a seeded stream keyed by (seed, number,
+// name). So resume and --add-trials draw exactly what an uninterrupted sweep would.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "search/history.hpp"
+#include "search/search_space.hpp"
+
+namespace dlsweep::search {
+
+/// What the program asked for: Optuna's FloatDistribution / IntDistribution /
+/// CategoricalDistribution. JSON: {"type":"float","low":..,"high":..,"log":false,"step":null},
+/// {"type":"int","low":..,"high":..,"log":false,"step":1}, {"type":"categorical","choices":[..]}.
+struct Distribution {
+  enum class Type { float_, int_, categorical };
+  Type type = Type::float_;
+  double low = 0, high = 0;            ///< float: [low, high] (Optuna's closed range)
+  std::optional<double> step;          ///< float: the grid low, low+step, ... <= high
+  std::int64_t int_low = 0, int_high = 0, int_step = 1;
+  bool log = false;
+  std::vector<nlohmann::json> choices;
+
+  nlohmann::json to_json() const;
+  /// As the program wrote it: `suggest_float('lr', 1e-05, 0.1, log=True)`.
+  std::string call(const std::string& name) const;
+  bool operator==(const Distribution&) const = default;
+};
+
+/// Parses and checks a request's distribution (Optuna's argument checks); the error says what
+/// is wrong.
+std::expected<Distribution, std::string> parse_distribution(const nlohmann::json& j);
+
+/// The study file's entry, as written: `space.lr: log_uniform [1e-05, 0.1]`.
+std::string describe_declared(const Dimension& d);
+
+/// nullopt when the program's call agrees with the study's declaration of the same name;
+/// otherwise the contradiction, naming both.
+std::optional<std::string> contradiction(const Dimension& declared, const std::string& name, const Distribution& asked);
+
+/// True when `v` is a value of `dist` (a stored value still answers the same call).
+bool contains(const Distribution& dist, const nlohmann::json& v);
+
+/// Draws `name` for trial `number` (see the file comment). `options` are the study's
+/// `search:` options (tpe's n_startup_trials, gamma, ...; null for defaults).
+nlohmann::json draw_discovered(const std::string& algorithm, std::uint64_t seed, const nlohmann::json& options,
+                               const std::string& name, const Distribution& dist, std::int64_t number,
+                               const History& history);
+
+}  // namespace dlsweep::search
