@@ -1,0 +1,172 @@
+"""Define-by-run through the real dlsweep (local backend): a study whose space lives only in
+the script (Optuna's conditional layers), one mixing study-declared and script-discovered
+names, and one whose script contradicts the study file. `results --format json` shows the
+discovered params; a retried trial, `resume --add-trials` and a second study with the same
+seed get the same values. Needs $DLSWEEP_BIN (ctest sets it)."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import LIB_DIR
+
+DLSWEEP = os.environ.get("DLSWEEP_BIN")
+pytestmark = pytest.mark.skipif(not DLSWEEP, reason="DLSWEEP_BIN is not set (ctest sets it to the built dlsweep)")
+
+# Trial 1 fails its first attempt after asking (a retry must get the same values).
+TRIAL = textwrap.dedent('''
+    import json, os, sys
+    import dlsweep_trial as dt
+    n = dt.suggest_int("n_layers", 1, 3)
+    units = [dt.suggest_int(f"n_units_l{i}", 4, 128, log=True) for i in range(n)]
+    lr = dt.suggest_float("lr", 1e-5, 1e-1, log=True)
+    opt = dt.suggest_categorical("optimizer", ["Adam", "RMSprop", "SGD"])
+    mom = dt.suggest_float("momentum", 0.5, 0.95, step=0.05) if opt == "SGD" else None
+    with open(f"asked.{dt.attempt()}.json", "w") as f:
+        json.dump(dt.suggested(), f)
+    if dt.trial_id() == 1 and dt.attempt() == 0:
+        sys.exit(1)
+    acc = 0.5 + sum(units) / 1000 + lr + (mom or 0) / 10
+    dt.report(step=1, epoch=1, val_acc=acc)
+    dt.final(step=1, epoch=1, val_acc=acc)
+''')
+
+
+OPTIONS = {"tpe": ", startup_trials: 2", "nsga2": ", population_size: 4"}
+
+
+def study(name, algorithm="tpe", trials=5, space="", script="trial.py"):
+    return textwrap.dedent(f'''
+        name: {name}
+        backend: {{kind: local, max_concurrent: 1}}
+        trial:
+          command: [{sys.executable}, "{{study_dir}}/{script}"]
+          env: {{PYTHONPATH: "{LIB_DIR}"}}
+          max_retries: 1
+        objective: {{metric: val_acc, mode: max}}
+        search: {{algorithm: {algorithm}, trials: {trials}, seed: 5{OPTIONS.get(algorithm, "")}}}
+    ''') + (textwrap.indent(textwrap.dedent(space), "") if space else "") + "runs_dir: runs\n"
+
+
+def dlsweep(tmp_path, *args):
+    return subprocess.run([DLSWEEP, "--db", str(tmp_path / "sweep.db"), *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def submit(tmp_path, text, trial=TRIAL, script="trial.py"):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / script).write_text(trial)
+    (tmp_path / "study.yaml").write_text(text)
+    return dlsweep(tmp_path, "submit", str(tmp_path / "study.yaml"))
+
+
+def results(tmp_path, name):
+    r = dlsweep(tmp_path, "results", name, "--format", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return {t["trial"]: t for t in json.loads(r.stdout)}
+
+
+def check_conditional(params):
+    n = params["n_layers"]
+    assert 1 <= n <= 3
+    for i in range(3):
+        assert (f"n_units_l{i}" in params) == (i < n), params
+        if i < n:
+            assert 4 <= params[f"n_units_l{i}"] <= 128
+    assert 1e-5 <= params["lr"] <= 1e-1
+    assert ("momentum" in params) == (params["optimizer"] == "SGD")
+
+
+@pytest.mark.parametrize("algorithm", ["tpe", "random", "qmc", "nsga2"])
+def test_space_only_in_the_script(tmp_path, algorithm):
+    r = submit(tmp_path / "a", study("dbr", algorithm))
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = results(tmp_path / "a", "dbr")
+    assert sorted(got) == [0, 1, 2, 3, 4]
+    for n, t in got.items():
+        assert t["state"] == "COMPLETE", t
+        check_conditional(t["params"])
+        assert t["params_n_layers"] == t["params"]["n_layers"]  # flat columns like a declared one
+        runs = tmp_path / "a" / "runs"
+        asked = json.loads(next(runs.glob(f"**/trial-*{n}/asked.{t['attempt']}.json")).read_text())
+        assert asked == t["params"]  # what the program got is what the database holds
+    assert got[1]["attempt"] == 1  # retried: its second attempt got the same values
+    t1 = next((tmp_path / "a" / "runs").glob("**/trial-*1"))
+    assert json.loads((t1 / "asked.0.json").read_text()) == json.loads((t1 / "asked.1.json").read_text())
+    assert len({json.dumps(t["params"], sort_keys=True) for t in got.values()}) == 5
+
+    # --add-trials: the first five keep their values; the same study run fresh with seven
+    # trials draws the same seven (a pure function of seed, number, name, history).
+    r = dlsweep(tmp_path / "a", "resume", "dbr", "--add-trials", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    grown = results(tmp_path / "a", "dbr")
+    assert sorted(grown) == list(range(7))
+    assert all(grown[n]["params"] == got[n]["params"] for n in got)
+    r = submit(tmp_path / "b", study("dbr", algorithm, trials=7))
+    assert r.returncode == 0, r.stdout + r.stderr
+    fresh = results(tmp_path / "b", "dbr")
+    assert {n: t["params"] for n, t in fresh.items()} == {n: t["params"] for n, t in grown.items()}
+
+
+MIXED_TRIAL = textwrap.dedent('''
+    import json
+    import dlsweep_trial as dt
+    p = dt.params()
+    lr = dt.suggest_float("lr", 1e-5, 1e-1, log=True)          # declared by the study
+    opt = dt.suggest_categorical("optimizer", ["SGD", "Adam"])  # declared (another order)
+    n = dt.suggest_int("n_layers", 1, 3)                        # discovered
+    assert lr == p["lr"] and opt == p["optimizer"], (lr, p)
+    dt.report(step=1, epoch=1, val_acc=lr * n)
+    dt.final(step=1, epoch=1, val_acc=lr * n)
+''')
+
+MIXED_SPACE = '''
+space:
+  lr: {log_uniform: [1.0e-5, 0.1]}
+  optimizer: [Adam, SGD]
+'''
+
+
+def test_study_declared_and_script_discovered_names_mix(tmp_path):
+    r = submit(tmp_path, study("mixed", "random", 4, MIXED_SPACE), MIXED_TRIAL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = results(tmp_path, "mixed")
+    assert len(got) == 4
+    for t in got.values():
+        assert t["state"] == "COMPLETE", t
+        assert set(t["params"]) == {"lr", "optimizer", "n_layers"}
+        assert t["value"] == pytest.approx(t["params"]["lr"] * t["params"]["n_layers"])
+
+
+def test_a_call_contradicting_the_study_file_names_both_and_is_not_retried(tmp_path):
+    space = '''
+space:
+  lr: {log_uniform: [1.0e-4, 0.1]}
+  optimizer: [Adam, SGD]
+'''
+    r = submit(tmp_path, study("contra", "random", 2, space), MIXED_TRIAL)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert ("the study file declares space.lr: log_uniform [0.0001, 0.1] but the program calls "
+            "suggest_float('lr', 1e-05, 0.1, log=True)") in out
+    got = results(tmp_path, "contra")
+    assert all(t["state"] == "FAILED" and t["attempt"] == 0 for t in got.values()), got  # exit 2: never retried
+
+
+def test_a_later_different_distribution_for_a_discovered_name_is_an_error(tmp_path):
+    trial = textwrap.dedent('''
+        import dlsweep_trial as dt
+        hi = 8 if dt.trial_id() == 0 else 16
+        n = dt.suggest_int("width", 1, hi)
+        dt.report(step=1, epoch=1, val_acc=n)
+        dt.final(step=1, epoch=1, val_acc=n)
+    ''')
+    r = submit(tmp_path, study("redef", "random", 2), trial)
+    out = r.stdout + r.stderr
+    assert ("the program calls suggest_int('width', 1, 16) but an earlier trial of this study called "
+            "suggest_int('width', 1, 8) for the same name") in out
+    got = results(tmp_path, "redef")
+    assert got[0]["state"] == "COMPLETE" and got[1]["state"] == "FAILED"
