@@ -170,3 +170,28 @@ def test_a_later_different_distribution_for_a_discovered_name_is_an_error(tmp_pa
             "suggest_int('width', 1, 8) for the same name") in out
     got = results(tmp_path, "redef")
     assert got[0]["state"] == "COMPLETE" and got[1]["state"] == "FAILED"
+
+
+EXAMPLES = LIB_DIR.parent / "examples" / "optuna"
+
+
+def test_the_optuna_example_runs_through_dlsweep_submit(tmp_path):
+    pytest.importorskip("torch")
+    text = (EXAMPLES / "study.yaml").read_text()
+    text = text.replace('{study_dir}/objective.py', str(EXAMPLES / "objective.py"))
+    text = text.replace('EPOCHS: "10"}', f'EPOCHS: "3", PYTHONPATH: "{LIB_DIR}"}}')
+    text = text.replace("trials: 20", "trials: 4").replace("python3", sys.executable)
+    assert str(EXAMPLES / "objective.py") in text and 'EPOCHS: "3"' in text
+    (tmp_path / "study.yaml").write_text(text + "runs_dir: runs\n")
+    r = dlsweep(tmp_path, "submit", str(tmp_path / "study.yaml"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = results(tmp_path, "optuna-mlp")
+    assert len(got) == 4
+    for t in got.values():
+        assert t["state"] in ("COMPLETE", "PRUNED"), t
+        p = t["params"]
+        assert {"n_layers", "optimizer", "lr"} <= set(p)
+        assert all((f"n_units_l{i}" in p) == (f"dropout_l{i}" in p) == (i < p["n_layers"]) for i in range(3)), p
+    assert any(t["state"] == "COMPLETE" for t in got.values())
+    r = dlsweep(tmp_path, "best", "optuna-mlp")
+    assert r.returncode == 0 and "n_layers" in r.stdout, r.stdout + r.stderr
