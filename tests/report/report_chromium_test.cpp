@@ -386,3 +386,118 @@ space: {x: {uniform: [0.1, 1.0]}}
   CHECK(m->at("best").at("trial") == json::parse(best.out).at("trial"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a study without a batch size (Optuna-style: conditional params, pruning, a retry) gets its own cards, in Chromium") {
+  // An MLP-like objective ported from Optuna: n_layers 1..2 with n_units_l1 only when there are
+  // 2 layers, an optimizer, a log-uniform lr; one report per epoch (4 epochs), the median
+  // pruner. Trial 1's first attempt reports epochs 1 and 2 and dies (exit 1: retried); its
+  // retry resumes at epoch 3. Trial 9 is hopeless: pruned at its first report (it waits for
+  // control.json). Every other trial beats the ones before it, so the pruner leaves it be.
+  const fs::path dir = fresh_dir("report-any-study");
+  std::ofstream(dir / "trial.py") << R"(import json, math, os, sys, time
+d = os.environ["DLSWEEP_TRIAL_DIR"]
+n = int(os.environ["DLSWEEP_TRIAL_ID"])
+attempt = int(os.environ.get("DLSWEEP_ATTEMPT", "0"))
+p = json.load(open(os.path.join(d, "params.json")))
+base = 0.6 + 0.02 * n + 0.002 * p["n_layers"] + 0.001 * math.log10(p["lr"] / 1e-5) + (0.002 if p["optimizer"] == "adam" else 0)
+def report(seq, epoch, acc):
+    with open(os.path.join(d, "metrics.jsonl"), "a") as out:
+        out.write(json.dumps({"seq": seq, "kind": "eval", "step": epoch * 50, "epoch": epoch, "wall_s": 0.1 * epoch,
+                              "metrics": {"val_acc": acc}}) + "\n")
+if n == 9:
+    report(0, 1, 0.05)
+    for _ in range(600):
+        if os.path.exists(os.path.join(d, "control.json")):
+            sys.exit(75)
+        time.sleep(0.05)
+    sys.exit(0)
+first = 3 if (n == 1 and attempt > 0) else 1
+for e in range(first, 5):
+    report(e - 1, e, base + 0.03 * e)
+    if n == 1 and attempt == 0 and e == 2:
+        sys.exit(1)
+)";
+  std::ofstream(dir / "study.yaml") << R"(name: any-study
+backend: {kind: local, max_concurrent: 1}
+trial:
+  command: [python3, "{study_dir}/trial.py"]
+  max_retries: 1
+objective: {metric: val_acc, mode: max}
+search: {algorithm: random, trials: 10, seed: 3}
+pruner: {kind: median, startup_trials: 2, warmup: 0}
+space:
+  n_layers: {int: [1, 2]}
+  n_units_l0: {int: [4, 128], log: true}
+  n_units_l1: {int: [4, 128], log: true, when: {n_layers: [2]}}
+  optimizer: {choice: [adam, sgd, rmsprop]}
+  lr: {log_uniform: [1.0e-5, 1.0e-1]}
+)";
+  const fs::path db = dir / "dlsweep.db";
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // What the database says, read independently of the report.
+  auto s = db::Storage::open_readonly(db);
+  REQUIRE(s);
+  auto st = (*s)->find_study("any-study");
+  REQUIRE(st);
+  REQUIRE(*st);
+  auto sums = (*s)->summaries((**st).id);
+  REQUIRE(sums);
+  REQUIRE(sums->size() == 10);
+  std::map<std::int64_t, const db::TrialSummary*> by_number;
+  std::size_t complete = 0, with_l1 = 0;
+  for (const auto& t : *sums) {
+    by_number[t.number] = &t;
+    if (t.state == "COMPLETE" && t.value) ++complete, with_l1 += t.params.contains("n_units_l1");
+  }
+  REQUIRE(by_number[1]->attempt == 1);  // retried once
+  REQUIRE(by_number[9]->state == "PRUNED");
+  REQUIRE(with_l1 > 0);
+  REQUIRE(with_l1 < complete);  // the conditional parameter: some trials lack it
+
+  json p = report_in_chromium(db, "any-study", dir, "any-study.png");
+  // The cards this study has, and not the batch-size ones; one line says which and why.
+  const auto cards = p["cards"].get<std::vector<std::string>>();
+  for (const char* id : {"card-convergence", "card-slice", "card-parallel", "card-history", "card-trials"})
+    CHECK(std::find(cards.begin(), cards.end(), id) != cards.end());
+  for (const char* id : {"card-to-target", "card-time-to-target", "card-noise-scale", "card-throughput", "card-pareto", "card-lr"})
+    CHECK(std::find(cards.begin(), cards.end(), id) == cards.end());
+  for (const auto& [id, c] : p["charts"].items()) CHECK(id.find("grouped-fit") == std::string::npos);
+  REQUIRE(p["hidden_cards"].is_object());
+  const auto hidden = p["hidden_cards"]["ids"].get<std::vector<std::string>>();
+  for (const char* id : {"to-target", "time-to-target", "noise-scale", "throughput", "pareto", "lr"})
+    CHECK(std::find(hidden.begin(), hidden.end(), id) != hidden.end());
+  CHECK_THAT(p["hidden_cards"]["text"].get<std::string>(), Catch::Contains("no trial has a batch_size"));
+  // One legend entry per trial, in number order.
+  CHECK(p["legend_trials"] == json({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  // The intermediate values: every trial a line; the retried trial has both attempts' points
+  // (epochs 1-2 of attempt 0, 3-4 of attempt 1); the trial pruned at its first report is one
+  // point with a visible marker.
+  REQUIRE(p["lines"].contains("convergence-step"));
+  std::map<std::int64_t, json> line;
+  for (const auto& d : p["lines"]["convergence-step"]) line[d["trial"].get<std::int64_t>()] = d;
+  CHECK(line.size() == 10);
+  CHECK(line[1]["points"] == 4);
+  CHECK(line[1]["attempts"] == json({0, 1}));
+  CHECK(line[0]["points"] == 4);
+  CHECK(line[0]["attempts"] == json({0}));
+  CHECK(line[9]["points"] == 1);
+  CHECK(line[9]["radius"].get<double>() >= 3);
+  CHECK(p["empty"].is_object());
+  CHECK_FALSE(p["empty"].contains("convergence"));
+  // Slice: one chart per parameter, a point per COMPLETE trial that has the parameter.
+  for (const char* name : {"n_layers", "n_units_l0", "optimizer", "lr"})
+    CHECK(sizes(p, std::string("slice-") + name) == std::vector<std::size_t>{complete});
+  CHECK(sizes(p, "slice-n_units_l1") == std::vector<std::size_t>{with_l1});
+  CHECK(sizes(p, "parallel").size() == 10);  // every trial has a value (the PRUNED ones too)
+  CHECK(sizes(p, "history") == std::vector<std::size_t>{complete, complete});
+  CHECK(p["charts"].contains("importance"));
+  CHECK(p["table_rows"] == 10);
+  // No "null", "undefined" or "NaN" anywhere on the page.
+  const std::string text = p["text"].get<std::string>();
+  INFO(text);
+  CHECK(text.size() > 1000);
+  for (const char* word : {"null", "undefined", "NaN"}) CHECK(text.find(word) == std::string::npos);
+  fs::remove_all(dir);
+}

@@ -175,3 +175,55 @@ TEST_CASE("the stored study: ranks by the one rule, a pbt lineage's searched par
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message(), Catch::Contains("study 'broken'") && Catch::Contains("trial.ranks"));
 }
+
+TEST_CASE("a retried trial's curve holds every attempt's points, tagged; a study without a batch size hides its cards") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  db::NewStudy ns;
+  ns.name = "retried";
+  ns.spec_json = json{{"name", "retried"}, {"trial", {{"command", {"python3", "train.py"}}}}}.dump();
+  ns.source_path = "retried.yaml";
+  ns.root_dir = "runs/retried";
+  ns.objective_metric = "val_acc";
+  ns.objective_mode = "max";
+  const auto sid = must(s->create_study(ns));
+  const auto tid = must(s->create_trial(sid, 0, {{"optimizer", "adam"}, {"lr", 0.01}}, "runs/0"));
+  auto recs = [](int first, int last) {
+    std::vector<protocol::Record> out;
+    for (int e = first; e <= last; ++e) {
+      protocol::Record r;
+      r.seq = e - 1;
+      r.kind = protocol::RecordKind::eval;
+      r.step = 50 * e;
+      r.epoch = e;
+      r.metrics = {{"val_acc", 0.5 + 0.1 * e}};
+      out.push_back(std::move(r));
+    }
+    return out;
+  };
+  must(s->ingest(tid, 0, recs(1, 2)));  // the first attempt: epochs 1-2, then it failed
+  must(s->ingest(tid, 1, recs(3, 4)));  // the retry resumed at epoch 3
+  json m = must(build_report_model(*s, "retried"));
+  const json& c = m["curves"]["0"];
+  CHECK(c["step"] == json({50, 100, 150, 200}));
+  CHECK(c["attempt"] == json({0, 0, 1, 1}));
+  CHECK(c["objective"].size() == 4);
+  CHECK(m["batch_space"]["present"] == false);
+  CHECK(m["batch_space"]["hide"] == true);
+  CHECK(m["batch_space"]["reason"].get<std::string>().find("batch_size") != std::string::npos);
+  // Thinned, each attempt keeps its first and last point.
+  ModelOptions o;
+  o.max_points_per_curve = 2;
+  json thin = must(build_report_model(*s, "retried", o));
+  CHECK(thin["curves"]["0"]["step"] == json({50, 100, 150, 200}));
+}
+
+TEST_CASE("a study with a batch size keeps its batch-size cards") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  must(write_synthetic_study(*s, "batch", 3));
+  json m = must(build_report_model(*s, "batch"));
+  CHECK(m["batch_space"]["present"] == true);
+  CHECK(m["batch_space"]["hide"] == false);
+  CHECK(m["curves"]["0"]["attempt"].size() == m["curves"]["0"]["step"].size());
+}

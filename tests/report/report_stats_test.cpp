@@ -99,3 +99,14 @@ TEST_CASE("rate_importance: one trial per value is not rated; two per group on a
   CHECK_THAT(rate_importance({{json("a"), 2}, {json("a"), 2}, {json("b"), 2}, {json("b"), 2}}).why_not,
              Catch::Contains("does not vary"));
 }
+
+TEST_CASE("thin_by_attempt keeps every attempt's first and last point, and all points under the cap") {
+  CHECK(thin_by_attempt({}, 5).empty());
+  CHECK(thin_by_attempt({0, 0, 1}, 5) == std::vector<std::size_t>{0, 1, 2});  // under the cap: all
+  // 10 points, attempts 0 (0..3) and 1 (4..9), cap 3: evenly spaced 0, 4, 9 plus the ends 3 and 4.
+  CHECK(thin_by_attempt({0, 0, 0, 0, 1, 1, 1, 1, 1, 1}, 3) == std::vector<std::size_t>{0, 3, 4, 9});
+  // One attempt: the plain evenly spaced thinning, first and last kept.
+  CHECK(thin_by_attempt(std::vector<int>(9, 0), 3) == std::vector<std::size_t>{0, 4, 8});
+  // A one-point attempt in the middle is kept.
+  CHECK(thin_by_attempt({0, 0, 0, 0, 1, 2, 2, 2, 2, 2}, 2) == std::vector<std::size_t>{0, 3, 4, 5, 9});
+}
