@@ -13,8 +13,9 @@
 //  - Every trial of the study appears in "trials", whatever its state (WAITING ... CANCELLED),
 //    with its failure/prune message; none is dropped. A study with 0 trials is a valid model.
 //  - Numbers that are not finite never reach the JSON (they become null).
-//  - Curves are thinned to at most ModelOptions::max_points_per_curve points per trial
-//    (first and last point always kept), so 500 trials stay a few MB.
+//  - Curves are thinned to about ModelOptions::max_points_per_curve points per trial
+//    (the first and last point of every attempt always kept: thin_by_attempt), so 500
+//    trials stay a few MB.
 //
 // Layout (version kModelVersion; render.js reads exactly these keys):
 //  { "version", "generated_at",
@@ -26,8 +27,14 @@
 //                samples_to_target, time_to_target_s, samples_per_s, wall_s, batch_size,
 //                ranks, threads, rank_seconds_to_target, message}],   in number order
 //    "curves": {"<number>": {"step":[], "samples":[], "wall_s":[], "objective":[],
-//                            "lr":[], "noise_scale":[], "samples_per_s":[]}},
-//                                                   parallel arrays, null where a record lacks it
+//                            "lr":[], "noise_scale":[], "samples_per_s":[], "attempt":[]}},
+//                                                   parallel arrays, null where a record lacks it; every
+//                                                   attempt's eval/final records (a retried trial's earlier
+//                                                   attempts too), in attempt then report order, each point
+//                                                   tagged with its attempt
+//    "batch_space": {present, hide, trials, reason}   whether any trial has a batch size (param or reported);
+//                                                   hide: render.js leaves out the batch-size cards and
+//                                                   shows `reason` in one line (a study with trials, none with one)
 //    "lr_trials": [numbers],                       the best few trials by value (LR chart): the ranked
 //                                                  COMPLETE trials first, then the others (analysis/ranking.hpp)
 //    "best": {criterion, trial, trials, mean, "by": {"time"|"steps"|"value": {criterion, trial, trials, mean}}} | null
