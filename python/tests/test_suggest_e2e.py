@@ -4,6 +4,7 @@ names, and one whose script contradicts the study file. `results --format json` 
 discovered params; a retried trial, `resume --add-trials` and a second study with the same
 seed get the same values. Needs $DLSWEEP_BIN (ctest sets it)."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -195,3 +196,29 @@ def test_the_optuna_example_runs_through_dlsweep_submit(tmp_path):
     assert any(t["state"] == "COMPLETE" for t in got.values())
     r = dlsweep(tmp_path, "best", "optuna-mlp")
     assert r.returncode == 0 and "n_layers" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_coming_from_optuna_page_runs_as_written(tmp_path):
+    page = (LIB_DIR.parent / "docs" / "coming-from-optuna.md").read_text()
+    blocks = re.findall(r"```(\w+)\n(.*?)```", page, re.S)
+    objective = next(code for lang, code in blocks if lang == "python")
+    study_yaml = next(code for lang, code in blocks if lang == "yaml")
+    # The page's study file is the example's (run by the test above), comments aside.
+    strip = lambda t: [l for l in t.splitlines() if l.strip() and not l.lstrip().startswith("#")]
+    assert strip(study_yaml) == strip((EXAMPLES / "study.yaml").read_text())
+    # Its objective, unchanged, through the runner and a real sweep.
+    (tmp_path / "objective.py").write_text(objective)
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(f'''
+        name: page
+        backend: {{kind: local, max_concurrent: 2}}
+        trial:
+          command: [{sys.executable}, -m, dlsweep_optuna, "{{study_dir}}/objective.py:objective", --metric, accuracy]
+          env: {{PYTHONPATH: "{LIB_DIR}"}}
+        objective: {{metric: accuracy, mode: max, rank_by: final}}
+        search: {{algorithm: tpe, trials: 4, seed: 0}}
+        runs_dir: runs
+    '''))
+    r = dlsweep(tmp_path, "submit", str(tmp_path / "study.yaml"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = results(tmp_path, "page")
+    assert all(t["state"] == "COMPLETE" and "n_layers" in t["params"] for t in got.values()) and len(got) == 4
