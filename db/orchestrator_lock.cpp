@@ -136,6 +136,14 @@ Result<StudyLock> lock_study(const std::string& db, const std::string& study) {
     auto fd = take_lock(db, db_lock, exclusive ? F_WRLCK : F_RDLCK, {});
     if (!fd) {
       held_dbs.erase(db_lock);
+      // The holder drives this very study (snapshot mode: exclusively): say so, naming it.
+      std::optional<LockHolder> holder;
+      if (test_lock(path, F_WRLCK, &holder) == LockState::held) {
+        auto fs_kind = probe_fs(path);
+        return std::unexpected(lock_outcome(-1, EAGAIN, db, path, holder, this_host_name(),
+                                            fs_kind ? *fs_kind : classify_fs_magic(0), study)
+                                   .error());
+      }
       Error e = fd.error();
       if (e.what.starts_with("another dlsweep orchestrator"))
         e.fix = exclusive ? "this database is on a filesystem other hosts share (snapshot mode, docs/database.md): one "

@@ -30,6 +30,22 @@ TEST_CASE("lock file text: host and pid, written and read back") {
 
 TEST_CASE("lock_outcome: taken") { CHECK(lock_outcome(0, 0, "s.db", "s.db.lock", {}, "h", kExt4).has_value()); }
 
+TEST_CASE("lock_outcome: a study's lock names the study and its orchestrator, and says other studies may run") {
+  auto elsewhere = lock_outcome(-1, EAGAIN, "s.db", "s.db.locks/bs.lock", LockHolder{"login2", 977}, "node17", kNfs, "bs");
+  REQUIRE_FALSE(elsewhere.has_value());
+  const auto m = elsewhere.error().message();
+  CHECK(m.find("another dlsweep orchestrator is driving study 'bs' of this database (pid 977 on host login2)") !=
+        std::string::npos);
+  CHECK(m.find("`dlsweep --db s.db cancel bs`, or end it on login2") != std::string::npos);
+  CHECK(m.find("other studies of this database can run beside it") != std::string::npos);
+  auto here = lock_outcome(-1, EACCES, "s.db", "s.db.locks/bs.lock", LockHolder{"node17", 12}, "node17", kExt4, "bs");
+  CHECK(here.error().message().find("driving study 'bs' of this database (pid 12 on this host, node17)") !=
+        std::string::npos);
+  // Not a holder: the filesystem's failure reads the same as for the database's lock.
+  auto nolock = lock_outcome(-1, ENOLCK, "s.db", "s.db.locks/bs.lock", std::nullopt, "node17", kNfs, "bs");
+  CHECK(nolock.error().message().find("no working POSIX locks") != std::string::npos);
+}
+
 TEST_CASE("lock_outcome: EAGAIN/EACCES name the orchestrator that holds it, host and pid") {
   for (int err : {EAGAIN, EACCES}) {
     INFO(err);

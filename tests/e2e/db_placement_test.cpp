@@ -163,8 +163,8 @@ void sweep_readers_kill_resume(const fs::path& shared, const fs::path& local, bo
       auto second = run_dlsweep(db, {"resume", kStudy}, shared);
       INFO(second.err);
       CHECK(second.exit_code != 0);
-      CHECK(second.err.find("another dlsweep orchestrator is driving this database (pid " + std::to_string(pid)) !=
-            std::string::npos);
+      CHECK(second.err.find("another dlsweep orchestrator is driving study '" + std::string(kStudy) +
+                            "' of this database (pid " + std::to_string(pid)) != std::string::npos);
       // Published as a whole file: nothing of WAL beside it on the shared filesystem.
       CHECK_FALSE(fs::exists(db.string() + "-wal"));
       CHECK_FALSE(fs::exists(db.string() + "-shm"));
