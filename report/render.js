@@ -430,6 +430,42 @@ function emptyNote(parent, id, why) {
     chart(state, c, 'noise-scale', { type: 'line', data: { datasets }, options: opts, plugins: [marksPlugin] });
   }
 
+  // ---- 4b. batch over training: the batch an adaptive trial (batch_ramp adaptive) chose at
+  // each decision, and the B_simple it measured there, against the step (model: batch_over_training).
+  function batchOverTraining(state, root, m, ctx) {
+    const bot = m.batch_over_training;
+    if (!bot || !Array.isArray(bot.trials) || !bot.trials.length) return;
+    const c = card(root, 'batch-over-training', 'Batch size over training (adaptive trials)',
+      `The global batch each trial with batch_ramp: adaptive chose at each decision (left, held until the next), and the gradient ` +
+      'noise scale B_simple it measured there (right), against the step; one colour per trial (' +
+      `${bot.trials.length === 1 ? 'trial' : 'trials'} ${bot.trials.map((n) => '#' + n).join(', ')}). A decision before the first noise estimate keeps the batch and has no B_simple.`);
+    const byNumber = new Map(m.trials.map((t) => [t.number, t]));
+    const grid = el('div', { class: 'grid2' });
+    c.append(grid);
+    for (const [key, id, ylabel] of [['batch_size', 'batch-over-training', 'global batch size'], ['grad_noise_scale', 'noise-over-training', 'B_simple']]) {
+      const datasets = [];
+      for (const n of bot.trials) {
+        const cv = bot.curves[n], t = byNumber.get(n);
+        if (!cv) continue;
+        const data = [];
+        cv.step.forEach((x, i) => { if (finite(x) && finite(cv[key][i]) && cv[key][i] > 0) data.push({ x, y: cv[key][i], e: cv.epoch[i], a: cv.attempt[i] }); });
+        const color = trialColor(n);
+        datasets.push({ label: t ? trialLabel(t) : '#' + n, data, trial: n, borderColor: color, backgroundColor: color,
+          stepped: key === 'batch_size' ? 'after' : false, pointRadius: data.length === 1 ? 4 : 2, borderWidth: 1.5,
+          hidden: t ? isHidden(state, t) : false });
+      }
+      if (!datasets.some((d) => d.data.length)) {
+        emptyNote(grid, id, key === 'grad_noise_scale' ? 'no decision has a noise estimate yet (noise_scale_every > 0 gives one)' : 'no decision recorded yet');
+        continue;
+      }
+      const opts = baseOptions('step', ylabel + ' (log)', 'linear', 'logarithmic');
+      opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
+      opts.plugins.tooltip.callbacks = { label: (it) => `${it.dataset.label}: ${ylabel} ${fmt(it.parsed.y, 4)} at step ${fmt(it.parsed.x)}` +
+        (finite(it.raw.e) ? ` (epoch ${fmt(it.raw.e, 3)})` : '') };
+      chart(state, grid, id, { type: 'line', data: { datasets }, options: opts });
+    }
+  }
+
   // ---- 5. throughput vs batch and vs ranks: report/throughput.js, embedded with this file.
   function throughput(state, root, m) {
     if (typeof global.dlsweepThroughput === 'function')
@@ -716,7 +752,7 @@ function emptyNote(parent, id, why) {
     const ctx = { m, batch, color: batchColorFn(m.trials), trialColor };
     header(root, m);
     const lrReported = Object.values(m.curves || {}).some((cv) => Array.isArray(cv.lr) && cv.lr.some(finite));
-    const parts = [convergence];
+    const parts = [convergence, batchOverTraining];
     if (!batch) parts.push(hiddenCards);
     parts.push(pbtLineage, paretoFront);
     if (batch) parts.push(toTarget, groupedFits, noiseScale, throughput);

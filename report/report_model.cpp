@@ -33,25 +33,31 @@ std::optional<double> as_number(const json& params, const char* key) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
-struct Row {  // one eval/final record of one attempt of one trial
+struct Row {  // one eval/final (or log) record of one attempt of one trial
   int attempt = 0;
   std::int64_t seq = 0, step = 0, samples = 0;
-  double wall_s = 0;
+  double wall_s = 0, epoch = 0;
   std::map<std::string, double> values;
 };
 
 // Curves keyed by trial NUMBER: the eval/final records of every attempt (a retried trial's
 // earlier attempts too: what `export --curves` has), in attempt then seq order, each with the
 // requested metrics.
+// `decisions` gets the `log` records' batch_size, grad_noise_scale and lr (an adaptive batch's
+// decisions, docs/trainer.md), keyed the same way.
 Result<std::map<std::int64_t, std::vector<Row>>> read_curves(const db::Storage& s, std::int64_t study_id,
-                                                             const std::vector<std::string>& names) {
+                                                             const std::vector<std::string>& names,
+                                                             std::map<std::int64_t, std::vector<Row>>& decisions) {
   const std::set<std::string> wanted(names.begin(), names.end());
+  static const std::set<std::string> decision_metrics = {"batch_size", "grad_noise_scale", "lr"};
   std::map<std::int64_t, std::vector<Row>> out;
   auto st = s.for_each_curve_point(study_id, [&](const db::CurvePoint& p) -> Status {
-    if ((p.kind != "eval" && p.kind != "final") || !wanted.contains(p.name)) return {};
-    auto& rows = out[p.number];
+    const bool log = p.kind == "log";
+    if (log ? !decision_metrics.contains(p.name) : (p.kind != "eval" && p.kind != "final") || !wanted.contains(p.name))
+      return {};
+    auto& rows = log ? decisions[p.number] : out[p.number];
     if (rows.empty() || rows.back().seq != p.seq || rows.back().attempt != p.attempt)
-      rows.push_back(Row{p.attempt, p.seq, p.step, p.samples, p.wall_s, {}});
+      rows.push_back(Row{p.attempt, p.seq, p.step, p.samples, p.wall_s, p.epoch, {}});
     if (p.value && std::isfinite(*p.value)) rows.back().values[p.name] = *p.value;
     return {};
   });
@@ -83,6 +89,31 @@ json curve_json(const std::vector<Row>& rows, const std::string& objective, std:
   return c;
 }
 
+
+// The batch over training of the trials whose batch was decided as they trained (`log` records
+// with a batch_size: batch_ramp adaptive): per trial the decisions' step, epoch, batch,
+// B_simple (null before the first estimate) and attempt. Trials with no decision are absent.
+json batch_over_training_json(const std::map<std::int64_t, std::vector<Row>>& decisions) {
+  json trials = json::array(), curves = json::object();
+  for (const auto& [number, rows] : decisions) {
+    json c = {{"step", json::array()}, {"epoch", json::array()}, {"batch_size", json::array()},
+              {"grad_noise_scale", json::array()}, {"attempt", json::array()}};
+    for (const Row& r : rows) {
+      auto b = r.values.find("batch_size");
+      if (b == r.values.end()) continue;
+      auto ns = r.values.find("grad_noise_scale");
+      c["step"].push_back(r.step);
+      c["epoch"].push_back(std::isfinite(r.epoch) ? json(r.epoch) : json(nullptr));
+      c["batch_size"].push_back(b->second);
+      c["grad_noise_scale"].push_back(ns != r.values.end() && ns->second > 0 ? json(ns->second) : json(nullptr));
+      c["attempt"].push_back(r.attempt);
+    }
+    if (c["step"].empty()) continue;
+    trials.push_back(number);
+    curves[std::to_string(number)] = std::move(c);
+  }
+  return {{"trials", trials}, {"curves", curves}};
+}
 
 json study_json(const db::StudyRow& st) {
   return {{"name", st.name},
@@ -221,7 +252,8 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   std::vector<std::string> metric_names = {objective, "lr", "grad_noise_scale", "samples_per_s", "batch_size"};
   std::sort(metric_names.begin(), metric_names.end());
   metric_names.erase(std::unique(metric_names.begin(), metric_names.end()), metric_names.end());
-  auto curves = read_curves(storage, st->id, metric_names);
+  std::map<std::int64_t, std::vector<Row>> decisions;
+  auto curves = read_curves(storage, st->id, metric_names, decisions);
   if (!curves) return std::unexpected(curves.error());
 
   json model = {{"version", kModelVersion}, {"study", study_json(*st)}};
@@ -289,6 +321,7 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   model["trials"] = trials;
   model["curves"] = curve_map;
   model["batch_space"] = batch_space_json(batch_rows.size(), sums->size());
+  model["batch_over_training"] = batch_over_training_json(decisions);
   model["noise_scale"] = noise_json(*curves);
 
   json per_batch = json::array();

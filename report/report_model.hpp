@@ -32,6 +32,9 @@
 //                                                   attempt's eval/final records (a retried trial's earlier
 //                                                   attempts too), in attempt then report order, each point
 //                                                   tagged with its attempt
+//    "batch_over_training": {"trials": [numbers], "curves": {"<number>": {"step":[], "epoch":[],
+//                            "batch_size":[], "grad_noise_scale":[], "attempt":[]}}}   the decisions
+//                                                   (`log` records with a batch_size) of batch_ramp adaptive trials
 //    "batch_space": {present, hide, trials, reason}   whether any trial has a batch size (param or reported);
 //                                                   hide: render.js leaves out the batch-size cards and
 //                                                   shows `reason` in one line (a study with trials, none with one)
