@@ -957,6 +957,7 @@ def _suggest(name: str, dist: dict):
             if "value" in a:
                 value = a["value"]
                 _suggested[name] = (dist, value)
+                _note_read((name,), {name}, set())  # a study parameter asked for is read
                 return value
         if time.monotonic() >= deadline:
             raise SuggestError(
