@@ -501,3 +501,61 @@ space:
   for (const char* word : {"null", "undefined", "NaN"}) CHECK(text.find(word) == std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a batch_ramp adaptive trial's batch and B_simple over training: the 'batch over training' card, in Chromium") {
+  if (std::string(DLSWEEP_TRAIN_BIN).empty()) {
+    WARN("SKIPPED: an orchestrator-only build (DLSWEEP_TRAINER=OFF) has no dlsweep-train");
+    return;
+  }
+  // One adaptive trial and one fixed: only the adaptive one has decisions (its log records).
+  const fs::path dir = fresh_dir("report-adaptive");
+  std::ofstream(dir / "study.yaml") << R"(name: adaptive-report
+backend: {kind: local, max_concurrent: 1}
+trial:
+  trainer: {model: mlp, hidden: [256, 128], dataset: fashion-mnist, epochs: 3, eval_every: 0.5,
+            train_subset: 12000, test_subset: 1000, threads: 1}
+objective: {metric: val_acc, mode: max, target: 0.75}
+search: {algorithm: grid}
+space:
+  batch_ramp: [adaptive, none]
+fixed: {batch_size: 50, base_batch: 50, base_lr: 0.05, noise_scale_every: 3, adaptive_every: 7,
+        adaptive_max_batch: 800, adaptive_step_time: [0.004, 0.00001], seed: 3}
+runs_dir: runs
+)";
+  const fs::path db = dir / "dlsweep.db";
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // The decisions in the database, read independently: log records of trial 0 with a batch_size,
+  // and how many of them carry a noise estimate; the batch chosen last.
+  auto s = db::Storage::open_readonly(db);
+  REQUIRE(s);
+  auto st = (*s)->find_study("adaptive-report");
+  REQUIRE(st);
+  REQUIRE(*st);
+  std::size_t decisions = 0, with_noise = 0, fixed_logs = 0;
+  REQUIRE((*s)->for_each_curve_point((**st).id, [&](const db::CurvePoint& p) -> Status {
+    if (p.kind != "log") return {};
+    if (p.number == 1 && p.name == "batch_size") ++fixed_logs;
+    if (p.number == 0 && p.name == "batch_size") ++decisions;
+    if (p.number == 0 && p.name == "grad_noise_scale" && p.value && *p.value > 0) ++with_noise;
+    return {};
+  }));
+  REQUIRE(decisions >= 5);
+  CHECK(fixed_logs == 0);
+  json p = report_in_chromium(db, "adaptive-report", dir, "adaptive-study.png");
+  const auto cards = p["cards"].get<std::vector<std::string>>();
+  CHECK(std::find(cards.begin(), cards.end(), "card-batch-over-training") != cards.end());
+  // One line (trial 0, the adaptive one) with a point per decision; B_simple where measured.
+  CHECK(sizes(p, "batch-over-training") == std::vector<std::size_t>{decisions});
+  CHECK(sizes(p, "noise-over-training") == std::vector<std::size_t>{with_noise});
+  REQUIRE(p["lines"].contains("batch-over-training"));
+  CHECK(p["lines"]["batch-over-training"][0]["trial"] == 0);
+  // The batch-size study keeps its batch-size cards.
+  for (const char* id : {"card-to-target", "card-noise-scale", "card-throughput"})
+    CHECK(std::find(cards.begin(), cards.end(), id) != cards.end());
+  CHECK(p["hidden_cards"].is_null());
+  const std::string text = p["text"].get<std::string>();
+  for (const char* word : {"null", "undefined", "NaN"}) CHECK(text.find(word) == std::string::npos);
+  fs::remove_all(dir);
+}

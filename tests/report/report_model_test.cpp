@@ -227,3 +227,44 @@ TEST_CASE("a study with a batch size keeps its batch-size cards") {
   CHECK(m["batch_space"]["hide"] == false);
   CHECK(m["curves"]["0"]["attempt"].size() == m["curves"]["0"]["step"].size());
 }
+
+TEST_CASE("batch_over_training: the log records' batch decisions of a trial, with B_simple where measured") {
+  TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "r.db"));
+  db::NewStudy ns;
+  ns.name = "adaptive";
+  ns.spec_json = json{{"name", "adaptive"}, {"trial", {{"command", {"python3", "train.py"}}}}}.dump();
+  ns.source_path = "adaptive.yaml";
+  ns.root_dir = "runs/adaptive";
+  ns.objective_metric = "val_acc";
+  ns.objective_mode = "max";
+  const auto sid = must(s->create_study(ns));
+  const auto adaptive = must(s->create_trial(sid, 0, {{"batch_size", 64}, {"batch_ramp", "adaptive"}}, "runs/0"));
+  const auto fixed = must(s->create_trial(sid, 1, {{"batch_size", 64}, {"batch_ramp", "none"}}, "runs/1"));
+  std::vector<protocol::Record> recs;
+  auto rec = [](int seq, protocol::RecordKind kind, std::int64_t step, json metrics) {
+    protocol::Record r;
+    r.seq = seq;
+    r.kind = kind;
+    r.step = step;
+    r.epoch = step / 100.0;
+    r.metrics = std::move(metrics);
+    return r;
+  };
+  recs.push_back(rec(0, protocol::RecordKind::log, 10, {{"batch_size", 64}, {"lr", 0.1}}));  // kept: no estimate yet
+  recs.push_back(rec(1, protocol::RecordKind::log, 20, {{"batch_size", 128}, {"lr", 0.14}, {"grad_noise_scale", 150.0}}));
+  recs.push_back(rec(2, protocol::RecordKind::eval, 25, {{"val_acc", 0.8}, {"batch_size", 128}}));
+  recs.push_back(rec(3, protocol::RecordKind::log, 30, {{"batch_size", 256}, {"lr", 0.2}, {"grad_noise_scale", 300.0}}));
+  must(s->ingest(adaptive, 0, recs));
+  must(s->ingest(fixed, 0, {rec(0, protocol::RecordKind::eval, 25, {{"val_acc", 0.7}})}));
+  json m = must(build_report_model(*s, "adaptive"));
+  const json& bot = m["batch_over_training"];
+  CHECK(bot["trials"] == json({0}));  // the fixed trial made no decision
+  const json& c = bot["curves"]["0"];
+  CHECK(c["step"] == json({10, 20, 30}));
+  CHECK(c["batch_size"] == json({64.0, 128.0, 256.0}));
+  CHECK(c["grad_noise_scale"] == json({nullptr, 150.0, 300.0}));
+  CHECK(c["attempt"] == json({0, 0, 0}));
+  // The log records are not curve points: the curve has the eval record only.
+  CHECK(m["curves"]["0"]["step"] == json({25}));
+}
