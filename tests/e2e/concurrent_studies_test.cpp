@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "run_command.hpp"
 #include "tests/support/wait_until.hpp"
@@ -108,6 +109,30 @@ int launches(const fs::path& dir, const std::string& study, int n) {
 
 bool alive(pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 
+// `dlsweep serve --port 0 --no-token`, one GET of `path`, then the server is stopped.
+CommandResult serve_get(const fs::path& db, const std::string& path) {
+  static constexpr const char* kDriver = R"(import re, subprocess, sys, urllib.request
+bin, db, path = sys.argv[1:4]
+p = subprocess.Popen([bin, "--db", db, "serve", "--port", "0", "--no-token"], stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True)
+try:
+    port = None
+    for line in p.stdout:
+        sys.stderr.write(line)
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if m:
+            port = m.group(1)
+            break
+    if port is None:
+        sys.exit("serve printed no URL")
+    print(urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60).read().decode())
+finally:
+    p.terminate()
+    p.wait(60)
+)";
+  return run_command({"/usr/bin/python3", "-c", kDriver, DLSWEEP_BIN, db.string(), path});
+}
+
 }  // namespace
 
 TEST_CASE("three studies at once in one database; kill -9 of one leaves the others running; its resume loses nothing",
@@ -136,7 +161,7 @@ TEST_CASE("three studies at once in one database; kill -9 of one leaves the othe
   for (const auto& s : kStudies) REQUIRE(alive(pid[s]));
 
   // 2. `status` mid-run lists all three RUNNING, each with trial 0 COMPLETE, and names none
-  // as undriven; `results` and `report` read each of them.
+  // as undriven; `serve` lists all three; `results` and `report` read each of them.
   std::string status_err;
   REQUIRE(test_support::wait_until(
       [&] {
@@ -147,6 +172,14 @@ TEST_CASE("three studies at once in one database; kill -9 of one leaves the othe
       },
       std::chrono::seconds(120), std::chrono::milliseconds(100)));
   CHECK(status_err.find("no orchestrator is running") == std::string::npos);
+  {
+    auto served = serve_get(db, "/api/studies");
+    INFO(served.err);
+    REQUIRE(served.exit_code == 0);
+    std::map<std::string, std::string> state;
+    for (const auto& st : nlohmann::json::parse(served.out)) state[st.at("name")] = st.at("state");
+    for (const auto& s : kStudies) CHECK(state[s] == "RUNNING");
+  }
   for (const auto& s : kStudies) {
     auto r = run_dlsweep(db, {"results", s, "--format", "csv"}, dir);
     INFO(s << ": " << r.err);
