@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
+#include "search/discovered.hpp"
 #include "search/sampler.hpp"
 #include "search_fixtures.hpp"
 
@@ -319,6 +321,68 @@ TEST_CASE("conformance: with several objectives and constraints, resume after ki
     for (int kill_at : {1, 9, 20, 39}) {
       INFO("killed before trial " << kill_at);
       CHECK(run_constrained_mo(c, s, 33, 40, kill_at) == uninterrupted);
+    }
+  }
+}
+
+// Define-by-run (search/discovered.hpp): a parameter the program discovers is drawn by the
+// study's algorithm as a pure function of (seed, number, name, distribution, history), so
+// resume and --add-trials answer the same; every draw lies inside the program's call.
+namespace {
+
+std::vector<std::pair<std::string, Distribution>> discovered_calls() {
+  auto d = [](json j) { return *parse_distribution(j); };
+  return {
+      {"lr", d({{"type", "float"}, {"low", 1e-5}, {"high", 1e-1}, {"log", true}})},
+      {"dropout", d({{"type", "float"}, {"low", 0.0}, {"high", 0.5}})},
+      {"momentum", d({{"type", "float"}, {"low", 0.5}, {"high", 0.95}, {"step", 0.05}})},
+      {"n_units", d({{"type", "int"}, {"low", 4}, {"high", 128}, {"log", true}})},
+      {"layers", d({{"type", "int"}, {"low", 1}, {"high", 9}, {"step", 2}})},
+      {"optimizer", d({{"type", "categorical"}, {"choices", {"Adam", "RMSprop", "SGD"}}})},
+  };
+}
+
+// A history in which trials 0..n-1 asked every discovered name (values of an earlier draw).
+History discovered_history(const Case& c, int n) {
+  History h;
+  for (int i = 0; i < n; ++i) {
+    Params p = Params::object();
+    for (const auto& [name, dist] : discovered_calls())
+      p[name] = draw_discovered(c.algorithm, 11, c.options, name, dist, i, h);
+    double v = p["lr"].get<double>() * 10 + p["n_units"].get<double>() / 100.0 + (p["optimizer"] == "SGD" ? 1.0 : 0.0);
+    h.trials.push_back(complete(i, p, v));
+  }
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("conformance: discovered parameters are drawn purely and inside the program's call", "[search][conformance]") {
+  for (const auto& c : cases()) {
+    INFO(c.algorithm << " " << c.options.dump());
+    const History h = discovered_history(c, 14);
+    History shuffled = h;
+    std::reverse(shuffled.trials.begin(), shuffled.trials.end());  // as reloaded after kill -9
+    std::rotate(shuffled.trials.begin(), shuffled.trials.begin() + 3, shuffled.trials.end());
+    for (const auto& [name, dist] : discovered_calls()) {
+      INFO(name);
+      for (std::int64_t number : {14, 15, 40}) {
+        const json a = draw_discovered(c.algorithm, 11, c.options, name, dist, number, h);
+        CHECK(a == draw_discovered(c.algorithm, 11, c.options, name, dist, number, shuffled));
+        CHECK(contains(dist, a));
+        // The trial's own earlier record (a resumed trial in the history) does not change its draw.
+        History with_self = h;
+        Params self = Params::object();
+        self[name] = a;
+        with_self.trials.push_back(TrialRecord{number, self, TrialStatus::running, std::nullopt, {}, {}, {}});
+        CHECK(a == draw_discovered(c.algorithm, 11, c.options, name, dist, number, with_self));
+      }
+      // Other trial numbers give other draws (before any model: a model over a small discrete
+      // space may rightly propose its best value every time).
+      std::set<std::string> seen;
+      for (std::int64_t number = 0; number < 20; ++number)
+        seen.insert(draw_discovered(c.algorithm, 11, c.options, name, dist, 100 + number, History{}).dump());
+      CHECK(seen.size() > 1);
     }
   }
 }
