@@ -6,9 +6,11 @@ seed get the same values. Needs $DLSWEEP_BIN (ctest sets it)."""
 import json
 import re
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -222,3 +224,53 @@ def test_the_coming_from_optuna_page_runs_as_written(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     got = results(tmp_path, "page")
     assert all(t["state"] == "COMPLETE" and "n_layers" in t["params"] for t in got.values()) and len(got) == 4
+
+
+KILLED_TRIAL = textwrap.dedent('''
+    import json, os, pathlib, time
+    import dlsweep_trial as dt
+    n = dt.suggest_int("n_layers", 1, 3)
+    units = [dt.suggest_int(f"n_units_l{i}", 4, 128, log=True) for i in range(n)]
+    lr = dt.suggest_float("lr", 1e-5, 1e-1, log=True)
+    pathlib.Path(f"asked.{os.getpid()}.json").write_text(json.dumps(dt.suggested()))
+    marker = pathlib.Path("first-run")
+    if os.environ.get("HANG_FIRST") == "1" and dt.trial_id() == 0 and not marker.exists():
+        marker.write_text("")
+        time.sleep(600)  # the orchestrator is killed meanwhile
+    acc = 0.5 + sum(units) / 1000 + lr
+    dt.report(step=1, epoch=1, val_acc=acc)
+    dt.final(step=1, epoch=1, val_acc=acc)
+''')
+
+
+def test_after_kill_9_of_the_orchestrator_resume_gives_the_same_values(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    text = study("killed", "tpe", 4).replace("env: {", "env: {HANG_FIRST: \"1\", ")
+    assert 'HANG_FIRST: "1"' in text
+    a.mkdir()
+    (a / "trial.py").write_text(KILLED_TRIAL)
+    (a / "study.yaml").write_text(text)
+    orch = subprocess.Popen([DLSWEEP, "--db", str(a / "sweep.db"), "submit", str(a / "study.yaml")], cwd=a,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list((a / "runs").glob("**/first-run")):
+            assert time.monotonic() < deadline and orch.poll() is None, "trial 0 never started"
+            time.sleep(0.05)
+        orch.send_signal(signal.SIGKILL)
+        orch.wait(timeout=60)
+    finally:
+        if orch.poll() is None:
+            orch.kill()
+            orch.wait()
+    r = dlsweep(a, "resume", "killed")  # stops the orphan, runs trial 0 again
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = results(a, "killed")
+    assert sorted(got) == [0, 1, 2, 3] and all(t["state"] == "COMPLETE" for t in got.values()), got
+    t0 = next(p.parent for p in (a / "runs").glob("**/first-run"))
+    asked = [json.loads(p.read_text()) for p in t0.glob("asked.*.json")]
+    assert len(asked) == 2 and asked[0] == asked[1] == got[0]["params"]  # nothing redrawn
+    # An uninterrupted sweep draws the same values for every trial.
+    r = submit(b, study("killed", "tpe", 4), KILLED_TRIAL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert {n: t["params"] for n, t in results(b, "killed").items()} == {n: t["params"] for n, t in got.items()}
