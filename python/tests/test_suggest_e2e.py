@@ -274,3 +274,32 @@ def test_after_kill_9_of_the_orchestrator_resume_gives_the_same_values(tmp_path)
     r = submit(b, study("killed", "tpe", 4), KILLED_TRIAL)
     assert r.returncode == 0, r.stdout + r.stderr
     assert {n: t["params"] for n, t in results(b, "killed").items()} == {n: t["params"] for n, t in got.items()}
+
+
+RANKS_TRIAL = textwrap.dedent('''
+    import json, os, pathlib
+    import dlsweep_trial as dt
+    n = dt.suggest_int("n_layers", 1, 3)
+    lr = dt.suggest_float("lr", 1e-5, 1e-1, log=True)
+    pathlib.Path(f"asked.rank{dt.rank()}.json").write_text(json.dumps(dt.suggested()))
+    dt.report(step=1, epoch=1, val_acc=lr * n)
+    dt.final(step=1, epoch=1, val_acc=lr * n)
+''')
+
+
+@pytest.mark.parametrize("launcher", ["torchrun", "mpirun"])
+def test_under_a_launcher_rank_0_asks_and_every_rank_gets_the_same_value(tmp_path, launcher):
+    import shutil
+    if shutil.which(launcher) is None:
+        pytest.skip(f"{launcher} is not installed")
+    text = study("ranks", "random", 2).replace("  max_retries: 1", f"  max_retries: 1\n  launcher: {launcher}\n  ranks: 2")
+    assert "ranks: 2" in text
+    r = submit(tmp_path, text, RANKS_TRIAL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = results(tmp_path, "ranks")
+    for n, t in got.items():
+        assert t["state"] == "COMPLETE", t
+        d = next((tmp_path / "runs").glob(f"**/trial-*{n}"))
+        assert json.loads((d / "asked.rank0.json").read_text()) == t["params"]
+        assert json.loads((d / "asked.rank1.json").read_text()) == json.loads((d / "asked.rank0.json").read_text())
+        assert [json.loads(l)["name"] for l in (d / "suggest.jsonl").read_text().splitlines()] == ["n_layers", "lr"]
