@@ -88,3 +88,29 @@ def test_space_only_in_the_script_on_slurm(tmp_path, cluster, ranks):
                 assert json.loads((td / f"asked.rank{rank}.json").read_text()) == t["params"]
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_the_optuna_example_on_slurm(cluster):
+    pytest.importorskip("torch")
+    examples = ROOT / "examples" / "optuna"
+    d = pathlib.Path(tempfile.mkdtemp(prefix="dlsweep-optuna-slurm-"))
+    os.chmod(d, 0o755)
+    try:
+        text = (examples / "study.yaml").read_text()
+        text = text.replace("{kind: local, max_concurrent: 2}",
+                            f"{{kind: slurm, max_concurrent: 2, slurm_conf: '{cluster}', time: 5}}")
+        text = text.replace("{study_dir}/objective.py", str(examples / "objective.py"))
+        text = text.replace('EPOCHS: "10"}', f'EPOCHS: "2", PYTHONPATH: "{LIB_DIR}"}}')
+        text = text.replace("trials: 20", "trials: 3").replace("python3", sys.executable)
+        assert "kind: slurm" in text and 'EPOCHS: "2"' in text
+        (d / "study.yaml").write_text(text + "runs_dir: runs\n")
+        r = subprocess.run([DLSWEEP, "--db", str(d / "sweep.db"), "submit", str(d / "study.yaml")], cwd=d,
+                           capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stdout + r.stderr
+        r = subprocess.run([DLSWEEP, "--db", str(d / "sweep.db"), "results", "optuna-mlp", "--format", "json"],
+                           cwd=d, capture_output=True, text=True, timeout=120)
+        got = json.loads(r.stdout)
+        assert len(got) == 3 and all(t["state"] in ("COMPLETE", "PRUNED") for t in got)
+        assert all({"n_layers", "optimizer", "lr"} <= set(t["params"]) for t in got)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
