@@ -141,4 +141,35 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
   return study;
 }
 
+Result<std::vector<BatchDecision>> load_batch_decisions(const db::Storage& storage, const std::string& study,
+                                                        std::int64_t number) {
+  auto st = storage.find_study(study);
+  if (!st) return std::unexpected(st.error());
+  if (!*st) return std::vector<BatchDecision>{};
+  std::vector<BatchDecision> all;
+  std::int64_t seq = -1;
+  int attempt = -1;
+  auto visited = storage.for_each_curve_point((*st)->id, [&](const db::CurvePoint& p) -> Status {
+    if (p.number != number || p.kind != "log" || !p.value) return {};
+    if (p.name != "batch_size" && p.name != "grad_noise_scale") return {};
+    if (p.seq != seq || p.attempt != attempt) {
+      all.push_back(BatchDecision{p.attempt, p.step, p.epoch, 0, std::nullopt});
+      seq = p.seq;
+      attempt = p.attempt;
+    }
+    if (p.name == "batch_size") all.back().batch = static_cast<std::int64_t>(*p.value);
+    else if (*p.value > 0) all.back().noise_scale = *p.value;
+    return {};
+  });
+  if (!visited) return std::unexpected(visited.error());
+  // Only records that chose a batch, of the latest attempt (a retry decides again).
+  int latest = -1;
+  for (const auto& d : all)
+    if (d.batch > 0) latest = std::max(latest, d.attempt);
+  std::vector<BatchDecision> out;
+  for (const auto& d : all)
+    if (d.batch > 0 && d.attempt == latest) out.push_back(d);
+  return out;
+}
+
 }  // namespace dlsweep::analysis

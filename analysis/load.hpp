@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "analysis/batch_trajectory.hpp"
 #include "analysis/study_data.hpp"
 #include "common/result.hpp"
 #include "db/storage.hpp"
@@ -13,5 +14,11 @@ namespace dlsweep::analysis {
 
 /// Error (not_found) naming the study when it does not exist.
 Result<StudyData> load_study(const db::Storage& storage, const std::string& name);
+
+/// The batch decisions (`log` records with a batch_size: batch_ramp adaptive) of trial
+/// `number`'s latest attempt, in record order; empty for a trial whose batch was not decided
+/// as it trained.
+Result<std::vector<BatchDecision>> load_batch_decisions(const db::Storage& storage, const std::string& study,
+                                                        std::int64_t number);
 
 }  // namespace dlsweep::analysis

@@ -161,8 +161,18 @@ int cmd_best_explain(const BestArgs& a) {
     grouped = std::move(*g);
   }
   const auto e = analysis::explain_best(*study, *by);
+  // The winner's batch over training, when it was decided as it trained (batch_ramp adaptive).
+  std::vector<analysis::BatchDecision> decisions;
+  if (e.winner) {
+    auto storage = db::Storage::open_readonly(a.db);
+    if (!storage) return print_error(storage.error(), exit_code::runtime);
+    auto d = analysis::load_batch_decisions(**storage, a.study, e.winner->best_trial);
+    if (!d) return print_error(d.error(), exit_code::runtime);
+    decisions = std::move(*d);
+  }
   if (a.format == "json") {
     json j = analysis::to_json(e);
+    if (!decisions.empty()) j["batch_over_training"] = analysis::batch_trajectory_json(decisions);
     if (grouped) {
       json g = analysis::to_json(*grouped);
       j["group_by"] = {{"param", g["param"]}, {"epoch_factor", g["epoch_factor"]}, {"lines", g["lines"]}};
@@ -173,6 +183,7 @@ int cmd_best_explain(const BestArgs& a) {
     fmt::print("best schedule of {} by {}, explained:\n", e.study, analysis::criterion_name(e.criterion, e.final));
     for (const auto& line : e.lines()) fmt::print("{}{}\n", line.starts_with("  ") ? "  " : "  - ", line);
     if (e.criterion == analysis::Criterion::value) fmt::print("  - {}\n", ranked_by_text(e.final));
+    if (!decisions.empty()) fmt::print("  - {}\n", analysis::batch_trajectory_line(decisions));
     if (grouped)
       for (const auto& line : grouped->lines()) fmt::print("{}{}\n", line.starts_with("  ") ? "  " : "  - ", line);
   }
