@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/objective.hpp"
+#include "common/protocol.hpp"
 #include "engine/trial_objectives.hpp"
 #include "engine/job_builder.hpp"
 #include "engine/state_machine.hpp"
@@ -301,7 +302,13 @@ void Engine::launch(std::int64_t trial_id) {
   live.deterministic_failure = false;
   live.tail = std::make_unique<JsonlTail>(metrics_file(dir));
   watch_.add(trial_id, dir);
-  live.suggest_offset = 0;  // a new launch's requests are answered afresh (stored values stay)
+  // A new launch asks again and is answered afresh (the database keeps its stored values): no
+  // answer or request of an earlier launch, or of a replaced study's trial in this directory,
+  // may be taken for this one's.
+  std::error_code ec;
+  fs::remove(dir / protocol::kSuggestedFile, ec);
+  fs::remove(dir / protocol::kSuggestFile, ec);
+  live.suggest_offset = 0;
   live.suggested = nlohmann::json::object();
   live.curve = {};
   live.prune_note.clear();

@@ -97,3 +97,33 @@ TEST_CASE("engine: suggest_* requests are answered from the declaration, the sto
   for (const auto& e : *evs) suggests += e.kind == "suggest";
   CHECK(suggests == 2);  // w and z
 }
+
+TEST_CASE("engine: a retried trial asks afresh and gets its stored values; no earlier answer is left for it") {
+  Fixture f("suggest-retry", "  max_retries: 1");
+  boost::asio::io_context io;
+  std::map<int, std::vector<bool>> stale;  // trial number -> per launch: an answer file was there at launch
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
+    const auto number = std::stoi(job.env.at("DLSWEEP_TRIAL_ID"));
+    const auto attempt = std::stoi(job.env.at("DLSWEEP_ATTEMPT"));
+    stale[number].push_back(fs::exists(job.workdir / "suggested.json") || fs::exists(job.workdir / "suggest.jsonl"));
+    append(job.workdir / "suggest.jsonl", kW8);
+    sched::FakeOutcome o;
+    o.run_s = 0.2;
+    if (attempt == 0) o.exit_code = 1;  // fails after asking: retried
+    else o.metrics_lines = {eval_line(0, 10, 0.1, true)};
+    return o;
+  });
+  std::map<int, nlohmann::json> first;
+  auto r = f.run(backend, io);
+  REQUIRE(r.has_value());
+  auto rows = f.storage->list_trials(f.study_id);
+  REQUIRE(rows);
+  for (const auto& t : *rows) {
+    INFO("trial " << t.number);
+    CHECK(t.attempt == 1);
+    CHECK(t.state == TrialState::complete);
+    CHECK(stale[static_cast<int>(t.number)] == std::vector<bool>{false, false});
+    const auto answers = read_json(fs::path(t.trial_dir) / "suggested.json");
+    CHECK(answers["w"]["value"] == t.params["w"]);  // the retry's answer: the stored value
+  }
+}
