@@ -22,7 +22,8 @@ The runner imports the objective (`path/to/file.py:name` or `package.module:name
 with a Trial and records its return value as the trial's final value (metric `--metric`,
 default "value"). Exit status as the trial protocol wants it: 0 done or pruned, 2 a refused
 suggest (SuggestError: never retried), 3 a NaN/inf return value, 75 preempted, 1 any other
-exception (retried per the study's max_retries).
+exception or a suggest dlsweep did not answer (SuggestTimeout; retried per the study's
+max_retries).
 
 The Trial is Optuna's define-by-run trial over dlsweep_trial: suggest_* ask the study's sampler
 through the orchestrator (dlsweep_trial.suggest_float); report(value, step) writes an eval
@@ -137,9 +138,9 @@ def run(objective, metric: str = "value") -> int:
         value = objective(trial)
     except TrialPruned:
         return dt.EXIT_RESUMABLE if dt.stop_reason() == "preempted" else dt.EXIT_DONE
-    except dt.SuggestError:
+    except dt.SuggestError as e:
         traceback.print_exc()
-        return dt.EXIT_BAD_INPUT
+        return dt.EXIT_FAILURE if isinstance(e, dt.SuggestTimeout) else dt.EXIT_BAD_INPUT
     metrics = [metric] if "," not in metric else metric.split(",")
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if len(values) != len(metrics) or any(v is None for v in values):

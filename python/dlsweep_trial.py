@@ -51,7 +51,7 @@ __all__ = [
     "params", "report", "final", "log", "checkpointed", "should_stop", "stop_reason", "stop_at",
     "checkpoint_dir", "latest_checkpoint", "on_preempt", "resumed", "rank", "is_writer", "trial_dir",
     "trial_id", "attempt", "study", "run_name", "ProtocolError",
-    "suggest_float", "suggest_int", "suggest_categorical", "suggested", "SuggestError",
+    "suggest_float", "suggest_int", "suggest_categorical", "suggested", "SuggestError", "SuggestTimeout",
 ]
 
 __version__ = "0.1.0"
@@ -830,6 +830,12 @@ class SuggestError(ValueError):
     exits 2 (EXIT_BAD_INPUT): a deterministic failure, never retried."""
 
 
+class SuggestTimeout(SuggestError):
+    """dlsweep did not answer a suggest_* call within $DLSWEEP_SUGGEST_WAIT_S (its orchestrator
+    is gone). Uncaught, the program exits 1 (EXIT_FAILURE): transient, retried while the study's
+    max_retries allows."""
+
+
 def _suggest_wait_s() -> float:
     try:
         return max(0.0, float(os.environ.get(ENV_SUGGEST_WAIT, _DEFAULT_SUGGEST_WAIT_S)))
@@ -936,9 +942,8 @@ def _suggest(name: str, dist: dict):
         value = _local_draw(dist)
         _suggested[name] = (dist, value)
         return value
-    # Every rank waits for dlsweep's answer in suggested.json; rank 0 alone asks. An answer
-    # already there for the same call (an earlier launch of this trial: the stored value) is
-    # taken at once — the orchestrator is still asked, so that it records the call.
+    # Every rank waits for dlsweep's answer in suggested.json; rank 0 alone asks (dlsweep
+    # removes both files when it launches the trial, so an answer there is for this launch).
     if is_writer():
         line = json.dumps({"name": name, "distribution": dist, "attempt": attempt()}) + "\n"
         fd = os.open(d / SUGGEST_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -960,7 +965,7 @@ def _suggest(name: str, dist: dict):
                 _note_read((name,), {name}, set())  # a study parameter asked for is read
                 return value
         if time.monotonic() >= deadline:
-            raise SuggestError(
+            raise SuggestTimeout(
                 f"dlsweep did not answer suggest {name!r} within {bound:g} s ({d / SUGGESTED_FILE}); is its "
                 f"orchestrator running? (the bound is ${ENV_SUGGEST_WAIT})")
         time.sleep(pause)
@@ -977,8 +982,8 @@ def suggest_float(name: str, low: float, high: float, *, step: float | None = No
     of the study's sampler, stored in the trial's params. Global rank 0 asks (suggest.jsonl),
     every rank gets the same value (suggested.json). The wait is normally milliseconds; its
     bound (120 s, $DLSWEEP_SUGGEST_WAIT_S) covers an orchestrator that sees the file late
-    (a shared file system's attribute cache, up to 60 s) and raises SuggestError only when
-    dlsweep is gone. Outside dlsweep: a local random draw ($DLSWEEP_SEED seeds it)."""
+    (a shared file system's attribute cache, up to 60 s) and raises SuggestTimeout (exit 1
+    uncaught: retried) only when dlsweep is gone. Outside dlsweep: a local random draw ($DLSWEEP_SEED seeds it)."""
     dist = _float_distribution(low, high, step, log)
     return float(_suggest(name, dist))
 
@@ -1006,12 +1011,12 @@ _previous_excepthook = sys.excepthook
 
 def _excepthook(kind, value, tb):
     _previous_excepthook(kind, value, tb)
-    if isinstance(value, SuggestError):  # uncaught: a deterministic failure (never retried)
+    if isinstance(value, SuggestError):  # uncaught: a refusal is deterministic (never retried)
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
-            os._exit(EXIT_BAD_INPUT)
+            os._exit(EXIT_FAILURE if isinstance(value, SuggestTimeout) else EXIT_BAD_INPUT)
 
 
 sys.excepthook = _excepthook

@@ -114,7 +114,7 @@ def test_an_answer_for_another_call_is_not_taken_and_an_error_raises(trial, monk
     (trial / "suggested.json").write_text(json.dumps(
         {"n": {"distribution": {"type": "int", "low": 1, "high": 9, "log": False, "step": 1}, "value": 7}}))
     t0 = time.monotonic()
-    with pytest.raises(dt.SuggestError, match=r"did not answer suggest 'n' within 0.1 s"):
+    with pytest.raises(dt.SuggestTimeout, match=r"did not answer suggest 'n' within 0.1 s"):
         dt.suggest_int("n", 1, 3)
     assert time.monotonic() - t0 < 2
     with FakeOrchestrator(trial, lambda name, d: {"error": "the study file declares space.lr: uniform [0, 1] but ..."}):
@@ -166,3 +166,13 @@ def test_optuna_runner_nan_is_diverged_and_a_refused_suggest_is_2(trial):
     (trial / "suggested.json").write_text(json.dumps(
         {"n": {"distribution": {"type": "int", "low": 1, "high": 3, "log": False, "step": 1}, "error": "no"}}))
     assert dlsweep_optuna.run(lambda t: t.suggest_int("n", 1, 3)) == dt.EXIT_BAD_INPUT
+
+
+def test_an_unanswered_suggest_exits_1_a_transient_failure(trial, monkeypatch):
+    r = subprocess.run([sys.executable, "-c", "import dlsweep_trial as dt; dt.suggest_int('n', 1, 3)"],
+                       env={**os.environ, "PYTHONPATH": str(LIB_DIR), "DLSWEEP_SUGGEST_WAIT_S": "0.05"},
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == dt.EXIT_FAILURE, r.stderr
+    assert "SuggestTimeout: dlsweep did not answer suggest 'n' within 0.05 s" in r.stderr
+    monkeypatch.setenv("DLSWEEP_SUGGEST_WAIT_S", "0.05")
+    assert dlsweep_optuna.run(lambda t: t.suggest_int("n", 1, 3)) == dt.EXIT_FAILURE
