@@ -24,7 +24,14 @@ Status Engine::load_enqueued() {
 
 void Engine::check_enqueue_requests() {
   const auto study_dir = options_.runs_dir / spec_.name;
-  auto requests = read_enqueue_requests(study_dir, spec_);
+  // `dlsweep enqueue` may set the parameters trials discovered (suggest_*) too.
+  std::vector<std::string> reasons;
+  if (auto evs = storage_.events(study_id_))
+    for (const auto& e : *evs)
+      if (e.kind == "suggest") reasons.push_back(e.reason);
+  StudySpec spec = spec_;
+  spec.space = search::with_discovered(spec_.space, search::discovered_from_events(reasons));
+  auto requests = read_enqueue_requests(study_dir, spec);
   if (requests.empty()) return;
   auto added = record_enqueue_requests(db(), study_id_, requests);
   if (!added) {

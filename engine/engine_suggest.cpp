@@ -92,15 +92,11 @@ nlohmann::json Engine::answer_suggest(Live& live, const std::string& name, const
   // Discovered: one distribution per study, the first asker's.
   if (!discovered_loaded_) {
     discovered_loaded_ = true;
-    if (auto evs = storage_.events(study_id_)) {
-      for (const auto& e : *evs) {
-        if (e.kind != "suggest") continue;
-        auto j = nlohmann::json::parse(e.reason, nullptr, false);
-        if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) continue;
-        if (auto d = search::parse_distribution(j.value("distribution", nlohmann::json())))
-          discovered_.emplace(j["name"].get<std::string>(), *d);
-      }
-    }
+    std::vector<std::string> reasons;
+    if (auto evs = storage_.events(study_id_))
+      for (const auto& e : *evs)
+        if (e.kind == "suggest") reasons.push_back(e.reason);
+    discovered_ = search::discovered_from_events(reasons);
   }
   if (auto it = discovered_.find(name); it != discovered_.end()) {
     if (!(it->second == *dist))

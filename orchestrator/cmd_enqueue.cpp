@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "db/storage.hpp"
+#include "search/discovered.hpp"
 #include "orchestrator/error_printer.hpp"
 #include "orchestrator/commands.hpp"
 #include "engine/enqueue_request.hpp"
@@ -116,7 +117,13 @@ int cmd_enqueue(const EnqueueArgs& a) {
     return print_stored_study_errors(spec.error());
   }
   if (auto st = enqueue_supported(*spec, a.study); !st) return refuse(st.error(), exit_code::usage);
-  auto params = enqueue_params_from_args(spec->space, a.sets);
+  // The parameters trials discovered (suggest_*, a `suggest` event each) may be set too.
+  std::vector<std::string> reasons;
+  if (auto evs = (*storage)->events(study.id))
+    for (const auto& e : *evs)
+      if (e.kind == "suggest") reasons.push_back(e.reason);
+  auto params = enqueue_params_from_args(search::with_discovered(spec->space, search::discovered_from_events(reasons)),
+                                         a.sets);
   if (!params) return refuse(params.error(), exit_code::usage);
 
   if (own) {

@@ -178,7 +178,8 @@ bool contains(const Distribution& d, const nlohmann::json& v) {
       if (!is_number(v)) return false;
       {
         const double x = v.get<double>();
-        return x >= d.low && x <= d.high;
+        const double slack = d.step ? 1e-9 * *d.step : 0.0;  // a grid value rounded for display
+        return x >= d.low - slack && x <= d.high + slack;
       }
   }
   return false;
@@ -227,12 +228,46 @@ std::optional<nlohmann::json> to_dim_value(const Distribution& d, const nlohmann
 }
 
 nlohmann::json from_dim_value(const Distribution& d, const nlohmann::json& v) {
-  if (d.type == Distribution::Type::float_ && d.step && v.is_number())
-    return std::min(d.high, d.low + static_cast<double>(v.get<std::int64_t>()) * *d.step);
+  if (d.type == Distribution::Type::float_ && d.step && v.is_number()) {
+    // low + k*step rounded to 12 significant digits: 0.85, not 0.8500000000000001, so the
+    // value reads as typed (`dlsweep enqueue --set momentum=0.85`, the study's results).
+    const double x = d.low + static_cast<double>(v.get<std::int64_t>()) * *d.step;
+    return std::stod(fmt::format("{:.12g}", x));
+  }
   return v;
 }
 
 }  // namespace
+
+Space with_discovered(const Space& space, const std::map<std::string, Distribution>& discovered) {
+  Space out = space;
+  for (const auto& [name, d] : discovered) {
+    if (std::any_of(out.dims.begin(), out.dims.end(), [&](const Dimension& x) { return x.name == name; })) continue;
+    if (out.fixed.is_object() && out.fixed.contains(name)) continue;
+    Dimension dim = as_dimension(name, d);
+    if (d.type == Distribution::Type::float_ && d.step) {
+      dim.kind = Dimension::Kind::choice;
+      for (std::int64_t k = 0; k < grid_points(d); ++k) dim.choices.push_back(from_dim_value(d, nlohmann::json(k)));
+    }
+    if (d.type == Distribution::Type::float_ && d.low == d.high) {
+      dim.kind = Dimension::Kind::choice;
+      dim.choices = {d.low};
+    }
+    out.dims.push_back(std::move(dim));
+  }
+  return out;
+}
+
+std::map<std::string, Distribution> discovered_from_events(const std::vector<std::string>& reasons) {
+  std::map<std::string, Distribution> out;
+  for (const auto& r : reasons) {
+    auto j = nlohmann::json::parse(r, nullptr, false);
+    if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) continue;
+    if (auto d = parse_distribution(j.value("distribution", nlohmann::json())))
+      out.emplace(j["name"].get<std::string>(), *d);
+  }
+  return out;
+}
 
 nlohmann::json draw_discovered(const std::string& algorithm, std::uint64_t seed, const nlohmann::json& options,
                                const std::string& name, const Distribution& d, std::int64_t number,

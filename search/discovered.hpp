@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,15 @@ std::optional<std::string> contradiction(const Dimension& declared, const std::s
 
 /// True when `v` is a value of `dist` (a stored value still answers the same call).
 bool contains(const Distribution& dist, const nlohmann::json& v);
+
+/// The space with the study's discovered parameters added as dimensions (what `dlsweep enqueue`
+/// may set): categorical -> a list, int -> an int range, float -> uniform/log_uniform, a float
+/// with a step -> the list of its values.
+Space with_discovered(const Space& space, const std::map<std::string, Distribution>& discovered);
+
+/// Parses the `suggest` events' reasons ({"name", "distribution"}) into the study's discovered
+/// distributions, the first of each name.
+std::map<std::string, Distribution> discovered_from_events(const std::vector<std::string>& reasons);
 
 /// Draws `name` for trial `number` (see the file comment). `options` are the study's
 /// `search:` options (tpe's n_startup_trials, gamma, ...; null for defaults).

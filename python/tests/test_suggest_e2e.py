@@ -303,3 +303,23 @@ def test_under_a_launcher_rank_0_asks_and_every_rank_gets_the_same_value(tmp_pat
         assert json.loads((d / "asked.rank0.json").read_text()) == t["params"]
         assert json.loads((d / "asked.rank1.json").read_text()) == json.loads((d / "asked.rank0.json").read_text())
         assert [json.loads(l)["name"] for l in (d / "suggest.jsonl").read_text().splitlines()] == ["n_layers", "lr"]
+
+
+def test_enqueue_sets_a_discovered_parameter(tmp_path):
+    r = submit(tmp_path, study("enq", "random", 2), TRIAL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = dlsweep(tmp_path, "enqueue", "enq", "--set", "n_layers=3", "--set", "optimizer=SGD", "--set", "momentum=0.85")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = dlsweep(tmp_path, "enqueue", "enq", "--set", "n_layer=3")
+    assert r.returncode == 2 and "unknown parameter 'n_layer'" in r.stderr and "n_layers" in r.stderr, r.stderr
+    r = dlsweep(tmp_path, "enqueue", "enq", "--set", "n_layers=4")
+    assert r.returncode == 2 and "n_layers" in r.stderr, r.stderr  # outside the program's call 1..3
+    r = dlsweep(tmp_path, "resume", "enq", "--add-trials", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = results(tmp_path, "enq")
+    t = got[2]
+    assert t["state"] == "COMPLETE", t
+    assert t["params"]["n_layers"] == 3 and t["params"]["optimizer"] == "SGD" and t["params"]["momentum"] == 0.85
+    check_conditional(t["params"])
+    d = next((tmp_path / "runs").glob("**/trial-*2"))
+    assert json.loads((d / f"asked.{t['attempt']}.json").read_text()) == t["params"]  # what the program got

@@ -3,6 +3,7 @@
 // and drawn for discovered names (tpe: the independent model follows the history).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -103,4 +104,31 @@ TEST_CASE("discovered: tpe's independent model follows the history of that name"
   }
   CHECK(tpe_sgd >= 40);     // the good trials all used SGD
   CHECK(random_sgd <= 35);  // about a third
+}
+
+TEST_CASE("discovered: the space `dlsweep enqueue` checks against gains the discovered names", "[search][discovered]") {
+  Space s;
+  s.dims.push_back(dim_log("lr", 1e-5, 1e-1));
+  std::map<std::string, Distribution> found{
+      {"lr", dist({{"type", "float"}, {"low", 1e-3}, {"high", 1e-1}})},  // declared: the study's entry stays
+      {"momentum", dist({{"type", "float"}, {"low", 0.5}, {"high", 0.95}, {"step", 0.05}})},
+      {"n_layers", dist({{"type", "int"}, {"low", 1}, {"high", 3}})},
+      {"opt", dist({{"type", "categorical"}, {"choices", {"Adam", "SGD"}}})}};
+  const Space out = with_discovered(s, found);
+  REQUIRE(out.dims.size() == 4);
+  CHECK(out.dims[0].kind == Dimension::Kind::log_uniform);
+  CHECK(out.dims[0].low == 1e-5);
+  const auto& m = out.dims[1];
+  CHECK(m.name == "momentum");
+  REQUIRE(m.kind == Dimension::Kind::choice);
+  CHECK(m.choices.size() == 10);
+  CHECK(std::find(m.choices.begin(), m.choices.end(), json(0.85)) != m.choices.end());  // as typed, not 0.8500000000000001
+  CHECK(out.dims[2].kind == Dimension::Kind::int_range);
+  CHECK(out.dims[2].int_high == 3);
+  CHECK(out.dims[3].choices == std::vector<json>{"Adam", "SGD"});
+  const auto events = discovered_from_events(
+      {R"({"name":"w","distribution":{"type":"int","low":1,"high":8}})", "not json",
+       R"({"name":"w","distribution":{"type":"int","low":1,"high":16}})"});
+  REQUIRE(events.size() == 1);
+  CHECK(events.at("w").int_high == 8);  // the first asker's
 }
