@@ -241,7 +241,9 @@ nlohmann::json from_dim_value(const Distribution& d, const nlohmann::json& v) {
 
 Space with_discovered(const Space& space, const std::map<std::string, Distribution>& discovered) {
   Space out = space;
-  for (const auto& [name, d] : discovered) {
+  for (const auto& entry : discovered) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 (the fuzz build) cannot capture one
+    const Distribution& d = entry.second;
     if (std::any_of(out.dims.begin(), out.dims.end(), [&](const Dimension& x) { return x.name == name; })) continue;
     if (out.fixed.is_object() && out.fixed.contains(name)) continue;
     Dimension dim = as_dimension(name, d);
