@@ -38,17 +38,35 @@ GridSampler::GridSampler(Space space) : space_(std::move(space)) {
       total_ *= card;
     }
   }
+  // A conditional space: keep the combinations whose inactive dimensions sit at their first
+  // value (the others repeat one of them).
+  if (!has_conditions(space_) || total_ > kMaxIndexed) return;
+  for (std::int64_t index = 0; index < total_; ++index) {
+    Params p = decode(index);
+    Params active = p;
+    drop_inactive(space_, active);
+    bool canonical = true;
+    for (const auto& d : space_.dims)
+      if (!active.contains(d.name) && p[d.name] != value_at(d, 0)) canonical = false;
+    if (canonical) distinct_.push_back(index);
+  }
+  total_ = static_cast<std::int64_t>(distinct_.size());
 }
 
-std::optional<Params> GridSampler::next(std::int64_t number, const History&) {
-  if (number < 0 || number >= total_) return std::nullopt;
+Params GridSampler::decode(std::int64_t index) const {
   Params p = space_.fixed.is_object() ? space_.fixed : Params::object();
-  std::int64_t rest = number;
+  std::int64_t rest = index;
   for (std::size_t i = space_.dims.size(); i-- > 0;) {
     const std::int64_t digit = rest % radix_[i];
     rest /= radix_[i];
     p[space_.dims[i].name] = value_at(space_.dims[i], digit);
   }
+  return p;
+}
+
+std::optional<Params> GridSampler::next(std::int64_t number, const History&) {
+  if (number < 0 || number >= total_) return std::nullopt;
+  Params p = decode(distinct_.empty() ? number : distinct_[static_cast<std::size_t>(number)]);
   drop_inactive(space_, p);
   return p;
 }

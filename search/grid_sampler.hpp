@@ -3,6 +3,10 @@
 // Order: like nested loops in study-file order, the LAST dimension varies fastest. Trial
 // number n is the n-th combination by mixed-radix decoding, so next() is O(dims) and does
 // not depend on history: resume proposes exactly the same params for the same number.
+// Conditional dimensions (`when:`): a combination whose inactive dimension is not at its
+// first value is the same trial as the one where it is, so it is skipped: trial n is the n-th
+// distinct combination (found once, in the constructor, for grids of up to kMaxIndexed
+// points; larger ones are never run to the end and keep the plain decoding).
 // Invariant: every dimension is finite (choice or int_range); the constructor throws
 // std::invalid_argument otherwise, because the study validator must have rejected it.
 #pragma once
@@ -29,9 +33,14 @@ class GridSampler final : public Sampler {
   std::string name() const override { return "grid"; }
 
  private:
+  static constexpr std::int64_t kMaxIndexed = 1 << 20;
+  /// The raw combination `index` (mixed radix), inactive dimensions not dropped.
+  Params decode(std::int64_t index) const;
+
   Space space_;
   std::vector<std::int64_t> radix_;  ///< cardinality of each dimension, file order
   std::int64_t total_ = 1;
+  std::vector<std::int64_t> distinct_;  ///< raw index of each distinct combination (conditional spaces)
 };
 
 }  // namespace dlsweep::search

@@ -135,3 +135,29 @@ TEST_CASE("grid rejects a continuous dimension as a broken invariant", "[search]
   s.dims = {u};
   CHECK_THROWS_AS(GridSampler(s), std::invalid_argument);
 }
+
+TEST_CASE("grid over a conditional space: each distinct trial once, in nested-loop order", "[search][grid]") {
+  // n_layers 1 has no units_l1 (when: n_layers in [2, 3]) and no units_l2 (when: n_layers 3):
+  // before, trial 0 and 1 were both {n_layers: 1} (the units_l1 values repeated it).
+  Space s;
+  s.dims.push_back(choice("n_layers", {1, 2, 3}));
+  s.dims.push_back(choice("units_l1", {8, 16}));
+  s.dims.back().when = {{"n_layers", {2, 3}}};
+  s.dims.push_back(choice("units_l2", {8, 16}));
+  s.dims.back().when = {{"n_layers", {3}}};
+  s.fixed = {{"lr", 0.1}};
+  GridSampler g(s);
+  REQUIRE(g.size() == 1 + 2 + 4);
+  History h;
+  std::vector<json> got;
+  for (std::int64_t n = 0; n < *g.size(); ++n) got.push_back(*g.next(n, h));
+  CHECK(got == std::vector<json>{{{"lr", 0.1}, {"n_layers", 1}},
+                                 {{"lr", 0.1}, {"n_layers", 2}, {"units_l1", 8}},
+                                 {{"lr", 0.1}, {"n_layers", 2}, {"units_l1", 16}},
+                                 {{"lr", 0.1}, {"n_layers", 3}, {"units_l1", 8}, {"units_l2", 8}},
+                                 {{"lr", 0.1}, {"n_layers", 3}, {"units_l1", 8}, {"units_l2", 16}},
+                                 {{"lr", 0.1}, {"n_layers", 3}, {"units_l1", 16}, {"units_l2", 8}},
+                                 {{"lr", 0.1}, {"n_layers", 3}, {"units_l1", 16}, {"units_l2", 16}}});
+  CHECK(std::set<json>(got.begin(), got.end()).size() == got.size());
+  CHECK_FALSE(g.next(*g.size(), h).has_value());
+}

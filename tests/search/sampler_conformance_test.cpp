@@ -164,7 +164,8 @@ TEST_CASE("conformance: history order does not matter", "[search][conformance]")
     History shuffled = h;
     std::rotate(shuffled.trials.begin(), shuffled.trials.begin() + 5, shuffled.trials.end());
     std::swap(shuffled.trials[0], shuffled.trials[7]);
-    CHECK(*make(c, s, 3)->next(12, h) == *make(c, s, 3)->next(12, shuffled));
+    // (optionals compared: a grid may be exhausted at 12, the same whatever the history)
+    CHECK(make(c, s, 3)->next(12, h) == make(c, s, 3)->next(12, shuffled));
   }
 }
 
