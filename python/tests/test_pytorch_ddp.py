@@ -17,6 +17,7 @@ import time
 import pytest
 
 from conftest import LIB_DIR
+from local_slurm import slurm_missing
 
 torch = pytest.importorskip("torch")
 DLSWEEP = os.environ.get("DLSWEEP_BIN")
@@ -125,13 +126,6 @@ def test_local_torchrun_pruned_trial_is_pruned_not_failed(tmp_path):
 
 # ------------------------------------------------------------------ Slurm, 2 nodes
 
-def slurm_missing():
-    for p in ("/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/sbatch"):
-        if not os.access(p, os.X_OK):
-            return f"{p} is not installed"
-    if os.geteuid() != 0:
-        return "starting a local Slurm cluster needs root"
-    return None
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from conftest import LIB_DIR
+from local_slurm import slurm_missing
 
 DLSWEEP = os.environ.get("DLSWEEP_BIN")
 ROOT = LIB_DIR.parent
@@ -31,13 +32,6 @@ TRIAL = textwrap.dedent('''
 ''')
 
 
-def slurm_missing():
-    for p in ("/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/sbatch"):
-        if not os.access(p, os.X_OK):
-            return f"{p} is not installed"
-    if os.geteuid() != 0:
-        return "starting a local Slurm cluster needs root"
-    return None
 
 
 @pytest.fixture(scope="module")

@@ -109,29 +109,6 @@ int launches(const fs::path& dir, const std::string& study, int n) {
 
 bool alive(pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 
-// `dlsweep serve --port 0 --no-token`, one GET of `path`, then the server is stopped.
-CommandResult serve_get(const fs::path& db, const std::string& path) {
-  static constexpr const char* kDriver = R"(import re, subprocess, sys, urllib.request
-bin, db, path = sys.argv[1:4]
-p = subprocess.Popen([bin, "--db", db, "serve", "--port", "0", "--no-token"], stdout=subprocess.PIPE,
-                     stderr=subprocess.STDOUT, text=True)
-try:
-    port = None
-    for line in p.stdout:
-        sys.stderr.write(line)
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        if m:
-            port = m.group(1)
-            break
-    if port is None:
-        sys.exit("serve printed no URL")
-    print(urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60).read().decode())
-finally:
-    p.terminate()
-    p.wait(60)
-)";
-  return run_command({"/usr/bin/python3", "-c", kDriver, DLSWEEP_BIN, db.string(), path});
-}
 
 }  // namespace
 

@@ -44,30 +44,9 @@ struct Reader {
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv, "/");
   }
-  // Starts `dlsweep serve --port 0 --no-token` as the reader, GETs `path` from it, prints the
-  // body and stops it (a Python driver run as the reader: it reads the URL serve prints).
+  // `dlsweep serve` run as the reader, one GET of `path` from it.
   CommandResult serve_and_get(const fs::path& db, const std::string& path) const {
-    static constexpr const char* kDriver = R"(import re, subprocess, sys, urllib.request
-bin, db, path = sys.argv[1:4]
-p = subprocess.Popen([bin, "--db", db, "serve", "--port", "0", "--no-token"], stdout=subprocess.PIPE,
-                     stderr=subprocess.STDOUT, text=True)
-try:
-    port = None
-    for line in p.stdout:
-        sys.stderr.write(line)
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        if m:
-            port = m.group(1)
-            break
-    if port is None:
-        sys.exit("serve printed no URL")
-    print(urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60).read().decode())
-finally:
-    p.terminate()
-    p.wait(60)
-)";
-    return run_command({"runuser", "-u", kUser, "--", "/usr/bin/python3", "-c", kDriver, DLSWEEP_BIN, db.string(), path},
-                       "/");
+    return serve_get(db, path, {"runuser", "-u", kUser, "--"});
   }
 };
 

@@ -68,3 +68,28 @@ CommandResult run_dlsweep(const fs::path& db, const std::vector<std::string>& ar
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv, cwd, {std::string("DLSWEEP_TRAIN=") + DLSWEEP_TRAIN_BIN});
 }
+
+CommandResult serve_get(const fs::path& db, const std::string& path, const std::vector<std::string>& as_user) {
+  static constexpr const char* kDriver = R"(import re, subprocess, sys, urllib.request
+bin, db, path = sys.argv[1:4]
+p = subprocess.Popen([bin, "--db", db, "serve", "--port", "0", "--no-token"], stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True)
+try:
+    port = None
+    for line in p.stdout:
+        sys.stderr.write(line)
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if m:
+            port = m.group(1)
+            break
+    if port is None:
+        sys.exit("serve printed no URL")
+    print(urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60).read().decode())
+finally:
+    p.terminate()
+    p.wait(60)
+)";
+  std::vector<std::string> argv = as_user;
+  argv.insert(argv.end(), {"/usr/bin/python3", "-c", kDriver, DLSWEEP_BIN, db.string(), path});
+  return run_command(argv, "/");
+}

@@ -31,3 +31,9 @@ bool wait_for(const std::filesystem::path& p, std::chrono::seconds limit = std::
 /// Runs `dlsweep --db DB args...` in `cwd`.
 CommandResult run_dlsweep(const std::filesystem::path& db, const std::vector<std::string>& args,
                       const std::filesystem::path& cwd = {});
+
+/// Starts `dlsweep --db DB serve --port 0 --no-token` (after `as_user`, e.g. {"runuser", "-u",
+/// NAME, "--"}: as another user), GETs `path` from the URL it prints, prints the body to out
+/// and stops the server; exit 0 when all of that worked.
+CommandResult serve_get(const std::filesystem::path& db, const std::string& path,
+                        const std::vector<std::string>& as_user = {});
