@@ -33,7 +33,7 @@ class GridSampler final : public Sampler {
   std::string name() const override { return "grid"; }
 
  private:
-  static constexpr std::int64_t kMaxIndexed = 1 << 20;
+  static constexpr std::int64_t kMaxIndexed = 1 << 16;  // indexing costs a few µs per point, once
   /// The raw combination `index` (mixed radix), inactive dimensions not dropped.
   Params decode(std::int64_t index) const;
 

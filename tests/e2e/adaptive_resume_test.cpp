@@ -19,11 +19,11 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "run_command.hpp"
+#include "tests/support/wait_until.hpp"
 #include "schedulers/local/orphans.hpp"
 
 namespace fs = std::filesystem;
@@ -125,22 +125,25 @@ Records read_records(const fs::path& db, const fs::path& dir) {
 // Waits until the trial's metrics.jsonl shows a checkpoint followed by an adaptive decision
 // (the kill then lands after the checkpoint, mid-run); false when the run ended first.
 bool wait_past_checkpoint_and_decision(const fs::path& metrics) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream in(metrics);
-    std::string line;
-    bool checkpointed = false;
-    while (std::getline(in, line)) {
-      const json r = json::parse(line, nullptr, false);
-      if (r.is_discarded() || !r.is_object()) continue;  // a line being written
-      const std::string kind = r.value("kind", "");
-      if (kind == "final") return false;
-      checkpointed = checkpointed || kind == "checkpoint";
-      if (checkpointed && kind == "log" && r.value("text", "").starts_with("adaptive: ")) return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return false;
+  bool past = false, ended = false;
+  // Polled every 2 ms: the window between the checkpoint and the run's end is short.
+  test_support::wait_until(
+      [&] {
+        std::ifstream in(metrics);
+        std::string line;
+        bool checkpointed = false;
+        while (std::getline(in, line)) {
+          const json r = json::parse(line, nullptr, false);
+          if (r.is_discarded() || !r.is_object()) continue;  // a line being written
+          const std::string kind = r.value("kind", "");
+          if (kind == "final") return ended = true;
+          checkpointed = checkpointed || kind == "checkpoint";
+          if (checkpointed && kind == "log" && r.value("text", "").starts_with("adaptive: ")) return past = true;
+        }
+        return false;
+      },
+      std::chrono::seconds(120), std::chrono::milliseconds(2));
+  return past && !ended;
 }
 
 int kill_trial(const fs::path& trial_dir) {
@@ -232,9 +235,7 @@ TEST_CASE("e2e adaptive: orchestrator and trial killed with SIGKILL mid-run; res
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(kill_trial(trial_dir) >= 1);
-  for (int i = 0; i < 500 && !dlsweep::sched::find_trial_processes(trial_dir).empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  REQUIRE(dlsweep::sched::find_trial_processes(trial_dir).empty());
+  REQUIRE(test_support::wait_until([&] { return dlsweep::sched::find_trial_processes(trial_dir).empty(); }));
   CHECK(trial_result(db, dir)["state"] == "RUNNING");  // what the dead orchestrator left
 
   auto resumed = run_dlsweep(db, {"resume", kName}, dir);
