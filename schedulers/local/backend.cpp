@@ -264,10 +264,17 @@ std::optional<pid_t> LocalBackend::pid_of(const std::string& job_id) const {
 }
 
 std::size_t LocalBackend::stop_orphans(const std::vector<std::filesystem::path>& trial_dirs, double grace_s) {
-  std::vector<pid_t> pids;
-  for (const auto& d : trial_dirs)
-    for (pid_t p : find_trial_processes(d)) pids.push_back(p);
-  return pids.empty() ? 0 : stop_processes(pids, grace_s);
+  // A scan can miss a process forked during it, or one inside execve (its environment reads
+  // empty until the new image is mapped): scan again after each stop, a bounded number of times.
+  std::size_t stopped = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<pid_t> pids;
+    for (const auto& d : trial_dirs)
+      for (pid_t p : find_trial_processes(d)) pids.push_back(p);
+    if (pids.empty()) break;
+    stopped += stop_processes(pids, grace_s);
+  }
+  return stopped;
 }
 
 }  // namespace dlsweep::sched

@@ -395,6 +395,10 @@ TEST_CASE("local: stop_orphans stops what a dead orchestrator's trial left runni
     return !s.empty() && s.back() == '\n';
   }));
   const pid_t child = static_cast<pid_t>(std::stol(read_file(trial / "child.pid")));
+  // $! is known as soon as the shell forked; until the child's execve is done its
+  // /proc/PID/environ can read empty (the new image's environment is not mapped yet), and a
+  // scan in that window sees only the shell. Wait for the exec (its cmdline says "sleep").
+  REQUIRE(test_support::wait_until([&] { return read_file(std::filesystem::path("/proc") / std::to_string(child) / "cmdline").rfind("sleep", 0) == 0; }));
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
