@@ -83,6 +83,16 @@ struct EnqueueArgs {
 /// Asks for a trial with fixed values (Optuna's enqueue_trial; cmd_enqueue.cpp).
 int cmd_enqueue(const EnqueueArgs& a);
 
+struct WorkerArgs {
+  std::string pool, id;
+  int ranks = 0;            ///< 0: $SLURM_NTASKS, else 1
+  int time_limit_min = 0;
+  double margin_s = 30;
+  double idle_s = 120;
+};
+/// A pilot worker's loop (schedulers/slurm/pool_worker.hpp).
+int cmd_worker(const WorkerArgs& a);
+
 struct CancelArgs {
   std::string db;
   std::string study;

@@ -147,6 +147,16 @@ int main(int argc, char** argv) try {
   ex->add_option("-o,--output", exp.output, "write to this file (default: stdout)");
   ex->fallthrough();
 
+  WorkerArgs worker;
+  auto* wk = app.add_subcommand("worker",
+                                "run trials handed out through a pilot pool (what `backend: {kind: slurm, workers: N}` "
+                                "starts in each allocation; not for use by hand)");
+  wk->add_option("--pool", worker.pool, "the study's pool directory (<runs_dir>/<study>/slurm/pool)")->required();
+  wk->add_option("--id", worker.id, "this worker's name (w1, w2, ...)")->required();
+  wk->add_option("--ranks", worker.ranks, "tasks of this allocation (default: $SLURM_NTASKS, else 1)");
+  wk->add_option("--time-limit-min", worker.time_limit_min, "the allocation's time limit in minutes (0: unknown)");
+  wk->add_option("--margin-s", worker.margin_s, "a trial must end this long before the allocation does (default 30)");
+  wk->add_option("--idle-s", worker.idle_s, "exit after this long with nothing to run (default 120)");
   // `dlsweep` alone: the help (what a new user types first), not "A subcommand is required".
   if (argc == 1) {
     app.name("dlsweep");
@@ -161,7 +171,7 @@ int main(int argc, char** argv) try {
   }
   // One check of --db for every verb, before any of them opens or locks anything. A dry run
   // never touches the database, so it is not held to it.
-  if (!(*s && submit.dry_run)) {
+  if (!(*s && submit.dry_run) && !*wk) {
     // A path from $DLSWEEP_DB is named so: the user typed no --db to look for.
     const bool from_env = db_option->count() == 0 && env_db && *env_db;
     if (auto ok = check_db_path(db, from_env ? "$DLSWEEP_DB" : "--db"); !ok) {
@@ -194,6 +204,7 @@ int main(int argc, char** argv) try {
   if (*ex) return cmd_export(exp);
   if (*rp) return cmd_report(report);
   if (*sv) return cmd_serve(serve);
+  if (*wk) return cmd_worker(worker);
   return exit_code::usage;
 } catch (const std::exception& e) {
   fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());

@@ -174,6 +174,7 @@ std::string slurm_launch_prefix(int ranks, int nodes, std::string_view launcher,
   auto shim = [](std::string_view mode) {
     return fmt::format("bash -c {} dlsweep-launch {}", shell_quote(launch_shim()), mode);
   };
+  if (launcher == kLauncherAllocationOnly) return "";
   if (launcher.empty()) return ranks > 1 ? srun_words(ranks, true) : "";
   if (launcher == "srun") return srun_words(ranks, true) + " " + shim("rank-srun");
   if (launcher == "mpirun") return fmt::format("mpirun -np {} ", ranks) + shim("rank-mpirun");

@@ -55,6 +55,11 @@ struct SrunOptions {
   std::string cpu_bind;       ///< --cpu-bind=
 };
 
+/// Not a trial launcher (a study cannot name it): the allocation is sized for `ranks` tasks
+/// but the program runs once, in the batch script — a pilot worker, which starts its trials'
+/// ranks as srun steps itself (slurm/pool_worker.hpp).
+inline constexpr std::string_view kLauncherAllocationOnly = "dlsweep-worker";
+
 /// Shell words the batch script puts before "$@" (already quoted; "" = run "$@" directly).
 /// `nodes`: the allocation's node count (torchrun: one agent per node, ranks/nodes workers
 /// each; the caller has checked that nodes divides ranks).

@@ -5,6 +5,7 @@
 
 #include "schedulers/local/backend.hpp"
 #include "schedulers/slurm/backend.hpp"
+#include "schedulers/slurm/pool_backend.hpp"
 
 namespace dlsweep::sched {
 
@@ -22,6 +23,11 @@ Result<std::unique_ptr<Backend>> make_slurm(boost::asio::io_context& io, const B
   if (!o.template_path.empty() && o.template_path.is_relative()) o.template_path = c.study_dir / o.template_path;
   o.max_concurrent = c.max_concurrent;
   o.create_script_dir = c.create_dirs;
+  if (o.workers > 0) {
+    auto p = SlurmPoolBackend::create(io, std::move(o));
+    if (!p) return std::unexpected(p.error());
+    return std::unique_ptr<Backend>(std::move(*p));
+  }
   auto b = SlurmBackend::create(io, std::move(o));
   if (!b) return std::unexpected(b.error());
   return std::unique_ptr<Backend>(std::move(*b));

@@ -130,6 +130,9 @@ class SlurmBackend final : public Backend {
   /// The Slurm id of a job once accepted ("1234_5"), else "".
   std::string native_id(const std::string& job_id) const;
   const SlurmOptions& options() const { return options_; }
+  /// What submit() refuses at once: empty argv or workdir, ranks < 1, a negative timeout,
+  /// values the index file cannot hold. (The pilot workers' backend checks trials with it too.)
+  static Status check_job(const JobSpec& spec);
 
   struct Stats {
     std::size_t submissions = 0;       ///< sbatch calls (or libslurm submits) that succeeded
@@ -144,9 +147,6 @@ class SlurmBackend final : public Backend {
   const Stats& stats() const { return stats_; }
 
  private:
-  /// What submit() refuses at once: empty argv or workdir, ranks < 1, a negative timeout,
-  /// values the index file cannot hold.
-  static Status check_job(const JobSpec& spec);
   static slurm::Shape shape_of(const JobSpec& spec);
   /// The batch of one planned array (tasks not yet filled in).
   static slurm::BatchRequest request_for(const slurm::PlannedArray& a, std::string tag,

@@ -130,9 +130,12 @@ Status validate_options(const SlurmOptions& o) {
     return fail("cpus_per_gpu without GPUs", "slurm.cpus_per_gpu", "request GPUs with gpus_per_task or gpus_per_node");
   for (auto [v, key] : {std::pair{o.time_limit, "time_limit"}, {o.nodes, "nodes"},
                         {o.ntasks_per_node, "ntasks_per_node"}, {o.cpus_per_task, "cpus_per_task"}, {o.cpus_per_gpu, "cpus_per_gpu"},
-                        {o.signal_lead_s, "signal_lead_s"}}) {
+                        {o.signal_lead_s, "signal_lead_s"}, {o.workers, "workers"}}) {
     if (v < 0) return fail(fmt::format("{} is negative", v), fmt::format("slurm.{}", key), "use 0 (not set) or more");
   }
+  if (!(o.worker_idle_s > 0))
+    return fail(fmt::format("worker_idle_s {}", o.worker_idle_s), "slurm.worker_idle_s",
+                "give the seconds an idle pilot worker waits for work before it exits (e.g. 120)");
   if (o.signal_lead_s > 65535)
     return fail("more than 65535 s", "slurm.signal_lead_s", "Slurm's warning signal lead is at most 65535 s");
   if (!(o.poll_min_s > 0) || !(o.poll_max_s >= o.poll_min_s))

@@ -57,6 +57,10 @@ struct SlurmOptions {
   double command_timeout_s = 60;         ///< a Slurm command (or libslurm call) taking longer is a failure
   double submit_give_up_s = 900;         ///< unreachable controller: jobs are `lost` after this long unsubmitted
   int vanish_polls = 3;                  ///< polls a job must be missing from squeue and sacct to be `lost`
+  /// > 0: pilot workers (slurm/pool_backend.hpp): this many long-lived allocations run the
+  /// trials one after another; 0: one job (array task) per trial.
+  int workers = 0;
+  double worker_idle_s = 120;            ///< a pilot worker with nothing to run exits after this long
 };
 
 /// Checks every option; errors name the option ("slurm.partition") and the fix.

@@ -263,7 +263,8 @@ Result<std::string> render_script(const std::string& template_text, const SlurmO
   // With its separating space, so that a trial without a launcher starts the line.
   const std::string launch = slurm_launch_prefix(batch.ranks, nodes, batch.launcher, SrunOptions{o.mpi, o.gpu_bind, o.cpu_bind});
   d.set("launch", launch.empty() ? launch : launch + " ");
-  d.set("torch_env", batch.launcher.empty() ? mus::data::type::bool_false : mus::data::type::bool_true);
+  d.set("torch_env", batch.launcher.empty() || batch.launcher == kLauncherAllocationOnly ? mus::data::type::bool_false
+                                                                                        : mus::data::type::bool_true);
   d.set("warn_always", batch.warn_always ? mus::data::type::bool_true : mus::data::type::bool_false);
   d.set("preempt_handler_file", shell_quote(protocol::kPreemptHandlerFile));
   d.set("exit_setup_failed", std::to_string(protocol::kExitSetupFailed));

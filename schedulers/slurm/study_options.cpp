@@ -63,6 +63,9 @@ void read_study_options(OptionReader& r, SlurmOptions& o, std::size_t max_concur
   if (r.has("cpu_bind")) text("cpu_bind", o.cpu_bind);
   if (r.has("mpi"))
     if (auto v = r.word("mpi", kMpiPlugins)) o.mpi = *v;
+  if (r.has("workers")) count("workers", o.workers);
+  if (r.has("worker_idle_s"))
+    if (auto v = r.number("worker_idle_s", 0, true)) o.worker_idle_s = *v;
   // The Slurm syntax of the whole (every value is shell-quoted or refused), at its key.
   SlurmOptions probe = o;
   probe.max_concurrent = max_concurrent;
@@ -90,6 +93,8 @@ void write_study_options(const SlurmOptions& o, nlohmann::json& b) {
   if (o.requeue != d.requeue) b["requeue"] = o.requeue;
   if (o.poll_min_s != d.poll_min_s) b["poll_min_s"] = o.poll_min_s;
   if (o.poll_max_s != d.poll_max_s) b["poll_max_s"] = o.poll_max_s;
+  if (o.workers != d.workers) b["workers"] = o.workers;
+  if (o.worker_idle_s != d.worker_idle_s) b["worker_idle_s"] = o.worker_idle_s;
 }
 
 std::optional<Error> check_ranks(const SlurmOptions& o, std::span<const std::int64_t> ranks, std::string_view launcher,

@@ -1,0 +1,562 @@
+// pool_backend.cpp — see pool_backend.hpp.
+#include "schedulers/slurm/pool_backend.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/atomic_file.hpp"
+#include "common/program_path.hpp"
+#include "common/protocol.hpp"
+#include "schedulers/launch.hpp"
+#include "schedulers/slurm/script.hpp"
+
+namespace dlsweep::sched {
+
+namespace fs = std::filesystem;
+using namespace slurm;
+
+namespace {
+
+constexpr std::string_view kNativePrefix = "pool:";
+constexpr double kScanS = 0.25;
+constexpr int kMaxFailedWorkers = 3;
+
+std::string workers_study(const std::string& study) { return study + ".workers"; }
+
+std::optional<int> worker_number(const std::string& wid) {
+  int n = 0;
+  if (wid.size() < 2 || wid[0] != 'w') return std::nullopt;
+  auto r = std::from_chars(wid.data() + 1, wid.data() + wid.size(), n);
+  if (r.ec != std::errc() || r.ptr != wid.data() + wid.size()) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SlurmPoolBackend>> SlurmPoolBackend::create(boost::asio::io_context& io, SlurmOptions options,
+                                                                   fs::path worker_exe) {
+  if (options.workers < 1)
+    return fail("workers must be at least 1", "backend.workers", "give the number of pilot allocations, or remove the key");
+  if (worker_exe.empty()) {
+    auto self = self_executable();
+    if (!self) return fail("cannot find the dlsweep executable (/proc/self/exe)", "backend.workers", "");
+    worker_exe = *self;
+  }
+  SlurmOptions inner = options;
+  inner.max_concurrent = std::size_t(options.workers);
+  inner.submit_window = std::size_t(options.workers);
+  inner.requeue = false;  // a worker that ends is replaced, not requeued
+  auto tmpl = load_template(options);
+  if (!tmpl) return std::unexpected(tmpl.error());
+  auto b = SlurmBackend::create(io, inner);
+  if (!b) return std::unexpected(b.error());
+  auto self = std::unique_ptr<SlurmPoolBackend>(
+      new SlurmPoolBackend(io, std::move(options), std::move(*tmpl), std::move(*b), std::move(worker_exe)));
+  if (self->options_.create_script_dir) {
+    if (auto st = self->pool_.create(); !st) return std::unexpected(st.error());
+    std::error_code ec;
+    fs::remove(self->pool_.stop_file(), ec);  // work again
+    if (auto st = write_file_atomic(self->pool_.root() / "worker.sh", self->worker_wrapper()); !st)
+      return std::unexpected(st.error());
+    for (const auto& wid : self->pool_.worker_ids())
+      if (auto n = worker_number(wid)) self->worker_seq_ = std::max(self->worker_seq_, *n);
+    self->longest_s_ = self->pool_.estimate_s();
+  }
+  return self;
+}
+
+SlurmPoolBackend::SlurmPoolBackend(boost::asio::io_context& io, SlurmOptions options, std::string template_text,
+                                   std::unique_ptr<SlurmBackend> inner, fs::path worker_exe)
+    : io_(io),
+      options_(std::move(options)),
+      template_text_(std::move(template_text)),
+      inner_(std::move(inner)),
+      worker_exe_(std::move(worker_exe)),
+      pool_(fs::absolute(options_.script_dir) / "pool"),
+      scan_timer_(io) {
+  inner_->set_event_handler([this](const JobEvent& ev) { on_worker_event(ev); });
+}
+
+SlurmPoolBackend::~SlurmPoolBackend() {
+  scan_timer_.cancel();
+  // Nothing left to run: idle workers exit now rather than at their idle time. With work
+  // left (a signal, a crash) they keep running it, for `resume` to follow.
+  if (tasks_.empty() && options_.create_script_dir) write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
+}
+
+std::string SlurmPoolBackend::worker_wrapper() const {
+  // Runs `dlsweep worker` under the allocation's batch script (which passes USR2 and TERM on
+  // to it). However the worker ends — kill -9 included — the trial it was running is stopped
+  // before the allocation ends (its process group is in <tag>.run), so that the orchestrator
+  // can give the trial to another worker without it ever running twice.
+  return R"SH(#!/bin/bash
+# dlsweep pilot worker wrapper (written by dlsweep; arguments: WORKER_DIR PROGRAM ARGS...)
+wdir=$1
+shift
+"$@" &
+pid=$!
+trap 'kill -s USR2 "$pid" 2>/dev/null' USR2
+trap 'kill -s TERM "$pid" 2>/dev/null' TERM
+while :; do
+  wait "$pid"
+  rc=$?
+  kill -0 "$pid" 2>/dev/null || break
+done
+for run in "$wdir"/*.run; do
+  [[ -e $run && ! -e ${run%.run}.exit ]] || continue
+  pgid=$(sed -n 's/.*"pgid":\([0-9][0-9]*\).*/\1/p' "$run")
+  if [[ -n $pgid ]]; then
+    echo "dlsweep worker wrapper: the worker ended (status $rc) with ${run##*/} running: stopping process group $pgid" >&2
+    kill -KILL -- "-$pgid" 2>/dev/null
+  fi
+done
+exit "$rc"
+)SH";
+}
+
+void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string message, int exit_code, int signal) {
+  const bool terminal = kind == JobEventKind::exited || kind == JobEventKind::cancelled || kind == JobEventKind::lost;
+  if (terminal)
+    // After the caller has reacted (it usually submits the next trial at once): nothing left
+    // to run means the idle workers may go, and the event loop can end.
+    boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_)] {
+      if (alive.expired() || !tasks_.empty() || stop_written_) return;
+      write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
+      stop_written_ = true;
+    });
+  if (!handler_) return;
+  JobEvent ev;
+  ev.job_id = t.id;
+  ev.trial_id = t.trial_id;
+  ev.attempt = t.attempt;
+  ev.kind = kind;
+  ev.exit_code = exit_code;
+  ev.signal = signal;
+  ev.message = std::move(message);
+  ev.native_id = std::string(kNativePrefix) + t.tag;
+  handler_(ev);
+}
+
+Status SlurmPoolBackend::write_task(const JobSpec& spec, const std::string& tag) {
+  SlurmOptions o = options_;
+  o.requeue = false;  // the pool puts a trial stopped at the warning back in its queue
+  BatchRequest req;
+  req.study = spec.study;
+  req.tag = tag;
+  req.script_dir = pool_.scripts_dir();
+  req.ranks = spec.ranks;
+  req.launcher = spec.launcher;
+  req.warn_always = spec.warn_always;
+  req.tasks.push_back(BatchTask{spec.token(), spec.workdir, spec.argv, spec.env});
+  auto prepared = prepare_batch(template_text_, o, req);
+  if (!prepared) return std::unexpected(prepared.error());
+  if (auto st = write_file_atomic(req.index_path(), prepared->index_text); !st) return st;
+  if (auto st = write_file_atomic(req.script_path(), prepared->request.script); !st) return st;
+  return pool_.enqueue(tag, pool::TaskFile{spec.token(), req.script_path(), spec.ranks, spec.timeout_s, 0});
+}
+
+Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {
+  JobSpec spec = given;
+  std::error_code ec;
+  spec.workdir = fs::absolute(spec.workdir, ec);
+  if (auto st = SlurmBackend::check_job(spec); !st) return std::unexpected(st.error());
+  fs::create_directories(spec.workdir, ec);
+  const std::string tag = pool::task_tag(spec.trial_id, spec.attempt);
+  if (auto st = write_task(spec, tag); !st) return std::unexpected(st.error());
+  Task t;
+  t.id = fmt::format("pool-{}.{}", ::getpid(), ++seq_);
+  t.tag = tag;
+  t.token = spec.token();
+  t.study = spec.study;
+  t.trial_id = spec.trial_id;
+  t.attempt = spec.attempt;
+  t.timeout_s = spec.timeout_s;
+  study_ = spec.study;
+  max_ranks_ = std::max(max_ranks_, spec.ranks);
+  tasks_[t.id] = t;
+  if (stop_written_) {
+    fs::remove(pool_.stop_file(), ec);
+    stop_written_ = false;
+  }
+  boost::asio::post(io_, [this, id = t.id, alive = std::weak_ptr<int>(alive_)] {
+    if (alive.expired()) return;
+    if (auto it = tasks_.find(id); it != tasks_.end())
+      emit(it->second, JobEventKind::queued, "in the pool's queue, for the next free worker");
+    ensure_workers();
+    schedule_scan(kScanS);
+  });
+  return t.id;
+}
+
+SlurmPoolBackend::Task* SlurmPoolBackend::task_by_tag(const std::string& tag) {
+  for (auto& [id, t] : tasks_)
+    if (t.tag == tag) return &t;
+  return nullptr;
+}
+
+void SlurmPoolBackend::cancel(const std::string& job_id) {
+  auto it = tasks_.find(job_id);
+  if (it == tasks_.end()) return;
+  Task& t = it->second;
+  t.cancel_requested = true;
+  if (pool_.withdraw(t.tag)) {
+    Task gone = t;
+    tasks_.erase(it);
+    emit(gone, JobEventKind::cancelled, "cancelled before a worker took it");
+    return;
+  }
+  for (const auto& [tag, claim] : pool_.claims())
+    if (tag == t.tag) pool_.request_cancel(claim.worker, tag);
+  schedule_scan(0);
+}
+
+void SlurmPoolBackend::schedule_scan(double delay_s) {
+  if (scan_armed_) return;
+  scan_armed_ = true;
+  scan_timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(delay_s)));
+  scan_timer_.async_wait([this, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
+    if (ec || alive.expired()) return;
+    scan_armed_ = false;
+    scan();
+  });
+}
+
+void SlurmPoolBackend::scan() {
+  const auto claims = pool_.claims();
+  for (const auto& [tag, claim] : claims) {
+    Task* t = task_by_tag(tag);
+    if (!t) continue;  // not this orchestrator's (yet): adopt() takes it
+    t->worker = claim.worker;
+    if (claim.has_exit) {
+      auto rec = pool::PoolDir::read_exit(pool_.in_worker(claim.worker, tag, ".exit"));
+      if (rec) {
+        finish(*t, claim.worker, *rec);
+        continue;
+      }
+    }
+    if (claim.has_run && !t->started) {
+      t->started = true;
+      failed_in_a_row_ = 0;
+      std::string on = claim.worker;
+      if (auto n = worker_number(claim.worker); n && workers_.count(*n) && !workers_[*n].native_id.empty())
+        on += " (Slurm job " + workers_[*n].native_id + ")";
+      emit(*t, JobEventKind::started, "running on worker " + on);
+    }
+    if (t->cancel_requested && !claim.has_cancel) pool_.request_cancel(claim.worker, tag);
+  }
+  ensure_workers();
+  if (!tasks_.empty()) schedule_scan(kScanS);
+}
+
+void SlurmPoolBackend::finish(Task& t, const std::string& wid, const pool::ExitRecord& rec) {
+  if (rec.warned && rec.exit_code == protocol::kExitStopped && !t.cancel_requested && !rec.cancelled) {
+    // Stopped at its allocation's time-limit warning, with a checkpoint: the next worker resumes it.
+    pool_.unclaim(t.tag, wid);
+    t.started = false;
+    emit(t, JobEventKind::requeued,
+         fmt::format("stopped with a checkpoint at worker {}'s time-limit warning: back in the pool's queue", wid));
+    return;
+  }
+  if (!rec.cancelled && !rec.timed_out && rec.exit_code == 0 && rec.signal == 0 && rec.seconds > longest_s_) {
+    longest_s_ = rec.seconds;
+    pool_.set_estimate_s(longest_s_);
+  }
+  pool_.retire(t.tag, wid);
+  Task done = t;
+  tasks_.erase(done.id);
+  if (!done.started) emit(done, JobEventKind::started, "running on worker " + wid);
+  if (rec.cancelled || done.cancel_requested)
+    emit(done, JobEventKind::cancelled, "cancelled");
+  else if (rec.timed_out)
+    emit(done, JobEventKind::cancelled, fmt::format("timed out after {:.0f} s", done.timeout_s));
+  else
+    emit(done, JobEventKind::exited, fmt::format("ended on worker {} after {:.1f} s", wid, rec.seconds), rec.exit_code,
+         rec.signal);
+}
+
+void SlurmPoolBackend::reclaim(const std::string& wid, const std::string& why) {
+  scan();  // what the worker finished is recorded first
+  for (const auto& [tag, claim] : pool_.claims()) {
+    if (claim.worker != wid || claim.has_exit) continue;
+    pool_.unclaim(tag, wid);
+    Task* t = task_by_tag(tag);
+    if (!t) continue;
+    if (t->cancel_requested && pool_.withdraw(tag)) {
+      Task gone = *t;
+      tasks_.erase(gone.id);
+      emit(gone, JobEventKind::cancelled, "cancelled (its worker ended first)");
+      continue;
+    }
+    if (t->started) {
+      t->started = false;
+      emit(*t, JobEventKind::requeued,
+           fmt::format("worker {} ended ({}): back in the pool's queue, to resume from its checkpoint", wid, why));
+    }
+  }
+}
+
+void SlurmPoolBackend::on_worker_event(const JobEvent& ev) {
+  const int n = static_cast<int>(ev.trial_id);
+  Worker& w = workers_[n];
+  if (!ev.native_id.empty()) w.native_id = ev.native_id;
+  switch (ev.kind) {
+    case JobEventKind::started:
+      w.running = true;
+      break;
+    case JobEventKind::exited:
+    case JobEventKind::cancelled:
+    case JobEventKind::lost: {
+      w.ended = true;
+      w.running = false;
+      std::string why = ev.kind == JobEventKind::exited
+                            ? (ev.signal ? fmt::format("signal {}", ev.signal) : fmt::format("exit {}", ev.exit_code))
+                            : std::string(to_string(ev.kind)) + (ev.message.empty() ? "" : ": " + ev.message);
+      reclaim("w" + std::to_string(n), fmt::format("Slurm job {}, {}", w.native_id, why));
+      const bool failed = ev.kind == JobEventKind::lost || (ev.kind == JobEventKind::exited && (ev.exit_code != 0 || ev.signal != 0));
+      failed_in_a_row_ = failed ? failed_in_a_row_ + 1 : 0;
+      if (failed) last_failure_ = fmt::format("worker w{} (Slurm job {}) ended: {}; its log: {}", n, w.native_id, why,
+                                              (pool_.worker_dir("w" + std::to_string(n)) / "stderr.log").string());
+      ensure_workers();
+      if (!tasks_.empty()) schedule_scan(kScanS);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void SlurmPoolBackend::ensure_workers() {
+  std::size_t live = 0;
+  for (const auto& [n, w] : workers_)
+    if (!w.ended) ++live;
+  const std::size_t want = std::min<std::size_t>(std::size_t(options_.workers), tasks_.size());
+  while (live < want) {
+    // Workers that keep dying at once (a broken setup line, a missing binary on the nodes)
+    // are not replaced for ever: the waiting trials end `lost`, naming the last worker's log.
+    Status st = failed_in_a_row_ >= kMaxFailedWorkers
+                    ? fail(fmt::format("{} workers in a row failed; the last: {}", failed_in_a_row_, last_failure_),
+                           "backend.workers", "read the worker's log, fix the cause (backend.setup, the dlsweep "
+                           "binary's path on the compute nodes), then `dlsweep resume`")
+                    : submit_worker();
+    if (!st) {
+      if (live > 0) return;  // those still alive go on; no more are started
+      // Nothing can run without a worker: every trial still waiting in the pool ends `lost`
+      // with the reason (retrying cannot help until the cause is fixed).
+      std::vector<Task> waiting;
+      for (auto& [id, t] : tasks_)
+        if (pool_.withdraw(t.tag)) waiting.push_back(t);
+      for (auto& t : waiting) {
+        tasks_.erase(t.id);
+        if (!handler_) continue;
+        JobEvent ev;
+        ev.job_id = t.id;
+        ev.trial_id = t.trial_id;
+        ev.attempt = t.attempt;
+        ev.kind = JobEventKind::lost;
+        ev.native_id = std::string(kNativePrefix) + t.tag;
+        ev.message = "cannot run a pilot worker: " + st.error().message();
+        ev.cannot_start = true;
+        handler_(ev);
+      }
+      return;
+    }
+    ++live;
+  }
+}
+
+Status SlurmPoolBackend::submit_worker() {
+  const int n = ++worker_seq_;
+  const std::string wid = "w" + std::to_string(n);
+  const fs::path wdir = pool_.worker_dir(wid);
+  std::error_code ec;
+  fs::create_directories(wdir, ec);
+  if (ec) return fail("cannot create " + wdir.string() + ": " + ec.message(), "backend.workers", "check runs_dir");
+  JobSpec w;
+  w.study = workers_study(study_);
+  w.trial_id = n;
+  w.attempt = 0;
+  w.workdir = wdir;
+  w.ranks = max_ranks_;
+  w.launcher = std::string(kLauncherAllocationOnly);
+  w.warn_always = true;
+  // The allocation's length (the study's `time`) tells the worker which trials still fit.
+  const int minutes = options_.time_limit;
+  w.argv = {"/bin/bash",
+            (pool_.root() / "worker.sh").string(),
+            wdir.string(),
+            worker_exe_.string(),
+            "worker",
+            "--pool",
+            pool_.root().string(),
+            "--id",
+            wid,
+            "--ranks",
+            std::to_string(max_ranks_),
+            "--time-limit-min",
+            std::to_string(minutes),
+            "--margin-s",
+            std::to_string(std::max(options_.signal_lead_s, 10)),
+            "--idle-s",
+            fmt::format("{}", options_.worker_idle_s)};
+  auto id = inner_->submit(w);
+  if (!id) return std::unexpected(id.error());
+  workers_[n] = Worker{*id, "", max_ranks_, false, false};
+  ++workers_started_;
+  return {};
+}
+
+Status SlurmPoolBackend::preflight(const JobSpec& sample) { return inner_->preflight(sample); }
+
+Result<std::vector<std::string>> SlurmPoolBackend::dry_run(const std::vector<JobSpec>& jobs, const fs::path& out_dir) {
+  // What goes to Slurm: the worker allocations (one array per shape, as submit sends them),
+  // and the trial scripts the workers would run.
+  std::vector<std::string> lines;
+  int ranks = 1;
+  for (const auto& j : jobs) ranks = std::max(ranks, j.ranks);
+  std::vector<JobSpec> workers;
+  for (int i = 1; i <= std::min<int>(options_.workers, int(jobs.size())); ++i) {
+    JobSpec w;
+    w.study = workers_study(jobs.front().study);
+    w.trial_id = i;
+    w.workdir = pool_.worker_dir("w" + std::to_string(i));
+    w.ranks = ranks;
+    w.launcher = std::string(kLauncherAllocationOnly);
+    w.argv = {"/bin/bash", (pool_.root() / "worker.sh").string(), w.workdir.string(), worker_exe_.string(), "worker",
+              "--pool", pool_.root().string(), "--id", "w" + std::to_string(i)};
+    workers.push_back(std::move(w));
+  }
+  auto inner = inner_->dry_run(workers, out_dir);
+  if (!inner) return std::unexpected(inner.error());
+  lines.push_back(fmt::format("pilot workers: {} allocation(s) of {} task(s) each run the study's {} trial(s) one "
+                              "after another (backend.workers: {})",
+                              workers.size(), ranks, jobs.size(), options_.workers));
+  for (auto& l : *inner) lines.push_back(std::move(l));
+  SlurmOptions o = options_;
+  o.requeue = false;
+  for (const auto& j : jobs) {
+    BatchRequest req;
+    req.study = j.study;
+    req.tag = "trial-" + pool::task_tag(j.trial_id, j.attempt);
+    req.script_dir = pool_.scripts_dir();
+    req.ranks = j.ranks;
+    req.launcher = j.launcher;
+    req.warn_always = j.warn_always;
+    req.tasks.push_back(BatchTask{j.token(), fs::absolute(j.workdir), j.argv, j.env});
+    auto prepared = prepare_batch(template_text_, o, req);
+    if (!prepared) return std::unexpected(prepared.error());
+    const fs::path script = out_dir / (req.tag + ".sh"), index = out_dir / (req.tag + ".index");
+    if (auto st = write_file_atomic(script, prepared->request.script); !st) return std::unexpected(st.error());
+    if (auto st = write_file_atomic(index, prepared->index_text); !st) return std::unexpected(st.error());
+    lines.push_back(fmt::format("{}: trial {} as a worker runs it", script.string(), j.token()));
+  }
+  return lines;
+}
+
+Result<std::vector<SurvivingJob>> SlurmPoolBackend::surviving_jobs(const std::string& study) {
+  study_ = study;
+  // The workers first: those still on the controller are followed again.
+  auto found = inner_->find_jobs(workers_study(study));
+  if (!found) return std::unexpected(found.error());
+  std::set<std::string> live;
+  for (const auto& f : *found) {
+    const std::string prefix = workers_study(study) + "/";
+    if (f.token.rfind(prefix, 0) != 0) continue;
+    int n = 0;
+    auto rest = f.token.substr(prefix.size());
+    auto r = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+    if (r.ec != std::errc()) continue;
+    if (f.state != "PENDING" && f.state != "RUNNING" && f.state != "CONFIGURING" && f.state != "SUSPENDED") continue;
+    JobSpec spec;
+    spec.study = workers_study(study);
+    spec.trial_id = n;
+    auto id = inner_->adopt(spec, f.native_id);
+    if (!id) continue;
+    workers_[n] = Worker{*id, f.native_id, 1, f.state == "RUNNING", false};
+    worker_seq_ = std::max(worker_seq_, n);
+    live.insert("w" + std::to_string(n));
+  }
+  std::vector<SurvivingJob> out;
+  for (const auto& [tag, claim] : pool_.claims()) {
+    if (!claim.has_exit && !live.count(claim.worker)) {
+      // Its worker is gone (and its allocation with it): the trial waits for another.
+      pool_.unclaim(tag, claim.worker);
+      continue;
+    }
+    auto task = pool::PoolDir::read_task(pool_.in_worker(claim.worker, tag, ".task"));
+    if (!task) continue;
+    out.push_back(SurvivingJob{task->token, std::string(kNativePrefix) + tag,
+                               claim.has_exit ? "ENDED" : claim.has_run ? "RUNNING" : "PENDING", false});
+  }
+  for (const auto& tag : pool_.queued_tags()) {
+    auto task = pool::PoolDir::read_task(pool_.queued(tag));
+    if (task) out.push_back(SurvivingJob{task->token, std::string(kNativePrefix) + tag, "PENDING", false});
+  }
+  return out;
+}
+
+Result<std::string> SlurmPoolBackend::adopt(const JobSpec& spec, const std::string& native_id) {
+  if (native_id.rfind(kNativePrefix, 0) != 0)
+    return fail("not a pilot worker's task: " + native_id, "adopting " + spec.token(),
+                "requeue the trial instead (the study ran with per-trial jobs before)");
+  const std::string tag = native_id.substr(kNativePrefix.size());
+  Task t;
+  t.id = fmt::format("pool-{}.{}", ::getpid(), ++seq_);
+  t.tag = tag;
+  t.token = spec.token();
+  t.study = spec.study;
+  t.trial_id = spec.trial_id;
+  t.attempt = spec.attempt;
+  t.timeout_s = spec.timeout_s;
+  study_ = spec.study;
+  max_ranks_ = std::max(max_ranks_, spec.ranks);
+  bool in_pool = std::filesystem::exists(pool_.queued(tag));
+  for (const auto& [ctag, claim] : pool_.claims()) in_pool = in_pool || ctag == tag;
+  auto done = in_pool ? std::nullopt : pool_.done_exit(tag);
+  if (!in_pool && !done) return fail("the task is not in the pool any more", "adopting " + native_id, "");
+  tasks_[t.id] = t;
+  boost::asio::post(io_, [this, id = t.id, done, alive = std::weak_ptr<int>(alive_)] {
+    if (alive.expired()) return;
+    auto it = tasks_.find(id);
+    if (it == tasks_.end()) return;
+    emit(it->second, JobEventKind::queued, "found in the pool on resume");
+    if (done) {
+      Task d = it->second;
+      tasks_.erase(it);
+      emit(d, JobEventKind::started, "ran on a worker");
+      if (done->cancelled)
+        emit(d, JobEventKind::cancelled, "cancelled");
+      else if (done->timed_out)
+        emit(d, JobEventKind::cancelled, fmt::format("timed out after {:.0f} s", d.timeout_s));
+      else
+        emit(d, JobEventKind::exited, "ended on a worker", done->exit_code, done->signal);
+      return;
+    }
+    ensure_workers();
+    schedule_scan(0);
+  });
+  return t.id;
+}
+
+Status SlurmPoolBackend::cancel_detached(const std::vector<std::string>& native_ids) {
+  std::vector<std::string> slurm_ids;
+  for (const auto& id : native_ids) {
+    if (id.rfind(kNativePrefix, 0) != 0) {
+      slurm_ids.push_back(id);
+      continue;
+    }
+    const std::string tag = id.substr(kNativePrefix.size());
+    if (pool_.withdraw(tag)) continue;
+    for (const auto& [ctag, claim] : pool_.claims())
+      if (ctag == tag) pool_.request_cancel(claim.worker, tag);
+  }
+  if (!slurm_ids.empty()) return inner_->cancel_detached(slurm_ids);
+  return {};
+}
+
+}  // namespace dlsweep::sched

@@ -1,0 +1,125 @@
+// pool_backend.hpp — `backend: {kind: slurm, workers: N}`: trials run inside N long-lived
+// Slurm allocations (pilot workers) instead of one job each: one queue wait and a couple of
+// controller RPCs per worker rather than per trial, and under a site's job limit (4 jobs per
+// user) N workers keep N trials running whatever the study's size.
+//
+// Contract (on top of backend.hpp):
+//  - submit() renders the trial's batch script as a per-trial job's (not requeueing itself:
+//    the pool requeues), writes it to the pool (pool_files.hpp) and queues it there: `queued`
+//    (native id "pool:<tag>"). A worker takes it: `started` (the worker wrote <tag>.run), then
+//    `exited` / `cancelled` (cancel(), or the timeout the worker enforces).
+//  - Workers are ordinary jobs of the Slurm backend (an inner SlurmBackend, study
+//    "<study>.workers"): the same options, rendering, site-limit handling, polling and
+//    resume. Each is sized for the largest trial seen (ranks, the study's nodes/GPUs) with
+//    the study's time limit; the backend keeps min(workers, unfinished trials) of them alive,
+//    and replaces one that ends while work remains (retired near its time limit, idle, or dead).
+//  - A worker's allocation that ends (any way: time limit, scancel, node failure, kill -9 of
+//    the worker) with a trial it had started and not finished: the trial goes back to the
+//    queue (`requeued`, not terminal) and another worker resumes it from its checkpoint — the
+//    allocation's end stopped it first, so it never runs twice. A trial stopped by the
+//    time-limit warning with a checkpoint (exit 75) is requeued the same way.
+//  - Resume: surviving_jobs() follows the live workers (found on the controller) and lists
+//    every task still in the pool; tasks of workers that are gone go back to the queue.
+//  - When it is destroyed with nothing left to run, the pool's `stop` tells idle workers to
+//    exit; otherwise they wait (for a resumed orchestrator) up to their idle time.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/asio.hpp"
+#include "schedulers/backend.hpp"
+#include "schedulers/slurm/backend.hpp"
+#include "schedulers/slurm/pool_files.hpp"
+
+namespace dlsweep::sched {
+
+class SlurmPoolBackend final : public Backend {
+ public:
+  /// `options.workers` > 0; `options.script_dir` is the Slurm directory (the pool is its
+  /// "pool" subdirectory). `worker_exe`: the dlsweep binary the workers run ("" = this one).
+  static Result<std::unique_ptr<SlurmPoolBackend>> create(boost::asio::io_context& io, SlurmOptions options,
+                                                          std::filesystem::path worker_exe = {});
+  ~SlurmPoolBackend() override;
+
+  std::string_view name() const override { return "slurm"; }
+  void set_event_handler(EventHandler h) override { handler_ = std::move(h); }
+  Result<std::string> submit(const JobSpec& job) override;
+  void cancel(const std::string& job_id) override;
+  std::size_t active() const override { return tasks_.size(); }
+  std::size_t max_concurrent() const override { return std::size_t(options_.workers); }
+  /// Twice the workers: a trial is waiting in the pool whenever one ends.
+  std::size_t submit_window() const override { return 2 * std::size_t(options_.workers); }
+  std::string capacity_note() const override { return inner_->capacity_note(); }
+  Result<std::vector<std::string>> dry_run(const std::vector<JobSpec>& jobs,
+                                           const std::filesystem::path& out_dir) override;
+  bool jobs_outlive_orchestrator() const override { return true; }
+  Status preflight(const JobSpec& sample) override;
+  Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& study) override;
+  Result<std::string> adopt(const JobSpec& spec, const std::string& native_id) override;
+  Status cancel_detached(const std::vector<std::string>& native_ids) override;
+  Result<std::string> submit_orchestrator(const JobSpec& job) override { return inner_->submit_orchestrator(job); }
+
+  const pool::PoolDir& pool() const { return pool_; }
+  /// Worker allocations submitted by this backend (replacements included).
+  std::size_t workers_started() const { return workers_started_; }
+  const SlurmBackend& inner() const { return *inner_; }
+
+ private:
+  struct Task {
+    std::string id, tag, token, study;
+    std::int64_t trial_id = 0;
+    int attempt = 0;
+    double timeout_s = 0;
+    bool started = false;
+    bool cancel_requested = false;
+    std::string worker;  ///< where it was last seen claimed
+  };
+  struct Worker {
+    std::string inner_id, native_id;
+    int ranks = 1;
+    bool running = false;
+    bool ended = false;
+  };
+
+  SlurmPoolBackend(boost::asio::io_context& io, SlurmOptions options, std::string template_text,
+                   std::unique_ptr<SlurmBackend> inner, std::filesystem::path worker_exe);
+
+  void emit(const Task& t, JobEventKind kind, std::string message, int exit_code = 0, int signal = 0);
+  Status write_task(const JobSpec& spec, const std::string& tag);
+  void on_worker_event(const JobEvent& ev);
+  void scan();
+  void schedule_scan(double delay_s);
+  void finish(Task& t, const std::string& wid, const pool::ExitRecord& rec);
+  /// The allocation of worker `wid` is gone: its started, unfinished trials go back to the queue.
+  void reclaim(const std::string& wid, const std::string& why);
+  void ensure_workers();
+  Status submit_worker();
+  Task* task_by_tag(const std::string& tag);
+  std::string worker_wrapper() const;
+
+  boost::asio::io_context& io_;
+  SlurmOptions options_;
+  std::string template_text_;
+  std::unique_ptr<SlurmBackend> inner_;
+  std::filesystem::path worker_exe_;
+  pool::PoolDir pool_;
+  EventHandler handler_;
+  std::string study_;
+  std::uint64_t seq_ = 0;
+  int worker_seq_ = 0;
+  int max_ranks_ = 1;
+  double longest_s_ = 0;
+  std::size_t workers_started_ = 0;
+  int failed_in_a_row_ = 0;   ///< workers that ended failing, since the last that did not (or a trial start)
+  std::string last_failure_;
+  std::map<std::string, Task> tasks_;   ///< every trial not yet terminal, by backend id
+  std::map<int, Worker> workers_;       ///< by worker number (w<N>)
+  boost::asio::steady_timer scan_timer_;
+  bool scan_armed_ = false;
+  bool stop_written_ = false;  ///< pool/stop is there (nothing to run): idle workers exit
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+};
+
+}  // namespace dlsweep::sched

@@ -1,0 +1,120 @@
+// pool_files.hpp — the files through which the orchestrator hands trials to pilot workers
+// (`backend: {kind: slurm, workers: N}`) and workers report back: a shared filesystem is
+// all login and compute nodes need in common, no network service.
+//
+// Layout under the pool directory (<study_root>/slurm/pool):
+//   queue/<tag>.task     a trial waiting for a worker (JSON: token, script, ranks, timeout_s,
+//                        estimate_s). Written by the orchestrator (atomic rename).
+//   scripts/<tag>.sh     the trial's batch script, rendered as for a per-trial job (not
+//   scripts/<tag>.index  requeueing itself), and its index line; never moved.
+//   w/<wid>/<tag>.task   claimed: a worker renamed it here from queue/ (rename is atomic on
+//                        one filesystem: exactly one worker wins a task).
+//   w/<wid>/<tag>.run    the worker started it (JSON: host, pgid, started).
+//   w/<wid>/<tag>.exit   it ended (JSON: exit_code, signal, warned, cancelled, timed_out, seconds).
+//   w/<wid>/<tag>.cancel the orchestrator asks the worker to stop it.
+//   w/<wid>/heartbeat    the worker's last sign of life (its own clock; informative only).
+//   done/<tag>.*         a task's files once its end was reported (kept: resume reads them).
+//   estimate             seconds the longest trial took so far (workers near their time
+//                        limit take only what fits).
+//   stop                 the orchestrator has no more work: idle workers exit.
+//
+// Ownership: only workers move queue -> w/<wid>; only the orchestrator moves files back to
+// queue/ (a worker that ended) or on to done/. Nothing here talks to Slurm.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace dlsweep::sched::pool {
+
+struct TaskFile {
+  std::string token;                  ///< "study/trial/attempt"
+  std::filesystem::path script;       ///< scripts/<tag>.sh
+  int ranks = 1;
+  double timeout_s = 0;               ///< 0: none (the worker enforces it)
+  double estimate_s = 0;              ///< how long it may take; 0: unknown
+};
+
+struct RunRecord {
+  std::string host;
+  long pgid = 0;
+  double started = 0;                 ///< seconds since the epoch, the worker's clock
+};
+
+struct ExitRecord {
+  int exit_code = 0;
+  int signal = 0;
+  bool warned = false;     ///< the time-limit warning (USR2) was passed on to the trial
+  bool cancelled = false;  ///< stopped because of <tag>.cancel (or the worker's TERM)
+  bool timed_out = false;  ///< stopped at timeout_s
+  double seconds = 0;      ///< how long it ran
+};
+
+/// Where a claimed task sits: which worker, and what it has written.
+struct Claim {
+  std::string worker;
+  bool has_run = false, has_exit = false, has_cancel = false;
+};
+
+class PoolDir {
+ public:
+  explicit PoolDir(std::filesystem::path root) : root_(std::move(root)) {}
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path queue_dir() const { return root_ / "queue"; }
+  std::filesystem::path scripts_dir() const { return root_ / "scripts"; }
+  std::filesystem::path done_dir() const { return root_ / "done"; }
+  std::filesystem::path workers_dir() const { return root_ / "w"; }
+  std::filesystem::path worker_dir(const std::string& wid) const { return workers_dir() / wid; }
+  std::filesystem::path stop_file() const { return root_ / "stop"; }
+  std::filesystem::path estimate_file() const { return root_ / "estimate"; }
+  std::filesystem::path queued(const std::string& tag) const { return queue_dir() / (tag + ".task"); }
+  std::filesystem::path in_worker(const std::string& wid, const std::string& tag, const char* ext) const {
+    return worker_dir(wid) / (tag + ext);
+  }
+
+  /// Creates the directories.
+  Status create() const;
+
+  /// Writes queue/<tag>.task atomically.
+  Status enqueue(const std::string& tag, const TaskFile& t) const;
+  /// Tags waiting in queue/, in name order (the orchestrator's order: trial ids grow).
+  std::vector<std::string> queued_tags() const;
+  /// Moves queue/<tag>.task into w/<wid>/: true if this caller got it.
+  bool claim(const std::string& tag, const std::string& wid) const;
+  /// Back from w/<wid>/ to queue/, dropping its run/exit/cancel records: true if it moved.
+  bool unclaim(const std::string& tag, const std::string& wid) const;
+  /// Removes a task still in queue/ (cancelled before any worker took it): true if removed
+  /// (false: a worker took it first, or it is not there).
+  bool withdraw(const std::string& tag) const;
+  /// Moves every file of `tag` in w/<wid>/ to done/.
+  void retire(const std::string& tag, const std::string& wid) const;
+  /// Every claimed task: tag -> where it is.
+  std::vector<std::pair<std::string, Claim>> claims() const;
+  /// Worker ids that have a directory.
+  std::vector<std::string> worker_ids() const;
+
+  Status write_run(const std::string& wid, const std::string& tag, const RunRecord& r) const;
+  Status write_exit(const std::string& wid, const std::string& tag, const ExitRecord& e) const;
+  Status request_cancel(const std::string& wid, const std::string& tag) const;
+
+  static Result<TaskFile> read_task(const std::filesystem::path& p);
+  static Result<RunRecord> read_run(const std::filesystem::path& p);
+  static Result<ExitRecord> read_exit(const std::filesystem::path& p);
+  /// done/<tag>.exit, if the task ended and was reported.
+  std::optional<ExitRecord> done_exit(const std::string& tag) const;
+
+  double estimate_s() const;
+  Status set_estimate_s(double s) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+/// "t00000042-a0": a task's file name stem, from trial id and attempt (sorts by trial id).
+std::string task_tag(std::int64_t trial_id, int attempt);
+
+}  // namespace dlsweep::sched::pool
