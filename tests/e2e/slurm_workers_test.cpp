@@ -1,0 +1,239 @@
+// Pilot workers on the real local Slurm cluster (issue "The site's rules", item 3):
+// `backend: {kind: slurm, workers: N}` runs a study's trials inside N long-lived allocations.
+// Every trial here appends "start <worker>" / "end" to runs.log in its trial dir, and before it
+// starts checks that no earlier run of the same trial is still alive (else OVERLAP): a trial
+// must never run twice at once, and must end exactly once.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "../schedulers/slurm/slurm_test_support.hpp"
+#include "../support/wait_until.hpp"
+#include "run_command.hpp"
+#include "slurm_site.hpp"
+
+using namespace slurm_test;
+using namespace slurm_site;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A study of `trials` trials, each `seconds` long, on `workers` workers.
+std::string workers_study(const std::string& name, const std::string& conf, int workers, int trials, double seconds,
+                          const std::string& extra = "") {
+  std::string space;
+  for (int i = 1; i <= trials; ++i) space += (i > 1 ? ", " : "") + std::to_string(i);
+  return fmt::format(R"(
+name: {name}
+backend: {{kind: slurm, workers: {workers}, slurm_conf: '{conf}', poll_min_s: 0.3, poll_max_s: 1, time: 10{extra}}}
+trial:
+  command: [/bin/sh, -c, "for p in $(cat pids.log 2>/dev/null); do kill -0 $p 2>/dev/null && echo OVERLAP >> overlap.log; done; echo $$ >> pids.log; echo start $DLSWEEP_WORKER >> runs.log; sleep {seconds}; echo end >> runs.log; echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
+objective: {{metric: loss, mode: min}}
+search: {{algorithm: grid}}
+space: {{x: [{space}]}}
+)",
+                     fmt::arg("name", name), fmt::arg("workers", workers), fmt::arg("conf", conf),
+                     fmt::arg("extra", extra), fmt::arg("seconds", seconds), fmt::arg("space", space));
+}
+
+struct TrialRuns {
+  std::size_t starts = 0, ends = 0, finals = 0;
+  bool overlap = false;
+  std::set<std::string> workers;
+};
+
+std::map<std::string, TrialRuns> trial_runs(const fs::path& study_dir) {
+  std::map<std::string, TrialRuns> out;
+  std::error_code ec;  // not there yet: no runs
+  for (const auto& e : fs::directory_iterator(study_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("trial-", 0) != 0) continue;
+    TrialRuns& r = out[name];
+    for (const auto& l : lines_of(e.path() / "runs.log")) {
+      if (l.rfind("start ", 0) == 0) {
+        ++r.starts;
+        r.workers.insert(l.substr(6));
+      } else if (l == "end") {
+        ++r.ends;
+      }
+    }
+    r.finals = lines_of(e.path() / "metrics.jsonl").size();
+    r.overlap = fs::exists(e.path() / "overlap.log");
+  }
+  return out;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string err_of(const fs::path& dir) { return read_file(dir / "err.txt"); }
+
+/// Worker jobs the controller still has for the study.
+std::size_t live_worker_jobs(const LocalCluster& cluster, const std::string& study) {
+  auto sq = cluster.run({"squeue", "-h", "-r", "-n", "dlsweep:" + study + ".workers", "-t", "PENDING,RUNNING", "-o", "%i"});
+  std::size_t n = 0;
+  std::istringstream in(sq.out);
+  for (std::string l; std::getline(in, l);) n += l.find_first_not_of(" ") != std::string::npos;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("slurm workers: 12 trials on 3 workers under a site limit of 4 jobs: each trial once, 3 jobs in Slurm",
+          "[slurm][workers]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-workers");
+  fs::create_directories(dir / "bin");
+  write_script(dir / "bin" / "sbatch", limit_wrapper(dir, 4));
+  PathFirst path(dir / "bin");
+  std::ofstream(dir / "study.yaml") << workers_study("e2e-workers", cluster.conf, 3, 12, 0.5);
+  auto db = dir / "sweep.db";
+  {
+    // The dry run shows the worker allocations, not twelve jobs.
+    auto dry = run_dlsweep(db, {"submit", "--dry-run", "study.yaml"}, dir);
+    INFO(dry.out << dry.err);
+    CHECK(dry.exit_code == 0);
+    CHECK((dry.out + dry.err).find("pilot workers: 3 allocation(s) of 1 task(s) each run the study's 12 trial(s)") !=
+          std::string::npos);
+    CHECK((dry.out + dry.err).find("--array=0-2") != std::string::npos);
+  }
+  pid_t pid = start_submit(dir, db);
+  const int rc = wait_exit(pid);
+  INFO(err_of(dir));
+  REQUIRE(rc == 0);
+  CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,12\n");
+  auto runs = trial_runs(dir / "dlsweep-runs" / "e2e-workers");
+  REQUIRE(runs.size() == 12);
+  std::set<std::string> used;
+  for (const auto& [name, r] : runs) {
+    INFO(name);
+    CHECK(r.starts == 1);
+    CHECK(r.ends == 1);
+    CHECK(r.finals == 1);
+    used.insert(r.workers.begin(), r.workers.end());
+  }
+  // Three allocations ran all twelve (each worker several trials), and sbatch was asked for
+  // no more than those: one array of 3, never more than 4 jobs in Slurm, nothing refused.
+  CHECK(used == std::set<std::string>{"w1", "w2", "w3"});
+  auto accepted = lines_of(dir / "accepted.log");
+  CHECK(accepted.size() == 1);
+  for (const auto& total : accepted) CHECK(std::stoi(total) <= 4);
+  CHECK(lines_of(dir / "refused.log").empty());
+  // Finished: the workers were told there is nothing more (no allocation idles on).
+  CHECK(test_support::wait_until([&] { return live_worker_jobs(cluster, "e2e-workers") == 0; },
+                                 std::chrono::seconds(30)));
+}
+
+TEST_CASE("slurm workers: kill -9 of a worker mid-trial: the trial goes back to the queue and another worker "
+          "finishes it; it never runs twice at once",
+          "[slurm][workers][kill]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-workers-kill");
+  std::ofstream(dir / "study.yaml") << workers_study("e2e-workers-kill", cluster.conf, 2, 4, 4);
+  auto db = dir / "sweep.db";
+  pid_t pid = start_submit(dir, db);
+  // Worker w1 has started a trial: kill the worker process (not its allocation's script).
+  const fs::path pool = dir / "dlsweep-runs" / "e2e-workers-kill" / "slurm" / "pool";
+  std::string victim;
+  REQUIRE(test_support::wait_until([&] {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(pool / "w" / "w1", ec))
+      if (e.path().extension() == ".run") victim = e.path().stem().string();
+    return !victim.empty();
+  }, std::chrono::seconds(60)));
+  auto pk = dlsweep::sched::slurm::run_command(
+      {"pkill", "-9", "-f", "^" + std::string(DLSWEEP_BIN) + " worker --pool " + pool.string() + " --id w1 "}, {}, 10);
+  REQUIRE(pk);
+  CHECK(pk->exit_code == 0);
+  const int rc = wait_exit(pid);
+  const std::string err = err_of(dir);
+  INFO(err);
+  REQUIRE(rc == 0);
+  CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,4\n");
+  CHECK(err.find("requeued: worker w1 ended") != std::string::npos);
+  auto runs = trial_runs(dir / "dlsweep-runs" / "e2e-workers-kill");
+  REQUIRE(runs.size() == 4);
+  std::size_t restarted = 0;
+  for (const auto& [name, r] : runs) {
+    INFO(name);
+    CHECK_FALSE(r.overlap);  // the killed worker's run was stopped before the next began
+    CHECK(r.ends == 1);      // ... and never finished behind the new one's back
+    CHECK(r.finals == 1);
+    if (r.starts == 2) {
+      ++restarted;
+      CHECK(r.workers.count("w1") == 1);
+      CHECK(r.workers.size() == 2);
+    } else {
+      CHECK(r.starts == 1);
+    }
+  }
+  CHECK(restarted == 1);
+  // The wrapper said what it stopped.
+  CHECK(read_file(pool / "w" / "w1" / "stderr.log").find("stopping process group") != std::string::npos);
+}
+
+TEST_CASE("slurm workers: kill -9 of the orchestrator, then resume follows the live workers; nothing lost or run "
+          "twice",
+          "[slurm][workers][resume]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-workers-resume");
+  std::ofstream(dir / "study.yaml") << workers_study("e2e-workers-resume", cluster.conf, 2, 6, 3);
+  auto db = dir / "sweep.db";
+  pid_t pid = start_submit(dir, db);
+  const fs::path study_dir = dir / "dlsweep-runs" / "e2e-workers-resume";
+  // Both workers are running a trial: kill the orchestrator outright.
+  REQUIRE(test_support::wait_until([&] {
+    auto r = trial_runs(study_dir);
+    std::size_t started = 0;
+    for (auto& [n, t] : r) started += t.starts;
+    return started >= 2;
+  }, std::chrono::seconds(60)));
+  ::kill(pid, SIGKILL);
+  wait_exit(pid);
+  REQUIRE(live_worker_jobs(cluster, "e2e-workers-resume") == 2);  // they run on without it
+  auto res = run_dlsweep(db, {"resume", "e2e-workers-resume"}, dir);
+  INFO(res.out << res.err);
+  REQUIRE(res.exit_code == 0);
+  CHECK((res.out + res.err).find(" followed on slurm") != std::string::npos);
+  CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,6\n");
+  auto runs = trial_runs(study_dir);
+  REQUIRE(runs.size() == 6);
+  std::set<std::string> used;
+  for (const auto& [name, r] : runs) {
+    INFO(name);
+    CHECK(r.starts == 1);  // nothing ran again: the trials in flight were followed, not relaunched
+    CHECK(r.ends == 1);
+    CHECK(r.finals == 1);
+    used.insert(r.workers.begin(), r.workers.end());
+  }
+  // The resumed orchestrator used the two allocations it found: it started no new worker.
+  CHECK(used == std::set<std::string>{"w1", "w2"});
+}
