@@ -153,6 +153,7 @@ int run_worker(const WorkerConfig& c, const std::function<void(const std::string
   log(fmt::format("worker {} on {}: {} task(s){}", c.id, hostname(), c.ranks,
                   c.end_time > 0 ? fmt::format(", allocation ends in {:.0f} s", c.end_time - now_s()) : ""));
   double idle_since = now_s(), next_beat = 0;
+  const double started_at = c.start_time > 0 ? c.start_time : idle_since;
   std::size_t ran = 0;
   for (;;) {
     const double t = now_s();
@@ -179,7 +180,8 @@ int run_worker(const WorkerConfig& c, const std::function<void(const std::string
         continue;
       }
       const double est = std::max(task->estimate_s, longest);
-      if (c.end_time > 0 && est > 0 && t + est + c.margin_s > c.end_time) {
+      if (c.end_time > 0 && est > 0 && t + est + c.margin_s > c.end_time &&
+          (ran > 0 || est + c.margin_s <= c.end_time - started_at)) {
         skipped_time = true;
         needed = est;
         continue;

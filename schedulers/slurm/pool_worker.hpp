@@ -33,6 +33,9 @@ struct WorkerConfig {
   std::string id;              ///< "w3": its directory under pool/w
   int ranks = 1;               ///< tasks of this allocation (SLURM_NTASKS)
   double end_time = 0;         ///< seconds since the epoch when the allocation ends; 0: unknown
+  double start_time = 0;       ///< when the allocation began (0: now): a trial longer than the whole
+                               ///< allocation is taken by a worker that has run nothing yet (no
+                               ///< fresh allocation would do better)
   double margin_s = 30;        ///< a trial must end this long before end_time
   double idle_s = 120;         ///< exit after this long with nothing to run
   double grace_s = 10;         ///< TERM -> KILL

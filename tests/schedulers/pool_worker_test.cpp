@@ -1,0 +1,237 @@
+// The pilot pool's files and the worker loop, without Slurm: tasks are plain bash scripts,
+// each worker a forked process running run_worker() (it installs signal handlers).
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "schedulers/slurm/pool_worker.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/wait_until.hpp"
+
+using namespace dlsweep::sched::pool;
+namespace fs = std::filesystem;
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+/// Queues a task whose script is `body` (bash).
+void queue_task(const PoolDir& pool, const std::string& tag, const std::string& body, double estimate_s = 0,
+                double timeout_s = 0, int ranks = 1) {
+  const fs::path script = pool.scripts_dir() / (tag + ".sh");
+  std::ofstream(script) << "#!/bin/bash\n" << body << "\n";
+  REQUIRE(pool.enqueue(tag, TaskFile{"s/" + tag + "/0", script, ranks, timeout_s, estimate_s}));
+}
+
+/// run_worker in a child process; returns its pid.
+pid_t start_worker(const WorkerConfig& c) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::ofstream log(c.pool / (c.id + ".log"));
+    int rc = run_worker(c, [&](const std::string& l) { log << l << "\n" << std::flush; });
+    ::_exit(rc);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+WorkerConfig config(const PoolDir& pool, const std::string& id) {
+  WorkerConfig c;
+  c.pool = pool.root();
+  c.id = id;
+  c.idle_s = 30;
+  c.grace_s = 1;
+  c.poll_s = 0.02;
+  return c;
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("pool: two workers racing for 60 tasks: each runs exactly once, and both get some", "[pool]") {
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  for (int i = 0; i < 60; ++i)
+    queue_task(pool, task_tag(i, 0), fmt::format("echo $DLSWEEP_WORKER >> '{}'", (dir.path() / "ran.log").string()));
+  REQUIRE(pool.set_estimate_s(0.1));
+  pid_t a = start_worker(config(pool, "w1")), b = start_worker(config(pool, "w2"));
+  REQUIRE(test_support::wait_until([&] { return pool.queued_tags().empty(); }, std::chrono::seconds(60)));
+  std::ofstream(pool.stop_file()) << "stop\n";
+  CHECK(wait_exit(a) == 0);
+  CHECK(wait_exit(b) == 0);
+  std::size_t exits = 0;
+  std::map<std::string, int> by_worker;
+  for (const auto& [tag, claim] : pool.claims()) {
+    REQUIRE(claim.has_exit);
+    auto e = PoolDir::read_exit(pool.in_worker(claim.worker, tag, ".exit"));
+    REQUIRE(e);
+    CHECK(e->exit_code == 0);
+    ++exits;
+    ++by_worker[claim.worker];
+  }
+  CHECK(exits == 60);
+  std::ifstream in(dir.path() / "ran.log");
+  std::size_t lines = 0;
+  for (std::string l; std::getline(in, l);) ++lines;
+  CHECK(lines == 60);
+  CHECK(by_worker.size() == 2);
+}
+
+TEST_CASE("pool: the worker records exit codes in order, and exits on stop once the queue is empty", "[pool]") {
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  queue_task(pool, task_tag(1, 0), "exit 0");
+  queue_task(pool, task_tag(2, 0), "exit 3");
+  queue_task(pool, task_tag(3, 0), "kill -9 $$");
+  std::ofstream(pool.stop_file()) << "stop\n";
+  pid_t w = start_worker(config(pool, "w1"));
+  CHECK(wait_exit(w) == 0);
+  CHECK(pool.queued_tags().empty());
+  auto exit_of = [&](int trial) { return PoolDir::read_exit(pool.in_worker("w1", task_tag(trial, 0), ".exit")); };
+  REQUIRE(exit_of(1));
+  CHECK(exit_of(1)->exit_code == 0);
+  CHECK(exit_of(2)->exit_code == 3);
+  CHECK(exit_of(3)->signal == SIGKILL);
+  auto run = PoolDir::read_run(pool.in_worker("w1", task_tag(1, 0), ".run"));
+  REQUIRE(run);
+  CHECK(run->pgid > 1);
+  CHECK_FALSE(run->host.empty());
+}
+
+TEST_CASE("pool: a worker near its time limit takes only what fits and retires; a fresh one takes what no "
+          "allocation could fit",
+          "[pool][time]") {
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  queue_task(pool, task_tag(1, 0), "exit 0", /*estimate_s=*/20);
+  {
+    // The allocation began 100 s ago and ends in 10: a 20 s trial does not fit the rest, a
+    // fresh allocation (110 s) would take it.
+    WorkerConfig c = config(pool, "w1");
+    c.start_time = now_s() - 100;
+    c.end_time = now_s() + 10;
+    c.margin_s = 2;
+    CHECK(wait_exit(start_worker(c)) == 0);
+    CHECK(pool.queued_tags() == std::vector<std::string>{task_tag(1, 0)});
+    CHECK(read_all(pool.root() / "w1.log").find("retiring after 0 trial(s)") != std::string::npos);
+  }
+  {
+    // A whole allocation is 10 s: nothing better will come; it runs it.
+    WorkerConfig c = config(pool, "w2");
+    c.end_time = now_s() + 10;
+    c.margin_s = 2;
+    std::ofstream(pool.stop_file()) << "stop\n";
+    CHECK(wait_exit(start_worker(c)) == 0);
+    CHECK(pool.queued_tags().empty());
+    CHECK(fs::exists(pool.in_worker("w2", task_tag(1, 0), ".exit")));
+  }
+  {
+    // The longest trial so far (pool/estimate) counts for tasks without their own estimate.
+    queue_task(pool, task_tag(2, 0), "exit 0");
+    REQUIRE(pool.set_estimate_s(50));
+    WorkerConfig c = config(pool, "w3");
+    c.start_time = now_s() - 100;
+    c.end_time = now_s() + 30;
+    CHECK(wait_exit(start_worker(c)) == 0);
+    CHECK(pool.queued_tags() == std::vector<std::string>{task_tag(2, 0)});
+  }
+  {
+    // Too many ranks for this allocation: left for a bigger one.
+    PoolDir p2(dir.path() / "pool2");
+    REQUIRE(p2.create());
+    queue_task(p2, task_tag(1, 0), "exit 0", 0, 0, /*ranks=*/4);
+    WorkerConfig c = config(p2, "w1");
+    c.ranks = 2;
+    CHECK(wait_exit(start_worker(c)) == 0);
+    CHECK(p2.queued_tags().size() == 1);
+    CHECK(read_all(p2.root() / "w1.log").find("need more than this allocation's 2 task(s)") != std::string::npos);
+  }
+}
+
+TEST_CASE("pool: cancel file and timeout stop the trial's whole process group and say why", "[pool]") {
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  const fs::path child_pid = dir.path() / "child.pid";
+  // A trial that ignores TERM in its shell and leaves a child behind: KILL of the group after the grace.
+  queue_task(pool, task_tag(1, 0), fmt::format("trap '' TERM; sleep 300 & echo $! > '{}'; wait", child_pid.string()));
+  queue_task(pool, task_tag(2, 0), "sleep 300", 0, /*timeout_s=*/0.5);
+  std::ofstream(pool.stop_file()) << "stop\n";
+  pid_t w = start_worker(config(pool, "w1"));
+  REQUIRE(test_support::wait_until([&] { return fs::exists(pool.in_worker("w1", task_tag(1, 0), ".run")) &&
+                                                !read_all(child_pid).empty(); }));
+  REQUIRE(pool.request_cancel("w1", task_tag(1, 0)));
+  CHECK(wait_exit(w) == 0);
+  auto e1 = PoolDir::read_exit(pool.in_worker("w1", task_tag(1, 0), ".exit"));
+  REQUIRE(e1);
+  CHECK(e1->cancelled);
+  CHECK(e1->signal == SIGKILL);
+  const pid_t orphan = static_cast<pid_t>(std::stol(read_all(child_pid)));
+  CHECK(test_support::wait_until([&] { return ::kill(orphan, 0) != 0; }));
+  auto e2 = PoolDir::read_exit(pool.in_worker("w1", task_tag(2, 0), ".exit"));
+  REQUIRE(e2);
+  CHECK(e2->timed_out);
+  CHECK_FALSE(e2->cancelled);
+}
+
+TEST_CASE("pool: the time-limit warning reaches the running trial, whose checkpointed exit is recorded; the worker "
+          "then takes nothing more. TERM: the trial is stopped and its end not recorded",
+          "[pool][signal]") {
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  const fs::path ready = dir.path() / "ready";
+  // As dlsweep-train does: USR2 -> checkpoint -> exit 75.
+  queue_task(pool, task_tag(1, 0), fmt::format("trap 'exit 75' USR2; touch '{}'; while :; do sleep 0.05; done", ready.string()));
+  queue_task(pool, task_tag(2, 0), "exit 0");
+  pid_t w = start_worker(config(pool, "w1"));
+  REQUIRE(test_support::wait_until([&] { return fs::exists(ready); }));
+  ::kill(w, SIGUSR2);
+  CHECK(wait_exit(w) == 0);
+  auto e = PoolDir::read_exit(pool.in_worker("w1", task_tag(1, 0), ".exit"));
+  REQUIRE(e);
+  CHECK(e->warned);
+  CHECK(e->exit_code == 75);
+  CHECK(pool.queued_tags() == std::vector<std::string>{task_tag(2, 0)});
+
+  fs::remove(ready);
+  queue_task(pool, task_tag(3, 0), fmt::format("touch '{}'; sleep 300", ready.string()));
+  pool.withdraw(task_tag(2, 0));
+  pid_t w2 = start_worker(config(pool, "w2"));
+  REQUIRE(test_support::wait_until([&] { return fs::exists(ready); }));
+  ::kill(w2, SIGTERM);
+  CHECK(wait_exit(w2) == 0);
+  CHECK(fs::exists(pool.in_worker("w2", task_tag(3, 0), ".task")));
+  CHECK_FALSE(fs::exists(pool.in_worker("w2", task_tag(3, 0), ".exit")));  // the orchestrator requeues it
+  auto run = PoolDir::read_run(pool.in_worker("w2", task_tag(3, 0), ".run"));
+  REQUIRE(run);
+  CHECK(test_support::wait_until([&] { return ::kill(-static_cast<pid_t>(run->pgid), 0) != 0; }));
+  // Back to the queue, records dropped: exactly what a worker's end makes the orchestrator do.
+  CHECK(pool.unclaim(task_tag(3, 0), "w2"));
+  CHECK(pool.queued_tags() == std::vector<std::string>{task_tag(3, 0)});
+  CHECK_FALSE(fs::exists(pool.in_worker("w2", task_tag(3, 0), ".run")));
+}
