@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -88,5 +89,41 @@ TEST_CASE("slurm: a pbt study runs a job array per generation and matches the lo
   const auto on_local = values_by_number(run_dlsweep(db, {"results", "e2e-local-pbt", "--format", "json"}, dir).out);
   REQUIRE(on_slurm.size() == 4);
   CHECK(on_slurm == on_local);  // same decisions, same checkpoints, the same trajectories bit for bit
+  fs::remove_all(dir);
+}
+
+TEST_CASE("slurm workers: a pbt study runs every interval inside two pilot allocations and matches the local backend",
+          "[slurm][workers][pbt]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-pbt-workers");
+  std::ofstream(dir / "slurm.yaml") << pbt_yaml(
+      "e2e-slurm-pbt-w",
+      fmt::format("{{kind: slurm, workers: 2, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 2, time: 10}}", cluster.conf),
+      dir / "runs");
+  std::ofstream(dir / "local.yaml") << pbt_yaml("e2e-local-pbt-w", "{kind: local, max_concurrent: 2}", dir / "runs");
+  const auto db = dir / "sweep.db";
+  auto r = run_dlsweep(db, {"submit", "slurm.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
+  CHECK(states.out == "state,COUNT(*)\nCOMPLETE,4\n");
+  // Every interval was a task of the pool, and the two allocations ran them all: the second
+  // generation waited in no queue.
+  auto jobs = run_dlsweep(db, {"query", "SELECT COUNT(*) FROM jobs WHERE job_id LIKE 'pool:%'", "--format", "csv"}, dir);
+  CHECK(jobs.out == "COUNT(*)\n4\n");
+  std::set<std::string> workers;
+  for (const auto& e : fs::directory_iterator(dir / "runs" / "e2e-slurm-pbt-w" / "slurm" / "pool" / "w"))
+    workers.insert(e.path().filename().string());
+  CHECK(workers == std::set<std::string>{"w1", "w2"});
+  REQUIRE(run_dlsweep(db, {"submit", "local.yaml"}, dir).exit_code == 0);
+  const auto on_slurm = values_by_number(run_dlsweep(db, {"results", "e2e-slurm-pbt-w", "--format", "json"}, dir).out);
+  const auto on_local = values_by_number(run_dlsweep(db, {"results", "e2e-local-pbt-w", "--format", "json"}, dir).out);
+  REQUIRE(on_slurm.size() == 4);
+  CHECK(on_slurm == on_local);
   fs::remove_all(dir);
 }
