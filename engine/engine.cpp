@@ -212,10 +212,15 @@ void Engine::interrupt(const std::string& why) {
     waiting_.pop_front();
     apply(row, TrialEvent::cancel, why);
   }
+  // A backend may report `cancelled` from inside cancel() (a job still waiting in it: Slurm
+  // over a site limit, the pool's queue, the fake), which erases the trial from live_: walk
+  // a copy of the job ids, never live_ itself.
+  std::vector<std::string> jobs;
   for (auto& [id, live] : live_) {
     if (live.stop_reason.empty()) live.stop_reason = "cancelled";
-    backend_.cancel(live.job_id);
+    jobs.push_back(live.job_id);
   }
+  for (const auto& job : jobs) backend_.cancel(job);
   check_done();
 }
 

@@ -113,6 +113,29 @@ TEST_CASE("engine: interrupt cancels live trials and the rest never start") {
   CHECK((*f.storage->find_study("interrupt"))->state == "STOPPED");
 }
 
+TEST_CASE("engine: interrupt with every trial live, each cancel answered from inside cancel(): all end CANCELLED") {
+  // The fake (like Slurm for jobs held back by a site limit, or the pilot pool's queue)
+  // emits `cancelled` synchronously from cancel(): interrupt() must not walk the live
+  // trials while that erases them (it did, and crashed under the pilot pool).
+  Fixture f("interrupt-all", "");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 5, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 30;
+    return o;
+  });
+  boost::asio::steady_timer t(io);
+  auto out = f.run(backend, io, [&](orch::Engine& e) {
+    t.expires_after(std::chrono::milliseconds(100));
+    t.async_wait([&](auto) { e.interrupt("test"); });
+  });
+  REQUIRE(out.has_value());
+  CHECK(out->snapshot.cancelled == 5);
+  auto trials = f.storage->list_trials(f.study_id);
+  REQUIRE(trials->size() == 5);
+  for (const auto& t : *trials) CHECK(t.state == TrialState::cancelled);
+}
+
 TEST_CASE("engine: a job the backend loses ends FAILED with the backend's reason") {
   Fixture f("lost", "");
   boost::asio::io_context io;
