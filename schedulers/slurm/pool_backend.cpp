@@ -168,16 +168,7 @@ Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {
   fs::create_directories(spec.workdir, ec);
   const std::string tag = pool::task_tag(spec.trial_id, spec.attempt);
   if (auto st = write_task(spec, tag); !st) return std::unexpected(st.error());
-  Task t;
-  t.id = fmt::format("pool-{}.{}", ::getpid(), ++seq_);
-  t.tag = tag;
-  t.token = spec.token();
-  t.study = spec.study;
-  t.trial_id = spec.trial_id;
-  t.attempt = spec.attempt;
-  t.timeout_s = spec.timeout_s;
-  study_ = spec.study;
-  max_ranks_ = std::max(max_ranks_, spec.ranks);
+  Task t = track(spec, tag);
   tasks_[t.id] = t;
   if (stop_written_) {
     fs::remove(pool_.stop_file(), ec);
@@ -191,6 +182,20 @@ Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {
     schedule_scan(kScanS);
   });
   return t.id;
+}
+
+SlurmPoolBackend::Task SlurmPoolBackend::track(const JobSpec& spec, const std::string& tag) {
+  Task t;
+  t.id = fmt::format("pool-{}.{}", ::getpid(), ++seq_);
+  t.tag = tag;
+  t.token = spec.token();
+  t.study = spec.study;
+  t.trial_id = spec.trial_id;
+  t.attempt = spec.attempt;
+  t.timeout_s = spec.timeout_s;
+  study_ = spec.study;
+  max_ranks_ = std::max(max_ranks_, spec.ranks);
+  return t;
 }
 
 SlurmPoolBackend::Task* SlurmPoolBackend::task_by_tag(const std::string& tag) {
@@ -505,16 +510,7 @@ Result<std::string> SlurmPoolBackend::adopt(const JobSpec& spec, const std::stri
     return fail("not a pilot worker's task: " + native_id, "adopting " + spec.token(),
                 "requeue the trial instead (the study ran with per-trial jobs before)");
   const std::string tag = native_id.substr(kNativePrefix.size());
-  Task t;
-  t.id = fmt::format("pool-{}.{}", ::getpid(), ++seq_);
-  t.tag = tag;
-  t.token = spec.token();
-  t.study = spec.study;
-  t.trial_id = spec.trial_id;
-  t.attempt = spec.attempt;
-  t.timeout_s = spec.timeout_s;
-  study_ = spec.study;
-  max_ranks_ = std::max(max_ranks_, spec.ranks);
+  Task t = track(spec, tag);
   bool in_pool = std::filesystem::exists(pool_.queued(tag));
   for (const auto& [ctag, claim] : pool_.claims()) in_pool = in_pool || ctag == tag;
   auto done = in_pool ? std::nullopt : pool_.done_exit(tag);

@@ -97,6 +97,8 @@ class SlurmPoolBackend final : public Backend {
   void ensure_workers();
   Status submit_worker();
   Task* task_by_tag(const std::string& tag);
+  /// A new task record for `spec` (not yet in tasks_); notes the study and the largest ranks.
+  Task track(const JobSpec& spec, const std::string& tag);
   std::string worker_wrapper() const;
 
   boost::asio::io_context& io_;

@@ -47,6 +47,31 @@ std::map<std::int64_t, double> values_by_number(const std::string& results_json)
   return out;
 }
 
+/// Writes `slurm_name` on the Slurm `backend` and `local_name` (the same study, local
+/// backend) into `dir`, runs the Slurm one and checks its four trials completed.
+fs::path run_pbt_on_slurm(const fs::path& dir, const std::string& slurm_name, const std::string& backend,
+                          const std::string& local_name) {
+  std::ofstream(dir / "slurm.yaml") << pbt_yaml(slurm_name, backend, dir / "runs");
+  std::ofstream(dir / "local.yaml") << pbt_yaml(local_name, "{kind: local, max_concurrent: 2}", dir / "runs");
+  const auto db = dir / "sweep.db";
+  auto r = run_dlsweep(db, {"submit", "slurm.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
+  CHECK(states.out == "state,COUNT(*)\nCOMPLETE,4\n");
+  return db;
+}
+
+/// Runs the local twin and checks the Slurm run reached exactly its values.
+void check_matches_local(const fs::path& db, const fs::path& dir, const std::string& slurm_name,
+                         const std::string& local_name) {
+  REQUIRE(run_dlsweep(db, {"submit", "local.yaml"}, dir).exit_code == 0);
+  const auto on_slurm = values_by_number(run_dlsweep(db, {"results", slurm_name, "--format", "json"}, dir).out);
+  const auto on_local = values_by_number(run_dlsweep(db, {"results", local_name, "--format", "json"}, dir).out);
+  REQUIRE(on_slurm.size() == 4);
+  CHECK(on_slurm == on_local);  // same decisions, same checkpoints, the same trajectories bit for bit
+}
+
 }  // namespace
 
 TEST_CASE("slurm: a pbt study runs a job array per generation and matches the local backend") {
@@ -57,17 +82,10 @@ TEST_CASE("slurm: a pbt study runs a job array per generation and matches the lo
   LocalCluster cluster;
   REQUIRE(cluster.up);
   auto dir = fresh_dir("slurm-pbt");
-  std::ofstream(dir / "slurm.yaml") << pbt_yaml(
-      "e2e-slurm-pbt",
+  const auto db = run_pbt_on_slurm(
+      dir, "e2e-slurm-pbt",
       fmt::format("{{kind: slurm, max_concurrent: 2, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 2}}", cluster.conf),
-      dir / "runs");
-  std::ofstream(dir / "local.yaml") << pbt_yaml("e2e-local-pbt", "{kind: local, max_concurrent: 2}", dir / "runs");
-  const auto db = dir / "sweep.db";
-  auto r = run_dlsweep(db, {"submit", "slurm.yaml"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
-  CHECK(states.out == "state,COUNT(*)\nCOMPLETE,4\n");
+      "e2e-local-pbt");
   // Two generations, two arrays of two tasks: a member's second interval is a new job.
   auto arrays = run_dlsweep(db, {"query",
                                  "SELECT COUNT(DISTINCT substr(job_id, 1, instr(job_id, '_') - 1)), COUNT(DISTINCT job_id) "
@@ -84,11 +102,7 @@ TEST_CASE("slurm: a pbt study runs a job array per generation and matches the lo
                                 "--format", "csv"},
                            dir);
   CHECK(first.out == "number,MIN(r.epoch)\n0,1\n1,1\n2,2\n3,2\n");
-  REQUIRE(run_dlsweep(db, {"submit", "local.yaml"}, dir).exit_code == 0);
-  const auto on_slurm = values_by_number(run_dlsweep(db, {"results", "e2e-slurm-pbt", "--format", "json"}, dir).out);
-  const auto on_local = values_by_number(run_dlsweep(db, {"results", "e2e-local-pbt", "--format", "json"}, dir).out);
-  REQUIRE(on_slurm.size() == 4);
-  CHECK(on_slurm == on_local);  // same decisions, same checkpoints, the same trajectories bit for bit
+  check_matches_local(db, dir, "e2e-slurm-pbt", "e2e-local-pbt");
   fs::remove_all(dir);
 }
 
@@ -101,17 +115,10 @@ TEST_CASE("slurm workers: a pbt study runs every interval inside two pilot alloc
   LocalCluster cluster;
   REQUIRE(cluster.up);
   auto dir = fresh_dir("slurm-pbt-workers");
-  std::ofstream(dir / "slurm.yaml") << pbt_yaml(
-      "e2e-slurm-pbt-w",
+  const auto db = run_pbt_on_slurm(
+      dir, "e2e-slurm-pbt-w",
       fmt::format("{{kind: slurm, workers: 2, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 2, time: 10}}", cluster.conf),
-      dir / "runs");
-  std::ofstream(dir / "local.yaml") << pbt_yaml("e2e-local-pbt-w", "{kind: local, max_concurrent: 2}", dir / "runs");
-  const auto db = dir / "sweep.db";
-  auto r = run_dlsweep(db, {"submit", "slurm.yaml"}, dir);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  auto states = run_dlsweep(db, {"query", "SELECT state, COUNT(*) FROM trials GROUP BY state", "--format", "csv"}, dir);
-  CHECK(states.out == "state,COUNT(*)\nCOMPLETE,4\n");
+      "e2e-local-pbt-w");
   // Every interval was a task of the pool, and the two allocations ran them all: the second
   // generation waited in no queue.
   auto jobs = run_dlsweep(db, {"query", "SELECT COUNT(*) FROM jobs WHERE job_id LIKE 'pool:%'", "--format", "csv"}, dir);
@@ -120,10 +127,6 @@ TEST_CASE("slurm workers: a pbt study runs every interval inside two pilot alloc
   for (const auto& e : fs::directory_iterator(dir / "runs" / "e2e-slurm-pbt-w" / "slurm" / "pool" / "w"))
     workers.insert(e.path().filename().string());
   CHECK(workers == std::set<std::string>{"w1", "w2"});
-  REQUIRE(run_dlsweep(db, {"submit", "local.yaml"}, dir).exit_code == 0);
-  const auto on_slurm = values_by_number(run_dlsweep(db, {"results", "e2e-slurm-pbt-w", "--format", "json"}, dir).out);
-  const auto on_local = values_by_number(run_dlsweep(db, {"results", "e2e-local-pbt-w", "--format", "json"}, dir).out);
-  REQUIRE(on_slurm.size() == 4);
-  CHECK(on_slurm == on_local);
+  check_matches_local(db, dir, "e2e-slurm-pbt-w", "e2e-local-pbt-w");
   fs::remove_all(dir);
 }
