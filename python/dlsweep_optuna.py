@@ -42,6 +42,7 @@ import math
 import os
 import pathlib
 import sys
+import time
 import traceback
 
 import dlsweep_trial as dt
@@ -158,6 +159,58 @@ def run(objective, metric: str = "value") -> int:
     return dt.EXIT_DONE
 
 
+def _run_one(objective, metric: str, job: dict, base_env: dict) -> int:
+    """One trial of --serve, as a fresh process would run it: the trial's environment and
+    directory, its stdout.log/stderr.log, dlsweep_trial's state reset."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.environ.clear()
+    os.environ.update(base_env)
+    os.environ.update({str(k): str(v) for k, v in job.get("env", {}).items()})
+    os.chdir(job["dir"])
+    for fd, name in ((1, job["stdout"]), (2, job["stderr"])):
+        f = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(f, fd)
+        os.close(f)
+    dt._start_next_trial()
+    try:
+        rc = run(objective, metric)
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else (0 if e.code is None else dt.EXIT_FAILURE)
+    except BaseException:  # noqa: BLE001 — as an uncaught exception ends a fresh process: exit 1
+        traceback.print_exc()
+        rc = dt.EXIT_FAILURE
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return rc
+
+
+def serve(objective, metric: str, serve_dir: str) -> int:
+    """--serve DIR: stay imported and run trial after trial for a pilot worker (backend.workers
+    with keep_imported). The worker writes DIR/job.json ({"seq", "dir", "env", "stdout",
+    "stderr"}, atomically) for each trial and waits for DIR/done.json ({"seq", "exit_code"}).
+    Ends when DIR/stop appears or the worker (the parent) is gone."""
+    d = pathlib.Path(serve_dir)
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("DLSWEEP_")}
+    parent = os.getppid()
+    last = 0
+    while True:
+        if os.getppid() != parent or (d / "stop").exists():
+            return 0
+        try:
+            job = json.loads((d / "job.json").read_text())
+        except (OSError, ValueError):
+            job = None
+        if not isinstance(job, dict) or int(job.get("seq", 0)) <= last:
+            time.sleep(0.02)
+            continue
+        last = int(job["seq"])
+        rc = _run_one(objective, metric, job, base_env)
+        tmp = d / f".done.json.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps({"seq": last, "exit_code": int(rc)}))
+        os.replace(tmp, d / "done.json")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m dlsweep_optuna",
                                  description="Run an Optuna objective(trial) as a dlsweep trial.")
@@ -165,7 +218,12 @@ def main(argv=None) -> int:
     ap.add_argument("--metric", default="value",
                     help="the name its return value (and report()) is recorded under: the study's "
                          "objective.metric (comma-separated for several objectives); default: value")
+    ap.add_argument("--serve", metavar="DIR", default=None,
+                    help="(pilot workers, backend keep_imported) stay imported and run the trials handed "
+                         "over in DIR one after another")
     a = ap.parse_args(argv)
+    if a.serve is not None:
+        return serve(_load(a.target), a.metric, a.serve)
     return run(_load(a.target), a.metric)
 
 

@@ -1052,5 +1052,18 @@ def _reset_for_tests() -> None:
     _handler_state["busy"] = False
 
 
+def _start_next_trial() -> None:
+    """A process kept imported between trials (dlsweep_optuna --serve in a pilot worker) starts
+    the next one as a new process would: cached state forgotten, the clock (wall_s) and the
+    record of what the trial starts from taken afresh, default signal dispositions."""
+    global _START
+    _reset_for_tests()
+    _START = time.time()
+    for s in (signal.SIGUSR2, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)
+    if trial_dir() is not None:
+        _start_of(trial_dir())
+
+
 if trial_dir() is not None:  # what this run starts from, before it saves anything itself
     _start_of(trial_dir())

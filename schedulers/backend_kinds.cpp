@@ -12,7 +12,7 @@ namespace {
 constexpr std::string_view kSlurmKeys[] = {
     "driver", "slurm_conf", "partition", "account", "qos", "time", "nodes", "ntasks_per_node", "cpus_per_task",
     "gpus_per_node", "mem", "constraint", "extra_sbatch", "setup", "template", "signal_lead_s", "requeue",
-    "poll_min_s", "poll_max_s", "gpus_per_task", "cpus_per_gpu", "gpu_bind", "cpu_bind", "mpi", "workers", "worker_idle_s"};
+    "poll_min_s", "poll_max_s", "gpus_per_task", "cpus_per_gpu", "gpu_bind", "cpu_bind", "mpi", "workers", "worker_idle_s", "keep_imported"};
 
 // The Slurm backend's batch scripts and index files (SlurmOptions::script_dir, set by the
 // registry to <study dir>/slurm).

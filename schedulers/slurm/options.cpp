@@ -133,6 +133,9 @@ Status validate_options(const SlurmOptions& o) {
                         {o.signal_lead_s, "signal_lead_s"}, {o.workers, "workers"}}) {
     if (v < 0) return fail(fmt::format("{} is negative", v), fmt::format("slurm.{}", key), "use 0 (not set) or more");
   }
+  if (o.keep_imported && o.workers < 1)
+    return fail("keep_imported applies to pilot workers: the trials of per-trial jobs each start afresh",
+                "slurm.keep_imported", "add workers: N (N allocations that run the trials one after another), or remove keep_imported");
   if (!(o.worker_idle_s > 0))
     return fail(fmt::format("worker_idle_s {}", o.worker_idle_s), "slurm.worker_idle_s",
                 "give the seconds an idle pilot worker waits for work before it exits (e.g. 120)");

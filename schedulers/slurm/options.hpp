@@ -61,6 +61,9 @@ struct SlurmOptions {
   /// trials one after another; 0: one job (array task) per trial.
   int workers = 0;
   double worker_idle_s = 120;            ///< a pilot worker with nothing to run exits after this long
+  /// Pilot workers keep the Optuna-style runner (`python3 -m dlsweep_optuna`, one rank)
+  /// imported between trials instead of starting Python afresh for each.
+  bool keep_imported = false;
 };
 
 /// Checks every option; errors name the option ("slurm.partition") and the fix.

@@ -28,6 +28,14 @@ constexpr int kMaxFailedWorkers = 3;
 
 std::string workers_study(const std::string& study) { return study + ".workers"; }
 
+/// The Optuna-style runner on one rank: `<python> -m dlsweep_optuna ...` (it can stay imported
+/// between trials: python/dlsweep_optuna.py --serve).
+bool keeps_imported(const JobSpec& spec) {
+  if (spec.ranks != 1 || !spec.launcher.empty() || spec.argv.size() < 3) return false;
+  const std::string prog = fs::path(spec.argv[0]).filename().string();
+  return prog.rfind("python", 0) == 0 && spec.argv[1] == "-m" && spec.argv[2] == "dlsweep_optuna";
+}
+
 std::optional<int> worker_number(const std::string& wid) {
   int n = 0;
   if (wid.size() < 2 || wid[0] != 'w') return std::nullopt;
@@ -157,7 +165,14 @@ Status SlurmPoolBackend::write_task(const JobSpec& spec, const std::string& tag)
   if (!prepared) return std::unexpected(prepared.error());
   if (auto st = write_file_atomic(req.index_path(), prepared->index_text); !st) return st;
   if (auto st = write_file_atomic(req.script_path(), prepared->request.script); !st) return st;
-  return pool_.enqueue(tag, pool::TaskFile{spec.token(), req.script_path(), spec.ranks, spec.timeout_s, 0});
+  pool::TaskFile task{spec.token(), req.script_path(), spec.ranks, spec.timeout_s, 0};
+  if (options_.keep_imported && keeps_imported(spec)) {
+    task.warm = true;
+    task.argv = spec.argv;
+    task.env = spec.env;
+    task.trial_dir = spec.workdir;
+  }
+  return pool_.enqueue(tag, task);
 }
 
 Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {

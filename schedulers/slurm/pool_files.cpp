@@ -51,11 +51,18 @@ Status PoolDir::create() const {
 Status PoolDir::enqueue(const std::string& tag, const TaskFile& t) const {
   std::error_code ec;
   for (const char* ext : {".task", ".run", ".exit", ".cancel"}) fs::remove(done_dir() / (tag + ext), ec);
-  return write_json(queued(tag), json{{"token", t.token},
-                                      {"script", t.script.string()},
-                                      {"ranks", t.ranks},
-                                      {"timeout_s", t.timeout_s},
-                                      {"estimate_s", t.estimate_s}});
+  json j{{"token", t.token},
+         {"script", t.script.string()},
+         {"ranks", t.ranks},
+         {"timeout_s", t.timeout_s},
+         {"estimate_s", t.estimate_s}};
+  if (t.warm) {
+    j["warm"] = true;
+    j["argv"] = t.argv;
+    j["env"] = t.env;
+    j["trial_dir"] = t.trial_dir.string();
+  }
+  return write_json(queued(tag), j);
 }
 
 std::vector<std::string> PoolDir::queued_tags() const {
@@ -144,6 +151,19 @@ Result<TaskFile> PoolDir::read_task(const fs::path& p) {
   t.ranks = j->value("ranks", 1);
   t.timeout_s = j->value("timeout_s", 0.0);
   t.estimate_s = j->value("estimate_s", 0.0);
+  t.warm = j->value("warm", false);
+  if (t.warm) {
+    if (auto a = j->find("argv"); a != j->end() && a->is_array())
+      for (const auto& w : *a)
+        if (w.is_string()) t.argv.push_back(w.get<std::string>());
+    if (auto e = j->find("env"); e != j->end() && e->is_object())
+      for (const auto& [k, v] : e->items())
+        if (v.is_string()) t.env[k] = v.get<std::string>();
+    t.trial_dir = j->value("trial_dir", "");
+    if (t.argv.empty() || t.trial_dir.empty())
+      return fail("a task kept imported without its command or trial directory", p.string(),
+                  "remove it; the orchestrator re-queues the trial");
+  }
   if (t.token.empty() || t.script.empty() || t.ranks < 1)
     return fail("a task file without token, script or ranks", p.string(), "remove it; the orchestrator re-queues the trial");
   return t;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,13 @@ struct TaskFile {
   int ranks = 1;
   double timeout_s = 0;               ///< 0: none (the worker enforces it)
   double estimate_s = 0;              ///< how long it may take; 0: unknown
+  /// backend.keep_imported: the trial runs the Optuna-style runner (`python3 -m
+  /// dlsweep_optuna ...`, one rank), which the worker keeps imported between trials
+  /// (`--serve`): the command, its environment and directory are needed without the script.
+  bool warm = false;
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::filesystem::path trial_dir;
 };
 
 struct RunRecord {

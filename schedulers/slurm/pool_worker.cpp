@@ -1,5 +1,6 @@
 // pool_worker.cpp — see pool_worker.hpp.
 #include "schedulers/slurm/pool_worker.hpp"
+#include "schedulers/pilot_worker.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -8,8 +9,17 @@
 #include <algorithm>
 #include <csignal>
 #include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <thread>
+#include <fcntl.h>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
@@ -125,6 +135,178 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
   return Outcome::recorded;
 }
 
+/// A `python3 -m dlsweep_optuna ... --serve DIR` kept imported between trials.
+struct WarmServer {
+  pid_t pid = 0;
+  fs::path dir;
+  long seq = 0;
+};
+using WarmServers = std::map<std::string, WarmServer>;
+
+/// What makes two trials able to share one server: the command and the environment that is
+/// not the trial's own (DLSWEEP_*).
+std::string warm_key(const TaskFile& task) {
+  nlohmann::json k{{"argv", task.argv}};
+  for (const auto& [name, value] : task.env)
+    if (name.rfind("DLSWEEP_", 0) != 0) k["env"][name] = value;
+  return k.dump();
+}
+
+void stop_server(WarmServer& s, double grace_s) {
+  write_file_atomic(s.dir / "stop", "stop\n", Durability::none);
+  const double until = now_s() + grace_s;
+  int status = 0;
+  while (::waitpid(s.pid, &status, WNOHANG) == 0) {
+    if (now_s() > until) {
+      ::kill(-s.pid, SIGKILL);
+      ::waitpid(s.pid, &status, 0);
+      break;
+    }
+    sleep_s(0.02);
+  }
+  ::kill(-s.pid, SIGKILL);  // anything it left in its group
+}
+
+std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& pool, const TaskFile& task, long n,
+                                       const std::function<void(const std::string&)>& log) {
+  WarmServer s;
+  s.dir = pool.worker_dir(c.id) / ("py-" + std::to_string(n));
+  std::error_code ec;
+  fs::remove_all(s.dir, ec);
+  fs::create_directories(s.dir, ec);
+  if (ec) {
+    log("cannot create " + s.dir.string() + ": " + ec.message());
+    return std::nullopt;
+  }
+  std::vector<std::string> argv = task.argv;
+  argv.push_back("--serve");
+  argv.push_back(s.dir.string());
+  const std::string out = (task.trial_dir / protocol::kStdoutFile).string(),
+                    err = (task.trial_dir / protocol::kStderrFile).string();
+  pid_t pid = ::fork();
+  if (pid < 0) return std::nullopt;
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::signal(SIGUSR2, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    if (::chdir(task.trial_dir.c_str()) != 0) ::_exit(70);
+    for (const auto& [k, v] : task.env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::setenv("DLSWEEP_WORKER", c.id.c_str(), 1);
+    for (const char* v : {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MAX",
+                          "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP"})
+      ::unsetenv(v);
+    // Until it takes its first trial, what it prints (an import error) goes to that trial's logs.
+    int o = ::open(out.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644), e = ::open(err.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+    if (o >= 0) ::dup2(o, 1);
+    if (e >= 0) ::dup2(e, 2);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  s.pid = pid;
+  log(fmt::format("kept-imported runner started (pid {}): {}", pid, fmt::join(argv, " ")));
+  return s;
+}
+
+/// run_task for a task kept imported: handed to its server (started when there is none)
+/// through job.json, its end read from done.json — or from the server's own end.
+Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::string& tag, const TaskFile& task,
+                      WarmServers& servers, const std::function<void(const std::string&)>& log) {
+  const double t0 = now_s();
+  const std::string key = warm_key(task);
+  static long started = 0;
+  if (auto it = servers.find(key); it != servers.end()) {
+    int st = 0;
+    if (::waitpid(it->second.pid, &st, WNOHANG) != 0) servers.erase(it);  // it died between trials
+  }
+  std::error_code ec;
+  fs::remove(task.trial_dir / protocol::kPreemptHandlerFile, ec);  // each run asks anew, as in the script
+  if (!servers.count(key)) {
+    auto s = start_server(c, pool, task, ++started, log);
+    if (!s) {
+      pool.write_exit(c.id, tag, ExitRecord{127, 0, false, false, false, 0});
+      return Outcome::recorded;
+    }
+    servers[key] = *s;
+  }
+  WarmServer& s = servers[key];
+  const long seq = ++s.seq;
+  nlohmann::json job{{"seq", seq},
+                     {"dir", task.trial_dir.string()},
+                     {"env", task.env},
+                     {"stdout", (task.trial_dir / protocol::kStdoutFile).string()},
+                     {"stderr", (task.trial_dir / protocol::kStderrFile).string()}};
+  write_file_atomic(s.dir / "job.json", job.dump() + "\n", Durability::none);
+  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(s.pid), t0});
+  log(fmt::format("{} ({}): handed to the kept-imported runner (pid {}, trial {} of it)", tag, task.token, s.pid, seq));
+  ExitRecord rec;
+  double kill_at = 0, next_check = 0;
+  bool server_gone = false;
+  for (;;) {
+    const double t = now_s();
+    int status = 0;
+    if (::waitpid(s.pid, &status, WNOHANG) == s.pid) {
+      server_gone = true;
+      if (WIFEXITED(status))
+        rec.exit_code = WEXITSTATUS(status);
+      else if (WIFSIGNALED(status))
+        rec.signal = WTERMSIG(status);
+      break;
+    }
+    if (t >= next_check) {
+      next_check = t + 0.02;
+      std::ifstream in(s.dir / "done.json");
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      auto done = nlohmann::json::parse(text, nullptr, false);
+      if (done.is_object() && done.value("seq", 0L) == seq) {
+        rec.exit_code = done.value("exit_code", 1);
+        break;
+      }
+    }
+    if (g_usr2 && !rec.warned && fs::exists(task.trial_dir / protocol::kPreemptHandlerFile, ec)) {
+      rec.warned = true;  // as the script: only once the program asked for it (on_preempt)
+      ::kill(s.pid, SIGUSR2);
+      log(fmt::format("{}: time-limit warning passed on", tag));
+    }
+    if (g_term) {
+      ::kill(-s.pid, SIGTERM);
+      stop_server(s, std::min(c.grace_s, 5.0));
+      servers.erase(key);
+      log(fmt::format("{}: stopped with the worker; not recorded (the orchestrator queues it again)", tag));
+      return Outcome::abandoned;
+    }
+    if (!rec.cancelled && !rec.timed_out && kill_at == 0) {
+      if (fs::exists(pool.in_worker(c.id, tag, ".cancel"), ec)) {
+        rec.cancelled = true;
+        log(fmt::format("{}: cancelled", tag));
+      } else if (task.timeout_s > 0 && t - t0 > task.timeout_s) {
+        rec.timed_out = true;
+        log(fmt::format("{}: timed out after {:.0f} s", tag, task.timeout_s));
+      }
+      if (rec.cancelled || rec.timed_out) {
+        ::kill(s.pid, SIGTERM);
+        kill_at = t + c.grace_s;
+      }
+    }
+    if (kill_at > 0 && t >= kill_at) {
+      ::kill(-s.pid, SIGKILL);
+      kill_at = t + 3600;
+    }
+    sleep_s(0.01);
+  }
+  if (server_gone) {
+    ::kill(-s.pid, SIGKILL);
+    servers.erase(key);
+  }
+  rec.seconds = now_s() - t0;
+  if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
+  log(fmt::format("{}: ended (exit {}, signal {}) after {:.1f} s", tag, rec.exit_code, rec.signal, rec.seconds));
+  return Outcome::recorded;
+}
+
 }  // namespace
 
 double allocation_end_from_env() {
@@ -136,7 +318,9 @@ double allocation_end_from_env() {
   return 0;
 }
 
-int run_worker(const WorkerConfig& c, const std::function<void(const std::string&)>& log) {
+namespace {
+
+int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function<void(const std::string&)>& log) {
   const PoolDir pool(c.pool);
   std::error_code ec;
   fs::create_directories(pool.worker_dir(c.id), ec);
@@ -189,7 +373,8 @@ int run_worker(const WorkerConfig& c, const std::function<void(const std::string
       if (!pool.claim(tag, c.id)) continue;
       claimed = true;
       bool warned = false;
-      auto outcome = run_task(c, pool, tag, *task, warned, log);
+      auto outcome = task->warm ? run_warm_task(c, pool, tag, *task, servers, log)
+                                : run_task(c, pool, tag, *task, warned, log);
       ++ran;
       idle_since = now_s();
       if (outcome == Outcome::abandoned) return 0;
@@ -218,4 +403,43 @@ int run_worker(const WorkerConfig& c, const std::function<void(const std::string
   }
 }
 
+}  // namespace
+
+int run_worker(const WorkerConfig& c, const std::function<void(const std::string&)>& log) {
+  WarmServers servers;
+  const int rc = worker_loop(c, servers, log);
+  for (auto& [key, s] : servers) stop_server(s, 5);
+  return rc;
+}
+
 }  // namespace dlsweep::sched::pool
+
+namespace dlsweep::sched {
+
+int run_pilot_worker(const PilotWorkerArgs& a) {
+  pool::WorkerConfig c;
+  c.pool = a.pool;
+  c.id = a.id;
+  if (c.id.empty() || c.id.find('/') != std::string::npos || c.id.find("..") != std::string::npos) {
+    fmt::print(stderr, "dlsweep worker: --id '{}' is not a worker name (w1, w2, ...)\n", c.id);
+    return 2;
+  }
+  c.ranks = a.ranks;
+  if (c.ranks <= 0) {
+    const char* n = std::getenv("SLURM_NTASKS");
+    c.ranks = n ? std::max(1, std::atoi(n)) : 1;
+  }
+  c.end_time = pool::allocation_end_from_env();
+  if (c.end_time <= 0 && a.time_limit_min > 0) c.end_time = pool::now_s() + 60.0 * a.time_limit_min;
+  c.margin_s = a.margin_s;
+  c.idle_s = a.idle_s;
+  return pool::run_worker(c, [](const std::string& line) {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&t));
+    fmt::print(stderr, "{} dlsweep worker: {}\n", buf, line);
+    std::fflush(stderr);
+  });
+}
+
+}  // namespace dlsweep::sched

@@ -64,6 +64,8 @@ void read_study_options(OptionReader& r, SlurmOptions& o, std::size_t max_concur
   if (r.has("mpi"))
     if (auto v = r.word("mpi", kMpiPlugins)) o.mpi = *v;
   if (r.has("workers")) count("workers", o.workers);
+  if (r.has("keep_imported"))
+    if (auto v = r.boolean("keep_imported")) o.keep_imported = *v;
   if (r.has("worker_idle_s"))
     if (auto v = r.number("worker_idle_s", 0, true)) o.worker_idle_s = *v;
   // The Slurm syntax of the whole (every value is shell-quoted or refused), at its key.
@@ -95,6 +97,7 @@ void write_study_options(const SlurmOptions& o, nlohmann::json& b) {
   if (o.poll_max_s != d.poll_max_s) b["poll_max_s"] = o.poll_max_s;
   if (o.workers != d.workers) b["workers"] = o.workers;
   if (o.worker_idle_s != d.worker_idle_s) b["worker_idle_s"] = o.worker_idle_s;
+  if (o.keep_imported != d.keep_imported) b["keep_imported"] = o.keep_imported;
 }
 
 std::optional<Error> check_ranks(const SlurmOptions& o, std::span<const std::int64_t> ranks, std::string_view launcher,

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "../schedulers/slurm/slurm_test_support.hpp"
 #include "../support/wait_until.hpp"
@@ -277,4 +278,67 @@ TEST_CASE("slurm workers: SIGTERM ends the orchestrator within seconds: running 
     if (e.path().filename().string().rfind("trial-", 0) != 0) continue;
     for (const auto& p : lines_of(e.path() / "pids.log")) CHECK(::kill(std::stoi(p), 0) != 0);
   }
+}
+
+TEST_CASE("slurm workers: keep_imported: the Optuna-style runner stays imported between trials (off: a fresh "
+          "Python per trial)",
+          "[slurm][workers][python]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-workers-python");
+  // Module state says whether the module stayed imported: CALLS counts the calls it has seen.
+  std::ofstream(dir / "obj.py") << R"PY(
+import os
+import dlsweep_trial as dt
+CALLS = 0
+
+def objective(trial):
+    global CALLS
+    CALLS += 1
+    trial.set_user_attr("pid", os.getpid())
+    return float(CALLS) + 0.0 * dt.params()["x"]
+)PY";
+  auto study = [&](const std::string& name, bool keep) {
+    return fmt::format(R"(
+name: {name}
+backend: {{kind: slurm, workers: 1, keep_imported: {keep}, slurm_conf: '{conf}', poll_min_s: 0.3, poll_max_s: 1, time: 10}}
+trial:
+  command: [python3, -m, dlsweep_optuna, "{{study_dir}}/obj.py:objective", --metric, acc]
+  env: {{PYTHONPATH: '{py}'}}
+objective: {{metric: acc, mode: max, rank_by: final}}
+search: {{algorithm: grid}}
+space: {{x: [1, 2, 3]}}
+)",
+                       fmt::arg("name", name), fmt::arg("keep", keep ? "true" : "false"), fmt::arg("conf", cluster.conf),
+                       fmt::arg("py", (fs::path(DLSWEEP_SOURCE_DIR) / "python").string()));
+  };
+  std::ofstream(dir / "warm.yaml") << study("e2e-py-warm", true);
+  std::ofstream(dir / "cold.yaml") << study("e2e-py-cold", false);
+  auto db = dir / "sweep.db";
+  for (const char* f : {"warm.yaml", "cold.yaml"}) {
+    auto r = run_dlsweep(db, {"submit", f}, dir);
+    INFO(f << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  auto pids = [&](const std::string& name) {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir / "dlsweep-runs" / name))
+      if (e.path().filename().string().rfind("trial-", 0) == 0) out.insert(read_file(e.path() / "user_attrs.json"));
+    return out;
+  };
+  auto warm = run_dlsweep(db, {"results", "e2e-py-warm", "--format", "json"}, dir).out;
+  auto cold = run_dlsweep(db, {"results", "e2e-py-cold", "--format", "json"}, dir).out;
+  INFO(warm << "\n" << cold);
+  // Kept imported: one process ran the three trials, its counter went 1, 2, 3; afresh: 1 each time.
+  CHECK(pids("e2e-py-warm").size() == 1);
+  CHECK(pids("e2e-py-cold").size() == 3);
+  std::multiset<double> wv, cv;
+  for (const auto& t : nlohmann::json::parse(warm)) wv.insert(t["value"].get<double>());
+  for (const auto& t : nlohmann::json::parse(cold)) cv.insert(t["value"].get<double>());
+  CHECK(wv == std::multiset<double>{1, 2, 3});
+  CHECK(cv == std::multiset<double>{1, 1, 1});
 }
