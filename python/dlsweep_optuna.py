@@ -20,7 +20,11 @@ and in the study file, as the trial's command (the runner, `python3 -m dlsweep_o
 
 The runner imports the objective (`path/to/file.py:name` or `package.module:name`), calls it
 with a Trial and records its return value as the trial's final value (metric `--metric`,
-default "value"). Exit status as the trial protocol wants it: 0 done or pruned, 2 a refused
+default "value"). TrialPruned is one class however the runner is started (`-m` hands over to
+the imported module), and Optuna's own optuna.TrialPruned counts too. An objective that prunes
+itself (raises TrialPruned without dlsweep's decision) or returns its value after should_prune()
+advised a stop (Optuna's pruning is advice) says so in outcome.json of the trial directory
+(PRUNED, COMPLETE). Exit status as the trial protocol wants it: 0 done or pruned, 2 a refused
 suggest (SuggestError: never retried), 3 a NaN/inf return value, 75 preempted, 1 any other
 exception or a suggest dlsweep did not answer (SuggestTimeout; retried per the study's
 max_retries).
@@ -29,10 +33,23 @@ The Trial is Optuna's define-by-run trial over dlsweep_trial: suggest_* ask the 
 through the orchestrator (dlsweep_trial.suggest_float); report(value, step) writes an eval
 record at step (and epoch) `step`; should_prune() answers for the last report (it waits for the
 orchestrator's decision, decided.json); set_user_attr() keeps attributes in user_attrs.json of
-the trial directory. Outside dlsweep (no DLSWEEP_TRIAL_DIR) suggest_* draw locally and reports
+the trial directory (load_study().trials[i].user_attrs reads them back). suggest_uniform,
+suggest_loguniform, suggest_discrete_uniform and suggest_int's positional step/log work with
+Optuna's FutureWarning. Outside dlsweep (no DLSWEEP_TRIAL_DIR) suggest_* draw locally and reports
 print nothing: `python3 -m dlsweep_optuna file.py:objective` runs one trial by hand.
 """
 from __future__ import annotations
+
+if __name__ == "__main__":
+    # `python3 -m dlsweep_optuna` runs this file as the module __main__, and the objective's own
+    # `import dlsweep_optuna` would load it a second time: two TrialPruned classes, and the one
+    # the objective raises would not be the one the runner catches (exit 1, retried). The runner
+    # is therefore the module everybody imports; this copy only hands over to it.
+    import sys
+
+    import dlsweep_optuna
+
+    sys.exit(dlsweep_optuna.main())
 
 import argparse
 import importlib
@@ -44,6 +61,7 @@ import pathlib
 import sys
 import time
 import traceback
+import warnings
 
 import dlsweep_trial as dt
 
@@ -58,12 +76,31 @@ class exceptions:  # noqa: N801 — optuna.exceptions.TrialPruned
     TrialPruned = TrialPruned
 
 
+def _is_trial_pruned(e: BaseException) -> bool:
+    """The exception the runner takes for "pruned": this module's TrialPruned, and Optuna's own
+    (optuna.TrialPruned, optuna.exceptions.TrialPruned) for a script that still imports it."""
+    if isinstance(e, TrialPruned):
+        return True
+    return any(c.__name__ == "TrialPruned" and c.__module__.split(".")[0] == "optuna" for c in type(e).__mro__)
+
+
+# Optuna's deprecation warnings, word for word (optuna/_deprecated.py and trial/_trial.py; suggest_int's
+# positional step and log: optuna/_convert_positional_args.py).
+_DEPRECATED = ("{name} has been deprecated in v3.0.0. This feature will be removed in v6.0.0. "
+               "See https://github.com/optuna/optuna/releases/tag/v3.0.0. Use suggest_float{args} instead.")
+
+
+def _deprecated(name: str, args: str = "") -> None:
+    warnings.warn(_DEPRECATED.format(name=name, args=args), FutureWarning, stacklevel=3)
+
+
 class Trial:
     """Optuna's `trial` over the dlsweep trial protocol (see the module's doc)."""
 
     def __init__(self, metric: str = "value"):
         self._metric = metric
         self._last_step = None
+        self._steps: set = set()
         self.user_attrs: dict = {}
 
     @property
@@ -80,24 +117,53 @@ class Trial:
     def suggest_float(self, name: str, low: float, high: float, *, step: float | None = None, log: bool = False) -> float:
         return dt.suggest_float(name, low, high, step=step, log=log)
 
-    def suggest_int(self, name: str, low: int, high: int, step: int = 1, log: bool = False) -> int:
+    def suggest_int(self, name: str, low: int, high: int, *args, step: int = 1, log: bool = False) -> int:
+        """Optuna's suggest_int; `step` and `log` given by position work, with Optuna's FutureWarning."""
+        if args:
+            names = ["step", "log"][:len(args)]
+            if len(args) > 2:
+                raise TypeError(f"suggest_int() takes 6 positional arguments but {len(args) + 4} were given.")
+            warnings.warn(f"suggest_int() got {set(names)} as positional arguments but they were expected to be "
+                          "given as keyword arguments.", FutureWarning, stacklevel=2)
+            step = args[0]
+            if len(args) > 1:
+                log = args[1]
         return dt.suggest_int(name, low, high, step=step, log=log)
 
     def suggest_categorical(self, name: str, choices):
         return dt.suggest_categorical(name, choices)
 
+    # Optuna 3.x keeps these deprecated forms working, with a FutureWarning.
+    def suggest_uniform(self, name: str, low: float, high: float) -> float:
+        _deprecated("suggest_uniform")
+        return self.suggest_float(name, low, high)
+
+    def suggest_loguniform(self, name: str, low: float, high: float) -> float:
+        _deprecated("suggest_loguniform", "(..., log=True)")
+        return self.suggest_float(name, low, high, log=True)
+
+    def suggest_discrete_uniform(self, name: str, low: float, high: float, q: float) -> float:
+        _deprecated("suggest_discrete_uniform", "(..., step=...)")
+        return self.suggest_float(name, low, high, step=q)
+
     def report(self, value: float, step: int) -> None:
         """An intermediate value at `step` (recorded as step and epoch `step`, so a pruner
-        `by: step` or `by: epoch` compares trials at the same step)."""
+        `by: step` or `by: epoch` compares trials at the same step). As in Optuna, a second
+        report at a step already reported is ignored, with a warning."""
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
             raise TypeError(f"report: step must be a non-negative int, got {step!r}")
         value = float(value)
+        if step in self._steps:
+            warnings.warn(f"The reported value is ignored because this `step` {step} is already reported.")
+            return
+        self._steps.add(step)
         self._last_step = step
         dt.report(step=step, epoch=float(step), **{self._metric: value})
 
     def should_prune(self) -> bool:
         """True when dlsweep decided to stop this trial on its last report (pruned, or
-        cancelled): raise TrialPruned then."""
+        cancelled): raise TrialPruned then. Advisory, as in Optuna: an objective that goes on
+        and returns normally ends COMPLETE."""
         return dt.should_stop()
 
     def set_user_attr(self, key: str, value) -> None:
@@ -132,16 +198,31 @@ def _load(target: str):
     return fn
 
 
+def _pruned_exit(trial: Trial) -> int:
+    """The exit of an objective that raised TrialPruned: 75 when a preemption stopped it
+    (resumable), else 0. When dlsweep had not asked it to stop (the objective pruned itself), the
+    trial says so in outcome.json: PRUNED, not a run that forgot its objective."""
+    reason = dt.stop_reason()
+    if reason == "preempted":
+        return dt.EXIT_RESUMABLE
+    if reason is None:
+        at = f" after step {trial._last_step}" if trial._last_step is not None else " before its first report"
+        dt._write_outcome("PRUNED", f"the objective raised TrialPruned{at}")
+    return dt.EXIT_DONE
+
+
 def run(objective, metric: str = "value") -> int:
     """Calls objective(Trial) and records its return value; returns the exit status."""
     trial = Trial(metric)
     try:
         value = objective(trial)
-    except TrialPruned:
-        return dt.EXIT_RESUMABLE if dt.stop_reason() == "preempted" else dt.EXIT_DONE
     except dt.SuggestError as e:
         traceback.print_exc()
         return dt.EXIT_FAILURE if isinstance(e, dt.SuggestTimeout) else dt.EXIT_BAD_INPUT
+    except Exception as e:  # noqa: BLE001 — TrialPruned, whichever module's; anything else goes on up
+        if not _is_trial_pruned(e):
+            raise
+        return _pruned_exit(trial)
     metrics = [metric] if "," not in metric else metric.split(",")
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if len(values) != len(metrics) or any(v is None for v in values):
@@ -154,6 +235,11 @@ def run(objective, metric: str = "value") -> int:
         return dt.EXIT_DIVERGED
     step = trial._last_step if trial._last_step is not None else 0
     dt.final(step=step, epoch=float(step), **dict(zip(metrics, values)))
+    if dt.stop_reason() == "pruned":
+        # Optuna's pruning is advice: an objective that did not stop when should_prune() said so
+        # and returned its value is COMPLETE there; the trial says so for dlsweep to record.
+        dt._write_outcome("COMPLETE", "the objective returned its value after dlsweep's pruner advised a stop "
+                                      "(should_prune() is advice, as in Optuna)")
     if dt.trial_dir() is None:
         print(f"{', '.join(f'{m} = {v:g}' for m, v in zip(metrics, values))}; params {json.dumps(trial.params)}")
     return dt.EXIT_DONE
@@ -226,6 +312,3 @@ def main(argv=None) -> int:
         return serve(_load(a.target), a.metric, a.serve)
     return run(_load(a.target), a.metric)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -35,6 +35,8 @@ What the names mean here (where they differ from Optuna, it is said):
 - Trial.intermediate_values: {step: value} of the (first) objective metric over the eval
   records of the trial's current attempt (a retried trial shows its last attempt's curve;
   `curve(all_attempts=True)` gives every attempt). A final record is not an intermediate value.
+- Trial.user_attrs: what the trial's set_user_attr() kept (dlsweep_optuna writes them to
+  user_attrs.json in the trial directory), read from there; {} when the directory is gone.
 - Trial.attempts: how many times the trial was launched (attempt + 1); `attempt` is dlsweep's
   0-based counter.
 - Trial.datetime_start / datetime_complete: its first RUNNING and its entry into the final
@@ -288,7 +290,7 @@ class Study:
                 intermediate_values=inter, datetime_start=_when(start), datetime_complete=_when(end),
                 started_at=start, ended_at=end, exit_code=exit_code, message=message, trial_dir=trial_dir,
                 steps_to_target=steps_tt, samples_to_target=samples_tt, time_to_target_s=time_tt,
-                user_attrs={}, system_attrs={})
+                user_attrs=_user_attrs(trial_dir, storage), system_attrs={})
             if len(self.objectives) > 1:
                 vals = [self._figure(figures, m, mx, best=not fin) for (m, mx), fin in zip(self.objectives, self._final)]
                 t.values = vals if all(_finite(v) is not None for v in vals) else None
@@ -338,7 +340,7 @@ class Study:
 
     def trials_dataframe(self, attrs=None):
         """A pandas DataFrame, one row per trial, Optuna's columns: number, value (values_0, ... with
-        several objectives), datetime_start, datetime_complete, duration, params_<name>, state;
+        several objectives), datetime_start, datetime_complete, duration, params_<name>, user_attrs_<key>, state;
         then dlsweep's attempts, last_value, steps_to_target, time_to_target_s, message."""
         try:
             import pandas as pd
@@ -346,6 +348,7 @@ class Study:
             raise ImportError("trials_dataframe() needs pandas: `pip install pandas` "
                               "(or `apt install python3-pandas`)") from None
         names = sorted({k for t in self.trials for k in t.params})
+        attr_names = sorted({k for t in self.trials for k in t.user_attrs})
         rows = []
         for t in self.trials:
             r = {"number": t.number}
@@ -357,6 +360,8 @@ class Study:
             r.update(datetime_start=t.datetime_start, datetime_complete=t.datetime_complete, duration=t.duration)
             for k in names:
                 r["params_" + k] = t.params.get(k)
+            for k in attr_names:
+                r["user_attrs_" + k] = t.user_attrs.get(k)
             r.update(state=t.state.value, attempts=t.attempts, last_value=t.last_value,
                      steps_to_target=t.steps_to_target, time_to_target_s=t.time_to_target_s, message=t.message)
             rows.append(r)
@@ -442,6 +447,22 @@ class Study:
                  if not any(all(a <= b for a, b in zip(q[1], p[1])) and q[1] != p[1] for q in feasible)]
         front.sort(key=lambda p: (p[1][0], min(t.number for t in p[0])))
         return [min(p[0], key=lambda t: t.number) for p in front]
+
+
+def _user_attrs(trial_dir, storage):
+    """What the trial's set_user_attr() kept (dlsweep_optuna: user_attrs.json in its directory); a
+    relative trial directory is taken from the database's folder. {} when there is none or it
+    cannot be read (a database copied away from its runs)."""
+    if not trial_dir:
+        return {}
+    d = pathlib.Path(trial_dir)
+    if not d.is_absolute():
+        d = pathlib.Path(storage).resolve().parent / d
+    try:
+        attrs = json.loads((d / "user_attrs.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return attrs if isinstance(attrs, dict) else {}
 
 
 def _total_violation(cs):

@@ -1052,6 +1052,25 @@ def _reset_for_tests() -> None:
     _handler_state["busy"] = False
 
 
+OUTCOME_FILE = "outcome.json"  # the program's own word on how the trial ended (protocol::kOutcomeFile)
+
+
+def _write_outcome(state: str, reason: str) -> None:
+    """outcome.json: {"attempt", "state", "reason"}, written atomically by rank 0: the program's
+    own account of how this attempt ended, where the exit status cannot say it — "PRUNED" (it
+    stopped itself as pruned: dlsweep_optuna's TrialPruned raised without dlsweep's decision),
+    "COMPLETE" (it returned its value after dlsweep advised a prune: Optuna's advisory pruning)."""
+    d = trial_dir()
+    if d is None or not is_writer():
+        return
+    tmp = d / f".{OUTCOME_FILE}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps({"attempt": attempt(), "state": state, "reason": reason}) + "\n")
+        os.replace(tmp, d / OUTCOME_FILE)
+    except OSError as e:
+        print(f"dlsweep_trial: cannot write {d / OUTCOME_FILE}: {e}", file=sys.stderr, flush=True)
+
+
 def _start_next_trial() -> None:
     """A process kept imported between trials (dlsweep_optuna --serve in a pilot worker) starts
     the next one as a new process would: cached state forgotten, the clock (wall_s) and the
