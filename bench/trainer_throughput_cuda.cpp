@@ -9,8 +9,12 @@
 //
 //   bench_trainer_throughput --device cuda --models mlp,cnn,resnet20 --batches 64,256,1024,4096,16384
 //
-// Bars (issue "The trainer on GPUs"): ours >= 1.0x PyTorch's best at every batch (fp32 vs its
-// fp32 eager, and our tf32 vs its best), >= 3x for the MLP at batch <= 256.
+// Columns: ours in fp32 (NCHW net), tf32 on the NCHW and the NHWC net, bf16 and fp16 (NHWC),
+// bf16 without CUDA graphs (DLSWEEP_CUDA_GRAPHS=0; "graph" is bf16 with / without), bf16 with
+// `deterministic: false` (cuDNN's fastest algorithms, as PyTorch's default). The bars take our
+// deterministic default.
+// Bars (issue "The trainer on GPUs, second floor"): ours >= 1.0x PyTorch's best at every batch,
+// tf32 and bf16 each, >= 3x for the MLP at batch <= 256.
 #include "bench/trainer_throughput_cuda.hpp"
 
 #include <algorithm>
@@ -27,6 +31,7 @@
 #include "trainer/data/datasets.hpp"
 #include "trainer/data/synthetic.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
+#include "trainer/kernels/precision.hpp"
 #include "trainer/models/model_registry.hpp"
 #include "trainer/optim/optimizer.hpp"
 
@@ -39,8 +44,10 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // Samples/s of the best of 3 repetitions of k steps (k sized from a probe to ~seconds/3).
-double measure(tk::Kernels& k, const std::string& model, tk::Precision precision, std::int64_t batch, double seconds) {
+double measure(tk::Kernels& k, const std::string& model, tk::Precision precision, std::int64_t batch, double seconds,
+               bool deterministic = true) {
   mdl::ModelSpec spec;
+  spec.deterministic = deterministic;
   spec.name = model;
   spec.input = mdl::default_input_shape(model);
   spec.seed = 1;
@@ -141,17 +148,32 @@ int run_cuda_throughput(const std::vector<std::string>& models, const std::vecto
   std::printf("pytorch: %s\n", note.empty() ? "no output" : note.c_str());
   std::vector<std::string> bars;
   for (const auto& model : models) {
-    std::printf("\n== %s\n%6s %12s %12s %12s %12s %9s %8s %8s\n", model.c_str(), "batch", "ours fp32", "ours tf32",
-                "pt eager", "pt best", "pt mode", "fp32/pt", "best/pt");
+    std::printf("\n== %s\n%6s %11s %11s %11s %11s %11s %11s %11s %11s %11s %9s %8s %8s %8s %8s\n", model.c_str(),
+                "batch", "ours fp32", "tf32 nchw", "tf32 nhwc", "bf16 nhwc", "bf16 eager", "bf16 nondet", "fp16 nhwc", "pt eager",
+                "pt best", "pt mode", "fp32/pt", "tf32/pt", "bf16/pt", "graph");
     for (auto b : batches) {
-      double o32 = 0, otf = 0;
-      try {
-        o32 = measure(**k, model, tk::Precision::fp32, b, seconds);
-        otf = measure(**k, model, tk::Precision::tf32, b, seconds);
-      } catch (const std::exception& e) {
-        std::printf("%6lld  failed: %s\n", static_cast<long long>(b), e.what());
-        continue;
-      }
+      // fp32 runs on the NCHW net; tf32 on both nets (DLSWEEP_CUDA_NET=nchw selects the
+      // NCHW one), bf16 and fp16 on the NHWC net. A precision that fails prints 0.
+      auto one = [&](tk::Precision p, bool nchw, bool graphs = true, bool det = true) {
+        if (nchw) ::setenv("DLSWEEP_CUDA_NET", "nchw", 1);
+        else ::unsetenv("DLSWEEP_CUDA_NET");
+        if (graphs) ::unsetenv("DLSWEEP_CUDA_GRAPHS");
+        else ::setenv("DLSWEEP_CUDA_GRAPHS", "0", 1);
+        double v = 0;
+        try {
+          v = measure(**k, model, p, b, seconds, det);
+        } catch (const std::exception& e) {
+          std::printf("%6lld  %s failed: %s\n", static_cast<long long>(b), std::string(tk::precision_name(p)).c_str(),
+                      e.what());
+        }
+        ::unsetenv("DLSWEEP_CUDA_NET");
+        ::unsetenv("DLSWEEP_CUDA_GRAPHS");
+        return v;
+      };
+      const double o32 = one(tk::Precision::fp32, false), otf_nchw = one(tk::Precision::tf32, true),
+                   otf = one(tk::Precision::tf32, false), obf = one(tk::Precision::bf16, false),
+                   obf_eager = one(tk::Precision::bf16, false, false),
+                   obf_fast = one(tk::Precision::bf16, false, true, false), ofp16 = one(tk::Precision::fp16, false);
       double eager = 0, best = 0;
       std::string best_mode = "-";
       for (const char* mode : {"eager", "tf32", "channels_last", "amp_bf16"}) {
@@ -163,13 +185,16 @@ int run_cuda_throughput(const std::vector<std::string>& models, const std::vecto
           best_mode = mode;
         }
       }
-      const double ours = std::max(o32, otf);
-      std::printf("%6lld %12.0f %12.0f %12.0f %12.0f %9s %7.2fx %7.2fx\n", static_cast<long long>(b), o32, otf, eager,
-                  best, best_mode.c_str(), eager > 0 ? o32 / eager : 0.0, best > 0 ? ours / best : 0.0);
+      const double tf = std::max(otf, otf_nchw);
+      std::printf("%6lld %11.0f %11.0f %11.0f %11.0f %11.0f %11.0f %11.0f %11.0f %11.0f %9s %7.2fx %7.2fx %7.2fx %7.2fx\n",
+                  static_cast<long long>(b), o32, otf_nchw, otf, obf, obf_eager, obf_fast, ofp16, eager, best, best_mode.c_str(),
+                  eager > 0 ? o32 / eager : 0.0, best > 0 ? tf / best : 0.0, best > 0 ? obf / best : 0.0,
+                  obf_eager > 0 ? obf / obf_eager : 0.0);
       if (best > 0) {
         const double need = model == "mlp" && b <= 256 ? 3.0 : 1.0;
-        bars.push_back(fmt::format("{} batch {}, ours (best of fp32/tf32) / PyTorch's best ({}) {:>7.2f}x (bar >= {:g}x): {}",
-                                   model, b, best_mode, ours / best, need, ours / best >= need ? "met" : "NOT met"));
+        for (auto [name, v] : {std::pair<const char*, double>{"tf32", tf}, {"bf16", obf}})
+          bars.push_back(fmt::format("{} batch {}, ours {} / PyTorch's best ({}) {:>7.2f}x (bar >= {:g}x): {}", model,
+                                     b, name, best_mode, v / best, need, v / best >= need ? "met" : "NOT met"));
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <initializer_list>
 
 namespace dlsweep {
 

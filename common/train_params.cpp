@@ -34,9 +34,14 @@ const std::vector<ParamInfo>& table() {
       {"device", T::string, "cpu", {"cpu", "cuda", "auto"}, 0, 0, false,
        "where the trial trains: cpu (oneDNN), cuda (the rank's GPU; CUDA builds), auto (cuda when the build "
        "has CUDA and a GPU answers, else cpu); the first log line says which device ran"},
-      {"precision", T::string, "fp32", {"fp32", "bf16", "tf32"}, 0, 0, false,
-       "arithmetic of activations and weight copies (bf16: fp32 master weights and accumulation; tf32: "
-       "tensor-core GEMMs on 10-bit mantissas with fp32 accumulation, device cuda only)"},
+      {"precision", T::string, "fp32", {"fp32", "bf16", "tf32", "fp16"}, 0, 0, false,
+       "arithmetic of activations and weight copies (bf16: fp32 master weights and accumulation, cpu and cuda; "
+       "tf32: tensor-core GEMMs on 10-bit mantissas with fp32 accumulation, device cuda only; fp16: as bf16 with "
+       "half and dynamic loss scaling, device cuda only)"},
+      {"deterministic", T::boolean, true, {}, 0, 0, false,
+       "device cuda, precisions tf32/bf16/fp16: true (the default) takes cuDNN's fastest deterministic "
+       "convolution algorithms, so a run repeats bit for bit; false allows its fastest of all (as PyTorch's "
+       "default does). fp32 and the CPU are always deterministic"},
       {"bf16_kernels", T::string, "auto", {"auto", "native", "emulated"}, 0, 0, false,
        "how precision bf16 runs: auto (oneDNN's bf16 kernels where the CPU has them, else emulated), native "
        "(refuse to start without them), emulated (fp32 kernels on bf16-rounded operands: the same numbers up to "

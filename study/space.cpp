@@ -388,8 +388,8 @@ std::pair<std::vector<std::string>, std::string> string_values(const SpaceResult
   return {{info && info->default_value.is_string() ? info->default_value.get<std::string>() : std::string()}, ""};
 }
 
-// device x precision, known before any trial runs: GPU formats on a study that trains on the
-// CPU only, and formats the GPU backend does not run yet on one that trains on GPUs only.
+// device x precision, known before any trial runs: GPU formats (tf32, fp16) on a study that
+// trains on the CPU only. Every format runs on device: cuda.
 void check_device_precision(StudyReader& r, const SpaceResult& out, const SpaceReader& reader, const Field& trainer) {
   const auto [devices, device_at] = string_values(out, reader, "device");
   const auto [precisions, precision_at] = string_values(out, reader, "precision");
@@ -402,9 +402,6 @@ void check_device_precision(StudyReader& r, const SpaceResult& out, const SpaceR
     if ((p == "tf32" || p == "fp16") && all(devices, "cpu"))
       r.error(where, fmt::format("precision {} is a GPU format, but this study trains on the CPU ({})", p, device_text),
               "set device: cuda under trial.trainer (Slurm: with slurm.gpus_per_task), or use precision fp32 or bf16");
-    if ((p == "bf16" || p == "fp16") && all(devices, "cuda"))
-      r.error(where, fmt::format("precision {} is not implemented on device cuda yet", p),
-              "use precision fp32 or tf32 with device: cuda, or device: cpu for bf16");
   }
 }
 

@@ -70,6 +70,7 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.device = get("device").get<std::string>();
   c.precision = get("precision").get<std::string>();
   c.bf16_kernels = get("bf16_kernels").get<std::string>();
+  c.deterministic = get("deterministic").get<bool>();
   c.train_subset = get("train_subset").get<std::int64_t>();
   c.test_subset = get("test_subset").get<std::int64_t>();
   c.epochs = get("epochs").get<double>();
@@ -187,6 +188,7 @@ json to_json(const TrainConfig& c) {
               {"device", c.device},
               {"precision", c.precision},
               {"bf16_kernels", c.bf16_kernels},
+              {"deterministic", c.deterministic},
               {"train_subset", c.train_subset},
               {"test_subset", c.test_subset},
               {"epochs", c.epochs},

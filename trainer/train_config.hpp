@@ -26,6 +26,7 @@ struct TrainConfig {
   bool standardize = false;          ///< inputs (x - mean) / std with the training set's stats
   std::string device = "cpu";        ///< cpu | cuda | auto (where the run trains)
   std::string precision = "fp32";
+  bool deterministic = true;  ///< cuda tensor-core nets: deterministic convolution algorithms only
   std::string bf16_kernels = "auto";  ///< auto | native | emulated: how precision bf16 runs
   std::int64_t train_subset = 0;
   std::int64_t test_subset = 0;

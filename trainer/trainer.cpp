@@ -31,6 +31,11 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
+// device: auto's one line when no GPU backend could be made.
+std::string device_fallback_message(const Error& why) {
+  return fmt::format("device auto: training on the CPU, because {}", why.what);
+}
+
 std::string layer_sizes(std::int64_t in, const std::vector<std::int64_t>& hidden, std::int64_t out) {
   return fmt::format("{}-{}-{}", in, fmt::join(hidden, "-"), out);
 }
@@ -80,20 +85,22 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   // device: cuda runs on the GPU backend; auto does where this build has CUDA and a GPU
   // answers (else the CPU backend the context names).
   std::unique_ptr<kernels::Kernels> gpu;
-  if (config.device == "cuda" || (config.device == "auto" && kernels::cuda_build())) {
+  if (config.device == "cuda" || config.device == "auto") {
     auto made = kernels::make_kernels("cuda");
     if (made) {
       gpu = std::move(*made);
       ctx.kernels = "cuda";
     } else if (config.device == "cuda") {
       return std::unexpected(made.error());
+    } else if (ctx.reporter && ctx.comm->rank() == 0) {
+      // auto falls back to the CPU, and says why (the reason of device: cuda's error), once.
+      protocol::Record r;
+      r.kind = protocol::RecordKind::log;
+      r.wall_s = seconds_since(ctx.start);
+      r.text = device_fallback_message(made.error());
+      if (auto s = ctx.reporter->write(std::move(r)); !s) return std::unexpected(s.error());
     }
   }
-  if (ctx.kernels == "cuda" && (config.precision == "bf16" || config.precision == "fp16"))
-    return fail(fmt::format("precision {} is not implemented on device cuda yet", config.precision), "precision",
-                fmt::format("use precision: fp32 or tf32 on device: cuda{}", config.precision == "bf16"
-                                                                               ? ", or device: cpu for bf16"
-                                                                               : ""));
   if (ctx.kernels != "cuda" && (config.precision == "tf32" || config.precision == "fp16"))
     return fail(fmt::format("precision {} is a GPU format, but this run trains on the CPU", config.precision),
                 "precision", "use precision: fp32 or bf16 on the CPU, or device: cuda");
@@ -114,6 +121,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
     if (!precision) return std::unexpected(precision.error());
     ms.precision = *precision;
     ms.emulate_bf16 = config.bf16_kernels == "emulated";
+    ms.deterministic = config.deterministic;
     if (*precision == kernels::Precision::bf16 && config.bf16_kernels == "native" &&
         !(ctx.kernels == "onednn" && kernels::onednn_has_native_bf16()))
       // What this node lacks, not a bad parameter: a failure (another node may have it).
@@ -152,6 +160,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& config, data
   auto opt = t->kernels_->make_optimizer(os, t->model_->parameters());
   if (!opt) return std::unexpected(opt.error());
   t->optimizer_ = std::move(*opt);
+  if (config.precision == "fp16") t->scaler_ = std::make_unique<kernels::cuda::LossScaler>();
 
   t->plan_ = std::move(*plan);
   schedule::LrSpec ls;
@@ -312,6 +321,10 @@ Status Trainer::evaluate_and_report(std::int64_t step, double lr, std::int64_t b
   if (auto b = noise_.noise_scale()) m["grad_noise_scale"] = *b;
   // Which bf16 path ran (1 native bf16 kernels, 0 emulated by rounding), also as the record's
   // text "precision_path=native|emulated" (metrics are numbers); both absent in fp32.
+  if (scaler_) {
+    m["loss_scale"] = scaler_->scale();
+    m["skipped_steps"] = static_cast<double>(scaler_->skipped_steps());
+  }
   const std::string path = precision_path();
   if (!path.empty()) m["bf16_native"] = path == "native" ? 1.0 : 0.0;
   last_metrics_ = m;
@@ -338,11 +351,26 @@ Trainer::StepStats Trainer::forward_part(const std::uint32_t* idx, std::int64_t 
                  model_->input(n, models::Mode::train), labels_.data(), order_epoch_);
   const auto t1 = clock_type::now();
   auto logits = model_->forward(n, models::Mode::train);
-  auto st = kernels_->softmax_cross_entropy(logits, lab, 1.0f / static_cast<float>(batch),
+  const double loss_scale = scaler_ ? scaler_->scale() : 1.0;
+  auto st = kernels_->softmax_cross_entropy(logits, lab, static_cast<float>(loss_scale / static_cast<double>(batch)),
                                             model_->logits_grad(n));
   iv_.t_data += std::chrono::duration<double>(t1 - t0).count();
   iv_.t_compute += seconds_since(t1);
   return {st.loss_sum, st.correct};
+}
+
+void Trainer::unscale_grads() {
+  if (!scaler_) return;
+  auto& params = model_->parameters();
+  params.memory().scale(params.grads(), static_cast<float>(scaler_->inverse_scale()), params.arena_size());
+}
+
+bool Trainer::loss_scale_step_ok() {
+  if (!scaler_) return true;
+  auto& params = model_->parameters();
+  // After the allreduce every rank holds the same gradients, so every rank decides alike.
+  const bool found_inf = params.memory().any_nonfinite(params.grads(), params.arena_size());
+  return scaler_->update(found_inf);
 }
 
 Trainer::StepStats Trainer::split_step(const std::uint32_t* idx, std::int64_t b, std::int64_t batch) {
@@ -355,12 +383,14 @@ Trainer::StepStats Trainer::split_step(const std::uint32_t* idx, std::int64_t b,
   StepStats st = forward_part(idx, n1, batch);
   auto t0 = clock_type::now();
   model_->backward(n1);
+  unscale_grads();
   mem.copy(acc, g, size);
   const double g1 = mem.sum_squares(acc, size);
   iv_.t_compute += seconds_since(t0);
   const StepStats st2 = forward_part(idx + n1, n2, batch);
   t0 = clock_type::now();
   model_->backward(n2);
+  unscale_grads();
   const double g2 = mem.sum_squares(g, size);
   mem.add(g, acc, size);
   const double big = mem.sum_squares(g, size);
@@ -405,7 +435,8 @@ Result<TrainResult> Trainer::run() {
   // the end (known only as the run goes).
   auto ends_after = [&](std::int64_t step) { return adaptive_ ? adaptive_done(step) : step >= end_step_; };
   const auto& params = model_->parameters();
-  const bool fused_update = ranks == 1 && optimizer_->supports_partial_step();
+  // fp16: every gradient must be known finite before any is applied, so no per-layer update.
+  const bool fused_update = ranks == 1 && optimizer_->supports_partial_step() && !scaler_;
 
   double lr = adaptive_ ? adaptive_lr_at(first_step) : lr_.at(first_step);
   std::int64_t batch = position(first_step).batch;
@@ -482,31 +513,36 @@ Result<TrainResult> Trainer::run() {
     tc = clock_type::now();
     double comm_in_update = 0;  // waiting inside the update block is communication, not compute
     if (split) {
-      optimizer_->step(lr);
+      if (loss_scale_step_ok()) optimizer_->step(lr);
     } else if (ranks == 1) {
       if (fused_update) model_->backward(b, update_layer);
       else {
         model_->backward(b);
-        optimizer_->step(lr);
+        unscale_grads();
+        if (loss_scale_step_ok()) optimizer_->step(lr);
       }
     } else {
+      const double inv_scale = scaler_ ? scaler_->inverse_scale() : 1.0;
       sync_->begin(measure);
       model_->backward(b, sync_ready);
       auto waited = sync_->finish();
       if (!waited) return std::unexpected(waited.error());
       iv_.t_comm += *waited;
       comm_in_update += *waited;
+      unscale_grads();
       if (measure) {
-        // |G_small|² = mean over ranks of |P · local|² (the local gradient is scaled by 1/B).
+        // |G_small|² = mean over ranks of |P · local|² (the local gradient is scaled by 1/B,
+        // and by the loss scale under fp16).
         const auto tm = clock_type::now();
-        double small[1] = {static_cast<double>(ranks * ranks) * sync_->local_norm_sq() / static_cast<double>(ranks)};
+        double small[1] = {static_cast<double>(ranks * ranks) * sync_->local_norm_sq() * inv_scale * inv_scale /
+                           static_cast<double>(ranks)};
         if (auto s = ctx_.comm->allreduce_sum(std::span<double>(small)); !s) return std::unexpected(s.error());
         iv_.t_comm += seconds_since(tm);
         comm_in_update += seconds_since(tm);
         const double big = params.memory().sum_squares(params.grads(), params.arena_size());
         noise_.add(small[0], static_cast<double>(b), big, static_cast<double>(batch));
       }
-      optimizer_->step(lr);
+      if (loss_scale_step_ok()) optimizer_->step(lr);
     }
     iv_.t_compute += seconds_since(tc) - comm_in_update;
     if (adaptive_) adaptive_step_timed(b, seconds_since(t_step));

@@ -60,6 +60,7 @@
 #include "trainer/comm/communicator.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/grad_sync.hpp"
+#include "trainer/kernels/cuda/loss_scale.hpp"
 #include "trainer/kernels/matrix.hpp"
 #include "trainer/kernels/memory.hpp"
 #include "trainer/noise_scale.hpp"
@@ -218,6 +219,14 @@ class Trainer {
   std::vector<std::uint32_t> straddle_;     ///< adaptive: a global batch across two epochs' orders
   std::int64_t order_epoch_ = -1;
   std::vector<std::int32_t> labels_;
+  /// fp16 only: dynamic loss scaling (kernels/cuda/loss_scale.hpp); the loss gradient is
+  /// multiplied by its scale, gradients divided by it after backward, a step whose gradients
+  /// hold inf/NaN skipped (counted in the records as skipped_steps).
+  std::unique_ptr<kernels::cuda::LossScaler> scaler_;
+  /// Divides the gradient arena by the loss scale (no-op without fp16).
+  void unscale_grads();
+  /// fp16: true when the averaged gradients are finite (the step is applied); updates the scale.
+  bool loss_scale_step_ok();
   kernels::DeviceArray grad_acc_;           ///< one rank: the first half's gradient of a measured step
   std::int64_t steps_per_epoch_ = 0, total_steps_ = 0, eval_interval_ = 0;  ///< per epoch/eval: first stage
   std::int64_t end_step_ = 0;               ///< total_steps_, or the step of stop_epoch

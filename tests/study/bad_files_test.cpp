@@ -398,7 +398,7 @@ TEST_CASE("a missing key reports the line of its section") {
   CHECK(r.error()[0].line == 3);
 }
 
-TEST_CASE("device x precision: GPU formats on a CPU-only study and formats cuda does not run are refused at submit") {
+TEST_CASE("device x precision: GPU formats on a CPU-only study are refused at submit, every format runs on cuda") {
   using study_test::error_at;
   const std::string head = "name: t\nobjective: {metric: val_acc, mode: max}\n";
   // tf32 with the default device (cpu): the error sits at precision and names the default.
@@ -411,14 +411,14 @@ TEST_CASE("device x precision: GPU formats on a CPU-only study and formats cuda 
   auto b = parse_study(head + "trial:\n  trainer: {device: cpu}\nspace:\n  precision: [fp32, tf32]\n",
                        StudyFormat::yaml, "b.yaml");
   REQUIRE(error_at(b, "space.precision") != nullptr);
-  // bf16 on cuda only: not implemented yet, with the fix.
-  auto c = parse_study(head + "trial:\n  trainer: {device: cuda, precision: bf16}\n", StudyFormat::yaml, "c.yaml");
-  const auto* ec = error_at(c, "trial.trainer.precision");
-  REQUIRE(ec != nullptr);
-  CHECK(ec->what.find("not implemented on device cuda") != std::string::npos);
-  // What may run is accepted: tf32 on cuda, bf16 on cpu, and anything with device auto or a
-  // device that varies (each trial is checked by dlsweep-train itself).
+  // fp16 with the CPU fixed: refused at the precision key.
+  auto c = parse_study(head + "trial:\n  trainer: {device: cpu, precision: fp16}\n", StudyFormat::yaml, "c.yaml");
+  REQUIRE(error_at(c, "trial.trainer.precision") != nullptr);
+  // What may run is accepted: every format on cuda (bf16 and fp16 included), bf16 on cpu, and
+  // anything with device auto or a device that varies (each trial is checked by dlsweep-train).
   for (const char* ok : {"trial:\n  trainer: {device: cuda, precision: tf32}\n",
+                         "trial:\n  trainer: {device: cuda, precision: bf16}\n",
+                         "trial:\n  trainer: {device: cuda, precision: fp16}\n",
                          "trial:\n  trainer: {precision: bf16}\n",
                          "trial:\n  trainer: {device: auto, precision: tf32}\n",
                          "trial:\n  trainer: {precision: tf32}\nspace:\n  device: [cpu, cuda]\n"}) {

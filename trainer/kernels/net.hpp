@@ -47,6 +47,9 @@ struct NetOptions {
   /// bf16 by rounding fp32 tensors even where the backend has native bf16 kernels (the
   /// parity tests compare the two paths; the reference backend always emulates).
   bool emulate_bf16 = false;
+  /// Deterministic algorithms only, so a run repeats bit for bit (the GPU's tensor-core nets
+  /// honour false by taking cuDNN's fastest algorithms; every other net is always deterministic).
+  bool deterministic = true;
 };
 
 /// Called by Net::backward with the tag of a layer whose parameter gradients are final.

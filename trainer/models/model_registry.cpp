@@ -44,6 +44,7 @@ Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, kernels::Kernel
     return fail(fmt::format("unknown model '{}'", spec.name), "model",
                 fmt::format("use one of: {}", fmt::join(model_names(), ", ")));
   m->set_emulate_bf16(spec.emulate_bf16);
+  m->set_deterministic(spec.deterministic);
   return std::unique_ptr<Model>(std::move(m));
 }
 

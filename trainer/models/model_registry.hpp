@@ -24,6 +24,7 @@ struct ModelSpec {
   std::uint64_t seed = 0;
   kernels::Precision precision = kernels::Precision::fp32;
   bool emulate_bf16 = false;  ///< bf16 through fp32 kernels on rounded operands even where native ones exist
+  bool deterministic = true;  ///< deterministic algorithms only (GPU tensor-core nets; the others always are)
 };
 
 /// Names make_model() accepts.

@@ -102,6 +102,7 @@ kernels::Net& NetModel::net(std::int64_t n, Mode mode) {
   o.train = mode == Mode::train;
   o.precision = precision_;
   o.emulate_bf16 = emulate_bf16_;
+  o.deterministic = deterministic_;
   return *nets_.emplace(key, backend_.make_net(graph_, o)).first->second;
 }
 

@@ -47,6 +47,11 @@ class NetModel : public Model {
     emulate_bf16_ = on;
   }
   bool emulate_bf16() const { return emulate_bf16_; }
+  /// NetOptions::deterministic of every net built from now on. Set before the first batch.
+  void set_deterministic(bool on) {
+    if (!nets_.empty()) throw std::logic_error("NetModel::set_deterministic after a net was built");
+    deterministic_ = on;
+  }
   const kernels::NetGraph& graph() const { return graph_; }
   /// The backend's description of each node at batch n (diagnostics).
   std::vector<std::string> describe(std::int64_t n, Mode mode) { return net(n, mode).describe(); }
@@ -89,6 +94,7 @@ class NetModel : public Model {
   std::int64_t classes_;
   kernels::Precision precision_;
   bool emulate_bf16_ = false;
+  bool deterministic_ = true;
   ParameterSet params_;
   std::vector<std::pair<std::size_t, std::int64_t>> weights_;  ///< (tensor, fan_in), declaration order
   std::vector<std::size_t> bn_scales_;                         ///< initialised to 1

@@ -50,7 +50,7 @@ bool CudaData::owns(const std::int32_t* labels) const {
 const std::int32_t* CudaData::run(int slot, const std::uint32_t* idx, std::int64_t first, std::int64_t n,
                                   MatrixView x) {
   Slot& s = slots_.at(static_cast<std::size_t>(slot));
-  CudaNet* net = inputs_.find(x.data);
+  DeviceInputNet* net = inputs_.find(x.data);
   if (!net) throw std::logic_error("CudaData::gather: x is not the input of a net of this backend");
   if (n > s.capacity) {
     check(cudaStreamSynchronize(stream_), "gather");

@@ -15,6 +15,7 @@
 #include "trainer/kernels/cuda/cuda_data.hpp"
 #include "trainer/kernels/cuda/cuda_memory.hpp"
 #include "trainer/kernels/cuda/cuda_net.hpp"
+#include "trainer/kernels/cuda/cuda_nhwc_net.hpp"
 #include "trainer/kernels/cuda/cuda_optimizer.hpp"
 #include "trainer/kernels/cuda/device_kernels.hpp"
 #include "trainer/kernels/net_graph.hpp"
@@ -89,7 +90,14 @@ class CudaKernels final : public Kernels {
   }
 
   std::unique_ptr<Net> make_net(const NetGraph& graph, const NetOptions& options) override {
-    return std::make_unique<CudaNet>(CudaHandles{stream_, lt_, dnn_}, graph, options, &inputs_);
+    // fp32 on the NCHW net (its kernels match the CPU reference's math); the tensor-core
+    // precisions on the NHWC net. DLSWEEP_CUDA_NET=nchw keeps tf32 on the NCHW net (benchmarks
+    // compare the two layouts in one run).
+    const char* layout = std::getenv("DLSWEEP_CUDA_NET");
+    const bool nchw_tf32 = layout && std::string_view(layout) == "nchw";
+    if (options.precision == Precision::fp32 || (options.precision == Precision::tf32 && nchw_tf32))
+      return std::make_unique<CudaNet>(CudaHandles{stream_, lt_, dnn_}, graph, options, &inputs_);
+    return std::make_unique<CudaNhwcNet>(CudaHandles{stream_, lt_, dnn_}, graph, options, &inputs_);
   }
 
   LossStats softmax_cross_entropy(MatrixView logits, const std::int32_t* labels, float grad_scale,

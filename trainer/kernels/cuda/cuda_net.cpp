@@ -260,13 +260,22 @@ CudaNet::~CudaNet() {
 }
 
 void CudaNet::forward() {
-  const cudaStream_t s = h_.stream;
   const MatrixView& x0 = act_.front();
   if (input_on_device_) input_on_device_ = false;
   else
     check(cudaMemcpyAsync(x0.data, input_host_.data, static_cast<std::size_t>(x0.span()) * sizeof(float),
-                          cudaMemcpyHostToDevice, s),
+                          cudaMemcpyHostToDevice, h_.stream),
           "input upload");
+  fwd_graph_.run(h_.stream, false, [this] { forward_pass(); });
+}
+
+void CudaNet::backward(const LayerReadyFn& on_ready) {
+  if (!options_.train) throw std::logic_error("CudaNet::backward in evaluation mode");
+  bwd_graph_.run(h_.stream, static_cast<bool>(on_ready), [&] { backward_pass(on_ready); });
+}
+
+void CudaNet::forward_pass() {
+  const cudaStream_t s = h_.stream;
   const float one = 1.0f, zero = 0.0f;
   const std::int64_t n = options_.batch;
   for (std::size_t t = 1; t < nodes_.size(); ++t) {
@@ -323,8 +332,7 @@ void CudaNet::forward() {
   }
 }
 
-void CudaNet::backward(const LayerReadyFn& on_ready) {
-  if (!options_.train) throw std::logic_error("CudaNet::backward in evaluation mode");
+void CudaNet::backward_pass(const LayerReadyFn& on_ready) {
   const cudaStream_t s = h_.stream;
   const float one = 1.0f, zero = 0.0f;
   const std::int64_t n = options_.batch;

@@ -28,26 +28,36 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include "trainer/kernels/cuda/cuda_graph.hpp"
 #include "trainer/kernels/net.hpp"
 
 namespace dlsweep::trainer::kernels::cuda {
 
 class CublasLtDense;
-class CudaNet;
+
+/// What CudaData needs of a GPU net (CudaNet, CudaNhwcNet): the fp32 device buffer of the
+/// [n, input size] batch (row stride input().ld) it gathers into, and the note that it did.
+class DeviceInputNet {
+ public:
+  virtual ~DeviceInputNet() = default;
+  virtual float* device_input() const = 0;
+  /// The next forward() reads the device input as it is instead of copying input() over it.
+  virtual void input_on_device() = 0;
+};
 
 /// The backend's nets by their input() pointer, so that CudaData can gather into the device
 /// input behind a view the trainer holds.
 class NetInputs {
  public:
-  void add(const float* host_input, CudaNet* net) { nets_[host_input] = net; }
+  void add(const float* host_input, DeviceInputNet* net) { nets_[host_input] = net; }
   void remove(const float* host_input) { nets_.erase(host_input); }
-  CudaNet* find(const float* host_input) const {
+  DeviceInputNet* find(const float* host_input) const {
     auto it = nets_.find(host_input);
     return it == nets_.end() ? nullptr : it->second;
   }
 
  private:
-  std::unordered_map<const float*, CudaNet*> nets_;
+  std::unordered_map<const float*, DeviceInputNet*> nets_;
 };
 
 /// The handles a net runs with (owned by the backend).
@@ -57,7 +67,7 @@ struct CudaHandles {
   cudnnHandle_t dnn = nullptr;
 };
 
-class CudaNet final : public Net {
+class CudaNet final : public Net, public DeviceInputNet {
  public:
   /// Throws std::invalid_argument for options it cannot run, std::runtime_error for CUDA,
   /// cuBLASLt or cuDNN failures.
@@ -72,15 +82,17 @@ class CudaNet final : public Net {
   void backward(const LayerReadyFn& on_ready = {}) override;
   std::vector<std::string> describe() const override { return describe_; }
   /// The device copy of the input (what forward() reads).
-  float* device_input() const { return act_.front().data; }
+  float* device_input() const override { return act_.front().data; }
   /// The next forward() reads the device input as it is (CudaData gathered into it) instead
   /// of copying input() over it.
-  void input_on_device() { input_on_device_ = true; }
+  void input_on_device() override { input_on_device_ = true; }
 
   struct Node;  // per-node descriptors, algorithms and scratch (cuda_net.cpp)
 
  private:
   float* device_alloc(std::int64_t floats);
+  void forward_pass();
+  void backward_pass(const LayerReadyFn& on_ready);
 
   CudaHandles h_;
   NetOptions options_;
@@ -96,6 +108,7 @@ class CudaNet final : public Net {
   std::size_t workspace_bytes_ = 0;
   std::vector<void*> owned_;
   std::vector<std::string> describe_;
+  CudaGraphRunner fwd_graph_, bwd_graph_;  ///< each pass captured once, replayed after (cuda_graph.hpp)
 };
 
 }  // namespace dlsweep::trainer::kernels::cuda

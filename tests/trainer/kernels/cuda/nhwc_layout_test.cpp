@@ -1,0 +1,70 @@
+// The GPU's channel-last index arithmetic (trainer/kernels/cuda/nhwc_layout.hpp), on the CPU:
+// the NCHW <-> NHWC maps are inverse bijections, the dense row permutation is the one that
+// makes a flattened NHWC activation times the permuted weights equal the NCHW product, and the
+// reduction plan depends on the row count alone.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <numeric>
+#include <set>
+#include <vector>
+
+#include "trainer/kernels/cuda/nhwc_layout.hpp"
+
+using namespace dlsweep::trainer::kernels::cuda;
+
+TEST_CASE("nhwc layout: NCHW and NHWC indices are inverse bijections", "[gpu][nhwc]") {
+  for (std::int64_t c : {1, 3, 16, 64})
+    for (std::int64_t hw : {1, 4, 49, 1024}) {
+      std::set<std::int64_t> seen;
+      for (std::int64_t i = 0; i < c * hw; ++i) {
+        const std::int64_t j = nchw_to_nhwc_index(i, c, hw);
+        REQUIRE(j >= 0);
+        REQUIRE(j < c * hw);
+        seen.insert(j);
+        REQUIRE(nhwc_to_nchw_index(j, c, hw) == i);
+      }
+      CHECK(static_cast<std::int64_t>(seen.size()) == c * hw);
+    }
+  // Known values: c = 2, hw = 3: NCHW [c0p0 c0p1 c0p2 c1p0 c1p1 c1p2] -> NHWC [c0p0 c1p0 c0p1 ...].
+  CHECK(nchw_to_nhwc_index(0, 2, 3) == 0);
+  CHECK(nchw_to_nhwc_index(1, 2, 3) == 2);
+  CHECK(nchw_to_nhwc_index(3, 2, 3) == 1);
+  CHECK(nchw_to_nhwc_index(5, 2, 3) == 5);
+}
+
+TEST_CASE("nhwc layout: a dense layer after a spatial tensor, weights permuted to NHWC rows", "[gpu][nhwc]") {
+  // y = x_nchw · W  must equal  x_nhwc · W'  with W'[nhwc(i)] = W[i] (what rows_to_nhwc writes).
+  const std::int64_t c = 3, hw = 5, in = c * hw, out = 4;
+  std::vector<double> x(in), w(in * out), wp(in * out), xh(in);
+  for (std::int64_t i = 0; i < in; ++i) x[i] = 0.5 + i * 0.25;
+  for (std::int64_t i = 0; i < in * out; ++i) w[i] = (i % 7) - 3.0;
+  for (std::int64_t i = 0; i < in; ++i) {
+    const std::int64_t j = nchw_to_nhwc_index(i, c, hw);
+    xh[j] = x[i];
+    for (std::int64_t o = 0; o < out; ++o) wp[j * out + o] = w[i * out + o];
+  }
+  for (std::int64_t o = 0; o < out; ++o) {
+    double a = 0, b = 0;
+    for (std::int64_t i = 0; i < in; ++i) a += x[i] * w[i * out + o], b += xh[i] * wp[i * out + o];
+    CHECK(a == b);
+  }
+}
+
+TEST_CASE("nhwc layout: the reduction plan covers every row once and depends on the rows alone", "[gpu][nhwc]") {
+  for (std::int64_t rows : {1, 63, 64, 65, 1000, 4096, 65536, 4194304, 67108864}) {
+    const std::int64_t b = reduce_blocks(rows), rpb = rows_per_block(rows);
+    INFO("rows " << rows);
+    CHECK(b >= 1);
+    CHECK(b <= 1024);
+    CHECK(b * rpb >= rows);        // every row in some block
+    CHECK((b - 1) * rpb < rows);   // no block empty
+  }
+  for (std::int64_t c : {1, 10, 16, 255, 256, 512}) {
+    const std::int64_t t = reduce_tile(c);
+    CHECK(t >= 1);
+    CHECK(t <= 256);
+    CHECK(reduce_phases(t) * t <= 256);
+    CHECK(reduce_phases(t) >= 1);
+  }
+}
