@@ -40,9 +40,9 @@ Engine::Engine(boost::asio::io_context& io, db::Storage& storage, sched::Backend
       watch_(io, [this](const std::set<std::int64_t>& ids) {
         if (done_) return;
         for (auto id : ids)
-          if (auto it = live_.find(id); it != live_.end()) {
-            serve_suggests(it->second);
-            ingest(it->second);
+          if (Live* live = live_.find(id)) {
+            serve_suggests(*live);
+            ingest(*live);
           }
       }, options_.watch_files),
       start_(clock_->now()) {
@@ -85,8 +85,9 @@ SweepSnapshot Engine::snapshot() const {
   s.elapsed_s = elapsed_s();
   s.done_before = done_at_start_;
   s.stopping = interrupted_ || !failed_fast_.empty();
-  for (const auto& [id, live] : live_)
+  live_.for_each([&](const Live& live) {
     s.blocked += live.row.state == TrialState::queued && live.pending_class == sched::PendingClass::notable;
+  });
   return s;
 }
 
@@ -100,7 +101,7 @@ void Engine::fatal(const Error& e) {
 Result<SweepOutcome> Engine::run() {
   start_ = clock_->now();
   done_at_start_ = counts_.done();
-  backend_.set_event_handler([this](const JobEvent& ev) { on_job_event(ev); });
+  backend_.set_event_handler([this](const JobEvent& ev) { on_backend_event(ev); });
   if (options_.handle_signals) {
     signals_.add(SIGINT);
     signals_.add(SIGTERM);
@@ -160,27 +161,31 @@ Result<SweepOutcome> Engine::run() {
 void Engine::wait_for_signal() {
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;  // cancelled: the sweep is over
-    if ((sig == SIGTERM || sig == SIGUSR2) && options_.detach_on_sigterm && backend_.jobs_outlive_orchestrator()) {
-      detach(sig == SIGUSR2 ? "USR2 (the job's time-limit warning)" : "SIGTERM");
-      return;
-    }
-    if (sig == SIGUSR2) {  // nothing to detach from: carry on to the time limit
-      progress_.event("USR2 (time-limit warning): the trials are this orchestrator's own; carrying on", snapshot());
-      wait_for_signal();
-      return;
-    }
-    const bool again = interrupted_;
-    interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
-    if (!again) arm_shutdown_wait();
-    // A second signal: the user will not wait for the jobs' ends to be confirmed.
-    if (again && !done_) stop_waiting(fmt::format("{} again", sig == SIGINT ? "Ctrl-C" : "SIGTERM"));
-    wait_for_signal();
+    on_signal(sig);
+    if (!done_) wait_for_signal();
   });
+}
+
+void Engine::on_signal(int sig) {
+  if (done_) return;
+  if ((sig == SIGTERM || sig == SIGUSR2) && options_.detach_on_sigterm && backend_.jobs_outlive_orchestrator()) {
+    detach(sig == SIGUSR2 ? "USR2 (the job's time-limit warning)" : "SIGTERM");
+    return;
+  }
+  if (sig == SIGUSR2) {  // nothing to detach from: carry on to the time limit
+    progress_.event("USR2 (time-limit warning): the trials are this orchestrator's own; carrying on", snapshot());
+    return;
+  }
+  const bool again = interrupted_;
+  interrupt(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
+  if (!again) arm_shutdown_wait();
+  // A second signal: the user will not wait for the jobs' ends to be confirmed.
+  if (again && !done_) stop_waiting(fmt::format("{} again", sig == SIGINT ? "Ctrl-C" : "SIGTERM"));
 }
 
 void Engine::detach(const std::string& why) {
   if (done_) return;
-  for (auto& [id, live] : live_) ingest(live);
+  live_.for_each([&](Live& live) { ingest(live); });
   progress_.event(fmt::format("{}: detaching; {} live trial{} keep{} running on {} — `dlsweep resume {}` follows them",
                               why, live_.size(), live_.size() == 1 ? "" : "s", live_.size() == 1 ? "s" : "", backend_.name(),
                               spec_.name),
@@ -212,15 +217,10 @@ void Engine::interrupt(const std::string& why) {
     waiting_.pop_front();
     apply(row, TrialEvent::cancel, why);
   }
-  // A backend may report `cancelled` from inside cancel() (a job still waiting in it: Slurm
-  // over a site limit, the pool's queue, the fake), which erases the trial from live_: walk
-  // a copy of the job ids, never live_ itself.
-  std::vector<std::string> jobs;
-  for (auto& [id, live] : live_) {
+  live_.for_each([&](Live& live) {
     if (live.stop_reason.empty()) live.stop_reason = "cancelled";
-    jobs.push_back(live.job_id);
-  }
-  for (const auto& job : jobs) backend_.cancel(job);
+    cancel_job(live.job_id);
+  });
   check_done();
 }
 
@@ -238,13 +238,13 @@ void Engine::stop_waiting(const std::string& why) {
   // Every live trial was asked to stop (interrupt()): it is CANCELLED now, whether or not
   // the scheduler has confirmed its job's end; `resume` cancels any job of it still there.
   std::size_t n = 0;
-  for (auto& [id, live] : live_) {
+  live_.for_each([&](Live& live) {
     ingest(live, /*may_prune=*/false);
     if (apply(live.row, TrialEvent::cancel,
               fmt::format("cancelled: {}; its job was asked to stop, its end not confirmed before the orchestrator exited",
                           interrupt_why_)))
       ++n;
-  }
+  });
   flush();
   if (n > 0)
     progress_.event(fmt::format("stopped waiting ({}): {} trial{} recorded CANCELLED before {} confirmed the end of "
@@ -263,7 +263,7 @@ void Engine::fill() {
     if (!waiting_.empty()) {
       auto row = waiting_.front();
       waiting_.pop_front();
-      live_[row.id].row = row;
+      live_.add(row.id).row = row;
       launch(row.id);
       continue;
     }
@@ -293,7 +293,7 @@ Status Engine::create_next(std::int64_t number, const search::Params& params, st
   counts_.waiting++;
   history_index_[*id] = history_.trials.size();
   history_.trials.push_back(search::TrialRecord{number, params, search::TrialStatus::running, std::nullopt, {}, {}, {}});
-  Live& live = live_[*id];
+  Live& live = live_.add(*id);
   live.row = db::TrialRow{*id, study_id_, number, TrialState::waiting, 0, dir.string(), params, std::nullopt, ""};
   launch(*id);
   return {};
@@ -333,7 +333,7 @@ void Engine::launch(std::int64_t trial_id) {
     abandon_launch(live, std::unexpected(*fatal_));
     return;
   }
-  auto id = backend_.submit(job);
+  auto id = submit_job(job);
   // A requeued trial (QUEUED after its job died with a previous orchestrator) gets a new
   // job for the same attempt. A WAITING one stays WAITING until the backend accepts its
   // job (its `queued` event, note_accepted): a job a site limit holds back is not queued.
@@ -362,11 +362,11 @@ void Engine::abandon_launch(Live& live, const Result<std::string>& submitted) {
     // launches it again).
     live.job_id = *submitted;
     live.stop_reason = "cancelled";
-    backend_.cancel(live.job_id);
+    cancel_job(live.job_id);
     return;
   }
   watch_.remove(live.row.id);
-  live_.erase(live.row.id);
+  retire_live(live.row.id);
   boost::asio::post(io_, [this] { fill(); check_done(); });
 }
 
@@ -386,21 +386,22 @@ void Engine::check_cancel_request() {
         apply(row, TrialEvent::cancel, why);
         break;
       }
-    for (auto& [id, live] : live_)
+    live_.for_each([&](Live& live) {
       if (live.row.number == number && live.stop_reason.empty()) {
         live.stop_reason = why;
-        backend_.cancel(live.job_id);
+        cancel_job(live.job_id);
       }
+    });
   }
   boost::asio::post(io_, [this] { fill(); check_done(); });
 }
 
 void Engine::tick() {
   if (done_) return;
-  for (auto& [id, live] : live_) {
+  live_.for_each([&](Live& live) {
     serve_suggests(live);
     ingest(live);
-  }
+  });
   check_cancel_request();
   if (done_) return;
   check_enqueue_requests();
@@ -410,11 +411,65 @@ void Engine::tick() {
   clock_->call_after(std::chrono::milliseconds(static_cast<int>(options_.tick_s * 1000)), [this] { tick(); });
 }
 
+void Engine::on_backend_event(const JobEvent& ev) {
+  if (in_backend_call_ > 0) {
+    // Delivered from inside submit()/cancel()/adopt(): the engine is in the middle of
+    // something (a walk over its live trials, a launch); the event gets a turn of its own.
+    boost::asio::post(io_, [this, ev] { on_job_event(ev); });
+    return;
+  }
+  on_job_event(ev);
+}
+
+namespace {
+/// Counts the engine's calls into the backend in progress.
+struct BackendCall {
+  explicit BackendCall(int& n) : n(n) { ++n; }
+  ~BackendCall() { --n; }
+  BackendCall(const BackendCall&) = delete;
+  BackendCall& operator=(const BackendCall&) = delete;
+  int& n;
+};
+}  // namespace
+
+Result<std::string> Engine::submit_job(const sched::JobSpec& job) {
+  BackendCall call(in_backend_call_);
+  return backend_.submit(job);
+}
+
+void Engine::cancel_job(const std::string& job_id) {
+  if (job_id.empty()) return;  // no job yet (its submit is still to come, or failed)
+  BackendCall call(in_backend_call_);
+  backend_.cancel(job_id);
+}
+
+Result<std::string> Engine::adopt_job(const sched::JobSpec& job, const std::string& native_id) {
+  BackendCall call(in_backend_call_);
+  return backend_.adopt(job, native_id);
+}
+
+Engine::Live* Engine::retire_live(std::int64_t trial_id) {
+  Live* live = live_.retire(trial_id);
+  if (live && !release_posted_) {
+    release_posted_ = true;
+    boost::asio::post(io_, [this] {
+      release_posted_ = false;
+      live_.release_retired();
+    });
+  }
+  return live;
+}
+
 void Engine::check_done() {
   if (done_) return;
   bool nothing_left = live_.empty() && waiting_.empty() && (exhausted_ || interrupted_);
   if (!nothing_left) return;
-  end_loop(/*stop_io=*/false);
+  // Stopped early (a signal, `dlsweep cancel`, fail_fast, an error) and every trial has
+  // ended: whatever the backend still has pending — a site-limit probe two minutes away, a
+  // backoff, a poll — may not hold the orchestrator (under --as-job, Slurm's KillWait of 30 s
+  // would SIGKILL it). A sweep that finished lets the backend's last handlers run.
+  const bool stopping = interrupted_ || !failed_fast_.empty();
+  end_loop(/*stop_io=*/stopping);
 }
 
 }  // namespace dlsweep::orch

@@ -27,6 +27,11 @@
 //    they were asked for, and count against the trial budget like any trial (Optuna's
 //    semantics); one that finds the budget used up waits in the database for `resume
 //    --add-trials`. A request becomes its trial in the trial's own transaction.
+//  - Anything done for one live trial may end another (a cancel the backend answers at
+//    once, a stop, a fatal error): the live trials are one LiveTrials (live_trials.hpp),
+//    whose walks skip what ended meanwhile and whose ended trials stay valid to the end of
+//    the turn, and a backend event delivered from inside submit()/cancel()/adopt() (against
+//    the backend contract) is handled in a turn of its own.
 //  - On interrupt (Ctrl-C / SIGTERM) no new trial starts, every live job is cancelled and
 //    waited for, and every unfinished trial ends CANCELLED before run() returns.
 #pragma once
@@ -47,6 +52,7 @@
 #include "db/storage.hpp"
 #include "engine/cancel_request.hpp"
 #include "engine/engine_clock.hpp"
+#include "engine/live_trials.hpp"
 #include "engine/pbt_lineage.hpp"
 #include "engine/progress.hpp"
 #include "engine/prune_policy.hpp"
@@ -142,28 +148,15 @@ class Engine {
   /// Stop creating trials and cancel the live ones (what Ctrl-C does).
   void interrupt(const std::string& why);
 
+  /// What SIGINT, SIGTERM or SIGUSR2 does (EngineOptions::handle_signals delivers them here):
+  /// interrupt (or detach, with detach_on_sigterm), and run() returns once the live trials
+  /// have ended — within shutdown_wait_s for jobs that outlive the orchestrator — whatever
+  /// the backend still has pending. A second SIGINT/SIGTERM stops waiting at once.
+  void on_signal(int sig);
+
  private:
-  struct Live {
-    db::TrialRow row;
-    std::string job_id;
-    std::unique_ptr<JsonlTail> tail;
-    std::string stop_reason;         ///< set when the engine asked the trial to stop
-    bool deterministic_failure = false;  ///< retrying cannot help (bad params, divergence)
-    bool adopted = false;            ///< its job was submitted by a previous orchestrator
-    TrialCurve curve;                ///< this attempt's objective curve and reported metrics
-    std::string prune_note;          ///< why the pruner stopped it
-    std::int64_t decided_seq = -1;   ///< the highest seq announced in decided.json
-    std::uint64_t suggest_offset = 0;  ///< bytes of suggest.jsonl answered (engine_suggest.cpp)
-    nlohmann::json suggested = nlohmann::json::object();  ///< this launch's answers (suggested.json)
-    // Its job waiting in the scheduler's queue (engine_pending.cpp).
-    std::string native_id;           ///< the scheduler's id of its job, once known
-    std::string pending_reason;      ///< the scheduler's latest reason for the wait ("" none)
-    sched::PendingClass pending_class = sched::PendingClass::routine;
-    /// Waiting on the scheduler since (unset while running, or held back by the study's
-    /// own max_concurrent): backend.pending_warn counts from here.
-    std::optional<EngineClock::time_point> pending_since;
-    bool pending_warned = false;     ///< backend.pending_warn's warning was given
-  };
+  /// What the engine keeps of a live trial (live_trials.hpp).
+  using Live = LiveTrial;
 
   /// The storage, for a write: opens this turn's write batch if none is open.
   db::Storage& db();
@@ -237,6 +230,17 @@ class Engine {
   /// Applies one state-machine event to a live (or waiting) trial and records it.
   bool apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, std::optional<int> exit_code = {});
   void finish_trial(std::int64_t trial_id);
+  /// Takes the trial out of live_ (nullptr if it was not there); the object stays valid to
+  /// the end of this turn: a handler posted behind it frees it.
+  Live* retire_live(std::int64_t trial_id);
+  /// The backend's calls. An event a backend delivers from inside one of them (the contract
+  /// in schedulers/backend.hpp says it posts them) is handled in a turn of its own, never
+  /// in the middle of what the engine was doing when it called.
+  Result<std::string> submit_job(const sched::JobSpec& job);
+  void cancel_job(const std::string& job_id);
+  Result<std::string> adopt_job(const sched::JobSpec& job, const std::string& native_id);
+  /// The backend's event handler (set in run()).
+  void on_backend_event(const sched::JobEvent& ev);
   /// The snapshot counter of trials in state `st`.
   static std::int64_t& count_of(SweepSnapshot& s, TrialState st);
   /// restore(): follow `native_id` as the job of `row` (live, same attempt). False if the
@@ -260,7 +264,8 @@ class Engine {
   double elapsed_s() const;
   /// Records why trial `number` failed (its latest reason counts, once per trial).
   void note_failure(std::int64_t number, const std::string& why);
-  /// trial.fail_fast: counts a failure by (phrase, last stderr line); stops the sweep when
+  /// trial.fail_fast: counts a failure by failure_signature (its phrase, and its last stderr
+  /// line without the trial's own paths and numbers); stops the sweep when
   /// fail_fast trials failed the same way before any completed.
   void check_fail_fast(std::int64_t number, const std::string& failure, const std::string& last_stderr_line);
   /// Stops launching and cancels the live trials; the sweep ends with `failed_fast`.
@@ -312,7 +317,11 @@ class Engine {
   EngineClock::time_point start_;
   std::int64_t done_at_start_ = 0;  ///< trials done when run() began (SweepSnapshot::done_before)
 
-  std::map<std::int64_t, Live> live_;            ///< trials with a job (QUEUED/RUNNING)
+  /// Trials with a job (QUEUED/RUNNING, or WAITING until its first event): walked with
+  /// for_each, ended with retire_live (live_trials.hpp: no walk is ever invalidated).
+  LiveTrials live_;
+  bool release_posted_ = false;  ///< a handler freeing live_'s retired trials is queued
+  int in_backend_call_ = 0;      ///< inside the backend's submit()/cancel()/adopt()
   std::deque<db::TrialRow> waiting_;             ///< WAITING (or requeued QUEUED) trials to launch
   std::deque<db::EnqueuedRow> enqueued_;         ///< requests waiting to become trials, oldest first
   /// Every trial created, with its status, value and current attempt's curve: what the

@@ -63,9 +63,9 @@ bool Engine::apply(db::TrialRow& row, TrialEvent ev, const std::string& reason, 
 }
 
 void Engine::on_job_event(const JobEvent& ev) {
-  auto it = live_.find(ev.trial_id);
-  if (it == live_.end() || it->second.row.attempt != ev.attempt || it->second.job_id.empty()) return;
-  Live& live = it->second;
+  Live* found = live_.find(ev.trial_id);
+  if (!found || found->row.attempt != ev.attempt || found->job_id.empty()) return;
+  Live& live = *found;
   if (ev.kind != JobEventKind::pending && ev.kind != JobEventKind::cancelled) note_accepted(live, ev);
   switch (ev.kind) {
     case JobEventKind::queued:
@@ -211,7 +211,8 @@ void Engine::note_failure(std::int64_t number, const std::string& why) {
 
 void Engine::check_fail_fast(std::int64_t number, const std::string& failure, const std::string& last_stderr_line) {
   if (spec_.trial.fail_fast <= 0 || counts_.complete > 0 || !failed_fast_.empty() || interrupted_) return;
-  auto& trials = same_failures_[failure + '\n' + last_stderr_line];
+  // The same failure, not the same text: each trial's own paths and numbers are taken out.
+  auto& trials = same_failures_[failure_signature(failure, last_stderr_line)];
   trials.insert(number);
   if (trials.size() < static_cast<std::size_t>(spec_.trial.fail_fast)) return;
   fail_fast(fmt::format("{} trials failed the same way before any completed ({}{})", trials.size(), failure,
@@ -261,11 +262,11 @@ void Engine::stop_sweep(const std::string& why, const std::string& fix) {
   exhausted_ = true;
   progress_.event(fmt::format("{}: launching no more (fix: {})", why, fix), snapshot());
   waiting_.clear();
-  for (auto& [id, live] : live_) {
-    if (!live.stop_reason.empty()) continue;
+  live_.for_each([&](Live& live) {
+    if (!live.stop_reason.empty()) return;
     live.stop_reason = "cancelled: the sweep stopped";
-    backend_.cancel(live.job_id);
-  }
+    cancel_job(live.job_id);
+  });
   boost::asio::post(io_, [this] { check_done(); });
 }
 
@@ -277,11 +278,11 @@ void Engine::fail_fast(const std::string& why) {
                   snapshot());
   // Trials not launched yet stay WAITING in the database: resume launches them.
   waiting_.clear();
-  for (auto& [id, live] : live_) {
-    if (!live.stop_reason.empty()) continue;
+  live_.for_each([&](Live& live) {
+    if (!live.stop_reason.empty()) return;
     live.stop_reason = "cancelled: the sweep failed fast";
-    backend_.cancel(live.job_id);
-  }
+    cancel_job(live.job_id);
+  });
   boost::asio::post(io_, [this] { check_done(); });
 }
 
@@ -293,7 +294,7 @@ void Engine::stop_no_objective(Live& live) {
                               live.row.number, spec_.objective.metric, why.value_or("?"), spec_.objective.metric),
                   snapshot());
   (void)request_stop(live.row.trial_dir, kStopNoObjective);
-  backend_.cancel(live.job_id);
+  cancel_job(live.job_id);
 }
 
 void Engine::note_best(std::int64_t number, const std::optional<double>& value, const std::vector<double>& constraints) {
@@ -306,8 +307,9 @@ void Engine::note_best(std::int64_t number, const std::optional<double>& value, 
 
 void Engine::finish_trial(std::int64_t trial_id) {
   watch_.remove(trial_id);
-  auto node = live_.extract(trial_id);
-  Live& live = node.mapped();
+  Live* ended = retire_live(trial_id);
+  if (!ended) return;
+  Live& live = *ended;
   // Its value, curve and objectives were recorded by on_terminal (a job that never ran has none).
   if (auto* rec = history_of(trial_id)) rec->status = history_status(live.row.state);
   if (live.row.state == TrialState::failed && !interrupted_ && failed_fast_.empty() && !live.deterministic_failure &&

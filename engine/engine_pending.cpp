@@ -38,15 +38,15 @@ void Engine::check_pending() {
   const double warn_s = spec_.backend.pending_warn_s;
   if (warn_s <= 0) return;
   const auto now = clock_->now();
-  for (auto& [id, live] : live_) {
+  live_.for_each([&](Live& live) {
     std::optional<double> waited;
     if (live.pending_since) waited = std::chrono::duration<double>(now - *live.pending_since).count();
-    if (!pending_warning_due(live.row.state == TrialState::queued, waited, warn_s, live.pending_warned)) continue;
+    if (!pending_warning_due(live.row.state == TrialState::queued, waited, warn_s, live.pending_warned)) return;
     live.pending_warned = true;
     progress_.event(pending_warning_line(live.row.number, *waited, std::string(backend_.name()), live.native_id,
                                          live.pending_reason, warn_s),
                     snapshot());
-  }
+  });
 }
 
 void Engine::check_capacity() {

@@ -209,14 +209,14 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
     spec.study = spec_.name;
     spec.trial_id = owner->first;
     spec.attempt = owner->second;
-    auto id = backend_.adopt(spec, job.first);
+    auto id = adopt_job(spec, job.first);
     if (!id) {
       progress_.event(fmt::format("warning: cannot cancel stray job {} (trial id {} attempt {}): {}", job.first,
                                   owner->first, owner->second, id.error().message()),
                       snapshot());
       continue;
     }
-    backend_.cancel(*id);
+    cancel_job(*id);
     ++restored_.strays_cancelled;
     const auto n = number_of.find(owner->first);
     const std::string whose = n != number_of.end() ? fmt::format("trial {} attempt {}", n->second, owner->second)
@@ -239,20 +239,20 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
 }
 
 bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word) {
-  Live& live = live_[row.id];
+  Live& live = live_.add(row.id);
   live.row = row;
   live.adopted = true;
   // From the start of the file: ingestion is idempotent, and the trial's best value so far
   // is rebuilt on the way.
   live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
   watch_.add(row.id, row.trial_dir);
-  auto id = backend_.adopt(build_job(spec_, options_.train_binary, row.id, row.number, row.attempt, row.trial_dir, row.params), native_id);
+  auto id = adopt_job(build_job(spec_, options_.train_binary, row.id, row.number, row.attempt, row.trial_dir, row.params), native_id);
   if (!id) {
     progress_.event(fmt::format("trial {}: cannot follow job {}: {}; requeuing it", row.number, native_id,
                                 id.error().message()),
                     snapshot());
     watch_.remove(row.id);
-    live_.erase(row.id);
+    retire_live(row.id);
     return false;
   }
   live.job_id = *id;
@@ -271,7 +271,7 @@ void Engine::take_previous_ask(Live& live) {
 }
 
 void Engine::finish_from_disk(const db::TrialRow& row, const std::string& stop_reason) {
-  Live& live = live_[row.id];
+  Live& live = live_.add(row.id);
   live.row = row;
   live.tail = std::make_unique<JsonlTail>(metrics_file(row.trial_dir));
   take_previous_ask(live);
@@ -297,7 +297,7 @@ void Engine::finish_from_disk(const db::TrialRow& row, const std::string& stop_r
 void Engine::requeue_adopted(Live& live, const std::string& why) {
   db::TrialRow row = live.row;
   watch_.remove(row.id);
-  live_.erase(row.id);
+  retire_live(row.id);
   if (apply(row, TrialEvent::requeued, "requeued: the job left by the previous orchestrator cannot be followed (" +
                                            why + ")")) {
     if (auto st = restore_params_file(row.trial_dir, params_file(row.params)); !st) fatal(st.error());

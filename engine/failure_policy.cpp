@@ -34,6 +34,90 @@ std::optional<std::string> missing_objective(const std::string& metric, const st
   return fmt::format("objective {} was never reported (it reported: {})", metric, names);
 }
 
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+/// Where a path written in a message begins, looking back from `at`: after a space, a quote,
+/// a bracket, '=' or ':' (`error: /x/...`, `file="/x/..."`, `(/x/...)`).
+bool ends_path(char c) {
+  return c == ' ' || c == '\t' || c == '"' || c == '\'' || c == '`' || c == '(' || c == '[' || c == '{' ||
+         c == '<' || c == '=' || c == ':' || c == ',';
+}
+
+/// The length of the number at the start of `s` (`17`, `0.25`, `1e-3`, `0x7f3a`), 0 if none.
+std::size_t number_at(std::string_view s) {
+  if (s.empty() || !is_digit(s[0])) return 0;
+  std::size_t i = 0;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && is_hex(s[2])) {
+    i = 2;
+    while (i < s.size() && is_hex(s[i])) ++i;
+    return i;
+  }
+  while (i < s.size() && is_digit(s[i])) ++i;
+  if (i + 1 < s.size() && s[i] == '.' && is_digit(s[i + 1])) {
+    ++i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    std::size_t j = i + 1;
+    if (j < s.size() && (s[j] == '-' || s[j] == '+')) ++j;
+    if (j < s.size() && is_digit(s[j])) {
+      while (j < s.size() && is_digit(s[j])) ++j;
+      i = j;
+    }
+  }
+  return i;
+}
+
+}  // namespace
+
+std::string failure_message_shape(std::string_view line) {
+  // Trial directories first (their numbers would otherwise be taken for any number): the
+  // path up to and including trial-NNNN is the trial's own.
+  std::string text;
+  text.reserve(line.size());
+  constexpr std::string_view kTrial = "trial-";
+  std::size_t from = 0;
+  while (from < line.size()) {
+    const std::size_t at = line.find(kTrial, from);
+    if (at == std::string_view::npos) break;
+    std::size_t end = at + kTrial.size();
+    const std::size_t digits = end;
+    while (end < line.size() && is_digit(line[end])) ++end;
+    const bool dir_end = end == line.size() || line[end] == '/' || ends_path(line[end]) || line[end] == '.' ||
+                         line[end] == ')' || line[end] == ']';
+    if (end == digits || !dir_end || (at > 0 && !ends_path(line[at - 1]) && line[at - 1] != '/')) {
+      text.append(line.substr(from, end - from));
+      from = end;
+      continue;
+    }
+    std::size_t start = at;  // back to where the path begins
+    while (start > from && !ends_path(line[start - 1])) --start;
+    text.append(line.substr(from, start - from));
+    text += "<trial>";
+    from = end;
+  }
+  text.append(line.substr(from));
+
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    // A number on its own, or ending a word (`rank3`, `cuda:0`, `trial-7`).
+    if (const std::size_t n = number_at(std::string_view(text).substr(i)); n > 0) {
+      out += 'N';
+      i += n;
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
+std::string failure_signature(const std::string& failure, std::string_view last_stderr_line) {
+  return failure + '\n' + failure_message_shape(last_stderr_line);
+}
+
 std::string fail_fast_fix(const std::string& why, const std::string& db, const std::string& study,
                           const std::string& study_file) {
   const std::string dlsweep = db.empty() ? "dlsweep" : fmt::format("dlsweep --db {}", db);

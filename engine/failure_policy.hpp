@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "schedulers/backend.hpp"
 
@@ -37,6 +38,18 @@ FailureVerdict classify_failure(sched::JobEventKind kind, int exit_code, int sig
 /// returns "objective val_acc was never reported (it reported: acc, loss)", or nullopt
 /// when `reported` (metric names of its eval/final records) holds the objective.
 std::optional<std::string> missing_objective(const std::string& metric, const std::set<std::string>& reported);
+
+/// What trial.fail_fast compares: a failure's phrase as it is (it holds the exit code:
+/// "exit code 1", "killed by signal 9") and the program's last stderr line as
+/// failure_message_shape() gives it. Two trials failed the same way when these are equal.
+std::string failure_signature(const std::string& failure, std::string_view last_stderr_line);
+
+/// A failure message with what differs from one trial of a study to the next taken out, so
+/// that one cause reads the same in every trial: a path through a trial directory up to it
+/// (`/home/u/proj/runs/s/trial-0003/params.json` -> `<trial>/params.json`) and every number
+/// (`rank 3`, `0.25`, `1e-3`, `0x7f3a` -> `N`). Words stay: `No module named 'torchx'` and
+/// `No module named 'torchy'` differ.
+std::string failure_message_shape(std::string_view line);
 
 /// The fix printed when trial.fail_fast stopped a sweep because `why`. `resume` runs the study
 /// as it was recorded, its trial.command included: when the trials could not even start the

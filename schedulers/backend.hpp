@@ -4,7 +4,9 @@
 // Contract:
 //  - Backends never touch the database or trial states. They run jobs and report what
 //    happened as JobEvents, delivered through the handler on the io_context the backend
-//    was built with (never from another thread).
+//    was built with (never from another thread), and always posted: never from inside
+//    submit(), cancel() or adopt() — the caller may be walking its jobs when it calls
+//    (tests/schedulers/backend_conformance_test.cpp checks it).
 //  - submit() never blocks on the job. It returns the backend's job id at once; the job may
 //    then wait (queued) until the backend has room, and later emits `started` and exactly
 //    one terminal event (`exited`, `cancelled` or `lost`).

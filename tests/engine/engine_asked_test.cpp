@@ -113,13 +113,48 @@ TEST_CASE("engine: trials that fail the same way before any completes stop the s
   CHECK((*study)->state == "STOPPED");
 }
 
+TEST_CASE("engine: the same failure in each trial's own directory fails fast (device: cuda without a GPU)",
+          "[fail_fast]") {
+  // dlsweep-train names the trial's params.json in its error: every last stderr line differs
+  // by its trial directory, and only by that. Before, no two "matched": every trial launched
+  // and failed (twice with max_retries: 1).
+  Fixture f("nogpu", "  max_retries: 1");
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
+    std::ofstream(job.workdir / "stderr.log")
+        << "dlsweep-train: " << (job.workdir / "params.json").string()
+        << ": device: no GPU answers for device cuda: no CUDA device (fix: run on nodes with a GPU, or device: "
+           "auto (the CPU where there is no GPU) or device: cpu)\n";
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    o.exit_code = 1;  // what the machine lacks is a failure (another node may have it): retried
+    return o;
+  });
+  auto out = f.run(backend, io);
+  REQUIRE(out.has_value());
+  CHECK_THAT(out->failed_fast, Catch::Contains("3 trials failed the same way"));
+  CHECK_THAT(out->failed_fast, Catch::Contains("no GPU answers for device cuda"));
+  std::set<std::int64_t> launched;
+  for (const auto& j : backend.submitted()) launched.insert(j.trial_id);
+  CHECK(launched.size() < 5);
+  CHECK(backend.submitted().size() < 10);  // 5 trials x 2 attempts without fail_fast
+  CHECK(out->snapshot.failed >= 3);
+  CHECK(static_cast<std::int64_t>(launched.size()) == out->snapshot.failed + out->snapshot.cancelled);
+}
+
 TEST_CASE("engine: trials failing in different ways do not fail fast; trial.fail_fast: 0 never does") {
   for (const char* extra : {"  max_retries: 0", "  max_retries: 0\n  fail_fast: 0"}) {
     const bool off = std::string(extra).find("fail_fast") != std::string::npos;
     Fixture f(off ? "ffoff" : "ffdiff", extra);
     boost::asio::io_context io;
     sched::FakeBackend backend(io, 2, [&](const sched::JobSpec& job) {
-      std::ofstream(job.workdir / "stderr.log") << (off ? std::string("same error\n") : "error in " + job.workdir.string() + "\n");
+      // Different causes (other words), not the same cause in another trial's directory.
+      const std::string file = job.workdir.filename().string() == "trial-0000" ? "train.csv"
+                               : job.workdir.filename().string() == "trial-0001" ? "valid.csv"
+                               : job.workdir.filename().string() == "trial-0002" ? "test.csv"
+                               : job.workdir.filename().string() == "trial-0003" ? "labels.csv"
+                                                                                  : "vocab.txt";
+      std::ofstream(job.workdir / "stderr.log") << (off ? std::string("same error\n") : "cannot read /data/" + file + "\n");
       sched::FakeOutcome o;
       o.run_s = 0.01;
       o.exit_code = 1;

@@ -58,3 +58,41 @@ TEST_CASE("fail_fast_fix: a program that cannot start points at the study file a
   CHECK(prog.starts_with("fix the program, then `dlsweep --db sweep.db resume cond --rerun failed,cancelled`"));
   CHECK(prog.find("submit study.yaml --replace") != std::string::npos);
 }
+
+TEST_CASE("failure_message_shape: a trial's own paths and numbers are taken out, its words are kept", "[fail_fast]") {
+  using dlsweep::orch::failure_message_shape;
+  // The same cause in two trials: only the trial directory and numbers differ.
+  const std::string a =
+      "dlsweep-train: /home/u/projA/runs/gpu/trial-0003/params.json: device: device cuda cannot run: no CUDA "
+      "device (fix: use device: cpu)";
+  const std::string b =
+      "dlsweep-train: /home/u/projA/runs/gpu/trial-0007/params.json: device: device cuda cannot run: no CUDA "
+      "device (fix: use device: cpu)";
+  CHECK(failure_message_shape(a) == failure_message_shape(b));
+  CHECK(failure_message_shape(a) ==
+        "dlsweep-train: <trial>/params.json: device: device cuda cannot run: no CUDA device (fix: use device: cpu)");
+  // A relative path, or the directory alone, reads the same.
+  CHECK(failure_message_shape(".../trial-0003/params.json missing") == "<trial>/params.json missing");
+  CHECK(failure_message_shape("trial-0007/params.json missing") == "<trial>/params.json missing");
+  CHECK(failure_message_shape("cd '/scratch/runs/s/trial-0012' failed") == "cd '<trial>' failed");
+  // Numbers: counts, ranks, floats, exponents, addresses, a word's number.
+  CHECK(failure_message_shape("rank 3 of 8: loss 0.25 at lr 1e-3, ptr 0x7f3a9c") ==
+        "rank N of N: loss N at lr N, ptr N");
+  CHECK(failure_message_shape("CUDA out of memory on cuda:1 (tried 20.00 MiB)") ==
+        failure_message_shape("CUDA out of memory on cuda:0 (tried 512.00 MiB)"));
+  // Words are the failure: other modules, other files are other failures.
+  CHECK(failure_message_shape("ModuleNotFoundError: No module named 'torchx'") !=
+        failure_message_shape("ModuleNotFoundError: No module named 'torchy'"));
+  CHECK(failure_message_shape("error in /data/a/train.csv") != failure_message_shape("error in /data/b/train.csv"));
+  // Not a trial directory: kept as it is (numbers aside).
+  CHECK(failure_message_shape("mytrial-3 failed") == "mytrial-N failed");
+  CHECK(failure_message_shape("") == "");
+}
+
+TEST_CASE("failure_signature: the exit code (the phrase) counts as it is", "[fail_fast]") {
+  using dlsweep::orch::failure_signature;
+  const std::string line = "error: /r/s/trial-0001/params.json: bad";
+  CHECK(failure_signature("exit code 1", line) == failure_signature("exit code 1", "error: /r/s/trial-0009/params.json: bad"));
+  CHECK(failure_signature("exit code 1", line) != failure_signature("exit code 2", line));
+  CHECK(failure_signature("killed by signal 9", "") != failure_signature("killed by signal 15", ""));
+}

@@ -1,0 +1,90 @@
+// A signal ends the orchestrator within 5 s whatever the backend still has pending (issue
+// "Nothing lost on a real cluster", item 5): on a site that refuses every submission, SIGTERM
+// cancelled every trial at once and then the process sat 116 s in its event loop, on the
+// Slurm backend's site-limit probe (120 s after the last refusal). Under --as-job Slurm's
+// KillWait (30 s) would have SIGKILLed it. The engine runs on its own thread here, on the
+// Slurm backend over an in-memory controller that refuses every sbatch for a submit limit;
+// the signal reaches it through Engine::on_signal, what its signal_set calls (a real signal
+// would mark this whole test process as stopping: common/stop_signal.hpp).
+#include <csignal>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <thread>
+
+#include "../schedulers/slurm/fake_slurm_driver.hpp"
+#include "engine_fixture.hpp"
+#include "tests/support/wait_until.hpp"
+
+using namespace engine_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Runs `fn` on the io_context's thread and waits (at most 10 s) for its answer: what the
+/// engine's loop knows. False when the loop did not answer.
+bool on_loop(boost::asio::io_context& io, std::function<bool()> fn) {
+  auto done = std::make_shared<std::promise<bool>>();
+  auto answer = done->get_future();
+  boost::asio::post(io, [done, fn = std::move(fn)] { done->set_value(fn()); });
+  return answer.wait_for(10s) == std::future_status::ready && answer.get();
+}
+
+}  // namespace
+
+TEST_CASE("engine: SIGTERM on a site that refuses every submission ends the sweep within 5 s", "[signal]") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    DYNAMIC_SECTION((sig == SIGTERM ? "SIGTERM" : "SIGINT")) {
+      Fixture f(sig == SIGTERM ? "sigterm-refused" : "sigint-refused", "  fail_fast: 0");
+      boost::asio::io_context io;
+      auto ctl = std::make_shared<slurm_test::FakeController>();
+      ctl->submit_limit = 0;  // every sbatch: QOSMaxSubmitJobPerUserLimit
+      sched::SlurmOptions o;
+      o.script_dir = f.dir / "slurm";
+      o.max_concurrent = 2;
+      o.poll_min_s = 0.02;
+      o.poll_max_s = 0.08;
+      auto backend = sched::SlurmBackend::create(io, o, std::make_unique<slurm_test::FakeDriver>(ctl));
+      REQUIRE(backend.has_value());
+      (*backend)->set_log_handler([](const std::string&) {});
+
+      std::atomic<orch::Engine*> engine{nullptr};
+      std::atomic<bool> returned{false};
+      Result<orch::SweepOutcome> out = std::unexpected(Error{"never ran", "", ""});
+      std::thread loop([&] {
+        out = f.run(**backend, io, [&](orch::Engine& e) { engine = &e; });
+        returned = true;
+      });
+      // The site's refusals are learned: nothing can go out, and the backend waits for its
+      // probe (two minutes on).
+      REQUIRE(test_support::wait_until([&] {
+        {
+          std::lock_guard l(ctl->m);
+          if (engine.load() == nullptr || ctl->refusals == 0) return false;
+        }
+        return on_loop(io, [&] { return !(*backend)->capacity_note().empty(); });
+      }, 30s));
+      // The flush posted with the last refusal has run: the probe is armed.
+      REQUIRE(on_loop(io, [] { return true; }));
+      const auto signalled = std::chrono::steady_clock::now();
+      boost::asio::post(io, [&, sig] { engine.load()->on_signal(sig); });
+      const bool in_time = test_support::wait_until([&] { return returned.load(); }, 5s);
+      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+      if (!in_time) io.stop();  // the old behaviour: run() would return with the probe, minutes on
+      loop.join();
+      INFO("run() returned " << took << " s after the signal");
+      CHECK(in_time);
+      REQUIRE(out.has_value());
+      CHECK(out->interrupted);
+      CHECK(out->snapshot.cancelled == 5);
+      auto rows = f.storage->list_trials(f.study_id);
+      REQUIRE(rows.has_value());
+      for (const auto& t : *rows) CHECK(t.state == TrialState::cancelled);
+      CHECK((*f.storage->find_study(f.spec.name))->state == "STOPPED");
+      std::lock_guard l(ctl->m);
+      CHECK(ctl->submits.empty());  // nothing ever went out
+    }
+  }
+}
