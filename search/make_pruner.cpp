@@ -23,17 +23,29 @@ struct Entry {
 
 std::unique_ptr<Pruner> make_none(OptionReader&, PrunerBasics) { return std::make_unique<NonePruner>(); }
 
+/// Optuna's MedianPruner/PercentilePruner options (percentile_pruner.hpp), the percentile aside.
+PercentileOptions read_percentile(OptionReader& r, const PrunerBasics& b) {
+  PercentileOptions o;
+  o.startup_trials = r.integer("startup_trials", o.startup_trials, 1, 1'000'000);
+  o.min_trials = r.integer("min_trials", o.min_trials, 1, 1'000'000);
+  // Optuna's rule needs positions that line up across trials; samples and wall_s seldom do.
+  const bool aligned = b.by == Axis::step || b.by == Axis::epoch;
+  const auto compare = r.word("compare", aligned ? "same_point" : "best_by_then", {"same_point", "best_by_then"});
+  o.compare = compare == "best_by_then" ? PercentileCompare::best_by_then : PercentileCompare::same_point;
+  const double every = o.compare == PercentileCompare::same_point ? 1.0 : 0.0;  // best_by_then: every report
+  o.interval = r.has("interval") ? r.number("interval", 1.0, 0.0, 1e300, /*low_open=*/true) : every;
+  return o;
+}
+
 std::unique_ptr<Pruner> make_median(OptionReader& r, PrunerBasics b) {
-  const auto startup = r.integer("startup_trials", 5, 1, 1'000'000);
-  return std::make_unique<PercentilePruner>(b, 50.0, startup, /*is_median=*/true);
+  return std::make_unique<PercentilePruner>(b, read_percentile(r, b), /*is_median=*/true);
 }
 
 std::unique_ptr<Pruner> make_percentile(OptionReader& r, PrunerBasics b) {
-  const auto startup = r.integer("startup_trials", 5, 1, 1'000'000);
+  PercentileOptions o = read_percentile(r, b);
   if (!r.has("percentile")) r.error("percentile", "percentile needs `percentile`", "add e.g. `percentile: 25` (keep the top 25%)");
-  const double p = r.number("percentile", 50.0, 0.0, 100.0, /*low_open=*/true);
-  if (p >= 100.0) r.error("percentile", "percentile 100 keeps every trial", "give a value below 100, e.g. 25");
-  return std::make_unique<PercentilePruner>(b, p, startup, /*is_median=*/false);
+  o.percentile = r.number("percentile", 50.0, 0.0, 100.0);
+  return std::make_unique<PercentilePruner>(b, o, /*is_median=*/false);
 }
 
 std::unique_ptr<Pruner> make_threshold(OptionReader& r, PrunerBasics b) {
@@ -70,8 +82,8 @@ std::unique_ptr<Pruner> make_hyperband(OptionReader& r, PrunerBasics b) {
 
 const Entry kRegistry[] = {
     {"none", {"startup_trials"}, 1, make_none},  // startup_trials: studies stored before pruners had options
-    {"median", {"startup_trials"}, 1, make_median},
-    {"percentile", {"startup_trials", "percentile"}, 1, make_percentile},
+    {"median", {"startup_trials", "interval", "min_trials", "compare"}, 0, make_median},
+    {"percentile", {"startup_trials", "percentile", "interval", "min_trials", "compare"}, 0, make_percentile},
     {"threshold", {"lower", "upper"}, 0, make_threshold},
     {"asha", {"min_resource", "reduction_factor", "min_early_stopping_rate", "max_resource"}, 0, make_asha},
     {"hyperband", {"min_resource", "reduction_factor", "max_resource"}, 0, make_hyperband},

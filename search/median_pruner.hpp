@@ -9,6 +9,10 @@
 // only with trials of its own batch size (pruner.group_by). "So far" is the best value up
 // to x (monotone, so one noisy evaluation does not prune a trial).
 // Pure: the engine feeds it the curves; the same curves give the same verdict.
+//
+// This is the rule of `pruner: {kind: median, compare: best_by_then}` (the completed trials'
+// best BY x), kept as its reference; `kind: median` itself is Optuna's MedianPruner, which takes
+// the completed trials' value AT x (search/percentile_pruner.hpp).
 #pragma once
 
 #include <cstdint>

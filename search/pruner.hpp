@@ -50,13 +50,14 @@ using PrunerResult = std::expected<std::unique_ptr<Pruner>, std::vector<OptionEr
 
 /// The registry: "none", "median", "percentile", "threshold", "asha", "hyperband".
 /// `options`: the keys of the study's `pruner:` section other than `kind` (object or
-/// null). Shared keys: by (default epoch), warmup (median/percentile: 1, others 0),
+/// null). Shared keys: by (default epoch), warmup (default 0: Optuna's n_warmup_steps),
 /// group_by (wraps the pruner in GroupByPruner). Errors name the option's key.
 PrunerResult make_pruner(const std::string& kind, const nlohmann::json& options = nullptr);
 std::vector<std::string_view> pruner_names();
 /// The keys a kind takes besides kind, by, warmup and group_by (empty when unknown).
 std::vector<std::string_view> pruner_option_keys(const std::string& kind);
-/// warmup when the study gives none: 1 for median/percentile (as before), else 0.
+/// warmup when the study gives none: 0 (Optuna's n_warmup_steps; median/percentile had 1 before
+/// issue 43, and a stored study keeps the warmup it was stored with).
 double pruner_default_warmup(const std::string& kind);
 
 /// The best value of `t`'s curve among points at position <= x (+1e-9) on `axis`.

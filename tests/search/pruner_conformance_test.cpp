@@ -191,7 +191,7 @@ TEST_CASE("pruner conformance: bad options are refused with their key", "[search
     CHECK(r.error().front().key == key);
   };
   bad("percentile", json::object(), "percentile");
-  bad("percentile", {{"percentile", 100}}, "percentile");
+  bad("percentile", {{"percentile", 101}}, "percentile");
   bad("asha", {{"reduction_factor", 1}}, "reduction_factor");
   bad("asha", {{"min_resource", 0}}, "min_resource");
   bad("asha", {{"min_resource", 4}, {"max_resource", 2}}, "max_resource");
@@ -205,10 +205,10 @@ TEST_CASE("pruner conformance: bad options are refused with their key", "[search
   CHECK(unknown.error().front().key == "kind");
 }
 
-TEST_CASE("median pruner agrees with median_rule on random studies", "[search][pruner][median]") {
+TEST_CASE("median's best_by_then variant agrees with median_rule on random studies", "[search][pruner][median]") {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     const History h = study(seed);
-    auto p = make("median", {{"startup_trials", 3}, {"warmup", 2}});
+    auto p = make("median", {{"startup_trials", 3}, {"warmup", 2}, {"compare", "best_by_then"}});
     std::vector<Curve> done;
     for (const auto& t : h.trials)
       if (t.status == TrialStatus::complete) {
