@@ -27,9 +27,10 @@ PACKAGES=(
   dataset-fashion-mnist
   # tests (clang + libFuzzer: the fuzz targets in fuzz/, built by the ctest `fuzz_smoke`)
   python3 clang libclang-rt-14-dev
-  # tests of the Python trial library (python/; ctest python_trial) and of the PyTorch DDP
-  # example (examples/pytorch/; ctest pytorch_ddp: torchrun, gloo)
-  python3-pytest python3-torch
+  # tests of the Python trial library (python/; ctest python_trial; python3-optuna for the
+  # median/percentile pruner parity test against Optuna) and of the PyTorch DDP example
+  # (examples/pytorch/; ctest pytorch_ddp: torchrun, gloo)
+  python3-pytest python3-torch python3-optuna
   # tests: `dlsweep report` pages opened in headless Chromium, driven by a node script
   chromium nodejs
   # tests: a real FUSE filesystem (statfs type FUSE) for --db off the local disk (e2e db_placement)
