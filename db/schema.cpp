@@ -243,9 +243,18 @@ CREATE TABLE warm_start_trials (
 );
 )sql";
 
+// Version 4 -> 5: where a study lives — the database it was submitted to and the directory
+// holding that database, its study file and its runs (orchestrator/relocation.hpp): what
+// `resume` compares with where it finds them, to follow a moved project and to refuse a
+// copy's writes into the original's files. '' for studies recorded before.
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE studies ADD COLUMN home_db TEXT NOT NULL DEFAULT '';
+ALTER TABLE studies ADD COLUMN home_root TEXT NOT NULL DEFAULT '';
+)sql";
+
 // kMigrations[v] takes a database from version v to v + 1.
 const std::string kMigrations[] = {std::string(kSchemaV1) + kTrialSummaryView, kSchemaV2,
-                                   std::string(kSchemaV3) + kTrialSummaryView, kSchemaV4};
+                                   std::string(kSchemaV3) + kTrialSummaryView, kSchemaV4, kSchemaV5};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
 Result<std::int64_t> pragma_int(sqlite3* db, const char* sql) {

@@ -31,12 +31,14 @@ StudyRow read_study(const Statement& st) {
   r.objective_target = st.opt_real(7);
   r.state = st.text(8);
   r.created_at = st.real(9);
+  r.home_db = st.text(10);
+  r.home_root = st.text(11);
   return r;
 }
 
 constexpr const char* kStudyColumns =
     "SELECT id, name, spec_json, source_path, root_dir, objective_metric, objective_mode, "
-    "objective_target, state, created_at FROM studies ";
+    "objective_target, state, created_at, home_db, home_root FROM studies ";
 
 bool valid_study_state(const std::string& s) { return s == "RUNNING" || s == "FINISHED" || s == "STOPPED"; }
 
@@ -110,11 +112,12 @@ Result<std::int64_t> Storage::create_study(const NewStudy& s) {
                 "use `dlsweep resume " + s.name + "` or pick another name");
   auto ins = Statement::prepare(db_,
       "INSERT INTO studies(name, spec_json, source_path, root_dir, objective_metric, objective_mode, "
-      "objective_target, state, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'RUNNING', ?8)");
+      "objective_target, state, created_at, home_db, home_root) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'RUNNING', ?8, ?9, ?10)");
   if (!ins) return std::unexpected(ins.error());
   const double now = now_unix_seconds();
   ins->bind(1, s.name).bind(2, s.spec_json).bind(3, s.source_path).bind(4, s.root_dir);
   ins->bind(5, s.objective_metric).bind(6, s.objective_mode).bind(7, s.objective_target).bind(8, now);
+  ins->bind(9, s.home_db).bind(10, s.home_root);
   if (auto r = ins->run(); !r) return fail_in(r.error(), "creating study '" + s.name + "'");
   const std::int64_t id = sqlite3_last_insert_rowid(db_);
   EventRow ev;

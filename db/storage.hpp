@@ -52,7 +52,7 @@ namespace dlsweep::db {
 
 class SnapshotPublisher;
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 /// The metric name the trial_summary view reads throughput from (samples per second, as
 /// reported by the trial program in its eval/final records).
@@ -69,11 +69,24 @@ struct StudyRow {
   std::optional<double> objective_target;
   std::string state;            ///< "RUNNING" | "FINISHED" | "STOPPED"
   double created_at = 0;        ///< unix seconds
+  /// Where the study lives (orchestrator/relocation.hpp): the database file it was submitted
+  /// to (or last relocated into), absolute, and the deepest directory holding that database,
+  /// the study file and the runs directory. "" for a study recorded before schema version 5.
+  std::string home_db;
+  std::string home_root;
 };
 
 struct NewStudy {
   std::string name, spec_json, source_path, root_dir, objective_metric, objective_mode;
   std::optional<double> objective_target;
+  std::string home_db, home_root;  ///< see StudyRow
+};
+
+/// A study's stored paths after a move (Storage::relocate_study): every one of them, and
+/// each trial's directory by trial id.
+struct StudyPaths {
+  std::string spec_json, source_path, root_dir, home_db, home_root;
+  std::vector<std::pair<std::int64_t, std::string>> trial_dirs;  ///< (trial id, trial_dir)
 };
 
 struct TrialRow {
@@ -266,6 +279,15 @@ class Storage {
   /// transaction. What `resume --add-trials` uses to grow search.trials (enqueued.cpp).
   Status update_study_spec(std::int64_t study_id, const std::string& expected, const std::string& spec_json,
                            const EventRow& why);
+
+  // --- where a study lives (study_home.cpp)
+  /// Rewrites every stored path of the study (its row's paths and spec, each listed trial's
+  /// directory) and appends `why`, in one transaction: `resume` after a move, or with
+  /// --relocate. A trial id not of this study is an error (nothing changes).
+  Status relocate_study(std::int64_t study_id, const StudyPaths& paths, const EventRow& why);
+  /// Records where a study lives without moving anything (a study recorded before schema
+  /// version 5, or a database moved on its own).
+  Status set_study_home(std::int64_t study_id, const std::string& home_db, const std::string& home_root);
 
   // --- enqueued trials (enqueued.cpp)
   /// Records a request for a trial with these fixed params, and an 'enqueue' event, in one

@@ -108,7 +108,8 @@ TEST_CASE("a version-1 database is migrated to version 2 and keeps its data") {
   {  // What a dlsweep of schema version 1 left: no enqueued_trials table.
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "DROP TABLE enqueued_trials; DROP TABLE warm_start_trials; PRAGMA user_version = 1;", nullptr, nullptr, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "DROP TABLE enqueued_trials; DROP TABLE warm_start_trials; ALTER TABLE studies DROP COLUMN home_db; "
+                               "ALTER TABLE studies DROP COLUMN home_root; PRAGMA user_version = 1;", nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
   }
   auto ro = Storage::open_readonly(file);
@@ -116,7 +117,7 @@ TEST_CASE("a version-1 database is migrated to version 2 and keeps its data") {
   CHECK_THAT(ro.error().message(), Catch::Contains("older dlsweep") && Catch::Contains("resume"));
   auto s = must(Storage::open_readwrite(file));
   CHECK(s->schema_version() == kSchemaVersion);
-  CHECK(kSchemaVersion == 4);
+  CHECK(kSchemaVersion == 5);
   auto study = must(s->find_study("old"));
   REQUIRE(study);
   CHECK(must(s->list_trials(study->id)).size() == 1);

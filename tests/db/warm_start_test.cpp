@@ -57,7 +57,7 @@ TEST_CASE("warm start: stored with its event, read back by number, not trials, d
   CHECK(scalar(*s, "SELECT count(*) FROM warm_start_trials") == 0);
 }
 
-TEST_CASE("warm start: a version-3 database is migrated to version 4 and keeps its data") {
+TEST_CASE("warm start: a version-3 database is migrated to the current version and keeps its data") {
   TempDir dir;
   auto file = dir / "old.db";
   {
@@ -68,11 +68,12 @@ TEST_CASE("warm start: a version-3 database is migrated to version 4 and keeps i
   {
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "DROP TABLE warm_start_trials; PRAGMA user_version = 3;", nullptr, nullptr, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "DROP TABLE warm_start_trials; ALTER TABLE studies DROP COLUMN home_db; "
+                               "ALTER TABLE studies DROP COLUMN home_root; PRAGMA user_version = 3;", nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
   }
   auto s = must(Storage::open_readwrite(file));
-  CHECK(s->schema_version() == 4);
+  CHECK(s->schema_version() == kSchemaVersion);
   auto study = must(s->find_study("old"));
   REQUIRE(study);
   CHECK(must(s->list_trials(study->id)).size() == 1);
