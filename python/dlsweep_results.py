@@ -44,8 +44,11 @@ What the names mean here (where they differ from Optuna, it is said):
   None when not yet.
 - Study.best_trial: the trial `dlsweep best --by value` names: COMPLETE trials only, grouped
   by their params but `seed` (replicates), groups ordered by their mean value (constraints:
-  feasible first), ties to the group with the better best seed, then to trial order; the
-  group's best seed is the trial. Without a target this is plain `dlsweep best`; with a
+  feasible first), ties to the group with the better best seed, then to the trial that
+  finished first (Optuna's best_trial keeps the first of equal values to complete); the
+  group's best seed is the trial (of equal seeds, the first to finish). `dlsweep best`
+  names the same trial but on exact ties among trials that finished out of number order,
+  where it still takes trial order (analysis/ranking). Without a target this is plain `dlsweep best`; with a
   target that COMPLETE trials reached, plain `dlsweep best` ranks by time to target instead
   (not offered here: use `dlsweep best` for that).
 - Study.best_trials: with several objectives, the Pareto front as `dlsweep best` prints it:
@@ -235,10 +238,14 @@ class Study:
         self.constraints = self.spec.get("constraints") or []
         spec_ranks = (self.spec.get("trial") or {}).get("ranks", 1)
 
-        times = {tid: (s, e) for tid, s, e in con.execute(
+        # Its first RUNNING, its entry into its final state, and that entry's place in the events
+        # log (the order trials finished in: ties of best_trial go to the first to finish).
+        times = {tid: (s, e, seq) for tid, s, e, seq in con.execute(
             "SELECT e.trial_id, min(CASE WHEN e.to_state = 'RUNNING' THEN e.at END), "
             "  max(CASE WHEN e.to_state = t.state AND t.state IN ('COMPLETE', 'PRUNED', 'FAILED', 'CANCELLED') "
-            "           THEN e.at END) "
+            "           THEN e.at END), "
+            "  max(CASE WHEN e.to_state = t.state AND t.state IN ('COMPLETE', 'PRUNED', 'FAILED', 'CANCELLED') "
+            "           THEN e.id END) "
             "FROM events e JOIN trials t ON t.id = e.trial_id "
             "WHERE e.study_id = ? AND e.kind = 'transition' GROUP BY e.trial_id", (sid,))}
         # Every metric of every record, in order: intermediate values, curves and figures.
@@ -261,7 +268,7 @@ class Study:
                 "samples_to_target, time_to_target_s, samples_per_s, wall_s, exit_code, message, trial_dir "
                 "FROM trial_summary WHERE study_id = ? ORDER BY number", (sid,)):
             params = json.loads(params) if params else {}
-            start, end = times.get(tid, (None, None))
+            start, end, end_seq = times.get(tid, (None, None, None))
             pts = [p for p in self._points.get(tid, []) if p[0] == attempt]
             inter = {}
             for _att, _seq, kind, step, m, v in pts:
@@ -283,7 +290,7 @@ class Study:
                 if m == self.metric and v is not None:
                     final = v
             t = FrozenTrial(
-                _study=self, _id=tid, _figures=figures,
+                _study=self, _id=tid, _figures=figures, _finished=math.inf if end_seq is None else end_seq,
                 number=number, state=TrialState(state), params=params,
                 value=_finite(final) if self._final[0] else _finite(best_value), best_report=_finite(best_value),
                 last_value=_finite(value), attempt=attempt, attempts=attempt + 1,
@@ -425,14 +432,14 @@ class Study:
         for g in self._groups([t for t in self.trials if t.state == TrialState.COMPLETE]):
             if any(t.value is None for t in g):
                 continue
-            seeds = sorted(g, key=lambda t: sign * t.value)  # stable: ties keep trial order
+            seeds = sorted(g, key=lambda t: (sign * t.value, t._finished))  # ties: the first to finish
             mean = sign * (sum(t.value for t in g) / len(g))
             viol = max(t.violation for t in g) if self.constraints else 0.0
-            entries.append((viol, mean, sign * seeds[0].value, seeds[0]))
-        entries.sort(key=lambda e: e[:3])  # stable: ties keep the order of first members
+            entries.append((viol, mean, sign * seeds[0].value, seeds[0]._finished, seeds[0]))
+        entries.sort(key=lambda e: e[:4])  # exact ties: the trial that finished first, as Optuna's best_trial
         if not entries or entries[0][0] > 0:
             return None
-        return entries[0][3]
+        return entries[0][4]
 
     def _front(self):
         eligible = [t for t in self.trials if t.state == TrialState.COMPLETE and t.values is not None]

@@ -270,3 +270,44 @@ def test_a_trial_that_ignores_should_prune_and_returns_is_complete(tmp_path):
     r, db = sweep(tmp_path, source, 2, "pruner: {kind: threshold, lower: 2.0}\n")
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     assert [s for (s,) in con.execute("SELECT state FROM trials ORDER BY number")] == ["COMPLETE"] * 2, r.stdout
+
+
+@needs_dlsweep
+def test_best_trial_of_tied_values_is_the_first_to_finish_as_in_optuna(tmp_path):
+    # Trial 0 and trial 1 tie; trial 0 returns only once the sweep has recorded trial 1 COMPLETE,
+    # so trial 1 finished first. Optuna's best_trial keeps the first of equal values to complete.
+    source = textwrap.dedent('''
+        import os, sqlite3, time
+
+        def objective(trial):
+            trial.suggest_float("x", 0.0, 1.0)
+            if trial.number == 0:
+                db = os.environ["SWEEP_DB"]
+                while True:  # a hang bound is the test's timeout
+                    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+                    done = con.execute("SELECT count(*) FROM trials WHERE number = 1 AND state = 'COMPLETE'").fetchone()[0]
+                    con.close()
+                    if done:
+                        break
+                    time.sleep(0.02)
+            return 0.5
+    ''')
+    (tmp_path / "objective.py").write_text(source)
+    db = tmp_path / "sweep.db"
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(f'''
+        name: ties
+        backend: {{kind: local, max_concurrent: 2}}
+        trial:
+          command: [{sys.executable}, -m, dlsweep_optuna, "{{study_dir}}/objective.py:objective", --metric, acc]
+          env: {{PYTHONPATH: "{LIB_DIR}", SWEEP_DB: "{db}"}}
+        objective: {{metric: acc, mode: max, rank_by: final}}
+        search: {{algorithm: random, trials: 2, seed: 3}}
+        runs_dir: runs
+    '''))
+    r = subprocess.run([DLSWEEP, "--db", str(db), "submit", str(tmp_path / "study.yaml")], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=HANG_BOUND_S, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    study = dlsweep_results.load_study("ties", storage=db)
+    assert [t.value for t in study.trials] == [0.5, 0.5]
+    assert study.trials[1].datetime_complete <= study.trials[0].datetime_complete
+    assert study.best_trial.number == 1  # was 0: trial order
