@@ -13,6 +13,7 @@
 #include "common/program_path.hpp"
 #include "common/protocol.hpp"
 #include "schedulers/launch.hpp"
+#include "schedulers/slurm/parse.hpp"
 #include "schedulers/slurm/script.hpp"
 
 namespace dlsweep::sched {
@@ -45,6 +46,8 @@ std::optional<int> worker_number(const std::string& wid) {
 }
 
 }  // namespace
+
+bool pool_worker_alive(std::string_view slurm_state) { return !is_final(parse_job_state(slurm_state)); }
 
 Result<std::unique_ptr<SlurmPoolBackend>> SlurmPoolBackend::create(boost::asio::io_context& io, SlurmOptions options,
                                                                    fs::path worker_exe) {
@@ -127,8 +130,15 @@ exit "$rc"
 )SH";
 }
 
-void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string message, int exit_code, int signal) {
-  const bool terminal = kind == JobEventKind::exited || kind == JobEventKind::cancelled || kind == JobEventKind::lost;
+void SlurmPoolBackend::deliver(JobEvent ev) {
+  // Posted, never delivered from inside submit()/cancel()/adopt() (backend.hpp): in order, as
+  // the io_context runs posted handlers first in, first out.
+  const bool terminal =
+      ev.kind == JobEventKind::exited || ev.kind == JobEventKind::cancelled || ev.kind == JobEventKind::lost;
+  boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_), ev = std::move(ev)] {
+    if (alive.expired() || !handler_) return;
+    handler_(ev);
+  });
   if (terminal)
     // After the caller has reacted (it usually submits the next trial at once): nothing left
     // to run means the idle workers may go, and the event loop can end.
@@ -137,7 +147,9 @@ void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string messag
       write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
       stop_written_ = true;
     });
-  if (!handler_) return;
+}
+
+void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string message, int exit_code, int signal) {
   JobEvent ev;
   ev.job_id = t.id;
   ev.trial_id = t.trial_id;
@@ -147,7 +159,7 @@ void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string messag
   ev.signal = signal;
   ev.message = std::move(message);
   ev.native_id = std::string(kNativePrefix) + t.tag;
-  handler_(ev);
+  deliver(std::move(ev));
 }
 
 Status SlurmPoolBackend::write_task(const JobSpec& spec, const std::string& tag) {
@@ -373,7 +385,6 @@ void SlurmPoolBackend::ensure_workers() {
         if (pool_.withdraw(t.tag)) waiting.push_back(t);
       for (auto& t : waiting) {
         tasks_.erase(t.id);
-        if (!handler_) continue;
         JobEvent ev;
         ev.job_id = t.id;
         ev.trial_id = t.trial_id;
@@ -382,7 +393,7 @@ void SlurmPoolBackend::ensure_workers() {
         ev.native_id = std::string(kNativePrefix) + t.tag;
         ev.message = "cannot run a pilot worker: " + st.error().message();
         ev.cannot_start = true;
-        handler_(ev);
+        deliver(std::move(ev));
       }
       return;
     }
@@ -491,13 +502,16 @@ Result<std::vector<SurvivingJob>> SlurmPoolBackend::surviving_jobs(const std::st
     auto rest = f.token.substr(prefix.size());
     auto r = std::from_chars(rest.data(), rest.data() + rest.size(), n);
     if (r.ec != std::errc()) continue;
-    if (f.state != "PENDING" && f.state != "RUNNING" && f.state != "CONFIGURING" && f.state != "SUSPENDED") continue;
+    // Alive: anything not final (COMPLETING, REQUEUED, STOPPED, ... may still run the
+    // worker's processes): its tasks stay with it. The one parser Slurm tracking uses.
+    if (!pool_worker_alive(f.state)) continue;
+    const JobState state = parse_job_state(f.state);
     JobSpec spec;
     spec.study = workers_study(study);
     spec.trial_id = n;
     auto id = inner_->adopt(spec, f.native_id);
     if (!id) continue;
-    workers_[n] = Worker{*id, f.native_id, 1, f.state == "RUNNING", false};
+    workers_[n] = Worker{*id, f.native_id, 1, state == JobState::running, false};
     worker_seq_ = std::max(worker_seq_, n);
     live.insert("w" + std::to_string(n));
   }

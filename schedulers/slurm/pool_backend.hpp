@@ -15,11 +15,16 @@
 //    and replaces one that ends while work remains (retired near its time limit, idle, or dead).
 //  - A worker's allocation that ends (any way: time limit, scancel, node failure, kill -9 of
 //    the worker) with a trial it had started and not finished: the trial goes back to the
-//    queue (`requeued`, not terminal) and another worker resumes it from its checkpoint — the
-//    allocation's end stopped it first, so it never runs twice. A trial stopped by the
+//    queue (`requeued`, not terminal) and another worker resumes it from its checkpoint, once
+//    every process of the earlier run is gone (see below): it never runs twice at once. A trial stopped by the
 //    time-limit warning with a checkpoint (exit 75) is requeued the same way.
-//  - Resume: surviving_jobs() follows the live workers (found on the controller) and lists
-//    every task still in the pool; tasks of workers that are gone go back to the queue.
+//  - Resume: surviving_jobs() follows the live workers (found on the controller in any state
+//    that is not final: COMPLETING, REQUEUED, SUSPENDED, ... included) and lists every task
+//    still in the pool; tasks of workers that are gone go back to the queue.
+//  - A task goes back to the queue naming its run if it had started (pool_files.hpp): the
+//    next worker starts it only once that run is gone (pool_rerun.hpp). The wrapper around
+//    each worker stops the trial's process group when the worker dies; the run's lease
+//    covers the wrapper dying too, and clusters whose process tracking loses processes.
 //  - When it is destroyed with nothing left to run, the pool's `stop` tells idle workers to
 //    exit; otherwise they wait (for a resumed orchestrator) up to their idle time.
 #pragma once
@@ -34,6 +39,11 @@
 #include "schedulers/slurm/pool_files.hpp"
 
 namespace dlsweep::sched {
+
+/// On resume: whether a worker's allocation, in this Slurm state ("RUNNING", "COMPLETING",
+/// sacct's "CANCELLED by 0", ...), may still run the worker's processes: anything that is not
+/// final by slurm::is_final (the one parser Slurm tracking uses). Its tasks stay with it.
+bool pool_worker_alive(std::string_view slurm_state);
 
 class SlurmPoolBackend final : public Backend {
  public:
@@ -87,6 +97,8 @@ class SlurmPoolBackend final : public Backend {
                    std::unique_ptr<SlurmBackend> inner, std::filesystem::path worker_exe);
 
   void emit(const Task& t, JobEventKind kind, std::string message, int exit_code = 0, int signal = 0);
+  /// Posts `ev` to the handler (and, after a terminal one, the check for `stop`).
+  void deliver(JobEvent ev);
   Status write_task(const JobSpec& spec, const std::string& tag);
   void on_worker_event(const JobEvent& ev);
   void scan();

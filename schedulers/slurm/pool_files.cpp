@@ -35,6 +35,35 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+json run_json(const RunRecord& r) {
+  json j{{"host", r.host}, {"pgid", r.pgid}, {"started", r.started}};
+  if (!r.lease.empty()) j["lease"] = r.lease;
+  return j;
+}
+
+RunRecord run_of(const json& j) {
+  return RunRecord{j.value("host", ""), j.value("pgid", 0L), j.value("started", 0.0), j.value("lease", "")};
+}
+
+json task_json(const TaskFile& t) {
+  json j{{"token", t.token},
+         {"script", t.script.string()},
+         {"ranks", t.ranks},
+         {"timeout_s", t.timeout_s},
+         {"estimate_s", t.estimate_s}};
+  if (t.warm) {
+    j["warm"] = true;
+    j["argv"] = t.argv;
+    j["env"] = t.env;
+    j["trial_dir"] = t.trial_dir.string();
+  }
+  if (!t.unfinished_runs.empty()) {
+    j["unfinished_runs"] = json::array();
+    for (const auto& r : t.unfinished_runs) j["unfinished_runs"].push_back(run_json(r));
+  }
+  return j;
+}
+
 }  // namespace
 
 std::string task_tag(std::int64_t trial_id, int attempt) { return fmt::format("t{:08d}-a{}", trial_id, attempt); }
@@ -51,19 +80,10 @@ Status PoolDir::create() const {
 Status PoolDir::enqueue(const std::string& tag, const TaskFile& t) const {
   std::error_code ec;
   for (const char* ext : {".task", ".run", ".exit", ".cancel"}) fs::remove(done_dir() / (tag + ext), ec);
-  json j{{"token", t.token},
-         {"script", t.script.string()},
-         {"ranks", t.ranks},
-         {"timeout_s", t.timeout_s},
-         {"estimate_s", t.estimate_s}};
-  if (t.warm) {
-    j["warm"] = true;
-    j["argv"] = t.argv;
-    j["env"] = t.env;
-    j["trial_dir"] = t.trial_dir.string();
-  }
-  return write_json(queued(tag), j);
+  return write_json(queued(tag), task_json(t));
 }
+
+std::string PoolDir::lease_name(const fs::path& lease) const { return lease.lexically_relative(root_).generic_string(); }
 
 std::vector<std::string> PoolDir::queued_tags() const {
   std::vector<std::string> out;
@@ -84,6 +104,19 @@ bool PoolDir::claim(const std::string& tag, const std::string& wid) const {
 
 bool PoolDir::unclaim(const std::string& tag, const std::string& wid) const {
   std::error_code ec;
+  // A run that started and whose end nobody saw may still have processes: the task goes
+  // back naming it, and the next claimant waits for it (pool_rerun.hpp).
+  const fs::path task_path = in_worker(wid, tag, ".task");
+  if (fs::exists(in_worker(wid, tag, ".run"), ec) && !fs::exists(in_worker(wid, tag, ".exit"), ec)) {
+    auto run = read_run(in_worker(wid, tag, ".run"));
+    auto task = read_task(task_path);
+    if (run && task) {
+      task->unfinished_runs.push_back(*run);
+      // Not written: the task goes back without the record (the worker's wrapper and the
+      // allocation's end are then all that stops the earlier run), rather than not at all.
+      (void)write_json(task_path, task_json(*task));
+    }
+  }
   for (const char* ext : {".run", ".exit", ".cancel"}) fs::remove(in_worker(wid, tag, ext), ec);
   return std::rename(in_worker(wid, tag, ".task").c_str(), queued(tag).c_str()) == 0;
 }
@@ -128,8 +161,12 @@ std::vector<std::string> PoolDir::worker_ids() const {
   return out;
 }
 
+Status PoolDir::write_claimed(const std::string& wid, const std::string& tag, const TaskFile& t) const {
+  return write_json(in_worker(wid, tag, ".task"), task_json(t));
+}
+
 Status PoolDir::write_run(const std::string& wid, const std::string& tag, const RunRecord& r) const {
-  return write_json(in_worker(wid, tag, ".run"), json{{"host", r.host}, {"pgid", r.pgid}, {"started", r.started}});
+  return write_json(in_worker(wid, tag, ".run"), run_json(r));
 }
 
 Status PoolDir::write_exit(const std::string& wid, const std::string& tag, const ExitRecord& e) const {
@@ -164,6 +201,9 @@ Result<TaskFile> PoolDir::read_task(const fs::path& p) {
       return fail("a task kept imported without its command or trial directory", p.string(),
                   "remove it; the orchestrator re-queues the trial");
   }
+  if (auto u = j->find("unfinished_runs"); u != j->end() && u->is_array())
+    for (const auto& r : *u)
+      if (r.is_object()) t.unfinished_runs.push_back(run_of(r));
   if (t.token.empty() || t.script.empty() || t.ranks < 1)
     return fail("a task file without token, script or ranks", p.string(), "remove it; the orchestrator re-queues the trial");
   return t;
@@ -172,7 +212,7 @@ Result<TaskFile> PoolDir::read_task(const fs::path& p) {
 Result<RunRecord> PoolDir::read_run(const fs::path& p) {
   auto j = read_json(p);
   if (!j) return std::unexpected(j.error());
-  return RunRecord{j->value("host", ""), j->value("pgid", 0L), j->value("started", 0.0)};
+  return run_of(*j);
 }
 
 Result<ExitRecord> PoolDir::read_exit(const fs::path& p) {

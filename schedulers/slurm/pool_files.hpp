@@ -9,7 +9,10 @@
 //   scripts/<tag>.index  requeueing itself), and its index line; never moved.
 //   w/<wid>/<tag>.task   claimed: a worker renamed it here from queue/ (rename is atomic on
 //                        one filesystem: exactly one worker wins a task).
-//   w/<wid>/<tag>.run    the worker started it (JSON: host, pgid, started).
+//   w/<wid>/<tag>.run    the worker started it (JSON: host, pgid, started, lease).
+//   w/<wid>/<tag>.lease  the run's lease: a file the trial's processes hold an exclusive flock
+//                        on (an inherited open file), until the last of them is gone
+//                        (pool_lease.hpp). Kept when the run ends unseen, for the rerun to check.
 //   w/<wid>/<tag>.exit   it ended (JSON: exit_code, signal, warned, cancelled, timed_out, seconds).
 //   w/<wid>/<tag>.cancel the orchestrator asks the worker to stop it.
 //   w/<wid>/heartbeat    the worker's last sign of life (its own clock; informative only).
@@ -20,6 +23,12 @@
 //
 // Ownership: only workers move queue -> w/<wid>; only the orchestrator moves files back to
 // queue/ (a worker that ended) or on to done/. Nothing here talks to Slurm.
+//
+// A run that ended unseen (its worker, and maybe its wrapper, died with it running: a .run
+// and no .exit) goes back to the queue with its RunRecord appended to the task's
+// `unfinished_runs`: the next worker to claim the task starts it only once every one of those
+// runs is gone (pool_rerun.hpp decides, pool_lease.hpp looks), so that a trial never runs
+// twice at once.
 #pragma once
 
 #include <filesystem>
@@ -31,6 +40,13 @@
 #include "common/result.hpp"
 
 namespace dlsweep::sched::pool {
+
+struct RunRecord {
+  std::string host;
+  long pgid = 0;
+  double started = 0;                 ///< seconds since the epoch, the worker's clock
+  std::string lease;                  ///< the run's lease file, relative to the pool; "": none
+};
 
 struct TaskFile {
   std::string token;                  ///< "study/trial/attempt"
@@ -45,12 +61,8 @@ struct TaskFile {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   std::filesystem::path trial_dir;
-};
-
-struct RunRecord {
-  std::string host;
-  long pgid = 0;
-  double started = 0;                 ///< seconds since the epoch, the worker's clock
+  /// Earlier runs of this task whose end no worker saw (put back in the queue by unclaim()).
+  std::vector<RunRecord> unfinished_runs;
 };
 
 struct ExitRecord {
@@ -83,6 +95,9 @@ class PoolDir {
   std::filesystem::path in_worker(const std::string& wid, const std::string& tag, const char* ext) const {
     return worker_dir(wid) / (tag + ext);
   }
+  /// A lease path as RunRecord::lease holds it (relative to the pool), and back.
+  std::string lease_name(const std::filesystem::path& lease) const;
+  std::filesystem::path lease_path(const std::string& name) const { return root_ / name; }
 
   /// Creates the directories.
   Status create() const;
@@ -94,6 +109,8 @@ class PoolDir {
   /// Moves queue/<tag>.task into w/<wid>/: true if this caller got it.
   bool claim(const std::string& tag, const std::string& wid) const;
   /// Back from w/<wid>/ to queue/, dropping its run/exit/cancel records: true if it moved.
+  /// A run without an end (.run, no .exit) is appended to the task's unfinished_runs first
+  /// (the task file is rewritten in w/<wid>/, then moved: one rename puts it back).
   bool unclaim(const std::string& tag, const std::string& wid) const;
   /// Removes a task still in queue/ (cancelled before any worker took it): true if removed
   /// (false: a worker took it first, or it is not there).
@@ -105,6 +122,9 @@ class PoolDir {
   /// Worker ids that have a directory.
   std::vector<std::string> worker_ids() const;
 
+  /// Rewrites a task this worker has claimed (w/<wid>/<tag>.task), e.g. without the earlier
+  /// runs it found gone.
+  Status write_claimed(const std::string& wid, const std::string& tag, const TaskFile& t) const;
   Status write_run(const std::string& wid, const std::string& tag, const RunRecord& r) const;
   Status write_exit(const std::string& wid, const std::string& tag, const ExitRecord& e) const;
   Status request_cancel(const std::string& wid, const std::string& tag) const;

@@ -25,6 +25,8 @@
 
 #include "common/atomic_file.hpp"
 #include "common/protocol.hpp"
+#include "schedulers/slurm/pool_lease.hpp"
+#include "schedulers/slurm/pool_rerun.hpp"
 
 namespace dlsweep::sched::pool {
 
@@ -42,11 +44,7 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string hostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
-  return buf;
-}
+std::string hostname() { return this_host(); }
 
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
@@ -57,6 +55,13 @@ enum class Outcome { recorded, abandoned };
 Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& tag, const TaskFile& task,
                  bool& warned_out, const std::function<void(const std::string&)>& log) {
   const double t0 = now_s();
+  // The run's lease: the trial's processes inherit it (pool_lease.hpp).
+  const fs::path lease_file = pool.in_worker(c.id, tag, ".lease");
+  auto lease = Lease::take(lease_file);
+  if (!lease)
+    log(fmt::format("{}: no lease ({}): a rerun after this worker's death can check only the process group, on "
+                    "this host",
+                    tag, lease.error().message()));
   pid_t child = ::fork();
   if (child < 0) {
     pool.write_exit(c.id, tag, ExitRecord{127, 0, false, false, false, 0});
@@ -77,7 +82,12 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
     ::_exit(127);
   }
   ::setpgid(child, child);
-  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(child), t0});
+  std::string lease_name;
+  if (lease) {
+    lease_name = pool.lease_name(lease_file);
+    lease->close();  // held by the trial's processes alone from here
+  }
+  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(child), t0, lease_name});
   log(fmt::format("{} ({}): started, process group {}", tag, task.token, child));
   ExitRecord rec;
   double kill_at = 0, next_cancel_check = 0;
@@ -126,9 +136,12 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
   else if (WIFSIGNALED(status))
     rec.signal = WTERMSIG(status);
   if (abandoning) {
+    // The lease stays: the rerun checks it (free, once the group is gone).
     log(fmt::format("{}: stopped with the worker; not recorded (the orchestrator queues it again)", tag));
     return Outcome::abandoned;
   }
+  std::error_code ec;
+  fs::remove(lease_file, ec);  // its end is recorded: no rerun waits on it
   warned_out = rec.warned;
   if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
   log(fmt::format("{}: ended (exit {}, signal {}) after {:.1f} s", tag, rec.exit_code, rec.signal, rec.seconds));
@@ -140,6 +153,7 @@ struct WarmServer {
   pid_t pid = 0;
   fs::path dir;
   long seq = 0;
+  std::string lease;  ///< the server's lease (relative to the pool): its trials' runs name it
 };
 using WarmServers = std::map<std::string, WarmServer>;
 
@@ -152,7 +166,8 @@ std::string warm_key(const TaskFile& task) {
   return k.dump();
 }
 
-void stop_server(WarmServer& s, double grace_s) {
+/// `keep_lease`: the worker is stopping with a trial of the server unrecorded, whose rerun checks it.
+void stop_server(const PoolDir& pool, WarmServer& s, double grace_s, bool keep_lease = false) {
   write_file_atomic(s.dir / "stop", "stop\n", Durability::none);
   const double until = now_s() + grace_s;
   int status = 0;
@@ -165,6 +180,8 @@ void stop_server(WarmServer& s, double grace_s) {
     sleep_s(0.02);
   }
   ::kill(-s.pid, SIGKILL);  // anything it left in its group
+  std::error_code ec;
+  if (!s.lease.empty() && !keep_lease) fs::remove(pool.lease_path(s.lease), ec);
 }
 
 std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& pool, const TaskFile& task, long n,
@@ -183,6 +200,11 @@ std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& poo
   argv.push_back(s.dir.string());
   const std::string out = (task.trial_dir / protocol::kStdoutFile).string(),
                     err = (task.trial_dir / protocol::kStderrFile).string();
+  // The server's lease, held by it and whatever it starts: a rerun of a trial it ran waits
+  // until all of that is gone.
+  const fs::path lease_file = s.dir.string() + ".lease";
+  auto lease = Lease::take(lease_file);
+  if (!lease) log(fmt::format("kept-imported runner: no lease ({})", lease.error().message()));
   pid_t pid = ::fork();
   if (pid < 0) return std::nullopt;
   if (pid == 0) {
@@ -207,6 +229,10 @@ std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& poo
   }
   ::setpgid(pid, pid);
   s.pid = pid;
+  if (lease) {
+    s.lease = pool.lease_name(lease_file);
+    lease->close();
+  }
   log(fmt::format("kept-imported runner started (pid {}): {}", pid, fmt::join(argv, " ")));
   return s;
 }
@@ -240,7 +266,7 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
                      {"stdout", (task.trial_dir / protocol::kStdoutFile).string()},
                      {"stderr", (task.trial_dir / protocol::kStderrFile).string()}};
   write_file_atomic(s.dir / "job.json", job.dump() + "\n", Durability::none);
-  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(s.pid), t0});
+  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(s.pid), t0, s.lease});
   log(fmt::format("{} ({}): handed to the kept-imported runner (pid {}, trial {} of it)", tag, task.token, s.pid, seq));
   ExitRecord rec;
   double kill_at = 0, next_check = 0;
@@ -273,7 +299,7 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
     }
     if (g_term) {
       ::kill(-s.pid, SIGTERM);
-      stop_server(s, std::min(c.grace_s, 5.0));
+      stop_server(pool, s, std::min(c.grace_s, 5.0), /*keep_lease=*/true);
       servers.erase(key);
       log(fmt::format("{}: stopped with the worker; not recorded (the orchestrator queues it again)", tag));
       return Outcome::abandoned;
@@ -299,12 +325,67 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
   }
   if (server_gone) {
     ::kill(-s.pid, SIGKILL);
+    if (!s.lease.empty()) fs::remove(pool.lease_path(s.lease), ec);
     servers.erase(key);
   }
   rec.seconds = now_s() - t0;
   if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
   log(fmt::format("{}: ended (exit {}, signal {}) after {:.1f} s", tag, rec.exit_code, rec.signal, rec.seconds));
   return Outcome::recorded;
+}
+
+enum class Clearance { clear, cancelled, stopping };
+
+/// Before a task that ran before and whose end no worker saw (TaskFile::unfinished_runs)
+/// starts again: waits until every such run is gone (pool_rerun.hpp decides, from its lease
+/// and, on this host, its process group). Meanwhile a cancel ends the wait (the task is
+/// recorded cancelled without running) and TERM stops the worker (nothing recorded). Once
+/// clear, the claimed task file is rewritten without those runs and their leases removed:
+/// a later rerun waits only for this worker's run.
+Clearance wait_for_earlier_runs(const WorkerConfig& c, const PoolDir& pool, const std::string& tag, TaskFile& task,
+                                const std::function<void(const std::string&)>& log) {
+  if (task.unfinished_runs.empty()) return Clearance::clear;
+  const std::string host = hostname();
+  const double since = now_s();
+  double next_log = 0;
+  std::string last_why;
+  for (;;) {
+    std::vector<EarlierRunSeen> seen;
+    for (const auto& r : task.unfinished_runs) {
+      EarlierRunSeen e;
+      e.lease = r.lease.empty() ? LeaseState::missing : probe_lease(pool.lease_path(r.lease));
+      e.same_host = r.host == host;
+      e.group_alive = e.same_host && group_has_live_process(r.pgid);
+      seen.push_back(e);
+    }
+    const RerunDecision d = decide_rerun(task.unfinished_runs, seen);
+    const double t = now_s();
+    if (d.verdict != RerunVerdict::wait) {
+      log(fmt::format("{}: ran before without an end; {}{}", tag, d.why,
+                      t - since > 0.5 ? fmt::format(" (waited {:.1f} s)", t - since) : ""));
+      std::error_code ec;
+      for (const auto& r : task.unfinished_runs)
+        if (!r.lease.empty()) fs::remove(pool.lease_path(r.lease), ec);
+      task.unfinished_runs.clear();
+      if (auto st = pool.write_claimed(c.id, tag, task); !st) log(fmt::format("{}: {}", tag, st.error().message()));
+      return Clearance::clear;
+    }
+    if (t >= next_log || d.why != last_why) {
+      log(fmt::format("{}: waiting before it starts again: {}", tag, d.why));
+      next_log = t + 30;
+      last_why = d.why;
+    }
+    if (g_term) {
+      log(fmt::format("{}: stopping (TERM) before it started; not recorded", tag));
+      return Clearance::stopping;
+    }
+    std::error_code ec;
+    if (fs::exists(pool.in_worker(c.id, tag, ".cancel"), ec)) {
+      log(fmt::format("{}: cancelled before it started again", tag));
+      return Clearance::cancelled;
+    }
+    sleep_s(std::max(c.poll_s, 0.05));
+  }
 }
 
 }  // namespace
@@ -372,6 +453,17 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
       }
       if (!pool.claim(tag, c.id)) continue;
       claimed = true;
+      // What this worker now holds (the orchestrator wrote it before it went back to the queue).
+      if (auto mine = PoolDir::read_task(pool.in_worker(c.id, tag, ".task"))) task = std::move(mine);
+      const Clearance clear = wait_for_earlier_runs(c, pool, tag, *task, log);
+      if (clear == Clearance::stopping) return 0;
+      if (clear == Clearance::cancelled) {
+        ExitRecord rec;
+        rec.cancelled = true;
+        if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
+        idle_since = now_s();
+        break;
+      }
       bool warned = false;
       auto outcome = task->warm ? run_warm_task(c, pool, tag, *task, servers, log)
                                 : run_task(c, pool, tag, *task, warned, log);
@@ -408,7 +500,7 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
 int run_worker(const WorkerConfig& c, const std::function<void(const std::string&)>& log) {
   WarmServers servers;
   const int rc = worker_loop(c, servers, log);
-  for (auto& [key, s] : servers) stop_server(s, 5);
+  for (auto& [key, s] : servers) stop_server(PoolDir(c.pool), s, 5);
   return rc;
 }
 

@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/slurm/pool_lease.hpp"
 #include "schedulers/slurm/pool_worker.hpp"
+#include "tests/support/process_state.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -191,7 +193,7 @@ TEST_CASE("pool: cancel file and timeout stop the trial's whole process group an
   CHECK(e1->cancelled);
   CHECK(e1->signal == SIGKILL);
   const pid_t orphan = static_cast<pid_t>(std::stol(read_all(child_pid)));
-  CHECK(test_support::wait_until([&] { return ::kill(orphan, 0) != 0; }));
+  CHECK(test_support::wait_until([&] { return !test_support::process_running(orphan); }));
   auto e2 = PoolDir::read_exit(pool.in_worker("w1", task_tag(2, 0), ".exit"));
   REQUIRE(e2);
   CHECK(e2->timed_out);
@@ -229,9 +231,139 @@ TEST_CASE("pool: the time-limit warning reaches the running trial, whose checkpo
   CHECK_FALSE(fs::exists(pool.in_worker("w2", task_tag(3, 0), ".exit")));  // the orchestrator requeues it
   auto run = PoolDir::read_run(pool.in_worker("w2", task_tag(3, 0), ".run"));
   REQUIRE(run);
-  CHECK(test_support::wait_until([&] { return ::kill(-static_cast<pid_t>(run->pgid), 0) != 0; }));
+  CHECK(test_support::wait_until([&] { return !group_has_live_process(run->pgid); }));
   // Back to the queue, records dropped: exactly what a worker's end makes the orchestrator do.
   CHECK(pool.unclaim(task_tag(3, 0), "w2"));
   CHECK(pool.queued_tags() == std::vector<std::string>{task_tag(3, 0)});
   CHECK_FALSE(fs::exists(pool.in_worker("w2", task_tag(3, 0), ".run")));
+}
+
+TEST_CASE("pool: a task that goes back to the queue names its run if that run had no end", "[pool][rerun]") {
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  fs::create_directories(pool.worker_dir("w1"));
+  queue_task(pool, task_tag(1, 0), "exit 0");
+  queue_task(pool, task_tag(2, 0), "exit 0");
+  REQUIRE(pool.claim(task_tag(1, 0), "w1"));
+  REQUIRE(pool.claim(task_tag(2, 0), "w1"));
+  REQUIRE(pool.write_run("w1", task_tag(1, 0), RunRecord{"n1", 777, 1.0e9, "w/w1/t00000001-a0.lease"}));
+  // Trial 2 ended (stopped at the warning with a checkpoint): its end was seen, nothing to wait for.
+  REQUIRE(pool.write_run("w1", task_tag(2, 0), RunRecord{"n1", 778, 1.0e9, ""}));
+  REQUIRE(pool.write_exit("w1", task_tag(2, 0), ExitRecord{75, 0, true, false, false, 1}));
+  REQUIRE(pool.unclaim(task_tag(1, 0), "w1"));
+  REQUIRE(pool.unclaim(task_tag(2, 0), "w1"));
+  auto t1 = PoolDir::read_task(pool.queued(task_tag(1, 0)));
+  REQUIRE(t1);
+  REQUIRE(t1->unfinished_runs.size() == 1);
+  CHECK(t1->unfinished_runs[0].host == "n1");
+  CHECK(t1->unfinished_runs[0].pgid == 777);
+  CHECK(t1->unfinished_runs[0].lease == "w/w1/t00000001-a0.lease");
+  CHECK(t1->token == "s/" + task_tag(1, 0) + "/0");  // the rest of the task as it was
+  auto t2 = PoolDir::read_task(pool.queued(task_tag(2, 0)));
+  REQUIRE(t2);
+  CHECK(t2->unfinished_runs.empty());
+  // Claimed and lost again: both runs are named.
+  REQUIRE(pool.claim(task_tag(1, 0), "w1"));
+  REQUIRE(pool.write_run("w1", task_tag(1, 0), RunRecord{"n2", 999, 1.0e9, ""}));
+  REQUIRE(pool.unclaim(task_tag(1, 0), "w1"));
+  t1 = PoolDir::read_task(pool.queued(task_tag(1, 0)));
+  REQUIRE(t1);
+  REQUIRE(t1->unfinished_runs.size() == 2);
+  CHECK(t1->unfinished_runs[1].host == "n2");
+}
+
+TEST_CASE("pool: kill -9 of a worker and nothing else: the rerun waits for the earlier run's process group, then "
+          "for a process that left the group but holds the run's lease; it never runs twice at once",
+          "[pool][rerun]") {
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  const fs::path runs = dir.path() / "runs.log", escaped = dir.path() / "escaped.pid";
+  // On w1: a process leaves the trial's group (setsid, as a daemon does) and keeps what it
+  // inherited; the rest of the trial runs on in the group. On any other worker: done at once.
+  queue_task(pool, task_tag(1, 0),
+             fmt::format("echo \"start $DLSWEEP_WORKER\" >> '{0}'\n"
+                         "if [[ $DLSWEEP_WORKER == w1 ]]; then setsid sleep 300 & echo $! > '{1}'; sleep 300; fi\n"
+                         "echo end >> '{0}'",
+                         runs.string(), escaped.string()));
+  pid_t w1 = start_worker(config(pool, "w1"));
+  REQUIRE(test_support::wait_until([&] { return !read_all(escaped).empty(); }));
+  auto run = PoolDir::read_run(pool.in_worker("w1", task_tag(1, 0), ".run"));
+  REQUIRE(run);
+  CHECK_FALSE(run->lease.empty());
+  // The worker dies with no wrapper to stop its trial; the orchestrator, seeing its
+  // allocation end, puts the task back.
+  ::kill(w1, SIGKILL);
+  CHECK(wait_exit(w1) == 128 + SIGKILL);
+  REQUIRE(pool.unclaim(task_tag(1, 0), "w1"));
+  auto w2c = config(pool, "w2");
+  pid_t w2 = start_worker(w2c);
+  const fs::path w2log = pool.root() / "w2.log";
+  REQUIRE(test_support::wait_until([&] { return read_all(w2log).find("still has a live process") != std::string::npos; }));
+  CHECK(read_all(runs) == "start w1\n");
+  // The group is stopped; the process that left it still holds the lease.
+  ::kill(-static_cast<pid_t>(run->pgid), SIGKILL);
+  REQUIRE(test_support::wait_until([&] { return read_all(w2log).find("still holds its lease") != std::string::npos; }));
+  CHECK(read_all(runs) == "start w1\n");
+  ::kill(static_cast<pid_t>(std::stol(read_all(escaped))), SIGKILL);
+  REQUIRE(test_support::wait_until([&] { return fs::exists(pool.in_worker("w2", task_tag(1, 0), ".exit")); }));
+  CHECK(read_all(runs) == "start w1\nstart w2\nend\n");
+  CHECK_THAT(read_all(w2log), Catch::Contains("is gone: its lease is free"));
+  // The claimed task no longer names the run it waited for; w2's own lease is gone with its end.
+  auto t = PoolDir::read_task(pool.in_worker("w2", task_tag(1, 0), ".task"));
+  REQUIRE(t);
+  CHECK(t->unfinished_runs.empty());
+  CHECK_FALSE(fs::exists(pool.lease_path(run->lease)));
+  CHECK_FALSE(fs::exists(pool.in_worker("w2", task_tag(1, 0), ".lease")));
+  std::ofstream(pool.stop_file()) << "stop\n";
+  CHECK(wait_exit(w2) == 0);
+}
+
+TEST_CASE("pool: a rerun waiting for its earlier run is cancelled without running; one whose earlier run is on "
+          "another host with nothing to check starts and says so",
+          "[pool][rerun]") {
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  const fs::path ran = dir.path() / "ran";
+  // An earlier run on this host whose group is still alive: a sleeping child of this test.
+  pid_t earlier = ::fork();
+  REQUIRE(earlier >= 0);
+  if (earlier == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sleep", "sleep", "300", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(earlier, earlier);
+  const fs::path script = pool.scripts_dir() / "t.sh";
+  std::ofstream(script) << "#!/bin/bash\ntouch '" << ran.string() << "'\n";
+  TaskFile t1;
+  t1.token = "s/1/0";
+  t1.script = script;
+  t1.unfinished_runs.push_back(RunRecord{this_host(), static_cast<long>(earlier), 1.0e9, ""});
+  REQUIRE(pool.enqueue(task_tag(1, 0), t1));
+  pid_t w = start_worker(config(pool, "w1"));
+  REQUIRE(test_support::wait_until(
+      [&] { return read_all(pool.root() / "w1.log").find("waiting before it starts again") != std::string::npos; }));
+  REQUIRE(pool.request_cancel("w1", task_tag(1, 0)));
+  REQUIRE(test_support::wait_until([&] { return fs::exists(pool.in_worker("w1", task_tag(1, 0), ".exit")); }));
+  auto e = PoolDir::read_exit(pool.in_worker("w1", task_tag(1, 0), ".exit"));
+  REQUIRE(e);
+  CHECK(e->cancelled);
+  CHECK_FALSE(fs::exists(ran));
+  CHECK_FALSE(fs::exists(pool.in_worker("w1", task_tag(1, 0), ".run")));
+  ::kill(earlier, SIGKILL);
+  ::waitpid(earlier, nullptr, 0);
+
+  TaskFile t2 = t1;
+  t2.token = "s/2/0";
+  t2.unfinished_runs.clear();
+  t2.unfinished_runs.push_back(RunRecord{"some-other-node", 12345, 1.0e9, ""});
+  REQUIRE(pool.enqueue(task_tag(2, 0), t2));
+  REQUIRE(test_support::wait_until([&] { return fs::exists(pool.in_worker("w1", task_tag(2, 0), ".exit")); }));
+  CHECK(fs::exists(ran));
+  CHECK_THAT(read_all(pool.root() / "w1.log"), Catch::Contains("cannot be checked from here (another host"));
+  std::ofstream(pool.stop_file()) << "stop\n";
+  CHECK(wait_exit(w) == 0);
 }
