@@ -19,8 +19,26 @@ GradSync::GradSync(comm::Communicator& comm, const models::ParameterSet& params,
       plan_(comm::plan_buckets(offsets_of(params), params.arena_size(), comm::bucket_cap_floats(bucket_mb))),
       tracker_(plan_) {
   launch_.reserve(plan_.buckets.size());
-  // Device arenas (a GPU with comm: mpi) are reduced through a host copy of the gradient.
-  if (!params.memory().host_visible()) staging_.resize(static_cast<std::size_t>(params.arena_size()));
+  launched_.reserve(plan_.buckets.size());
+  kernels::Memory& mem = params.memory();
+  if (mem.host_visible()) {
+    path_ = Path::host;
+  } else if (comm.reduces_device_buffers() && mem.native_stream()) {
+    path_ = Path::device;
+    stream_ = mem.native_stream();
+  } else {
+    path_ = Path::staged;
+    staging_ = mem.allocate_staging(params.arena_size());
+  }
+}
+
+const char* GradSync::path_name(Path p) {
+  switch (p) {
+    case Path::host: return "host";
+    case Path::device: return "device";
+    case Path::staged: return "staged (pinned host)";
+  }
+  return "?";
 }
 
 void GradSync::begin(bool measure) {
@@ -28,24 +46,33 @@ void GradSync::begin(bool measure) {
   local_norm_sq_ = 0;
   error_.reset();
   tracker_.reset();
+  launched_.clear();
 }
 
 Status GradSync::start(const comm::BucketSpan& b) {
   kernels::Memory& mem = params_.memory();
   float* data = params_.grads() + b.offset;
   if (measure_) local_norm_sq_ += mem.sum_squares(data, b.size);
-  if (!staging_.empty()) {
-    float* host = staging_.data() + b.offset;
-    mem.download(host, data, b.size);
-    data = host;
+  const std::span<float> span(data, static_cast<std::size_t>(b.size));
+  switch (path_) {
+    case Path::host: return comm_.start_allreduce_sum(span);
+    case Path::device: return comm_.start_device_allreduce_sum(span, stream_);
+    case Path::staged: {
+      float* host = staging_.get() + b.offset;
+      mem.download(host, data, b.size);
+      staged_bytes_ += static_cast<std::uint64_t>(b.size) * sizeof(float);
+      return comm_.start_allreduce_sum(std::span<float>(host, span.size()));
+    }
   }
-  return comm_.start_allreduce_sum(std::span<float>(data, static_cast<std::size_t>(b.size)));
+  return {};
 }
 
 void GradSync::start_launched() {
   for (std::size_t b : launch_)
-    if (!error_)
+    if (!error_) {
+      launched_.push_back(b);
       if (auto s = start(plan_.buckets[b]); !s) error_ = s.error();
+    }
   launch_.clear();
 }
 
@@ -60,11 +87,16 @@ Result<double> GradSync::finish() {
   tracker_.flush(launch_);
   start_launched();
   const auto t0 = std::chrono::steady_clock::now();
-  auto waited = comm_.wait_all();
+  // Device path: the backend's stream waits for the sums (its next work, the optimizer, runs
+  // after them); the host goes on at once.
+  auto waited = path_ == Path::device ? comm_.device_wait_all(stream_) : comm_.wait_all();
   const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (error_) return std::unexpected(*error_);
   if (!waited) return std::unexpected(waited.error());
-  if (!staging_.empty()) params_.memory().upload(params_.grads(), staging_.data(), params_.arena_size());
+  if (path_ == Path::staged) {
+    params_.memory().upload(params_.grads(), staging_.get(), params_.arena_size());
+    staged_bytes_ += static_cast<std::uint64_t>(params_.arena_size()) * sizeof(float);
+  }
   return dt;
 }
 

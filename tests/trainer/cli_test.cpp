@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -207,15 +208,31 @@ TEST_CASE("device: cuda trains on the GPU where one answers, else exits 1 naming
   }
 }
 
-TEST_CASE("device: auto trains where it can and its first log line names the device", "[cli][device]") {
+TEST_CASE("device: auto trains where it can, names the device, and says why it fell back to the CPU",
+          "[cli][device]") {
   test::TempDir tmp;
   test::write_file(tmp / "params.json",
                    R"({"dataset":"synthetic","train_subset":256,"test_subset":64,"epochs":1,"batch_size":64,)"
                    R"("hidden":[16],"device":"auto"})");
   REQUIRE(run(tmp.path(), {"--trial-dir", tmp.path().string()}) == 0);
   const auto metrics = test::read_file(tmp / "metrics.jsonl");
-  CHECK((metrics.find("onednn kernels on cpu") != std::string::npos ||
-         metrics.find("cuda kernels on cuda:") != std::string::npos));
+  const bool gpu = metrics.find("cuda kernels on cuda:") != std::string::npos;
+  CHECK((gpu || metrics.find("onednn kernels on cpu") != std::string::npos));
+  std::vector<std::string> why;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);)
+    if (auto r = protocol::parse_record(line); r && r->kind == protocol::RecordKind::log &&
+                                               r->text.rfind("device auto: training on the CPU, because ", 0) == 0)
+      why.push_back(r->text);
+  if (gpu) {
+    CHECK(why.empty());
+  } else {
+    // Exactly one record, with device: cuda's reason: no CUDA in the build, no plugin, no GPU...
+    REQUIRE(why.size() == 1);
+    INFO(why.front());
+    CHECK((why.front().find("without CUDA") != std::string::npos || why.front().find("GPU") != std::string::npos ||
+           why.front().find("plugin") != std::string::npos || why.front().find("CUDA device") != std::string::npos));
+  }
 }
 
 TEST_CASE("precision: tf32 on the CPU exits 2 naming precision and device: cuda", "[cli][device]") {

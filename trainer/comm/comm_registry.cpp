@@ -1,6 +1,7 @@
 #include "trainer/comm/comm_registry.hpp"
 
 #include <cstdlib>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -8,8 +9,9 @@
 #if DLSWEEP_HAVE_MPI
 #include "trainer/comm/mpi_communicator.hpp"
 #endif
-#if DLSWEEP_HAVE_CUDA && DLSWEEP_HAVE_MPI
+#if DLSWEEP_HAVE_CUDA
 #include "trainer/comm/nccl_communicator.hpp"
+#include "trainer/comm/nccl_hierarchical_communicator.hpp"
 #endif
 
 namespace dlsweep::trainer::comm {
@@ -55,6 +57,51 @@ int launcher_rank() {
   return 0;
 }
 
+namespace {
+
+#if DLSWEEP_HAVE_CUDA
+// The host side of the NCCL communicators: MPI_COMM_WORLD, or without MPI in this build one
+// local rank (a GPU host without MPI still runs comm: nccl on one rank).
+Result<std::unique_ptr<Communicator>> make_world(std::string_view kind) {
+#if DLSWEEP_HAVE_MPI
+  (void)kind;
+  auto c = MpiCommunicator::create();
+  if (!c) return std::unexpected(c.error());
+  return std::unique_ptr<Communicator>(std::move(*c));
+#else
+  if (launched_with_ranks())
+    return fail_as(ErrorKind::resources,
+                   fmt::format("comm: {} with several ranks needs MPI to start (ncclUniqueId over MPI), and this build "
+                               "has none",
+                               kind),
+                   "comm", "install Open MPI (libopenmpi-dev) and rebuild");
+  return std::unique_ptr<Communicator>(std::make_unique<LocalCommunicator>());
+#endif
+}
+
+Result<NodeSplits> split_nodes(Communicator& world, const NodeLayout& layout) {
+  NodeSplits out;
+#if DLSWEEP_HAVE_MPI
+  if (auto* mpi = dynamic_cast<MpiCommunicator*>(&world)) {
+    auto node = mpi->split(layout.node, layout.local_rank);
+    if (!node) return std::unexpected(node.error());
+    auto cross = mpi->split(layout.local_rank, layout.node);
+    if (!cross) return std::unexpected(cross.error());
+    out.node = std::move(*node);
+    out.cross = std::move(*cross);
+    return out;
+  }
+#endif
+  (void)layout;
+  if (world.size() != 1) return fail("nccl-hierarchical needs MPI to split the ranks into nodes", "comm");
+  out.node = std::make_unique<LocalCommunicator>();
+  out.cross = std::make_unique<LocalCommunicator>();
+  return out;
+}
+#endif
+
+}  // namespace
+
 Result<std::unique_ptr<Communicator>> make_communicator(std::string_view kind) {
   auto parsed = parse_comm_kind(kind);
   if (!parsed) return std::unexpected(parsed.error());
@@ -62,14 +109,11 @@ Result<std::unique_ptr<Communicator>> make_communicator(std::string_view kind) {
     if (!nccl_built())
       return fail_as(ErrorKind::resources, fmt::format("this dlsweep-train was built without CUDA and NCCL (comm: {})", kind),
                      "comm", "rebuild with -DDLSWEEP_CUDA=ON on a host with CUDA, cuDNN and NCCL, or use comm: mpi");
-    if (*parsed == CommKind::nccl_hierarchical)
-      return fail_as(ErrorKind::resources, "comm: nccl-hierarchical is not implemented yet", "comm",
-                     "use comm: nccl (NCCL over all ranks) or comm: mpi");
-#if DLSWEEP_HAVE_CUDA && DLSWEEP_HAVE_MPI
-    return make_nccl_communicator();
-#else
-    return fail_as(ErrorKind::resources, "comm: nccl needs MPI to start (ncclUniqueId over MPI), and this build has none",
-                   "comm", "install Open MPI (libopenmpi-dev) and rebuild");
+#if DLSWEEP_HAVE_CUDA
+    const std::string k(kind);
+    auto world = [k] { return make_world(k); };
+    if (*parsed == CommKind::nccl_hierarchical) return make_nccl_hierarchical_communicator(world, split_nodes);
+    return make_nccl_communicator(world);
 #endif
   }
   const bool want_mpi = *parsed == CommKind::mpi || (*parsed == CommKind::automatic && launched_with_ranks());

@@ -32,9 +32,10 @@ bool launched_with_ranks();
 int launcher_rank();
 
 /// "local": one rank; "mpi": MPI_COMM_WORLD (error if not built with MPI); "auto": mpi when
-/// launched_with_ranks(), else local. "nccl": NcclCommunicator (CUDA + MPI builds; an
-/// error naming what is missing otherwise, e.g. no visible GPU). "nccl-hierarchical": parsed,
-/// not implemented yet (an error saying so).
+/// launched_with_ranks(), else local. "nccl": NCCL over all ranks (nccl_communicator.hpp),
+/// "nccl-hierarchical": NCCL inside a node, MPI between node leaders
+/// (nccl_hierarchical_communicator.hpp); both in CUDA builds, bootstrapped over MPI (one rank
+/// without MPI in the build), an error naming what is missing otherwise (no visible GPU).
 Result<std::unique_ptr<Communicator>> make_communicator(std::string_view kind);
 
 }  // namespace dlsweep::trainer::comm

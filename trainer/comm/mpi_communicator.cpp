@@ -38,47 +38,59 @@ Result<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create() {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(rank, size));
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(MPI_COMM_WORLD, true, rank, size));
+}
+
+Result<std::unique_ptr<MpiCommunicator>> MpiCommunicator::split(int color, int key) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  if (auto s = check(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split"); !s) return std::unexpected(s.error());
+  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(sub, &rank);
+  MPI_Comm_size(sub, &size);
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(sub, false, rank, size));
 }
 
 MpiCommunicator::~MpiCommunicator() {
   if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  if (!world_) MPI_Comm_free(&comm_);
+  else MPI_Finalize();
 }
 
 Status MpiCommunicator::allreduce_sum(std::span<float> data) {
   if (auto s = check_count(data.size()); !s) return s;
   return check(MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
-                             MPI_COMM_WORLD),
+                             comm_),
                "MPI_Allreduce");
 }
 
 Status MpiCommunicator::allreduce_sum(std::span<double> data) {
   if (auto s = check_count(data.size()); !s) return s;
   return check(MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_DOUBLE, MPI_SUM,
-                             MPI_COMM_WORLD),
+                             comm_),
                "MPI_Allreduce");
 }
 
 Status MpiCommunicator::broadcast(std::span<float> data, int root) {
   if (auto s = check_count(data.size()); !s) return s;
-  return check(MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_FLOAT, root, MPI_COMM_WORLD), "MPI_Bcast");
+  return check(MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_FLOAT, root, comm_), "MPI_Bcast");
 }
 
 Status MpiCommunicator::broadcast(std::span<double> data, int root) {
   if (auto s = check_count(data.size()); !s) return s;
-  return check(MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast");
+  return check(MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_DOUBLE, root, comm_), "MPI_Bcast");
 }
 
-Status MpiCommunicator::barrier() { return check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+Status MpiCommunicator::barrier() { return check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 Status MpiCommunicator::start_allreduce_sum(std::span<float> data) {
   if (auto s = check_count(data.size()); !s) return s;
   MPI_Request req = MPI_REQUEST_NULL;
   if (auto s = check(MPI_Iallreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
-                                    MPI_COMM_WORLD, &req),
+                                    comm_, &req),
                      "MPI_Iallreduce");
       !s)
     return s;

@@ -23,8 +23,12 @@ class MpiCommunicator final : public Communicator {
  public:
   /// Initialises MPI (once per process) and wraps MPI_COMM_WORLD.
   static Result<std::unique_ptr<MpiCommunicator>> create();
-  /// Completes outstanding requests and finalises MPI.
+  /// Completes outstanding requests; the world's communicator also finalises MPI (after every
+  /// split of it is gone: destroy splits first).
   ~MpiCommunicator() override;
+  /// A communicator over the ranks of this one with the same `color` (MPI_Comm_split),
+  /// ranked by `key`: nccl-hierarchical's node and cross-node communicators. Collective.
+  Result<std::unique_ptr<MpiCommunicator>> split(int color, int key);
 
   std::string_view name() const override { return "mpi"; }
   int rank() const override { return rank_; }
@@ -39,7 +43,9 @@ class MpiCommunicator final : public Communicator {
   Status wait_all() override;
 
  private:
-  MpiCommunicator(int rank, int size) : rank_(rank), size_(size) {}
+  MpiCommunicator(MPI_Comm comm, bool world, int rank, int size) : comm_(comm), world_(world), rank_(rank), size_(size) {}
+  MPI_Comm comm_ = MPI_COMM_WORLD;
+  bool world_ = true;
   int rank_ = 0, size_ = 1;
   std::vector<MPI_Request> pending_;
 };

@@ -13,10 +13,16 @@
 //    order, independent of the thread count); the host's is optim::sum_squares;
 //  - add (y += x), scale (y *= a) and any_nonfinite read and write whole spans, padding
 //    included (padding is zero and stays zero);
-//  - host_visible(): the arrays are host memory a CPU loop may read (true for the CPU backends).
+//  - host_visible(): the arrays are host memory a CPU loop may read (true for the CPU backends);
+//  - native_stream(): the backend's ordered queue of work on its arrays (a cudaStream_t) for
+//    collectives that run on the device beside it (comm/communicator.hpp's device form), or
+//    nullptr (host memory: every operation is complete when it returns);
+//  - allocate_staging(n): n floats of HOST memory that upload/download move fastest (page-locked
+//    on CUDA), for gradients reduced through the host (comm: mpi on a GPU); zeroed.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -75,6 +81,12 @@ class Memory {
   virtual void scale(float* y, float a, std::int64_t n) = 0;
   /// True when any of the n floats is inf or NaN.
   virtual bool any_nonfinite(const float* x, std::int64_t n) = 0;
+  /// The stream the backend's work on its arrays is ordered on (cudaStream_t), nullptr on the host.
+  virtual void* native_stream() { return nullptr; }
+  /// n zeroed floats of host memory for staging (page-locked where the backend copies faster).
+  virtual std::shared_ptr<float[]> allocate_staging(std::int64_t n) {
+    return std::shared_ptr<float[]>(new float[static_cast<std::size_t>(n > 0 ? n : 1)]());
+  }
 
   /// A host copy of n floats (checkpoints, broadcasts).
   std::vector<float> to_host(const float* src, std::int64_t n) {

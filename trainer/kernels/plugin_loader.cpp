@@ -5,12 +5,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "trainer/kernels/cuda/cuda_plugin.hpp"
+#include "trainer/kernels/plugin_fingerprint.hpp"
+#include "trainer/kernels/plugin_identity.hpp"
 
 namespace dlsweep::trainer::kernels {
 
@@ -19,11 +22,12 @@ namespace fs = std::filesystem;
 namespace {
 
 using MakeFn = void (*)(Result<std::unique_ptr<Kernels>>*);
-using AbiFn = int (*)();
+using TextFn = const char* (*)();
 
 struct Loaded {
   MakeFn make = nullptr;
-  std::string error;  ///< why it could not be loaded
+  std::string error;             ///< why it could not be loaded
+  std::optional<Error> refused;  ///< a plugin of another interface (plugin_identity.hpp)
 };
 
 const Loaded& load_once() {
@@ -47,10 +51,17 @@ const Loaded& load_once() {
         loaded.error = fmt::format("cannot load {}: {}", c.string(), ::dlerror());
         return;
       }
-      auto abi = reinterpret_cast<AbiFn>(::dlsym(h, "dlsweep_cuda_plugin_abi"));
+      auto fingerprint = reinterpret_cast<TextFn>(::dlsym(h, "dlsweep_cuda_plugin_fingerprint"));
+      auto build = reinterpret_cast<TextFn>(::dlsym(h, "dlsweep_cuda_plugin_build"));
       auto make = reinterpret_cast<MakeFn>(::dlsym(h, "dlsweep_cuda_make_kernels"));
-      if (!abi || !make || abi() != cuda::kPluginAbi) {
-        loaded.error = fmt::format("{} is not this dlsweep-train's CUDA plugin (another version?)", c.string());
+      std::optional<PluginIdentity> theirs;
+      if (fingerprint) theirs = PluginIdentity{fingerprint(), build ? build() : ""};
+      if (auto s = check_plugin_identity(this_build_identity(), theirs, c.string()); !s) {
+        loaded.refused = s.error();
+        return;
+      }
+      if (!make) {
+        loaded.error = fmt::format("{} has no dlsweep_cuda_make_kernels", c.string());
         return;
       }
       loaded.make = make;
@@ -62,6 +73,8 @@ const Loaded& load_once() {
 }
 
 }  // namespace
+
+PluginIdentity this_build_identity() { return {DLSWEEP_PLUGIN_FINGERPRINT, DLSWEEP_PLUGIN_BUILD}; }
 
 bool cuda_build() {
 #if DLSWEEP_HAVE_CUDA
@@ -76,6 +89,7 @@ Result<std::unique_ptr<Kernels>> load_cuda_kernels() {
     return fail_as(ErrorKind::resources, "this dlsweep-train was built without CUDA, so device cuda cannot run",
                    "device", "use a CUDA build (nvcc, cuDNN 9 and NCCL found at configure time) or device: cpu");
   const Loaded& l = load_once();
+  if (l.refused) return std::unexpected(*l.refused);
   if (!l.make)
     return fail_as(ErrorKind::resources, "device cuda cannot run: " + l.error, "device",
                    "install the CUDA runtime libraries (libcublasLt) on this node, set DLSWEEP_CUDA_PLUGIN to the "

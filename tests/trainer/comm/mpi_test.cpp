@@ -71,3 +71,48 @@ TEST_CASE("2 ranks x global batch B give the metrics of 1 rank x B", "[mpi][cli]
   CHECK(worst_acc <= 0.002);
   CHECK(worst_noise < 1e-3);
 }
+
+TEST_CASE("on a GPU: 2 ranks sharing it (comm mpi, pinned staging) give 1 rank's losses within 1e-5",
+          "[mpi][cli][gpu]") {
+  const fs::path mpirun = test::find_on_path("mpirun");
+  if (mpirun.empty() || !comm::mpi_built()) {
+    WARN("mpirun or the MPI build is missing: 1 vs 2 ranks on a GPU not tested");
+    return;
+  }
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  ::setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+  const std::string p = R"({"dataset":"fashion-mnist","data_dir":")" + std::string(DLSWEEP_FMNIST_DIR) +
+                        R"(","train_subset":3000,"test_subset":1000,"epochs":2,"batch_size":100,"hidden":[128,64],)"
+                        R"("base_lr":0.05,"bucket_mb":0.05,"device":"cuda","comm":"mpi"})";
+  test::TempDir one, two;
+  test::write_file(one / "params.json", p);
+  test::write_file(two / "params.json", p);
+  const int first = test::spawn({DLSWEEP_TRAIN_BIN, "--trial-dir", one.path().string()}, one / "out.txt",
+                                one / "err.txt")
+                        .wait();
+  if (first != 0) {
+    INFO(test::read_file(one / "err.txt"));
+    CHECK(first == 1);  // no GPU here: what the node lacks
+    WARN("no GPU answers: 1 vs 2 ranks on a GPU not tested");
+    return;
+  }
+  const int code = test::spawn({mpirun.string(), "-np", "2", DLSWEEP_TRAIN_BIN, "--trial-dir", two.path().string()},
+                               two / "out.txt", two / "err.txt")
+                       .wait();
+  INFO(test::read_file(two / "err.txt"));
+  REQUIRE(code == 0);
+  const auto r2 = test::read_records(two / "metrics.jsonl");
+  CHECK(r2.front().text.find("on 2 rank(s) (mpi comm)") != std::string::npos);
+  CHECK(r2.front().text.find("cuda kernels on cuda:") != std::string::npos);
+  const auto e1 = test::records_of(test::read_records(one / "metrics.jsonl"), protocol::RecordKind::eval),
+             e2 = test::records_of(r2, protocol::RecordKind::eval);
+  REQUIRE(e1.size() == 2);
+  REQUIRE(e2.size() == e1.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < e1.size(); ++i)
+    for (const char* m : {"train_loss", "val_loss"})
+      worst = std::max(worst, std::abs(e1[i].metrics.at(m) / e2[i].metrics.at(m) - 1));
+  WARN("GPU, 1 vs 2 ranks: max relative loss difference " << worst);
+  CHECK(worst < 1e-5);
+}

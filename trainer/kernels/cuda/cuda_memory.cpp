@@ -1,5 +1,6 @@
 #include "trainer/kernels/cuda/cuda_memory.hpp"
 
+#include <cstring>
 #include <new>
 #include <stdexcept>
 
@@ -39,6 +40,14 @@ DeviceArray CudaMemory::allocate(std::int64_t n) {
 void CudaMemory::release(float* p) noexcept {
   cudaStreamSynchronize(stream_);  // no kernel may still use it
   cudaFree(p);
+}
+
+std::shared_ptr<float[]> CudaMemory::allocate_staging(std::int64_t n) {
+  const std::size_t bytes = static_cast<std::size_t>(n > 0 ? n : 1) * sizeof(float);
+  float* p = nullptr;
+  check(cudaMallocHost(reinterpret_cast<void**>(&p), bytes), "cudaMallocHost (staging)");
+  std::memset(p, 0, bytes);
+  return std::shared_ptr<float[]>(p, [](float* q) { cudaFreeHost(q); });
 }
 
 void CudaMemory::upload(float* dst, const float* src, std::int64_t n) {

@@ -33,6 +33,9 @@ class CudaMemory final : public Memory {
   void add(float* y, const float* x, std::int64_t n) override;
   void scale(float* y, float a, std::int64_t n) override;
   bool any_nonfinite(const float* x, std::int64_t n) override;
+  void* native_stream() override { return stream_; }
+  /// Page-locked (cudaMallocHost): the staging of comm: mpi on a GPU.
+  std::shared_ptr<float[]> allocate_staging(std::int64_t n) override;
 
  protected:
   void release(float* p) noexcept override;
