@@ -11,7 +11,10 @@
 #   4. bench_time_to_target --device cuda, bench_trainer_throughput --device cuda (mlp, cnn, resnet20: the trainer's step vs PyTorch's
 #      best of eager/tf32/channels_last/amp_bf16 on the same GPU) and bench_cuda_step (one MLP
 #      training step from the raw kernels, ours vs PyTorch in the same run),
-#   5. bench_trainer_throughput --bf16 on the host CPU (AMX where it has it).
+#   5. bench_trainer_throughput --bf16 on the host CPU (AMX where it has it),
+#   6. scripts/gpu-comm-check.sh: bench_allreduce (MPI vs NCCL by message size), comm: nccl and
+#      nccl-hierarchical on the GPU, device: auto's fallback line, 1 vs 2 ranks on one GPU
+#      (comm: mpi; skipped without mpirun). SKIP_COMM=1 skips it.
 # Fashion-MNIST: $DLSWEEP_FMNIST_DIR (default: the Debian package's folder, else .gpu/fmnist).
 # cuDNN and NCCL are taken from the CUDA toolkit, else from the Python wheels beside PyTorch
 # (nvidia-cudnn-*, nvidia-nccl-*), else the headers in $GPU_HEADERS with those libraries.
@@ -66,7 +69,7 @@ run cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLSWEEP_TR
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" >/dev/null || true
 step build
 run cmake --build "$build" -j "$(nproc)" --target test_trainer_cuda bench_cuda_step dlsweep-train dlsweep-cuda \
-  bench_trainer_throughput bench_time_to_target >/dev/null || true
+  bench_trainer_throughput bench_time_to_target bench_allreduce >/dev/null || true
 fm=${DLSWEEP_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
 [[ -e $fm/train-images-idx3-ubyte.gz ]] || fm=$src/.gpu/fmnist
 export DLSWEEP_FMNIST_DIR=$fm
@@ -95,6 +98,10 @@ if [[ -z ${SKIP_CPU_BENCH:-} ]]; then
 step "bench_trainer_throughput --bf16 on the host CPU ($(grep -o -m1 'amx_bf16' /proc/cpuinfo || echo 'no AMX'))"
 run "$build/bin/bench_trainer_throughput" --threads "${CPU_THREADS:-8}" --models mlp --batches 256,1024,4096 \
   --seconds 1 --bf16 --pytorch none || true
+fi
+if [[ -z ${SKIP_COMM:-} ]]; then
+step "data parallelism on GPU buffers, device choice (scripts/gpu-comm-check.sh)"
+run "$src/scripts/gpu-comm-check.sh" "$build" "$out" || true
 fi
 if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-}${SKIP_SUITE_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
   step "test_trainer_cuda under compute-sanitizer memcheck"
