@@ -22,7 +22,10 @@ tr=$build/bin/dlsweep-train
 work=$(mktemp -d)
 fails=0
 check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi; }
-base='"dataset":"fashion-mnist","data_dir":"'$DLSWEEP_FMNIST_DIR'","train_subset":3000,"test_subset":1000,"batch_size":100,"hidden":[128,64],"base_lr":0.05,"bucket_mb":0.05'
+# Fashion-MNIST where it is, else the synthetic set (same sizes).
+data='"dataset":"fashion-mnist","data_dir":"'$DLSWEEP_FMNIST_DIR'"'
+[[ -e $DLSWEEP_FMNIST_DIR/train-images-idx3-ubyte.gz ]] || data='"dataset":"synthetic"'
+base=$data',"train_subset":3000,"test_subset":1000,"batch_size":100,"hidden":[128,64],"base_lr":0.05,"bucket_mb":0.05'
 trial() {  # trial NAME JSON [launcher...]
   local d=$work/$1 json=$2; shift 2
   mkdir -p "$d" && echo "$json" >"$d/params.json"
