@@ -1,5 +1,6 @@
 #include "trainer/kernels/cuda/cuda_kernels.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "trainer/kernels/cuda/cuda_memory.hpp"
 #include "trainer/kernels/cuda/cuda_net.hpp"
 #include "trainer/kernels/cuda/cuda_nhwc_net.hpp"
+#include "trainer/kernels/cuda/nhwc_layout.hpp"
 #include "trainer/kernels/cuda/cuda_optimizer.hpp"
 #include "trainer/kernels/cuda/device_kernels.hpp"
 #include "trainer/kernels/net_graph.hpp"
@@ -90,12 +92,15 @@ class CudaKernels final : public Kernels {
   }
 
   std::unique_ptr<Net> make_net(const NetGraph& graph, const NetOptions& options) override {
-    // fp32 on the NCHW net (its kernels match the CPU reference's math); the tensor-core
-    // precisions on the NHWC net. DLSWEEP_CUDA_NET=nchw keeps tf32 on the NCHW net (benchmarks
-    // compare the two layouts in one run).
-    const char* layout = std::getenv("DLSWEEP_CUDA_NET");
-    const bool nchw_tf32 = layout && std::string_view(layout) == "nchw";
-    if (options.precision == Precision::fp32 || (options.precision == Precision::tf32 && nchw_tf32))
+    // Which net (nhwc_layout.hpp's choose_cuda_net): fp32 NCHW, bf16/fp16 NHWC, tf32 where
+    // faster; DLSWEEP_CUDA_NET=nchw|nhwc forces tf32's (benchmarks compare both in one run).
+    const auto nodes = graph.nodes();
+    const bool has_conv = std::any_of(nodes.begin(), nodes.end(), [](const NetNode& nd) {
+      return nd.op == NetNode::Op::conv;
+    });
+    const bool low = options.precision == Precision::bf16 || options.precision == Precision::fp16;
+    if (choose_cuda_net(low, options.precision == Precision::tf32, has_conv, options.batch,
+                        std::getenv("DLSWEEP_CUDA_NET")) == CudaNetKind::nchw)
       return std::make_unique<CudaNet>(CudaHandles{stream_, lt_, dnn_}, graph, options, &inputs_);
     return std::make_unique<CudaNhwcNet>(CudaHandles{stream_, lt_, dnn_}, graph, options, &inputs_);
   }

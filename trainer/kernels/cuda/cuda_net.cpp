@@ -7,42 +7,21 @@
 
 #include "trainer/kernels/cuda/cublaslt_dense.hpp"
 #include "trainer/kernels/cuda/cuda_memory.hpp"
+#include "trainer/kernels/cuda/cudnn_conv.hpp"
+#include "trainer/kernels/cuda/gpu_net_node.hpp"
 #include "trainer/kernels/cuda/layer_kernels.hpp"
 
 namespace dlsweep::trainer::kernels::cuda {
 
 namespace {
 
-void dnn(cudnnStatus_t s, const char* what) {
-  if (s != CUDNN_STATUS_SUCCESS) throw std::runtime_error(fmt::format("cuDNN: {}: {}", what, cudnnGetErrorString(s)));
-}
-
-cudnnTensorDescriptor_t tensor_desc(std::int64_t n, const Shape& s) {
-  cudnnTensorDescriptor_t d = nullptr;
-  dnn(cudnnCreateTensorDescriptor(&d), "tensor descriptor");
-  dnn(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n), static_cast<int>(s.c),
-                                 static_cast<int>(s.h), static_cast<int>(s.w)),
-      "tensor descriptor");
-  return d;
-}
-
-template <class Perf>
-const Perf* pick(const Perf* perf, int count, const char* what) {
-  // The fastest deterministic algorithm cuDNN offers (runs must repeat bit for bit).
-  for (int i = 0; i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].determinism == CUDNN_DETERMINISTIC) return &perf[i];
-  throw std::runtime_error(fmt::format("cuDNN offers no deterministic {} algorithm for this layer", what));
+cudnnTensorDescriptor_t nchw_desc(std::int64_t n, const Shape& s) {
+  return tensor_desc(n, s, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT);
 }
 
 }  // namespace
 
-struct CudaNet::Node {
-  NetNode::Op op = NetNode::Op::input;
-  std::vector<int> in;
-  int tag = -1;
-  Shape in_shape, shape;
-  std::int64_t count = 0;  ///< floats of the output (n · shape.size())
-  Activation act = Activation::none;
+struct CudaNet::Node : GpuNodeHeader {
   // dense
   std::unique_ptr<CublasLtDense> gemm;
   DenseParams dense;
@@ -50,12 +29,8 @@ struct CudaNet::Node {
   ConvParams conv_p;
   std::int64_t w_cols = 0;  ///< in·k·k (packed filter row)
   float *w_packed = nullptr, *dw_packed = nullptr;  ///< when the weights' rows are padded
-  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr, c_desc = nullptr;
-  cudnnFilterDescriptor_t w_desc = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  cudnnConvolutionFwdAlgo_t fwd_algo{};
-  cudnnConvolutionBwdDataAlgo_t bwd_data_algo{};
-  cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo{};
+  NodeDescs d;  ///< x, y (convolution, pooling, batch norm), filter, convolution, algorithms
+  cudnnTensorDescriptor_t c_desc = nullptr;  ///< bias / batch-norm parameters
   // pool
   cudnnPoolingDescriptor_t pool = nullptr;
   // batch norm
@@ -64,11 +39,7 @@ struct CudaNet::Node {
   float *save_mean = nullptr, *save_inv = nullptr;
 
   ~Node() {
-    if (x_desc) cudnnDestroyTensorDescriptor(x_desc);
-    if (y_desc) cudnnDestroyTensorDescriptor(y_desc);
     if (c_desc) cudnnDestroyTensorDescriptor(c_desc);
-    if (w_desc) cudnnDestroyFilterDescriptor(w_desc);
-    if (conv) cudnnDestroyConvolutionDescriptor(conv);
     if (pool) cudnnDestroyPoolingDescriptor(pool);
   }
 };
@@ -121,19 +92,11 @@ CudaNet::CudaNet(const CudaHandles& h, const NetGraph& graph, const NetOptions& 
     const NetNode& nd = gn[t];
     auto node = std::make_unique<Node>();
     Node& N = *node;
-    N.op = nd.op;
-    N.in.assign(nd.inputs.begin(), nd.inputs.end());
-    N.tag = nd.tag;
-    N.shape = nd.shape;
-    N.in_shape = gn[static_cast<std::size_t>(N.in.at(0))].shape;
-    N.count = n * nd.shape.size();
-    N.act = nd.act;
+    N.set(gn, t, n);
     const int x = N.in[0];
     switch (nd.op) {
       case NetNode::Op::dense: {
-        if (train && std::count_if(gn.begin(), gn.end(), [&](const NetNode& o) {
-                       return std::find(o.inputs.begin(), o.inputs.end(), x) != o.inputs.end();
-                     }) > 1)
+        if (train && read_by_several(gn, x))
           throw std::invalid_argument("cuda backend: a dense layer's input read by several nodes");
         N.dense = nd.dense_params;
         const std::int64_t fin = N.in_shape.size(), fout = nd.shape.size();
@@ -151,65 +114,32 @@ CudaNet::CudaNet(const CudaHandles& h, const NetGraph& graph, const NetOptions& 
         N.conv_p = nd.conv_params;
         const auto& c = nd.conv;
         N.w_cols = N.in_shape.c * c.kernel * c.kernel;
-        N.x_desc = tensor_desc(n, N.in_shape);
-        N.y_desc = tensor_desc(n, nd.shape);
-        dnn(cudnnCreateFilterDescriptor(&N.w_desc), "filter descriptor");
-        dnn(cudnnSetFilter4dDescriptor(N.w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(c.out_channels),
-                                       static_cast<int>(N.in_shape.c), static_cast<int>(c.kernel),
-                                       static_cast<int>(c.kernel)),
-            "filter descriptor");
-        dnn(cudnnCreateConvolutionDescriptor(&N.conv), "convolution descriptor");
-        dnn(cudnnSetConvolution2dDescriptor(N.conv, static_cast<int>(c.pad), static_cast<int>(c.pad),
-                                            static_cast<int>(c.stride), static_cast<int>(c.stride), 1, 1,
-                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-            "convolution descriptor");
-        dnn(cudnnSetConvolutionMathType(N.conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH), "math type");
+        N.d.x = nchw_desc(n, N.in_shape);
+        N.d.y = nchw_desc(n, nd.shape);
+        N.d.w = filter_desc(c, N.in_shape.c, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT);
+        N.d.conv = conv_desc(c, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
         if (N.conv_p.b) {
-          dnn(cudnnCreateTensorDescriptor(&N.c_desc), "bias descriptor");
-          dnn(cudnnSetTensor4dDescriptor(N.c_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
-                                         static_cast<int>(c.out_channels), 1, 1),
-              "bias descriptor");
+          N.c_desc = nchw_desc(1, Shape{c.out_channels, 1, 1});
         }
         if (N.conv_p.w.ld != N.w_cols) {  // cuDNN reads packed filters: copy through packed buffers
           N.w_packed = device_alloc(c.out_channels * N.w_cols);
           if (train) N.dw_packed = device_alloc(c.out_channels * N.w_cols);
         }
-        constexpr int kAlgos = 8;
-        int got = 0;
-        cudnnConvolutionFwdAlgoPerf_t fp[kAlgos];
-        dnn(cudnnGetConvolutionForwardAlgorithm_v7(h.dnn, N.x_desc, N.w_desc, N.conv, N.y_desc, kAlgos, &got, fp),
-            "forward algorithm");
-        const auto* f = pick(fp, got, "forward");
-        N.fwd_algo = f->algo;
-        ws = std::max(ws, f->memory);
-        if (train) {
-          cudnnConvolutionBwdFilterAlgoPerf_t bf[kAlgos];
-          dnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.dnn, N.x_desc, N.y_desc, N.conv, N.w_desc, kAlgos, &got, bf),
-              "backward filter algorithm");
-          const auto* b = pick(bf, got, "backward filter");
-          N.bwd_filter_algo = b->algo;
-          ws = std::max(ws, b->memory);
-          if (!grad_[static_cast<std::size_t>(x)].empty()) {
-            cudnnConvolutionBwdDataAlgoPerf_t bd[kAlgos];
-            dnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.dnn, N.w_desc, N.y_desc, N.conv, N.x_desc, kAlgos, &got, bd),
-                "backward data algorithm");
-            const auto* d = pick(bd, got, "backward data");
-            N.bwd_data_algo = d->algo;
-            ws = std::max(ws, d->memory);
-          }
-        }
-        describe_.push_back(fmt::format("conv {}x{}/{} pad {} {}->{}{}{} cuDNN {} (algo fwd {}, bwd data {}, bwd filter {})",
-                                        c.kernel, c.kernel, c.stride, c.pad, N.in_shape.c, c.out_channels,
-                                        N.conv_p.b ? " bias" : "", c.act == Activation::relu ? " relu" : "",
-                                        tf32 ? "tf32" : "fp32", static_cast<int>(N.fwd_algo),
-                                        static_cast<int>(N.bwd_data_algo), static_cast<int>(N.bwd_filter_algo)));
+        // Deterministic algorithms only: fp32 runs repeat bit for bit, as the CPU's do.
+        N.d.algos = choose_conv_algos(h.dnn, N.d.x, N.d.w, N.d.conv, N.d.y, train,
+                                    !grad_[static_cast<std::size_t>(x)].empty(), AlgoRule::deterministic_only);
+        ws = std::max(ws, N.d.algos.workspace);
+        describe_.push_back(fmt::format("conv {}x{}/{} pad {} {}->{}{}{} cuDNN {} ({})", c.kernel, c.kernel, c.stride,
+                                        c.pad, N.in_shape.c, c.out_channels, N.conv_p.b ? " bias" : "",
+                                        c.act == Activation::relu ? " relu" : "", tf32 ? "tf32" : "fp32",
+                                        N.d.algos.text()));
         N.act = c.act;
         break;
       }
       case NetNode::Op::pool: {
         if (nd.pool.kind == PoolSpec::Kind::max) {
-          N.x_desc = tensor_desc(n, N.in_shape);
-          N.y_desc = tensor_desc(n, nd.shape);
+          N.d.x = nchw_desc(n, N.in_shape);
+          N.d.y = nchw_desc(n, nd.shape);
           dnn(cudnnCreatePoolingDescriptor(&N.pool), "pooling descriptor");
           const int k = static_cast<int>(nd.pool.kernel), p = static_cast<int>(nd.pool.pad),
                     s = static_cast<int>(nd.pool.stride);
@@ -228,9 +158,9 @@ CudaNet::CudaNet(const CudaHandles& h, const NetGraph& graph, const NetOptions& 
         if (N.bn.eps < CUDNN_BN_MIN_EPSILON)
           throw std::invalid_argument(fmt::format("cuda backend: batch-norm eps {:g} below cuDNN's minimum {:g}", N.bn.eps,
                                                   CUDNN_BN_MIN_EPSILON));
-        N.x_desc = tensor_desc(n, N.in_shape);
+        N.d.x = nchw_desc(n, N.in_shape);
         dnn(cudnnCreateTensorDescriptor(&N.c_desc), "batch-norm descriptor");
-        dnn(cudnnDeriveBNTensorDescriptor(N.c_desc, N.x_desc, CUDNN_BATCHNORM_SPATIAL), "batch-norm descriptor");
+        dnn(cudnnDeriveBNTensorDescriptor(N.c_desc, N.d.x, CUDNN_BATCHNORM_SPATIAL), "batch-norm descriptor");
         if (train) {
           N.save_mean = device_alloc(nd.shape.c);
           N.save_inv = device_alloc(nd.shape.c);
@@ -295,8 +225,8 @@ void CudaNet::forward_pass() {
                 "pack filter");
           w = N.w_packed;
         }
-        dnn(cudnnConvolutionForward(h_.dnn, &one, N.x_desc, x, N.w_desc, w, N.conv, N.fwd_algo, workspace_,
-                                    workspace_bytes_, &zero, N.y_desc, y),
+        dnn(cudnnConvolutionForward(h_.dnn, &one, N.d.x, x, N.d.w, w, N.d.conv, N.d.algos.fwd, workspace_,
+                                    workspace_bytes_, &zero, N.d.y, y),
             "convolution forward");
         check(bias_act_nchw(y, N.conv_p.b, n, N.shape.c, N.shape.h * N.shape.w, N.act == Activation::relu, s),
               "bias/relu");
@@ -304,20 +234,20 @@ void CudaNet::forward_pass() {
       }
       case NetNode::Op::pool:
         if (N.pool)
-          dnn(cudnnPoolingForward(h_.dnn, N.pool, &one, N.x_desc, x, &zero, N.y_desc, y), "max pool forward");
+          dnn(cudnnPoolingForward(h_.dnn, N.pool, &one, N.d.x, x, &zero, N.d.y, y), "max pool forward");
         else
           check(global_avg_forward(x, y, n, N.in_shape.c, N.in_shape.h * N.in_shape.w, s), "global average pool");
         break;
       case NetNode::Op::batch_norm:
         if (options_.train)
-          dnn(cudnnBatchNormalizationForwardTraining(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, N.x_desc, x,
-                                                     N.x_desc, y, N.c_desc, N.bn_p.scale, N.bn_p.shift, N.bn.momentum,
+          dnn(cudnnBatchNormalizationForwardTraining(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, N.d.x, x,
+                                                     N.d.x, y, N.c_desc, N.bn_p.scale, N.bn_p.shift, N.bn.momentum,
                                                      N.bn_p.running_mean, N.bn_p.running_var, N.bn.eps, N.save_mean,
                                                      N.save_inv),
               "batch norm forward");
         else
-          dnn(cudnnBatchNormalizationForwardInference(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, N.x_desc, x,
-                                                      N.x_desc, y, N.c_desc, N.bn_p.scale, N.bn_p.shift,
+          dnn(cudnnBatchNormalizationForwardInference(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, N.d.x, x,
+                                                      N.d.x, y, N.c_desc, N.bn_p.scale, N.bn_p.shift,
                                                       N.bn_p.running_mean, N.bn_p.running_var, N.bn.eps),
               "batch norm inference");
         if (N.bn.relu) check(relu_forward(y, y, N.count, s), "relu");
@@ -362,10 +292,10 @@ void CudaNet::backward_pass(const LayerReadyFn& on_ready) {
       case NetNode::Op::conv: {
         if (N.act == Activation::relu) check(relu_backward(g, y, g, N.count, 0.0f, s), "relu backward");
         if (N.conv_p.db)
-          dnn(cudnnConvolutionBackwardBias(h_.dnn, &one, N.y_desc, g, &zero, N.c_desc, N.conv_p.db), "bias backward");
+          dnn(cudnnConvolutionBackwardBias(h_.dnn, &one, N.d.y, g, &zero, N.c_desc, N.conv_p.db), "bias backward");
         float* dw = N.dw_packed ? N.dw_packed : N.conv_p.dw.data;
-        dnn(cudnnConvolutionBackwardFilter(h_.dnn, &one, N.x_desc, x, N.y_desc, g, N.conv, N.bwd_filter_algo, workspace_,
-                                           workspace_bytes_, &zero, N.w_desc, dw),
+        dnn(cudnnConvolutionBackwardFilter(h_.dnn, &one, N.d.x, x, N.d.y, g, N.d.conv, N.d.algos.bwd_filter, workspace_,
+                                           workspace_bytes_, &zero, N.d.w, dw),
             "convolution backward filter");
         if (N.dw_packed)
           check(cudaMemcpy2DAsync(N.conv_p.dw.data, N.conv_p.dw.ld * sizeof(float), N.dw_packed,
@@ -375,8 +305,8 @@ void CudaNet::backward_pass(const LayerReadyFn& on_ready) {
         if (dx) {
           const float b = beta_for(xi);
           const float* w = N.w_packed ? N.w_packed : N.conv_p.w.data;
-          dnn(cudnnConvolutionBackwardData(h_.dnn, &one, N.w_desc, w, N.y_desc, g, N.conv, N.bwd_data_algo, workspace_,
-                                           workspace_bytes_, &b, N.x_desc, dx),
+          dnn(cudnnConvolutionBackwardData(h_.dnn, &one, N.d.w, w, N.d.y, g, N.d.conv, N.d.algos.bwd_data, workspace_,
+                                           workspace_bytes_, &b, N.d.x, dx),
               "convolution backward data");
         }
         break;
@@ -385,7 +315,7 @@ void CudaNet::backward_pass(const LayerReadyFn& on_ready) {
         if (!dx) break;
         if (N.pool) {
           const float b = beta_for(xi);
-          dnn(cudnnPoolingBackward(h_.dnn, N.pool, &one, N.y_desc, y, N.y_desc, g, N.x_desc, x, &b, N.x_desc, dx),
+          dnn(cudnnPoolingBackward(h_.dnn, N.pool, &one, N.d.y, y, N.d.y, g, N.d.x, x, &b, N.d.x, dx),
               "max pool backward");
         } else {
           check(global_avg_backward(g, dx, n, N.in_shape.c, N.in_shape.h * N.in_shape.w, beta_for(xi), s),
@@ -398,8 +328,8 @@ void CudaNet::backward_pass(const LayerReadyFn& on_ready) {
         float b = 0.0f;
         if (dx) b = beta_for(xi);
         else target = g;  // the data gradient is not needed: written over g (read before)
-        dnn(cudnnBatchNormalizationBackward(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &b, &one, &zero, N.x_desc, x,
-                                            N.x_desc, g, N.x_desc, target, N.c_desc, N.bn_p.scale, N.bn_p.dscale,
+        dnn(cudnnBatchNormalizationBackward(h_.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &b, &one, &zero, N.d.x, x,
+                                            N.d.x, g, N.d.x, target, N.c_desc, N.bn_p.scale, N.bn_p.dscale,
                                             N.bn_p.dshift, N.bn.eps, N.save_mean, N.save_inv),
             "batch norm backward");
         break;

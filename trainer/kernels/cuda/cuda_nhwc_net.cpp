@@ -1,22 +1,23 @@
 #include "trainer/kernels/cuda/cuda_nhwc_net.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <stdexcept>
 
 #include <cudnn.h>
 #include <fmt/format.h>
 
 #include "trainer/kernels/cuda/cuda_memory.hpp"
+#include "trainer/kernels/cuda/cudnn_conv.hpp"
+#include "trainer/kernels/cuda/gpu_net_node.hpp"
 #include "trainer/kernels/cuda/lt_gemm.hpp"
 #include "trainer/kernels/cuda/nhwc_layout.hpp"
 
 namespace dlsweep::trainer::kernels::cuda {
 
 namespace {
-
-void dnn(cudnnStatus_t s, const char* what) {
-  if (s != CUDNN_STATUS_SUCCESS) throw std::runtime_error(fmt::format("cuDNN: {}: {}", what, cudnnGetErrorString(s)));
-}
 
 cudnnDataType_t dnn_type(DType t) {
   switch (t) {
@@ -46,29 +47,7 @@ const char* type_name(DType t, bool tf32) {
 }
 
 cudnnTensorDescriptor_t nhwc_desc(std::int64_t n, const Shape& s, DType t) {
-  cudnnTensorDescriptor_t d = nullptr;
-  dnn(cudnnCreateTensorDescriptor(&d), "tensor descriptor");
-  dnn(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NHWC, dnn_type(t), static_cast<int>(n), static_cast<int>(s.c),
-                                 static_cast<int>(s.h), static_cast<int>(s.w)),
-      "tensor descriptor");
-  return d;
-}
-
-// deterministic: the fastest deterministic algorithm in cuDNN's heuristic order, else its
-// first (said in describe()); otherwise its first. `det` reports which kind was taken.
-template <class Perf>
-const Perf* pick(const Perf* perf, int count, const char* what, bool deterministic, bool* det) {
-  for (int i = 0; deterministic && i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].determinism == CUDNN_DETERMINISTIC) {
-      *det = true;
-      return &perf[i];
-    }
-  for (int i = 0; i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) {
-      *det = perf[i].determinism == CUDNN_DETERMINISTIC;
-      return &perf[i];
-    }
-  throw std::runtime_error(fmt::format("cuDNN offers no {} algorithm for this layer (NHWC)", what));
+  return tensor_desc(n, s, CUDNN_TENSOR_NHWC, dnn_type(t));
 }
 
 void ck(cudaError_t e, const char* what) { check(e, what); }
@@ -85,15 +64,9 @@ DType storage_type(Precision p) {
   return DType::f32;
 }
 
-struct CudaNhwcNet::Node {
-  NetNode::Op op = NetNode::Op::input;
-  std::vector<int> in;
-  int tag = -1;
-  Shape in_shape, shape;
+struct CudaNhwcNet::Node : GpuNodeHeader {
   std::int64_t rows = 0;      ///< n·h·w of the output (channel-last rows)
   std::int64_t in_rows = 0;   ///< n·h·w of the input
-  std::int64_t count = 0;     ///< elements of the output
-  Activation act = Activation::none;
   // dense
   DenseParams dense;
   std::unique_ptr<LtGemm> fwd, bwd_w, bwd_x;
@@ -103,12 +76,7 @@ struct CudaNhwcNet::Node {
   ConvParams conv_p;
   std::int64_t k = 0, rs = 0;
   void *wf = nullptr, *dwf = nullptr;  ///< KRSC filter and its gradient, storage type
-  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
-  cudnnFilterDescriptor_t w_desc = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  cudnnConvolutionFwdAlgo_t fwd_algo{};
-  cudnnConvolutionBwdDataAlgo_t bwd_data_algo{};
-  cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo{};
+  NodeDescs d;  ///< convolution descriptors and algorithms
   // pool
   bool global = false;
   PoolGeom geom;
@@ -116,13 +84,6 @@ struct CudaNhwcNet::Node {
   BatchNormParams bn_p;
   BatchNormSpec bn;
   float *mean = nullptr, *inv = nullptr;
-
-  ~Node() {
-    if (x_desc) cudnnDestroyTensorDescriptor(x_desc);
-    if (y_desc) cudnnDestroyTensorDescriptor(y_desc);
-    if (w_desc) cudnnDestroyFilterDescriptor(w_desc);
-    if (conv) cudnnDestroyConvolutionDescriptor(conv);
-  }
 };
 
 void* CudaNhwcNet::alloc_bytes(std::size_t bytes) {
@@ -184,28 +145,20 @@ CudaNhwcNet::CudaNhwcNet(const CudaHandles& h, const NetGraph& graph, const NetO
     const NetNode& nd = gn[t];
     auto node = std::make_unique<Node>();
     Node& N = *node;
-    N.op = nd.op;
-    N.in.assign(nd.inputs.begin(), nd.inputs.end());
-    N.tag = nd.tag;
-    N.shape = nd.shape;
-    N.in_shape = gn[static_cast<std::size_t>(N.in.at(0))].shape;
+    N.set(gn, t, n);
     N.rows = n * nd.shape.h * nd.shape.w;
     N.in_rows = n * N.in_shape.h * N.in_shape.w;
-    N.count = n * nd.shape.size();
-    N.act = nd.act;
     max_c = std::max(max_c, nd.shape.c);
     const int x = N.in[0];
     const bool want_dx = train && grad_[static_cast<std::size_t>(x)] != nullptr;
     switch (nd.op) {
       case NetNode::Op::dense: {
-        if (train && std::count_if(gn.begin(), gn.end(), [&](const NetNode& o) {
-                       return std::find(o.inputs.begin(), o.inputs.end(), x) != o.inputs.end();
-                     }) > 1)
+        if (train && read_by_several(gn, x))
           throw std::invalid_argument("cuda backend: a dense layer's input read by several nodes");
         N.dense = nd.dense_params;
         const std::int64_t fin = N.in_shape.size(), fout = nd.shape.size();
         N.w_t = alloc_bytes(static_cast<std::size_t>(fin * fout) * esize_);
-        const bool spatial = N.in_shape.h * N.in_shape.w > 1;
+        const bool spatial = dense_input_needs_permutation(N.in_shape.c, N.in_shape.h * N.in_shape.w);
         if (train && spatial) N.dw_nhwc = alloc_floats(fin * fout);
         const cudaDataType_t bt = blas_type(t_);
         // Column-major: yᵀ[out, n] = w'ᵀ[out, in] · xᵀ[in, n] (w' row-major [in, out] is
@@ -230,59 +183,23 @@ CudaNhwcNet::CudaNhwcNet(const CudaHandles& h, const NetGraph& graph, const NetO
         N.k = c.out_channels;
         N.rs = c.kernel * c.kernel;
         N.act = c.act;
-        N.x_desc = nhwc_desc(n, N.in_shape, t_);
-        N.y_desc = nhwc_desc(n, nd.shape, t_);
-        dnn(cudnnCreateFilterDescriptor(&N.w_desc), "filter descriptor");
-        dnn(cudnnSetFilter4dDescriptor(N.w_desc, dnn_type(t_), CUDNN_TENSOR_NHWC, static_cast<int>(c.out_channels),
-                                       static_cast<int>(N.in_shape.c), static_cast<int>(c.kernel),
-                                       static_cast<int>(c.kernel)),
-            "filter descriptor");
-        dnn(cudnnCreateConvolutionDescriptor(&N.conv), "convolution descriptor");
-        dnn(cudnnSetConvolution2dDescriptor(N.conv, static_cast<int>(c.pad), static_cast<int>(c.pad),
-                                            static_cast<int>(c.stride), static_cast<int>(c.stride), 1, 1,
-                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-            "convolution descriptor");
-        dnn(cudnnSetConvolutionMathType(N.conv, t_ == DType::f32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
-            "math type");
+        N.d.x = nhwc_desc(n, N.in_shape, t_);
+        N.d.y = nhwc_desc(n, nd.shape, t_);
+        N.d.w = filter_desc(c, N.in_shape.c, CUDNN_TENSOR_NHWC, dnn_type(t_));
+        N.d.conv = conv_desc(c, t_ == DType::f32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH);
         const std::int64_t wcount = N.k * N.in_shape.c * N.rs;
         N.wf = alloc_bytes(static_cast<std::size_t>(wcount) * esize_);
         if (train) N.dwf = alloc_bytes(static_cast<std::size_t>(wcount) * esize_);
-        constexpr int kAlgos = 8;
-        int got = 0;
-        bool det_f = true, det_bf = true, det_bd = true;
-        cudnnConvolutionFwdAlgoPerf_t fp[kAlgos];
-        dnn(cudnnGetConvolutionForwardAlgorithm_v7(h.dnn, N.x_desc, N.w_desc, N.conv, N.y_desc, kAlgos, &got, fp),
-            "forward algorithm");
-        const auto* f = pick(fp, got, "forward", options.deterministic, &det_f);
-        N.fwd_algo = f->algo;
-        ws = std::max(ws, f->memory);
-        if (train) {
-          cudnnConvolutionBwdFilterAlgoPerf_t bf[kAlgos];
-          dnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.dnn, N.x_desc, N.y_desc, N.conv, N.w_desc, kAlgos, &got,
-                                                            bf),
-              "backward filter algorithm");
-          const auto* b = pick(bf, got, "backward filter", options.deterministic, &det_bf);
-          N.bwd_filter_algo = b->algo;
-          ws = std::max(ws, b->memory);
-          if (want_dx) {
-            cudnnConvolutionBwdDataAlgoPerf_t bd[kAlgos];
-            dnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.dnn, N.w_desc, N.y_desc, N.conv, N.x_desc, kAlgos, &got,
-                                                            bd),
-                "backward data algorithm");
-            const auto* d = pick(bd, got, "backward data", options.deterministic, &det_bd);
-            N.bwd_data_algo = d->algo;
-            ws = std::max(ws, d->memory);
-          }
-        }
+        N.d.algos = choose_conv_algos(h.dnn, N.d.x, N.d.w, N.d.conv, N.d.y, train, want_dx,
+                                    options.deterministic ? AlgoRule::prefer_deterministic : AlgoRule::fastest);
+        ws = std::max(ws, N.d.algos.workspace);
         scratch = std::max(scratch, reduce_scratch_doubles(N.rows, N.k));
-        describe_.push_back(fmt::format(
-            "conv {}x{}/{} pad {} {}->{}{}{} cuDNN NHWC {} (algo fwd {}, bwd data {}, bwd filter {}{})", c.kernel,
-            c.kernel, c.stride, c.pad, N.in_shape.c, c.out_channels, N.conv_p.b ? " bias" : "",
-            c.act == Activation::relu ? " relu" : "", tn, static_cast<int>(N.fwd_algo),
-            static_cast<int>(N.bwd_data_algo), static_cast<int>(N.bwd_filter_algo),
-            det_f && det_bf && det_bd ? ""
-            : options.deterministic ? "; not all deterministic: none offered"
-                                    : "; deterministic: false"));
+        describe_.push_back(fmt::format("conv {}x{}/{} pad {} {}->{}{}{} cuDNN NHWC {} ({}{})", c.kernel, c.kernel,
+                                        c.stride, c.pad, N.in_shape.c, c.out_channels, N.conv_p.b ? " bias" : "",
+                                        c.act == Activation::relu ? " relu" : "", tn, N.d.algos.text(),
+                                        N.d.algos.deterministic       ? ""
+                                        : options.deterministic     ? "; not all deterministic: none offered"
+                                                                    : "; deterministic: false"));
         break;
       }
       case NetNode::Op::pool: {
@@ -330,9 +247,53 @@ CudaNhwcNet::CudaNhwcNet(const CudaHandles& h, const NetGraph& graph, const NetO
   make(gemms_bx, &Node::bwd_x, "dense input gradient");
   ck(cudaStreamSynchronize(h_.stream), "cudaStreamSynchronize");
   if (inputs_) inputs_->add(input_host_.data, this);
+  if (const char* p = std::getenv("DLSWEEP_CUDA_PROFILE"); p && std::string_view(p) == "1")
+    prof_ = std::make_unique<NodeProfile>(nodes_.size() + 2);
+}
+
+CudaNhwcNet::NodeProfile::NodeProfile(std::size_t slots) : fwd(slots), bwd(slots), fwd_ms(slots), bwd_ms(slots) {
+  for (auto* v : {&fwd, &bwd})
+    for (auto& e : *v) cudaEventCreate(&e);
+}
+
+CudaNhwcNet::NodeProfile::~NodeProfile() {
+  for (auto* v : {&fwd, &bwd})
+    for (auto& e : *v) cudaEventDestroy(e);
+}
+
+void CudaNhwcNet::NodeProfile::collect(std::vector<cudaEvent_t>& ev, std::vector<double>& ms, double& count) {
+  if (cudaEventSynchronize(ev.back()) != cudaSuccess) return;
+  if (++seen <= kWarmup * 2) return;  // the first passes load kernels and warm cuDNN up: not timed
+  for (std::size_t i = 1; i < ev.size(); ++i) {
+    float m = 0;
+    if (cudaEventElapsedTime(&m, ev[i - 1], ev[i]) == cudaSuccess) ms[i] += m;
+  }
+  (void)cudaGetLastError();  // a timing that failed must not surface as the next launch's error
+  ++count;
 }
 
 CudaNhwcNet::~CudaNhwcNet() {
+  if (prof_ && prof_->fwd_calls > 0) {
+    // Per node: milliseconds per pass (forward / backward), in graph order; slot 1 is the input
+    // conversion, the last the output's.
+    const double fp = prof_->fwd_calls, bp = std::max(1.0, prof_->bwd_calls);
+    double tf = 0, tb = 0;
+    std::string table = fmt::format("cuda nhwc net profile, batch {}, {} forward and {} backward passes:\n",
+                                    options_.batch, prof_->fwd_calls, prof_->bwd_calls);
+    const std::size_t nn = nodes_.size();
+    for (std::size_t i = 1; i < nn + 2; ++i) {
+      const double f = prof_->fwd_ms[i] / fp;
+      // backward slot j holds node nn − j + 1 (slot 1: the output gradient's conversion).
+      const std::size_t node_b = i == 1 ? nn : nn - (i - 1);
+      const double b = i <= nn ? prof_->bwd_ms[i] / bp : 0.0;
+      tf += f, tb += b;
+      const std::string what_f = i == 1 ? "input conversion" : i == nn + 1 ? "output conversion" : describe_[i - 1];
+      const std::string what_b = i == 1 ? "output-gradient conversion" : node_b >= 1 && node_b < nn ? describe_[node_b] : "";
+      table += fmt::format("  fwd {:8.3f} ms  {:<60}  bwd {:8.3f} ms  {}\n", f, what_f.substr(0, 60), b, what_b);
+    }
+    table += fmt::format("  total fwd {:.3f} ms, bwd {:.3f} ms\n", tf, tb);
+    std::fputs(table.c_str(), stderr);
+  }
   if (inputs_) inputs_->remove(input_host_.data);
   cudaStreamSynchronize(h_.stream);
   nodes_.clear();
@@ -346,11 +307,21 @@ void CudaNhwcNet::forward() {
     ck(cudaMemcpyAsync(in32_.data, input_host_.data, static_cast<std::size_t>(in32_.span()) * sizeof(float),
                        cudaMemcpyHostToDevice, h_.stream),
        "input upload");
+  if (prof_) {
+    forward_pass();  // eager, each node timed
+    prof_->collect(prof_->fwd, prof_->fwd_ms, prof_->fwd_calls);
+    return;
+  }
   fwd_graph_.run(h_.stream, false, [this] { forward_pass(); });
 }
 
 void CudaNhwcNet::backward(const LayerReadyFn& on_ready) {
   if (!options_.train) throw std::logic_error("CudaNhwcNet::backward in evaluation mode");
+  if (prof_) {
+    backward_pass(on_ready);
+    prof_->collect(prof_->bwd, prof_->bwd_ms, prof_->bwd_calls);
+    return;
+  }
   bwd_graph_.run(h_.stream, static_cast<bool>(on_ready), [&] { backward_pass(on_ready); });
 }
 
@@ -359,7 +330,9 @@ void CudaNhwcNet::forward_pass() {
   const std::int64_t n = options_.batch;
   const float one = 1.0f, zero = 0.0f;
   const Shape& s0 = nodes_[0]->shape;
+  if (prof_) cudaEventRecord(prof_->fwd[0], s);
   ck(to_nhwc(in32_.data, in32_.ld, act_[0], t_, n, s0.c, s0.h * s0.w, s), "input to NHWC");
+  if (prof_) cudaEventRecord(prof_->fwd[1], s);
   for (std::size_t t = 1; t < nodes_.size(); ++t) {
     Node& N = *nodes_[t];
     void* y = act_[t];
@@ -367,16 +340,18 @@ void CudaNhwcNet::forward_pass() {
     switch (N.op) {
       case NetNode::Op::dense: {
         const std::int64_t hw = N.in_shape.h * N.in_shape.w;
-        const std::int64_t c = hw > 1 ? N.in_shape.c : N.in_shape.size();
-        ck(rows_to_nhwc(N.dense.w.data, N.dense.w.ld, N.w_t, t_, c, hw, N.shape.size(), s), "dense weights");
+        const bool perm = dense_input_needs_permutation(N.in_shape.c, hw);
+        ck(rows_to_nhwc(N.dense.w.data, N.dense.w.ld, N.w_t, t_, perm ? N.in_shape.c : N.in_shape.size(), perm ? hw : 1,
+                        N.shape.size(), s),
+           "dense weights");
         if (auto st = N.fwd->run(N.w_t, x, y, 0.0f, s); !st) throw std::runtime_error(st.error().what);
         ck(bias_act(y, t_, N.dense.b, n, N.shape.size(), N.act == Activation::relu, s), "dense bias/relu");
         break;
       }
       case NetNode::Op::conv: {
         ck(to_nhwc(N.conv_p.w.data, N.conv_p.w.ld, N.wf, t_, N.k, N.in_shape.c, N.rs, s), "filter to KRSC");
-        dnn(cudnnConvolutionForward(h_.dnn, &one, N.x_desc, x, N.w_desc, N.wf, N.conv, N.fwd_algo, workspace_,
-                                    workspace_bytes_, &zero, N.y_desc, y),
+        dnn(cudnnConvolutionForward(h_.dnn, &one, N.d.x, x, N.d.w, N.wf, N.d.conv, N.d.algos.fwd, workspace_,
+                                    workspace_bytes_, &zero, N.d.y, y),
             "convolution forward");
         ck(bias_act(y, t_, N.conv_p.b, N.rows, N.shape.c, N.act == Activation::relu, s), "conv bias/relu");
         break;
@@ -410,8 +385,10 @@ void CudaNhwcNet::forward_pass() {
         break;
       case NetNode::Op::input: break;
     }
+    if (prof_) cudaEventRecord(prof_->fwd[t + 1], s);
   }
   ck(from_nhwc(act_.back(), t_, out32_.data, out32_.ld, n, out32_.cols, 1, 0.0f, s), "output to fp32");
+  if (prof_) cudaEventRecord(prof_->fwd[nodes_.size() + 1], s);
 }
 
 void CudaNhwcNet::backward_pass(const LayerReadyFn& on_ready) {
@@ -419,7 +396,9 @@ void CudaNhwcNet::backward_pass(const LayerReadyFn& on_ready) {
   const std::int64_t n = options_.batch;
   const float one = 1.0f, zero = 0.0f;
   std::fill(written_.begin(), written_.end(), 0);
+  if (prof_) cudaEventRecord(prof_->bwd[0], s);
   ck(to_nhwc(dout32_.data, dout32_.ld, grad_.back(), t_, n, dout32_.cols, 1, s), "output gradient");
+  if (prof_) cudaEventRecord(prof_->bwd[1], s);
   written_.back() = 1;
   auto beta_for = [&](int t) -> float {
     const float b = written_[static_cast<std::size_t>(t)] ? 1.0f : 0.0f;
@@ -446,7 +425,7 @@ void CudaNhwcNet::backward_pass(const LayerReadyFn& on_ready) {
         ck(channel_reduce(a, t_, reduce_scratch_, sum1_, nullptr, s), "dense bias gradient");
         ck(store_sums(sum1_, N.dense.db, fout, s), "dense bias gradient");
         const std::int64_t hw = N.in_shape.h * N.in_shape.w;
-        if (hw > 1) {
+        if (dense_input_needs_permutation(N.in_shape.c, hw)) {
           if (auto st = N.bwd_w->run(g, x, N.dw_nhwc, 0.0f, s); !st) throw std::runtime_error(st.error().what);
           ck(rows_from_nhwc(N.dw_nhwc, N.dense.dw.data, N.dense.dw.ld, N.in_shape.c, hw, fout, s), "dense dw");
         } else if (auto st = N.bwd_w->run(g, x, N.dense.dw.data, 0.0f, s); !st) {
@@ -472,15 +451,15 @@ void CudaNhwcNet::backward_pass(const LayerReadyFn& on_ready) {
         } else if (relu) {
           ck(relu_bwd(g, y, g, t_, N.count, 0.0f, s), "relu backward");
         }
-        dnn(cudnnConvolutionBackwardFilter(h_.dnn, &one, N.x_desc, x, N.y_desc, g, N.conv, N.bwd_filter_algo,
-                                           workspace_, workspace_bytes_, &zero, N.w_desc, N.dwf),
+        dnn(cudnnConvolutionBackwardFilter(h_.dnn, &one, N.d.x, x, N.d.y, g, N.d.conv, N.d.algos.bwd_filter,
+                                           workspace_, workspace_bytes_, &zero, N.d.w, N.dwf),
             "convolution backward filter");
         ck(from_nhwc(N.dwf, t_, N.conv_p.dw.data, N.conv_p.dw.ld, N.k, N.in_shape.c, N.rs, 0.0f, s),
            "filter gradient to KCRS");
         if (dx) {
           const float b = beta_for(xi);
-          dnn(cudnnConvolutionBackwardData(h_.dnn, &one, N.w_desc, N.wf, N.y_desc, g, N.conv, N.bwd_data_algo,
-                                           workspace_, workspace_bytes_, &b, N.x_desc, dx),
+          dnn(cudnnConvolutionBackwardData(h_.dnn, &one, N.d.w, N.wf, N.d.y, g, N.d.conv, N.d.algos.bwd_data,
+                                           workspace_, workspace_bytes_, &b, N.d.x, dx),
               "convolution backward data");
         }
         break;
@@ -525,8 +504,10 @@ void CudaNhwcNet::backward_pass(const LayerReadyFn& on_ready) {
       }
       case NetNode::Op::input: break;
     }
+    if (prof_) cudaEventRecord(prof_->bwd[nodes_.size() - t + 1], s);
     if (on_ready && N.tag >= 0) on_ready(N.tag);
   }
+  if (prof_) cudaEventRecord(prof_->bwd[nodes_.size() + 1], s);  // every slot recorded
   if (!din32_.empty()) {
     const Shape& s0 = nodes_[0]->shape;
     if (!written_[0]) zero_grad(grad_[0], n * s0.size());

@@ -77,6 +77,19 @@ class CudaNhwcNet final : public Net, public DeviceInputNet {
   std::vector<void*> owned_;
   std::vector<std::string> describe_;
   CudaGraphRunner fwd_graph_, bwd_graph_;  ///< each pass captured once, replayed after
+  /// DLSWEEP_CUDA_PROFILE=1: every pass eager, each node timed with events, a table printed
+  /// to stderr when the net is destroyed (benchmarks and diagnosis; off in normal runs).
+  struct NodeProfile {
+    explicit NodeProfile(std::size_t slots);
+    ~NodeProfile();
+    void collect(std::vector<cudaEvent_t>& ev, std::vector<double>& ms, double& count);
+    std::vector<cudaEvent_t> fwd, bwd;
+    std::vector<double> fwd_ms, bwd_ms;
+    double fwd_calls = 0, bwd_calls = 0;
+    static constexpr int kWarmup = 2;  ///< forward + backward passes not timed
+    int seen = 0;
+  };
+  std::unique_ptr<NodeProfile> prof_;
 };
 
 }  // namespace dlsweep::trainer::kernels::cuda

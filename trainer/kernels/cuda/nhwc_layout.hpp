@@ -13,8 +13,33 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace dlsweep::trainer::kernels::cuda {
+
+/// Which GPU net runs a graph: the NCHW fp32 net (CudaNet: cuBLASLt with fused epilogues,
+/// cuDNN NCHW) or the channel-last mixed-precision one (CudaNhwcNet). bf16 and fp16 run only on
+/// the NHWC net; fp32 only on the NCHW one (its math matches the CPU reference). tf32 takes the
+/// NHWC net where it is faster, as measured on an H200 (docs/gpu.md): graphs with convolutions
+/// at batch >= 256 (ResNet-20 2.0-2.7x, the CNN 1.1-1.2x at 1024-4096); dense-only graphs and
+/// small batches stay on the NCHW net (fewer, fused kernels: the MLP 1.5-1.7x). `force`: the
+/// DLSWEEP_CUDA_NET variable ("nchw" or "nhwc", tf32 only; anything else is ignored).
+enum class CudaNetKind { nchw, nhwc };
+inline CudaNetKind choose_cuda_net(bool low_precision, bool tf32, bool has_conv, std::int64_t batch,
+                                   const char* force) {
+  if (low_precision) return CudaNetKind::nhwc;
+  if (!tf32) return CudaNetKind::nchw;
+  if (force) {
+    const std::string_view f(force);
+    if (f == "nchw") return CudaNetKind::nchw;
+    if (f == "nhwc") return CudaNetKind::nhwc;
+  }
+  return has_conv && batch >= 256 ? CudaNetKind::nhwc : CudaNetKind::nchw;
+}
+
+/// A dense layer's input is "spatial" (its weight rows need the NHWC permutation) only when it
+/// has several positions and several channels: with one channel the two orders coincide.
+inline bool dense_input_needs_permutation(std::int64_t c, std::int64_t hw) { return c > 1 && hw > 1; }
 
 /// NCHW index ch·hw + p -> NHWC index p·c + ch of the same element within one sample.
 inline std::int64_t nchw_to_nhwc_index(std::int64_t i, std::int64_t c, std::int64_t hw) {

@@ -68,3 +68,25 @@ TEST_CASE("nhwc layout: the reduction plan covers every row once and depends on 
     CHECK(reduce_phases(t) >= 1);
   }
 }
+
+TEST_CASE("nhwc layout: which GPU net runs a graph", "[gpu][nhwc]") {
+  // bf16/fp16: the NHWC net always; fp32: the NCHW net always (even when forced).
+  CHECK(choose_cuda_net(true, false, false, 64, nullptr) == CudaNetKind::nhwc);
+  CHECK(choose_cuda_net(true, false, true, 4096, "nchw") == CudaNetKind::nhwc);
+  CHECK(choose_cuda_net(false, false, true, 4096, "nhwc") == CudaNetKind::nchw);
+  // tf32: convolutions at batch >= 256 on NHWC, dense-only graphs and small batches on NCHW.
+  CHECK(choose_cuda_net(false, true, true, 256, nullptr) == CudaNetKind::nhwc);
+  CHECK(choose_cuda_net(false, true, true, 255, nullptr) == CudaNetKind::nchw);
+  CHECK(choose_cuda_net(false, true, false, 16384, nullptr) == CudaNetKind::nchw);
+  // DLSWEEP_CUDA_NET forces tf32's; other values are ignored.
+  CHECK(choose_cuda_net(false, true, false, 64, "nhwc") == CudaNetKind::nhwc);
+  CHECK(choose_cuda_net(false, true, true, 4096, "nchw") == CudaNetKind::nchw);
+  CHECK(choose_cuda_net(false, true, true, 4096, "bogus") == CudaNetKind::nhwc);
+}
+
+TEST_CASE("nhwc layout: a dense layer's weights are permuted only after a multi-channel spatial tensor",
+          "[gpu][nhwc]") {
+  CHECK(dense_input_needs_permutation(64, 49));
+  CHECK_FALSE(dense_input_needs_permutation(1, 784));  // the MLP on 1x28x28 images
+  CHECK_FALSE(dense_input_needs_permutation(512, 1));  // after a dense layer or global pooling
+}
