@@ -18,7 +18,10 @@
 # Fashion-MNIST: $DLSWEEP_FMNIST_DIR (default: the Debian package's folder, else .gpu/fmnist).
 # cuDNN and NCCL are taken from the CUDA toolkit, else from the Python wheels beside PyTorch
 # (nvidia-cudnn-*, nvidia-nccl-*), else the headers in $GPU_HEADERS with those libraries.
-# BENCH_ONLY=1 skips 1 and 2, SKIP_SANITIZER=1 skips 2 (SKIP_SUITE_SANITIZER=1 its suite part), SKIP_STEP_BENCH=1 skips bench_cuda_step,
+# TRAINER_SECTIONS (e.g. "2c 4") limits 3 to those sections of gpu-trainer-check.sh (SKIP_TRAINER_CHECK=1
+# skips 3), SKIP_THROUGHPUT=1 skips bench_trainer_throughput, SKIP_TTT=1 skips bench_time_to_target,
+# PROFILE=1 adds the per-node GPU times of bf16 runs (DLSWEEP_CUDA_PROFILE), SANITIZER_FILTER (a Catch2
+# filter) and SANITIZER_RUNS (params fragments) narrow the memcheck runs, BENCH_ONLY=1 skips 1 and 2, SKIP_SANITIZER=1 skips 2 (SKIP_SUITE_SANITIZER=1 its suite part), SKIP_STEP_BENCH=1 skips bench_cuda_step,
 # SKIP_CPU_BENCH=1 the CPU one; BENCH_BATCHES, BENCH_STEPS, BENCH_ARGS (e.g. --phases) shape 4.
 # The sanitizer runs come last (the slowest). Every step runs even when an earlier one fails; the log is OUT_DIR/gpu-check.log and the
 # exit status is the number of failed steps.
@@ -68,8 +71,9 @@ step configure
 run cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLSWEEP_TRAINER_ONLY=ON -DDLSWEEP_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" >/dev/null || true
 step build
+# -k 0: build every target that can be built; the errors (only) go to the log.
 run cmake --build "$build" -j "$(nproc)" --target test_trainer_cuda bench_cuda_step dlsweep-train dlsweep-cuda \
-  bench_trainer_throughput bench_time_to_target bench_allreduce >/dev/null || true
+  bench_trainer_throughput bench_time_to_target bench_allreduce -- -k 0 2>&1 | grep -E -A8 "error|FAILED" | head -80 || true
 fm=${DLSWEEP_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
 [[ -e $fm/train-images-idx3-ubyte.gz ]] || fm=$src/.gpu/fmnist
 export DLSWEEP_FMNIST_DIR=$fm
@@ -78,17 +82,31 @@ if [[ -z ${BENCH_ONLY:-} ]]; then
 step "test_trainer_cuda"
 run "$build/bin/test_trainer_cuda" --order decl --durations yes || true
 fi
+if [[ -z ${SKIP_TRAINER_CHECK:-} ]]; then
 step "dlsweep-train device cuda (scripts/gpu-trainer-check.sh)"
 run env DLSWEEP_TRAIN="$build/bin/dlsweep-train" PYTORCH_TTT="$src/bench/pytorch_time_to_target.py" \
   "$src/scripts/gpu-trainer-check.sh" "$out" || true
+fi
+if [[ -n ${PROFILE:-} ]]; then
+step "per-node GPU time (DLSWEEP_CUDA_PROFILE=1): the NHWC nets of the large-batch runs"
+for p in '"model":"cnn","batch_size":4096' '"model":"resnet20","batch_size":1024' '"model":"mlp","batch_size":64,"epochs":0.1'; do
+  prof=$(mktemp -d) && echo "{\"device\":\"cuda\",\"precision\":\"bf16\",\"epochs\":2,\"train_subset\":32768,\"test_subset\":512,
+    \"eval_every\":1,\"checkpoint_every_s\":0,\"noise_scale_every\":0,$p}" >"$prof/params.json"
+  run env DLSWEEP_CUDA_PROFILE=1 "$build/bin/dlsweep-train" --trial-dir "$prof" || true
+done
+fi
+if [[ -z ${SKIP_THROUGHPUT:-} ]]; then
 step "bench_trainer_throughput --device cuda (ours vs PyTorch on this GPU)"
 run "$build/bin/bench_trainer_throughput" --device cuda --models mlp --batches "${BENCH_BATCHES:-64,256,1024,4096,16384}" \
   --seconds "${BENCH_SECONDS:-1}" --pytorch "$src/bench/pytorch_baseline.py" || true
 run "$build/bin/bench_trainer_throughput" --device cuda --models cnn,resnet20 --batches "${CONV_BATCHES:-64,256,1024,4096}" \
   --seconds "${BENCH_SECONDS:-1}" --pytorch "$src/bench/pytorch_baseline.py" || true
+fi
+if [[ -z ${SKIP_TTT:-} ]]; then
 step "bench_time_to_target --device cuda (0.88 on Fashion-MNIST from process start, ours vs PyTorch)"
 run "$build/bin/bench_time_to_target" --device cuda --repeat "${TTT_REPEAT:-2}" --threads 8 --python "$(command -v python3)" \
   --data-dir "$DLSWEEP_FMNIST_DIR" --train-bin "$build/bin/dlsweep-train" || true
+fi
 if [[ -z ${SKIP_STEP_BENCH:-} ]]; then
 step "bench_cuda_step"
 run "$build/bin/bench_cuda_step" --batches "${BENCH_BATCHES:-64,256,1024,4096,16384}" --steps "${BENCH_STEPS:-200}" \
@@ -105,12 +123,13 @@ run "$src/scripts/gpu-comm-check.sh" "$build" "$out" || true
 fi
 if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-}${SKIP_SUITE_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
   step "test_trainer_cuda under compute-sanitizer memcheck"
-  run timeout "${SANITIZER_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/test_trainer_cuda" --order decl || true
+  run timeout "${SANITIZER_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/test_trainer_cuda" --order decl ${SANITIZER_FILTER:+"$SANITIZER_FILTER"} || true
 fi
 if [[ -z ${BENCH_ONLY:-}${SKIP_SANITIZER:-} ]] && command -v compute-sanitizer >/dev/null; then
   step "dlsweep-train device cuda under compute-sanitizer memcheck"
-  for p in '"optimizer":"lars"' '"model":"cnn","optimizer":"lamb","base_lr":0.005' \
-           '"model":"resnet8","dataset":"synthetic","optimizer":"larc"'; do
+  for p in ${SANITIZER_RUNS:-'"optimizer":"lars"' '"model":"cnn","optimizer":"lamb","base_lr":0.005' \
+           '"model":"resnet8","dataset":"synthetic","optimizer":"larc"' '"model":"cnn","precision":"bf16"' \
+           '"model":"resnet8","dataset":"synthetic","precision":"fp16"'}; do
     san=$(mktemp -d) && echo "{\"device\":\"cuda\",\"epochs\":1,\"train_subset\":1024,\"test_subset\":500,
       \"batch_size\":128,\"noise_scale_every\":3,$p}" >"$san/params.json"
     run timeout "${SANITIZER_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/bin/dlsweep-train" --trial-dir "$san" || true
