@@ -14,6 +14,8 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libboost-dev libboost-system-dev libdnnl-dev nlohmann-json3-dev
   libyaml-cpp-dev catch2 libcli11-dev libfmt-dev libspdlog-dev libkainjow-mustache-dev
   zlib1g-dev
+  # search: the gp and cmaes samplers (linear algebra; L-BFGS-B for the kernel fit and the acquisition)
+  libeigen3-dev liblbfgspp-dev
   # the charting library inlined into `dlsweep report` pages
   libjs-chart.js
   # oneDNN's CMake config asks for OpenCL even for CPU-only use

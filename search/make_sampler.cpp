@@ -2,6 +2,9 @@
 // Adding a sampler means one row here and its own <name>_sampler.{hpp,cpp}.
 #include <fmt/format.h>
 
+#include "search/auto_sampler.hpp"
+#include "search/cmaes_sampler.hpp"
+#include "search/gp_sampler.hpp"
 #include "search/grid_sampler.hpp"
 #include "search/nsga2_sampler.hpp"
 #include "search/pbt_sampler.hpp"
@@ -68,6 +71,36 @@ std::unique_ptr<Sampler> make_pbt(OptionReader& r, const Space& space, std::uint
   return std::make_unique<PbtSampler>(space, seed, std::move(o));
 }
 
+#define DLSWEEP_GP_KEYS \
+  {"startup_trials", "startup", "candidates", "local_starts", "fit_restarts", "deterministic_objective", "constant_liar"}
+#define DLSWEEP_CMAES_KEYS {"sigma0", "popsize", "restart_strategy", "inc_popsize", "warm_start_fraction"}
+
+std::unique_ptr<Sampler> make_gp(OptionReader& r, const Space& space, std::uint64_t seed) {
+  r.only(DLSWEEP_GP_KEYS);
+  const GpOptions o = GpOptions::read(r);
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<GpSampler>(space, seed, o);
+}
+
+std::unique_ptr<Sampler> make_cmaes(OptionReader& r, const Space& space, std::uint64_t seed) {
+  r.only(DLSWEEP_CMAES_KEYS);
+  const CmaesOptions o = CmaesOptions::read(r);
+  bool numeric = false;
+  for (const auto& d : space.dims) numeric = numeric || (d.kind != Dimension::Kind::choice && d.when.empty());
+  if (!numeric)
+    r.error("", "cmaes searches numeric parameters, and this space has none outside `when:`",
+            "use algorithm: tpe (or auto) for a categorical or conditional space");
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<CmaesSampler>(space, seed, o);
+}
+
+std::unique_ptr<Sampler> make_auto(OptionReader& r, const Space& space, std::uint64_t seed) {
+  r.only({"auto_gp_trials"});
+  const auto gp_trials = r.integer("auto_gp_trials", 250, 0, 1'000'000);
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<AutoSampler>(space, seed, gp_trials);
+}
+
 const Entry kRegistry[] = {
     {"grid", false, {}, make_grid},
     {"random", true, {}, make_random},
@@ -77,6 +110,9 @@ const Entry kRegistry[] = {
                "crossover_alpha", "crossover_eta", "crossover_sigma_xi", "crossover_sigma_eta", "crossover_epsilon"},
      make_nsga2},
     {"pbt", false, {"population", "generations", "interval", "quantile", "resample_probability", "perturb"}, make_pbt},
+    {"gp", true, DLSWEEP_GP_KEYS, make_gp},
+    {"cmaes", true, DLSWEEP_CMAES_KEYS, make_cmaes},
+    {"auto", true, {"auto_gp_trials"}, make_auto},
 };
 
 }  // namespace
@@ -114,6 +150,8 @@ bool sampler_is_unbounded(const std::string& algorithm) {
   return false;
 }
 
-bool sampler_learns_from_history(const std::string& algorithm) { return algorithm == "tpe" || algorithm == "nsga2"; }
+bool sampler_learns_from_history(const std::string& algorithm) {
+  return algorithm == "tpe" || algorithm == "nsga2" || algorithm == "gp" || algorithm == "cmaes" || algorithm == "auto";
+}
 
 }  // namespace dlsweep::search

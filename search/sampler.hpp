@@ -44,11 +44,14 @@ class Sampler {
   /// Bookkeeping the engine records with trial `number` (an event), never part of its
   /// params: pbt's lineage (search/pbt_sampler.hpp). null for every other sampler.
   virtual nlohmann::json lineage(std::int64_t /*number*/, const History& /*history*/) const { return nullptr; }
+  /// `auto`: which algorithm proposes trial `number` and why, for the log and `best --explain`
+  /// ("gp (numeric space, 12 trials < 250)", search/auto_sampler.hpp). Empty for every other sampler.
+  virtual std::string chosen(std::int64_t /*number*/, const History& /*history*/) const { return {}; }
 };
 
 using SamplerResult = std::expected<std::unique_ptr<Sampler>, std::vector<OptionError>>;
 
-/// The registry: "grid", "random", "qmc", "tpe", "nsga2", "pbt". `options` are the keys of the study's
+/// The registry: "grid", "random", "qmc", "tpe", "nsga2", "pbt", "gp", "cmaes", "auto". `options` are the keys of the study's
 /// `search:` section other than algorithm, trials and seed (an object, or null); the
 /// sampler validates them, and the space against its needs (grid: finite dimensions).
 /// Errors name the option's key ("" for the algorithm itself).
@@ -64,7 +67,7 @@ std::vector<std::string_view> sampler_option_keys(const std::string& algorithm);
 /// True when the sampler needs `search.trials` (it never runs out on its own).
 bool sampler_is_unbounded(const std::string& algorithm);
 
-/// True when the sampler's proposals follow the history (tpe, nsga2): what `search.warm_start`
+/// True when the sampler's proposals follow the history (tpe, nsga2, gp, cmaes, auto): what `search.warm_start`
 /// needs (the others would ignore the earlier trials).
 bool sampler_learns_from_history(const std::string& algorithm);
 
