@@ -8,12 +8,6 @@
 
 namespace dlsweep::search {
 
-double standard_normal(SplitMix64& rng) {
-  const double u1 = 1.0 - rng.next_unit();  // (0, 1]
-  const double u2 = rng.next_unit();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-}
-
 CmaState::CmaState(Eigen::VectorXd mean, double sigma, std::size_t lambda, Eigen::MatrixXd cov)
     : mean_(std::move(mean)), sigma_(sigma) {
   const auto n = static_cast<double>(mean_.size());

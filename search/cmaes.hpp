@@ -18,6 +18,7 @@
 
 #include <Eigen/Dense>
 
+#include "search/nsga2_crossover.hpp"  // standard_normal
 #include "search/random_sampler.hpp"
 
 namespace dlsweep::search {
@@ -50,8 +51,5 @@ class CmaState {
   std::size_t generation_ = 0;
   std::vector<double> best_losses_;  ///< the best loss of each generation told
 };
-
-/// A standard normal draw from `rng` (Box–Muller over its 53-bit uniforms).
-double standard_normal(SplitMix64& rng);
 
 }  // namespace dlsweep::search

@@ -47,6 +47,11 @@ const std::vector<Case>& cases() {
                {"perturb", {{"lr", {0.8, 1.25}}, {"batch_size", {0.5, 2}}}}}, false, true},
       {"pbt", {{"population", 6}, {"generations", 20}, {"quantile", 0.5}, {"interval", {{"by", "step"}, {"every", 100}}},
                {"perturb", {{"batch_size", {0.5, 2}}}}}, true, true},
+      {"gp", {{"startup_trials", 5}, {"candidates", 64}, {"local_starts", 1}, {"fit_restarts", 0}}, false},
+      {"gp", {{"startup_trials", 5}, {"candidates", 64}, {"local_starts", 1}, {"fit_restarts", 0}, {"constant_liar", false}, {"startup", "qmc"}}, false},
+      {"cmaes", nullptr, false},
+      {"cmaes", {{"popsize", 4}, {"restart_strategy", "none"}}, false},
+      {"auto", nullptr, false},
   };
   return all;
 }
@@ -289,6 +294,7 @@ TEST_CASE("conformance: warm-start records (numbers < 0) keep resume exact and c
   }
   CHECK(sampler_learns_from_history("tpe"));
   CHECK(sampler_learns_from_history("nsga2"));
+  for (const char* learner : {"gp", "cmaes", "auto"}) CHECK(sampler_learns_from_history(learner));
   for (const char* other : {"grid", "random", "qmc"}) CHECK_FALSE(sampler_learns_from_history(other));
 }
 
@@ -314,7 +320,8 @@ std::vector<Params> run_constrained_mo(const Case& c, const Space& s, std::uint6
 TEST_CASE("conformance: with several objectives and constraints, resume after kill -9 draws the uninterrupted run's",
           "[search][conformance][multi]") {
   for (const auto& c : cases()) {
-    if (c.algorithm != "tpe" && c.algorithm != "nsga2") continue;  // the samplers that read values and constraints
+    if (c.algorithm != "tpe" && c.algorithm != "nsga2" && c.algorithm != "gp" && c.algorithm != "cmaes")
+      continue;  // the samplers that read values and constraints
     INFO(c.algorithm << " " << c.options.dump());
     const Space s = mixed_space();
     const auto uninterrupted = run_constrained_mo(c, s, 33, 40);
