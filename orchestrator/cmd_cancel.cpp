@@ -23,6 +23,7 @@
 #include "engine/progress.hpp"
 #include "engine/state_machine.hpp"
 #include "db/orchestrator_lock.hpp"
+#include "orchestrator/relocation.hpp"
 #include "engine/trial_files.hpp"
 #include "engine/backend_factory.hpp"
 
@@ -74,6 +75,12 @@ int cmd_cancel(const CancelArgs& a) {
   // Validate the numbers before anything is asked or written: an unknown one is an error.
   auto known = (*ro)->list_trials((*study)->id);
   if (!known) return print_error(known.error(), exit_code::runtime);
+  // A copied project never cancels the original's trials (relocation.hpp); after a move the
+  // study's files are where the project is now.
+  auto place = check_study_place(**study, *known, a.db, /*batch_backend=*/false);
+  if (!place) return print_error(place.error(), exit_code::usage, "nothing was cancelled.");
+  if (place->reroot)
+    if (auto moved = reroot_path((*study)->root_dir, *place->reroot)) (*study)->root_dir = moved->string();
   auto plan = plan_cancel(*known, a.trials, a.study);
   if (!plan) return print_error(plan.error(), exit_code::usage);
   for (const auto& note : plan->notes) fmt::print(stderr, "{}\n", note);

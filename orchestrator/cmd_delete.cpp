@@ -17,6 +17,7 @@
 #include "orchestrator/commands.hpp"
 #include "orchestrator/removal.hpp"
 #include "db/orchestrator_lock.hpp"
+#include "orchestrator/relocation.hpp"
 #include "orchestrator/table_format.hpp"
 
 namespace dlsweep::orch {
@@ -76,6 +77,19 @@ int cmd_delete(const DeleteArgs& a) {
   if (!storage) return refuse(storage.error(), exit_code::runtime);
   auto study = find_named(**storage, a.study, a.db);
   if (!study) return lookup_failed(study.error());
+  if (a.files) {
+    // Only a directory this database owns: after a move, where the project is now; in a copy,
+    // the copy's own, never the original's (relocation.hpp).
+    auto trials = (*storage)->list_trials(study->id);
+    if (!trials) return refuse(trials.error(), exit_code::runtime);
+    auto owned = owned_study_dir(*study, *trials, a.db);
+    if (!owned) return refuse(owned.error(), exit_code::runtime);
+    if (!*owned)
+      return refuse(Error{"not removing it: this database is a copy, and the directory belongs to the original study",
+                          study->root_dir, "delete the study without --files", ErrorKind::bad_input},
+                    exit_code::usage);
+    study->root_dir = (*owned)->string();
+  }
   auto plan = plan_removal(**storage, *study, a.files);
   if (!plan) return refuse(plan.error(), plan.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime);
 

@@ -29,6 +29,7 @@
 #include "engine/progress.hpp"
 #include "study/growth.hpp"
 #include "db/orchestrator_lock.hpp"
+#include "orchestrator/relocation.hpp"
 
 namespace dlsweep::orch {
 
@@ -111,7 +112,17 @@ int cmd_enqueue(const EnqueueArgs& a) {
     return refuse(Error{fmt::format("no study named '{}'", a.study), a.db,
                         fmt::format("`dlsweep --db {} status` lists the studies", a.db)},
                   exit_code::usage);
-  const db::StudyRow study = **row;
+  db::StudyRow study = **row;
+  // A copied project never hands the original's orchestrator a request (relocation.hpp);
+  // after a move the study's files are where the project is now.
+  {
+    auto trials = (*storage)->list_trials(study.id);
+    if (!trials) return refuse(trials.error(), exit_code::runtime);
+    auto place = check_study_place(study, *trials, a.db, /*batch_backend=*/false);
+    if (!place) return refuse(place.error(), exit_code::usage);
+    if (place->reroot)
+      if (auto moved = reroot_path(study.root_dir, *place->reroot)) study.root_dir = moved->string();
+  }
   auto spec = parse_study(study.spec_json, StudyFormat::json, study.source_path);
   if (!spec) {
     return print_stored_study_errors(spec.error());

@@ -12,6 +12,11 @@
 // cancels the study's jobs that belong to no live trial. Either way it retries failed
 // trials with retries left, launches WAITING ones, and keeps sampling.
 //
+// Before anything runs, where the study lives is settled (relocation.hpp): a project moved
+// with its database is followed (every stored path re-rooted, one line says so), `--relocate
+// OLD=NEW` re-roots by hand, and a copy that would write into the original's files is
+// refused.
+//
 // --add-trials N grows the study's trial budget first (study/growth.hpp): the stored spec's
 // search.trials and an 'add_trials' event, in one transaction, before anything runs; what
 // the engine then runs is the grown study. Enqueued trials (`dlsweep enqueue`) waiting in
@@ -28,6 +33,7 @@
 #include "study/growth.hpp"
 #include "study/spec.hpp"
 #include "db/orchestrator_lock.hpp"
+#include "orchestrator/relocation.hpp"
 #include "orchestrator/run_sweep.hpp"
 #include "orchestrator/table_format.hpp"
 
@@ -84,6 +90,22 @@ int cmd_resume(const ResumeArgs& a) {
   if (!spec) {
     return print_stored_study_errors(spec.error());
   }
+  // Where the study lives (relocation.hpp): a moved project is followed (its stored paths
+  // re-rooted, said in one line), --relocate re-roots by hand, a copy is refused before
+  // anything is written — before --add-trials grows the budget too.
+  const sched::BackendKind* kind = sched::find_backend_kind(spec->backend.kind);
+  auto settled = settle_study_place(**storage, **row, a.db, a.relocate, kind && kind->jobs_outlive_orchestrator);
+  if (!settled) {
+    return print_error(settled.error(), settled.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime,
+                       "nothing was changed.");
+  }
+  if (settled->row.spec_json != (*row)->spec_json || settled->row.source_path != (*row)->source_path) {
+    spec = parse_study(settled->row.spec_json, StudyFormat::json, settled->row.source_path);
+    if (!spec) {
+      return print_stored_study_errors(spec.error());
+    }
+  }
+  *row = settled->row;
   auto train = train_binary_for(*spec);
   if (!train) {
     return print_error(train.error(), exit_code::runtime);
@@ -121,7 +143,6 @@ int cmd_resume(const ResumeArgs& a) {
   // Local trials are this machine's processes, children of the dead orchestrator: the
   // backend stops what is left of them; a batch scheduler's jobs are not ours to kill (they
   // may be on other nodes, or on this one) and its backend stops nothing.
-  const sched::BackendKind* kind = sched::find_backend_kind(spec->backend.kind);
   const bool own_processes = kind && !kind->jobs_outlive_orchestrator;
   std::size_t records = 0, stopped = 0;
   std::vector<fs::path> orphan_dirs;
@@ -133,6 +154,8 @@ int cmd_resume(const ResumeArgs& a) {
     // a process of it is an orphan like any other, and must not run beside the relaunch.
     if (is_active(t.state) || t.state == TrialState::waiting) orphan_dirs.emplace_back(t.trial_dir);
   }
+  // A moved project: a process of the dead orchestrator names its trial's old directory.
+  for (const auto& d : settled->old_trial_dirs) orphan_dirs.push_back(d);
   if (own_processes && !orphan_dirs.empty()) {
     boost::asio::io_context orphan_io;
     auto backend = make_backend(orphan_io, *spec, fs::path((*row)->root_dir), /*create_dirs=*/false);

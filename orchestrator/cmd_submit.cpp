@@ -32,6 +32,7 @@
 #include "engine/sweep_runner.hpp"
 #include "engine/warm_start_load.hpp"
 #include "study/spec.hpp"
+#include "orchestrator/relocation.hpp"
 #include "orchestrator/removal.hpp"
 #include "orchestrator/table_format.hpp"
 #include "engine/backend_factory.hpp"
@@ -68,7 +69,16 @@ std::variant<Replacement, int> replace_study(const SubmitArgs& a, const std::str
     fmt::print(stderr, "--replace: {} holds no study named '{}'; nothing to replace\n", a.db, name);
     return r;
   }
-  auto plan = plan_removal(*r.storage, **row, /*files=*/true);
+  // Only files this database owns go: after a move, where the project is now; in a copy, the
+  // copy's own — never the original's (relocation.hpp).
+  db::StudyRow study = **row;
+  auto trials = r.storage->list_trials(study.id);
+  if (!trials) return print_error(trials.error(), exit_code::runtime);
+  auto owned = owned_study_dir(study, *trials, a.db);
+  if (!owned) return print_error(owned.error(), exit_code::runtime);
+  if (*owned) study.root_dir = (*owned)->string();
+  else fmt::print(stderr, "--replace: {} belongs to the original of this copied study; it stays\n", study.root_dir);
+  auto plan = plan_removal(*r.storage, study, /*files=*/owned->has_value());
   if (!plan) {
     return print_error(under("--replace", plan.error()),
                        plan.error().is(ErrorKind::bad_input) ? exit_code::usage : exit_code::runtime,
@@ -165,6 +175,9 @@ std::variant<std::int64_t, int> record_study(const SubmitArgs& a, const Prepared
   std::error_code ec;
   db::NewStudy ns{p.spec.name, p.spec.to_json().dump(), fs::absolute(a.study_file, ec).string(), p.study_root.string(),
                   p.spec.objective.metric, p.spec.objective.mode, p.spec.objective.target};
+  // Where the study lives (relocation.hpp): what `resume` compares with where it finds it.
+  ns.home_db = fs::absolute(a.db, ec).lexically_normal().string();
+  ns.home_root = home_root(ns.home_db, ns.source_path, ns.root_dir).string();
   if (p.warm)
     if (auto b = storage.begin_batch(); !b) return print_error(b.error(), exit_code::runtime);
   auto study_id = storage.create_study(ns);

@@ -72,6 +72,7 @@ struct ResumeArgs {
   std::string rerun;            ///< "cancelled,failed": re-run the trials in these states (new attempt)
   bool add_trials_given = false;  ///< --add-trials was on the command line
   std::int64_t add_trials = 0;    ///< grow the study's trial budget by this many (study/growth.hpp)
+  std::string relocate;           ///< "OLD=NEW": re-root the study's stored paths (orchestrator/relocation.hpp)
 };
 int cmd_resume(const ResumeArgs& a);
 
