@@ -276,3 +276,12 @@ TEST_CASE("communicators: the host-only default refuses device sums", "[comm][de
   CHECK(h.device_wait_all(nullptr));
   CHECK(h.host_staged_bytes() == 0);
 }
+
+TEST_CASE("host memory: no stream of its own, staging is zeroed host floats", "[comm][device]") {
+  k::Memory& host = k::host_memory();
+  CHECK(host.native_stream() == nullptr);
+  auto staging = host.allocate_staging(1000);
+  REQUIRE(staging);
+  for (int i = 0; i < 1000; ++i) CHECK(staging[i] == 0.0f);
+  staging[999] = 1.0f;  // writable to its end
+}
