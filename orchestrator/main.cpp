@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <exception>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -210,7 +211,14 @@ int main(int argc, char** argv) try {
   if (*sv) return cmd_serve(serve);
   if (*wk) return cmd_worker(worker);
   return exit_code::usage;
+} catch (const std::system_error& e) {
+  // The reader of our output went away (`dlsweep ... 2>&1 | head -1`): fmt::print throws
+  // EPIPE where SIGPIPE is ignored (submit, resume: a sweep outlives its terminal). The
+  // reader has what it wanted: end quietly, with the status SIGPIPE would have given.
+  if (e.code() == std::errc::broken_pipe) return 128 + SIGPIPE;
+  std::fprintf(stderr, "dlsweep: internal error: %s (please report this)\n", e.what());  // never throws
+  return exit_code::internal;
 } catch (const std::exception& e) {
-  fmt::print(stderr, "dlsweep: internal error: {} (please report this)\n", e.what());
+  std::fprintf(stderr, "dlsweep: internal error: %s (please report this)\n", e.what());  // never throws
   return exit_code::internal;
 }
