@@ -1,8 +1,10 @@
 // Pilot workers on the real local Slurm cluster (issue "The site's rules", item 3):
 // `backend: {kind: slurm, workers: N}` runs a study's trials inside N long-lived allocations.
 // Every trial here appends "start <worker>" / "end" to runs.log in its trial dir, and before it
-// starts checks that no earlier run of the same trial is still alive (else OVERLAP): a trial
-// must never run twice at once, and must end exactly once.
+// starts checks that no earlier run of the same trial is still running (else OVERLAP, with the
+// pid and its state): a trial must never run twice at once, and must end exactly once. Running
+// means present in /proc and not a zombie: where PID 1 does not reap orphans (micro-VMs, some
+// containers), a killed run whose parent died stays a zombie for good, and `kill -0` finds it.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../schedulers/slurm/slurm_test_support.hpp"
+#include "../support/process_state.hpp"
 #include "../support/wait_until.hpp"
 #include "run_command.hpp"
 #include "slurm_site.hpp"
@@ -38,7 +41,7 @@ std::string workers_study(const std::string& name, const std::string& conf, int 
 name: {name}
 backend: {{kind: slurm, workers: {workers}, slurm_conf: '{conf}', poll_min_s: 0.3, poll_max_s: 1, time: 10{extra}}}
 trial:
-  command: [/bin/sh, -c, "for p in $(cat pids.log 2>/dev/null); do kill -0 $p 2>/dev/null && echo OVERLAP >> overlap.log; done; echo $$ >> pids.log; echo start $DLSWEEP_WORKER >> runs.log; sleep {seconds}; echo end >> runs.log; echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
+  command: [/bin/sh, -c, "for p in $(cat pids.log 2>/dev/null); do s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); case $s in ''|Z|X) ;; *) echo OVERLAP $p $s >> overlap.log ;; esac; done; echo $$ >> pids.log; echo start $DLSWEEP_WORKER >> runs.log; sleep {seconds}; echo end >> runs.log; echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
 objective: {{metric: loss, mode: min}}
 search: {{algorithm: grid}}
 space: {{x: [{space}]}}
@@ -50,6 +53,8 @@ space: {{x: [{space}]}}
 struct TrialRuns {
   std::size_t starts = 0, ends = 0, finals = 0;
   bool overlap = false;
+  std::string overlap_log;         ///< "OVERLAP <pid> <state>" lines
+  std::vector<std::string> lines;  ///< runs.log in order
   std::set<std::string> workers;
 };
 
@@ -60,7 +65,8 @@ std::map<std::string, TrialRuns> trial_runs(const fs::path& study_dir) {
     const std::string name = e.path().filename().string();
     if (name.rfind("trial-", 0) != 0) continue;
     TrialRuns& r = out[name];
-    for (const auto& l : lines_of(e.path() / "runs.log")) {
+    r.lines = lines_of(e.path() / "runs.log");
+    for (const auto& l : r.lines) {
       if (l.rfind("start ", 0) == 0) {
         ++r.starts;
         r.workers.insert(l.substr(6));
@@ -70,6 +76,7 @@ std::map<std::string, TrialRuns> trial_runs(const fs::path& study_dir) {
     }
     r.finals = lines_of(e.path() / "metrics.jsonl").size();
     r.overlap = fs::exists(e.path() / "overlap.log");
+    r.overlap_log = read_file(e.path() / "overlap.log");
   }
   return out;
 }
@@ -89,6 +96,21 @@ std::size_t live_worker_jobs(const LocalCluster& cluster, const std::string& stu
   std::istringstream in(sq.out);
   for (std::string l; std::getline(in, l);) n += l.find_first_not_of(" ") != std::string::npos;
   return n;
+}
+
+/// Waits until worker w1 runs a trial's command (its runs.log says "start w1", not only the
+/// worker's <tag>.run: a worker killed between the two has started nothing the test can see);
+/// `victim`: the task's tag.
+bool w1_trial_running(const fs::path& pool, const fs::path& study_dir, std::string& victim) {
+  return test_support::wait_until([&] {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(pool / "w" / "w1", ec))
+      if (e.path().extension() == ".run") victim = e.path().stem().string();
+    if (victim.empty()) return false;
+    for (const auto& [name, r] : trial_runs(study_dir))
+      if (r.workers.count("w1")) return true;
+    return false;
+  }, std::chrono::seconds(60));
 }
 
 }  // namespace
@@ -164,12 +186,7 @@ TEST_CASE("slurm workers: kill -9 of a worker mid-trial: the trial goes back to 
   // Worker w1 has started a trial: kill the worker process (not its allocation's script).
   const fs::path pool = dir / "dlsweep-runs" / "e2e-workers-kill" / "slurm" / "pool";
   std::string victim;
-  REQUIRE(test_support::wait_until([&] {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(pool / "w" / "w1", ec))
-      if (e.path().extension() == ".run") victim = e.path().stem().string();
-    return !victim.empty();
-  }, std::chrono::seconds(60)));
+  REQUIRE(w1_trial_running(pool, dir / "dlsweep-runs" / "e2e-workers-kill", victim));
   auto pk = dlsweep::sched::slurm::run_command(
       {"pkill", "-9", "-f", "^" + std::string(DLSWEEP_BIN) + " worker --pool " + pool.string() + " --id w1 "}, {}, 10);
   REQUIRE(pk);
@@ -184,7 +201,7 @@ TEST_CASE("slurm workers: kill -9 of a worker mid-trial: the trial goes back to 
   REQUIRE(runs.size() == 4);
   std::size_t restarted = 0;
   for (const auto& [name, r] : runs) {
-    INFO(name);
+    INFO(name << " " << r.overlap_log);
     CHECK_FALSE(r.overlap);  // the killed worker's run was stopped before the next began
     CHECK(r.ends == 1);      // ... and never finished behind the new one's back
     CHECK(r.finals == 1);
@@ -199,6 +216,64 @@ TEST_CASE("slurm workers: kill -9 of a worker mid-trial: the trial goes back to 
   CHECK(restarted == 1);
   // The wrapper said what it stopped.
   CHECK(read_file(pool / "w" / "w1" / "stderr.log").find("stopping process group") != std::string::npos);
+}
+
+TEST_CASE("slurm workers: kill -9 of a worker and its wrapper together mid-trial: the trial's processes outlive "
+          "the allocation (proctrack/linuxproc loses them); its rerun waits until they are gone",
+          "[slurm][workers][kill]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-workers-kill-both");
+  // Trials long enough that the replacement worker claims the rerun while the orphaned run
+  // still sleeps.
+  std::ofstream(dir / "study.yaml") << workers_study("e2e-workers-kill-both", cluster.conf, 2, 3, 8);
+  auto db = dir / "sweep.db";
+  pid_t pid = start_submit(dir, db);
+  const fs::path pool = dir / "dlsweep-runs" / "e2e-workers-kill-both" / "slurm" / "pool";
+  std::string victim;
+  REQUIRE(w1_trial_running(pool, dir / "dlsweep-runs" / "e2e-workers-kill-both", victim));
+  // One pkill for both (the wrapper first, in pid order): the wrapper never gets to stop the
+  // trial's process group, and Slurm's linuxproc tracking has lost the trial once its parent died.
+  const std::string w1 = (pool / "w" / "w1").string();
+  auto pk = dlsweep::sched::slurm::run_command(
+      {"pkill", "-9", "-f",
+       "^/bin/bash " + pool.string() + "/worker.sh " + w1 + " |^" + std::string(DLSWEEP_BIN) + " worker --pool " +
+           pool.string() + " --id w1 "},
+      {}, 10);
+  REQUIRE(pk);
+  CHECK(pk->exit_code == 0);
+  const int rc = wait_exit(pid);
+  const std::string err = err_of(dir);
+  INFO(err);
+  REQUIRE(rc == 0);
+  CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,3\n");
+  auto runs = trial_runs(dir / "dlsweep-runs" / "e2e-workers-kill-both");
+  REQUIRE(runs.size() == 3);
+  std::size_t restarted = 0;
+  for (const auto& [name, r] : runs) {
+    INFO(name << " " << r.overlap_log);
+    CHECK_FALSE(r.overlap);
+    CHECK(r.finals == r.ends);
+    if (r.starts == 2) {
+      ++restarted;
+      CHECK(r.lines.front() == "start w1");
+      // The orphaned run went on to its end (nothing stopped it), and only then did the rerun begin.
+      if (r.ends == 2) CHECK(r.lines == std::vector<std::string>{"start w1", "end", r.lines[2], "end"});
+    } else {
+      CHECK(r.starts == 1);
+      CHECK(r.ends == 1);
+    }
+  }
+  CHECK(restarted == 1);
+  // The rerun knew of the earlier run (its task named it) and checked it before it started.
+  std::string worker_logs;
+  for (const auto& e : fs::directory_iterator(pool / "w"))
+    worker_logs += read_file(e.path() / "stderr.log");
+  CHECK_THAT(worker_logs, Catch::Contains(victim + ": ran before without an end"));
 }
 
 TEST_CASE("slurm workers: kill -9 of the orchestrator, then resume follows the live workers; nothing lost or run "
@@ -276,7 +351,7 @@ TEST_CASE("slurm workers: SIGTERM ends the orchestrator within seconds: running 
                                  std::chrono::seconds(30)));
   for (const auto& e : fs::directory_iterator(study_dir)) {
     if (e.path().filename().string().rfind("trial-", 0) != 0) continue;
-    for (const auto& p : lines_of(e.path() / "pids.log")) CHECK(::kill(std::stoi(p), 0) != 0);
+    for (const auto& p : lines_of(e.path() / "pids.log")) CHECK_FALSE(test_support::process_running(std::stoi(p)));
   }
 }
 
