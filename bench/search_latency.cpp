@@ -1,6 +1,7 @@
 // search_latency.cpp — how long one suggestion takes with a long history: each sampler's
 // next() with 1000 finished trials (and 8 running) on the schedule space, mean over 50
-// suggestions. Bar for tpe: <= 5 ms per suggestion.
+// suggestions (5 for gp and auto, whose Gaussian process costs O(n³) per fit). Bar for tpe:
+// <= 5 ms per suggestion. gp's cost grows with the history: run it at --trials 100, 300, 1000.
 //
 // usage: bench_search_latency [--trials N]
 #include <chrono>
@@ -45,9 +46,10 @@ int main(int argc, char** argv) {
   // shared: it does not count the time other processes held the core).
   fmt::print("| sampler | wall ms per suggestion | CPU ms per suggestion |\n|---|---|---|\n");
   for (const auto& [algo, options] : std::vector<std::pair<std::string, nlohmann::json>>{
-           {"random", nullptr}, {"qmc", nullptr}, {"tpe", nullptr}, {"tpe", {{"multivariate", true}}}}) {
+           {"random", nullptr}, {"qmc", nullptr}, {"tpe", nullptr}, {"tpe", {{"multivariate", true}}}, {"cmaes", nullptr},
+           {"gp", nullptr}, {"auto", nullptr}}) {
     auto sampler = std::move(*make_sampler(algo, space, 7, options));
-    constexpr int kReps = 50;
+    const int kReps = algo == "gp" || algo == "auto" ? 5 : 50;
     const auto t0 = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
     for (int r = 0; r < kReps; ++r) (void)sampler->next(finished + 8 + r, h);

@@ -1,7 +1,7 @@
 // search_quality.cpp — how fast each sampler finds good params: the regret (value of the
-// trial with the best observed value minus the true optimum) after 30, 60 and 100
+// trial with the best observed value minus the true optimum) after 10, 20, 50 and 100
 // sequential trials, median over 10 seeds, with the seed spread (25th–75th percentile).
-// dlsweep tpe, random and qmc run here; Optuna's TPESampler runs in the same invocation
+// dlsweep gp, cmaes, auto, tpe, random and qmc run here; Optuna's TPESampler runs in the same invocation
 // through bench/optuna_quality.py (Debian python3-optuna, /usr/bin/python3), on the same
 // functions (bench/search_functions.hpp).
 //
@@ -12,8 +12,11 @@
 // by default, i.e. as Optuna 3.1 (tests/search/tpe_optuna_test.cpp), and with
 // `equal_height: false` as the fixed Optuna (tests/search/tpe_sampler_test.cpp).
 //
-// usage: bench_search_quality [--seeds N] [--no-optuna] [--sampler LABEL=ALGO[:OPTIONS_JSON]]...
-//                             [--json FILE]
+// usage: bench_search_quality [--seeds N] [--trials N] [--rows LABEL,...] [--no-optuna]
+//                             [--sampler LABEL=ALGO[:OPTIONS_JSON]]... [--json FILE]
+//   --trials cuts the run (the checkpoints up to it are kept); --rows keeps only the rows named
+//   (labels as printed, e.g. 'dlsweep gp,dlsweep tpe'). The gp bar: gp's median regret after 20
+//   and 50 trials at most half of tpe's on branin and hartmann6 (issue 40).
 //   --sampler adds a row (e.g. 'tpe ei96=tpe:{"ei_candidates":96}'); --json writes every
 //   regret (function -> sampler -> per seed -> per checkpoint) for offline comparison.
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "search/random_sampler.hpp"
@@ -38,14 +42,17 @@ namespace {
 
 using namespace dlsweep::search;
 
-constexpr int kTrials = 100;
-const std::vector<int> kCheckpoints = {30, 60, 100};
+int kTrials = 100;
+std::vector<int> kCheckpoints = {10, 20, 50, 100};
 
 struct SamplerRun {
   std::string label, algo;
   nlohmann::json options;
 };
-std::vector<SamplerRun> kSamplers = {{"dlsweep tpe", "tpe", nullptr},
+std::vector<SamplerRun> kSamplers = {{"dlsweep gp", "gp", nullptr},
+                                     {"dlsweep cmaes", "cmaes", nullptr},
+                                     {"dlsweep auto", "auto", nullptr},
+                                     {"dlsweep tpe", "tpe", nullptr},
                                      {"dlsweep tpe equal mass", "tpe", {{"equal_height", false}}},
                                      {"dlsweep tpe multivariate", "tpe", {{"multivariate", true}}},
                                      {"dlsweep random", "random", nullptr},
@@ -96,7 +103,8 @@ const std::string kOptunaOther = "optuna 3.1 tpe (Debian), other seeds";
 
 nlohmann::json run_optuna(const std::string& flag, int seeds) {
   const std::string cmd =
-      fmt::format("/usr/bin/python3 {}/optuna_quality.py {}{} {} 30 60 100", DLSWEEP_BENCH_DIR, flag, seeds, kTrials);
+      fmt::format("/usr/bin/python3 {}/optuna_quality.py {}{} {} {}", DLSWEEP_BENCH_DIR, flag, seeds, kTrials,
+                  fmt::join(kCheckpoints, " "));
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string text;
   if (pipe) {
@@ -114,9 +122,11 @@ using bench::quantile;
 int main(int argc, char** argv) {
   int seeds = 10;
   bool optuna = true;
-  std::string json_out;
+  std::string json_out, rows;
   auto usage = [&] {
-    std::fprintf(stderr, "usage: %s [--seeds N] [--no-optuna] [--sampler LABEL=ALGO[:OPTIONS_JSON]]... [--json FILE]\n",
+    std::fprintf(stderr,
+                 "usage: %s [--seeds N] [--trials N] [--rows LABEL,...] [--no-optuna] [--sampler LABEL=ALGO[:OPTIONS_JSON]]... "
+                 "[--json FILE]\n",
                  argv[0]);
     return 2;
   };
@@ -126,6 +136,12 @@ int main(int argc, char** argv) {
       if (std::from_chars(v.data(), v.data() + v.size(), seeds).ptr != v.data() + v.size() || seeds < 1 || seeds > 100000)
         return usage();
     }
+    else if (!std::strcmp(argv[i], "--trials") && i + 1 < argc) {
+      const std::string_view v(argv[++i]);
+      if (std::from_chars(v.data(), v.data() + v.size(), kTrials).ptr != v.data() + v.size() || kTrials < 1 || kTrials > 100000)
+        return usage();
+    }
+    else if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) rows = argv[++i];
     else if (!std::strcmp(argv[i], "--no-optuna")) optuna = false;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_out = argv[++i];
     else if (!std::strcmp(argv[i], "--sampler") && i + 1 < argc) {
@@ -152,6 +168,16 @@ int main(int argc, char** argv) {
     } else return usage();
   }
   if (seeds < 1) return usage();
+  std::erase_if(kCheckpoints, [](int c) { return c > kTrials; });
+  if (kCheckpoints.empty() || kCheckpoints.back() != kTrials) kCheckpoints.push_back(kTrials);
+  if (!rows.empty()) {
+    const std::string list = "," + rows + ",";
+    std::erase_if(kSamplers, [&](const SamplerRun& r) { return list.find("," + r.label + ",") == std::string::npos; });
+    if (kSamplers.empty()) {
+      std::fprintf(stderr, "--rows %s: no row has these labels\n", rows.c_str());
+      return 2;
+    }
+  }
   const std::vector<Function> fns = {
       {"schedule", bench::schedule_space(), bench::schedule, 0.0, 0.02},
       {"branin", bench::branin_space(), bench::branin, 0.397887, 0.0},
@@ -195,7 +221,9 @@ int main(int argc, char** argv) {
   }
   fmt::print("search quality: regret of the best-observed trial (lower is better), median [p25, p75] over {} seeds\n\n",
              seeds);
-  fmt::print("| function | sampler | after 30 | after 60 | after 100 |\n|---|---|---|---|---|\n");
+  std::string head = "| function | sampler |", rule = "|---|---|";
+  for (int c : kCheckpoints) head += fmt::format(" after {} |", c), rule += "---|";
+  fmt::print("{}\n{}\n", head, rule);
   for (const auto& fn : fns) {
     for (const auto& [sampler, per_seed] : results[fn.name]) {
       std::string row = fmt::format("| {} | {} |", fn.name, sampler);
@@ -215,15 +243,34 @@ int main(int argc, char** argv) {
     for (const auto& s : results[fn][sampler]) v.push_back(s[c]);
     return v;
   };
-  std::vector<std::string> mine = {"dlsweep tpe", "dlsweep tpe multivariate"};
+  auto has_row = [&](const std::string& label) {
+    return std::any_of(kSamplers.begin(), kSamplers.end(), [&](const SamplerRun& r) { return r.label == label; });
+  };
+  // Issue 40's bar for gp: median regret after 20 and 50 trials at most half of tpe's.
+  if (has_row("dlsweep gp") && has_row("dlsweep tpe"))
+    for (const auto& fn : fns) {
+      if (fn.name == "schedule") continue;
+      std::string cells;
+      for (std::size_t c = 0; c < kCheckpoints.size(); ++c) {
+        if (kCheckpoints[c] != 20 && kCheckpoints[c] != 50) continue;
+        const double gp = quantile(column(fn.name, "dlsweep gp", c), 0.5), tpe = quantile(column(fn.name, "dlsweep tpe", c), 0.5);
+        cells += fmt::format(" after {}: {:.4f} vs {:.4f} {}", kCheckpoints[c], gp, tpe, gp <= 0.5 * tpe ? "met" : "MISSED");
+      }
+      fmt::print("\ngp bar (median <= half of tpe's) on {}:{}", fn.name, cells);
+    }
+  fmt::print("\n");
+  std::vector<std::string> mine;
+  for (const char* m : {"dlsweep tpe", "dlsweep tpe multivariate"})
+    if (has_row(m)) mine.push_back(m);
   for (const auto& r : kSamplers)
     if (r.algo == "tpe" && std::find(mine.begin(), mine.end(), r.label) == mine.end()) mine.push_back(r.label);
   if (optuna) mine.push_back(kOptunaOther);
   for (const auto& m : mine) {
-    fmt::print("\nbar ({} median <= peer p75; < random median), per checkpoint 30/60/100:\n", m);
+    fmt::print("\nbar ({} median <= peer p75; < random median), per checkpoint {}:\n", m, fmt::join(kCheckpoints, "/"));
     int missed = 0;
     for (const auto& fn : fns) {
-      std::vector<std::string> peers = {"dlsweep random"};
+      std::vector<std::string> peers;
+      if (has_row("dlsweep random")) peers.push_back("dlsweep random");
       if (optuna) peers.insert(peers.begin(), {kOptuna, kOptunaFixed});
       for (const auto& peer : peers) {
         std::string cells;
@@ -241,6 +288,7 @@ int main(int argc, char** argv) {
     fmt::print("  {} of the checks missed{}\n", missed,
                m == kOptunaOther ? " (Optuna against itself on other seeds: the noise floor of this check)" : "");
   }
-  fmt::print("\nreproduce: bench_search_quality --seeds {}{}\n", seeds, optuna ? "" : " --no-optuna");
+  fmt::print("\nreproduce: bench_search_quality --seeds {} --trials {}{}{}\n", seeds, kTrials,
+             rows.empty() ? "" : fmt::format(" --rows '{}'", rows), optuna ? "" : " --no-optuna");
   return 0;
 }

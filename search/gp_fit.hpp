@@ -16,7 +16,7 @@ namespace dlsweep::search::gp {
 struct FitOptions {
   int restarts = 2;            ///< starts besides the default one
   double min_noise = 1e-6;     ///< the noise variance never goes below this (1e-9: deterministic objective)
-  int max_iterations = 200;
+  int max_iterations = 100;
 };
 
 /// The best hyperparameters found for (X, y); y standardised. `seed` keys the restarts.

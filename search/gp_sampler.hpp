@@ -37,7 +37,7 @@ struct GpOptions {
   std::optional<bool> startup_qmc;      ///< `startup:` (qmc | random); unset: random, as Optuna's GPSampler
   std::int64_t candidates = 1024;       ///< random candidates scored per proposal
   std::int64_t local_starts = 4;        ///< L-BFGS-B runs from the best candidates
-  std::int64_t fit_restarts = 1;        ///< kernel fits besides the default start
+  std::int64_t fit_restarts = 1;        ///< kernel fits from random starts besides the default one
   bool deterministic_objective = false; ///< minimum noise 1e-9 instead of 1e-6
   bool constant_liar = true;            ///< running trials enter at the posterior mean
 
