@@ -158,7 +158,9 @@ int run(int argc, char** argv) {
   if (!comm) {
     auto e = comm.error();
     if (e.where == "comm") e.where = params_file.string() + ": comm";
-    return report_error(e, kExitBadInput, rep, start);
+    // What this node lacks (no GPU for NCCL, no MPI or NCCL in this build) is a failure another
+    // node may not have, not bad input.
+    return report_error(e, e.is(dlsweep::ErrorKind::resources) ? kExitFailure : kExitBadInput, rep, start);
   }
   dt::StopMonitor stop(trial_dir / dlsweep::protocol::kControlFile);
   dt::TrainContext ctx;

@@ -208,6 +208,19 @@ TEST_CASE("device: cuda trains on the GPU where one answers, else exits 1 naming
   }
 }
 
+TEST_CASE("comm: nccl where this node has no GPU (or the build no NCCL) exits 1 naming comm, never 2", "[cli][device]") {
+  test::TempDir tmp;
+  test::write_file(tmp / "params.json",
+                   R"({"dataset":"synthetic","train_subset":256,"test_subset":64,"epochs":1,"batch_size":64,)"
+                   R"("hidden":[16],"device":"cuda","comm":"nccl"})");
+  const int code = run(tmp.path(), {"--trial-dir", tmp.path().string()});
+  const auto err = test::read_file(tmp / "err.txt");
+  INFO(err);
+  if (code == 0) return;  // a GPU node with a CUDA build: trained (gpu-comm-check.sh checks the rest)
+  CHECK(code == 1);
+  CHECK(err.find("params.json: comm") != std::string::npos);
+}
+
 TEST_CASE("device: auto trains where it can, names the device, and says why it fell back to the CPU",
           "[cli][device]") {
   test::TempDir tmp;
