@@ -219,8 +219,8 @@ Placement decide_placement(const PlacementFacts& f) {
     std::optional<fs::path> copied_file;
     if (r) copied_file = reroot_path(f.source_path, *r);
     return refuse(
-        fmt::format("this database is a copy: the study (created {}) still lives in {}, which owns {}; resuming "
-                    "here would run and write in the original's files",
+        fmt::format("this database is a copy: the study (created {}) still lives in {}, which owns {}; from "
+                    "here dlsweep would run and write in the original's files",
                     iso_utc(f.created_at), original_db, f.root_dir.string()),
         fmt::format("{} makes this copy a study of its own, every path re-rooted in the copy; or `dlsweep --db {} "
                     "submit --replace {}` starts the study afresh here",

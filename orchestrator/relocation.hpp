@@ -17,8 +17,8 @@
 //    re-rooted place must exist and not belong to another study: then every path moves;
 //  - the database is not the one the study was submitted to: the project moved or was
 //    copied. Where the database now is tells where the root went (infer_move: the same
-//    path below the root). If the first database still exists and still holds this study
-//    (same name, same creation time), this is a COPY: refused, with the two ways on
+//    path below the root). If the first database still exists and the study's first runs
+//    directory still names it and this study in its marker, this is a COPY: refused, with the two ways on
 //    (--relocate into the copy, or `submit --replace` there). Otherwise it is a MOVE: the
 //    paths follow, said in one line. A database moved on its own (its study's files still
 //    where they were, the marker naming no other living database) records its new place.
@@ -93,8 +93,10 @@ struct DbState {
     unknown,     ///< no path to look at (a study older than schema version 5; no marker)
     this_db,     ///< the very file `resume` opened
     gone,        ///< no such file
-    other,       ///< another database, which does not hold this study
-    holds_study  ///< another database holding this study (same name and creation time)
+    other,       ///< another database file, not known to hold this study
+    holds_study  ///< another database holding this study: it exists, and the study's first
+                 ///< runs directory still names it and this study (name, creation time) in
+                 ///< its marker (never opened: see relocation_run.cpp)
   } kind = unknown;
 };
 

@@ -27,19 +27,20 @@ fs::path absolute_normal(const fs::path& p) {
   return a;
 }
 
-// What the database at `path` is to this study. One that exists but cannot be read counts
-// as holding the study: dlsweep cannot prove it does not, and a refusal is the safe side.
-DbState db_state(const fs::path& path, const fs::path& this_db, const std::string& study, double created_at) {
+// What the database file at `path` is: none, the one `resume` opened, or another file. It is
+// never opened: a reader of an SQLite file in WAL mode leaves its -wal and -shm files beside
+// it, and the original of a copy must not be written to, not even that.
+DbState db_state(const fs::path& path, const fs::path& this_db) {
   if (path.empty()) return {DbState::unknown};
   std::error_code ec;
   if (!fs::exists(path, ec)) return {DbState::gone};
   if (fs::equivalent(path, this_db, ec) && !ec) return {DbState::this_db};
-  auto ro = db::Storage::open_readonly(path.string());
-  if (!ro) return {DbState::holds_study};
-  auto row = (*ro)->find_study(study);
-  if (!row) return {DbState::holds_study};
-  if (*row && std::abs((**row).created_at - created_at) < 1e-3) return {DbState::holds_study};
   return {DbState::other};
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return a.lexically_normal() == b.lexically_normal() || (fs::equivalent(a, b, ec) && !ec);
 }
 
 std::optional<StudyMarker> read_marker(const fs::path& dir) {
@@ -56,8 +57,12 @@ DirState dir_state(const fs::path& dir, const fs::path& this_db, const std::stri
   d.exists = fs::is_directory(dir, ec);
   if (!d.exists) return d;
   d.marker = read_marker(dir);
-  if (d.marker && marker_names(*d.marker, study, created_at))
-    d.marker_db = db_state(d.marker->database, this_db, study, created_at);
+  // The marker names this study and a database that exists and is not this one: that
+  // database holds the study (the original of a copy); its marker and its file say so.
+  if (d.marker && marker_names(*d.marker, study, created_at)) {
+    d.marker_db = db_state(d.marker->database, this_db);
+    if (d.marker_db.kind == DbState::other) d.marker_db.kind = DbState::holds_study;
+  }
   return d;
 }
 
@@ -92,7 +97,7 @@ Result<PlacementFacts> read_placement_facts(const db::StudyRow& row, const std::
   f.home_root = row.home_root;
   f.root_dir = row.root_dir;
   f.source_path = row.source_path;
-  f.home = db_state(f.home_db, this_db, f.study, f.created_at);
+  f.home = db_state(f.home_db, this_db);
   std::error_code ec;
   if (!relocate.empty()) {
     auto r = parse_relocate(relocate, fs::current_path(ec));
@@ -102,6 +107,11 @@ Result<PlacementFacts> read_placement_facts(const db::StudyRow& row, const std::
     f.inferred = infer_move(f.home_db, f.home_root, this_db);
   }
   f.old_dir = dir_state(f.root_dir, this_db, f.study, f.created_at);
+  // The first database still there, and the study's first directory still naming it in its
+  // marker: the original of a copy holds the study.
+  if (f.home.kind == DbState::other && f.old_dir.marker_db.kind == DbState::holds_study &&
+      same_file(f.old_dir.marker->database, f.home_db))
+    f.home.kind = DbState::holds_study;
   const fs::path old_root = !f.home_root.empty() ? f.home_root : home_root({}, f.source_path, f.root_dir);
   f.old_root_exists = fs::is_directory(old_root, ec);
   if (const auto& mv = f.explicit_move ? f.explicit_move : f.inferred)
@@ -132,6 +142,11 @@ Result<std::optional<fs::path>> owned_study_dir(const db::StudyRow& row, const s
       if (auto to = reroot_path(row.root_dir, *p.reroot)) return std::optional<fs::path>(*to);
     return std::optional<fs::path>(fs::path(row.root_dir));
   }
+  // Not a copy (a foreign marker, files gone): the removal's own checks say what is wrong.
+  const bool copy = f->home.kind == DbState::holds_study ||
+                    (f->old_dir.marker && marker_names(*f->old_dir.marker, row.name, row.created_at) &&
+                     f->old_dir.marker_db.kind == DbState::holds_study);
+  if (!copy) return std::optional<fs::path>(fs::path(row.root_dir));
   // A copy: its own files are where the copy's root puts them, if they are there.
   if (f->home.kind == DbState::holds_study && f->inferred && f->new_dir.exists && f->new_dir.marker &&
       marker_names(*f->new_dir.marker, row.name, row.created_at))
