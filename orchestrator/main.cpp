@@ -88,11 +88,11 @@ int main(int argc, char** argv) try {
       "--add-trials", resume.add_trials,
       "grow the study's trial budget (search.trials) by N and run N more trials, numbered after the last; also on "
       "a FINISHED study (random, qmc, tpe; a grid only up to its size)");
-
   rs->add_option("--relocate", resume.relocate,
                  "OLD=NEW: the project moved or was copied from directory OLD to NEW; every stored path of the study "
                  "under OLD (runs and trial directories, the study file, paths in the command) is re-rooted under NEW "
                  "first (a move the database can see is followed without it; a copy needs it)");
+
   EnqueueArgs enqueue;
   auto* eq = app.add_subcommand("enqueue",
                                 "ask for a trial with these values (the rest sampled); it runs before the sampled "
