@@ -2,8 +2,10 @@
 // `dlsweep cancel` (some trials, all), an interrupt — against a backend that answers
 // cancel() with `cancelled` from inside cancel() (sync_cancel_backend.hpp), as the pilot pool
 // did for the tasks still in its queue: each walk over the live trials used to erase the
-// entry it stood on and advance through a freed node (a crash, or garbage, at best; the
-// sanitizer variant of scripts/test-variants.sh names it). Each trial ends exactly once.
+// entry it stood on and advance through a freed node (a crash, or garbage; the sanitizer
+// variant of scripts/test-variants.sh, which fills freed memory, crashes in
+// std::_Rb_tree_increment under stop_sweep, fail_fast and the cancel request). Each trial ends
+// exactly once.
 #include <catch2/catch.hpp>
 
 #include <chrono>

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <functional>
 #include <memory>
 #include <algorithm>
 #include <fstream>
@@ -195,6 +196,48 @@ TEMPLATE_TEST_CASE("backend: cancelling a queued job never starts it", "[sched][
   b->cancel(*first);
   REQUIRE(run_until(io, [&] { return rec.terminal(*first) != nullptr; }));
   CHECK(rec.terminal(*first)->kind == K::cancelled);
+  CHECK(b->active() == 0);
+}
+
+TEMPLATE_TEST_CASE("backend: events are posted, never delivered from inside submit() or cancel()",
+                   "[sched][conformance]", LocalKind, FakeKind, SlurmKind) {
+  // The engine walks its live trials while it cancels them: an event handled before cancel()
+  // returns ends a trial under its feet (the pilot pool did this for the tasks in its queue).
+  TempDir dir;
+  boost::asio::io_context io;
+  auto b = TestType::make(io, 1, dir.path());
+  Recorder rec;
+  bool inside = false;
+  std::vector<std::string> during;  // "KIND job" of each event delivered inside a call
+  b->set_event_handler([&, record = rec.handler()](const JobEvent& ev) {
+    if (inside) during.push_back(std::string(to_string(ev.kind)) + " " + ev.job_id);
+    record(ev);
+  });
+  auto call = [&](const std::function<void()>& fn) {
+    inside = true;
+    fn();
+    inside = false;
+  };
+  dlsweep::Result<std::string> first = std::unexpected(dlsweep::Error{"", "", ""}), second = first, third = first;
+  call([&] { first = b->submit(job(dir.path(), 1, 30, 0)); });  // holds the only slot until cancelled
+  call([&] { second = b->submit(job(dir.path(), 2, 0.0, 0)); });
+  call([&] { third = b->submit(job(dir.path(), 3, 0.0, 0)); });
+  REQUIRE(first.has_value());
+  REQUIRE(second.has_value());
+  REQUIRE(third.has_value());
+  call([&] { b->cancel(*third); });  // still in the backend (the turn that submitted it)
+  auto queued = [&](const std::string& id) {
+    auto k = rec.kinds(id);
+    return std::find(k.begin(), k.end(), K::queued) != k.end();
+  };
+  REQUIRE(run_until(io, [&] { return rec.was_started(*first) && queued(*second) && rec.terminal(*third); }));
+  call([&] { b->cancel(*second); });  // queued behind the running one
+  call([&] { b->cancel(*first); });   // running
+  REQUIRE(run_until(io, [&] { return rec.terminal(*first) && rec.terminal(*second); }));
+  call([&] { b->cancel(*first); });  // over: a no-op
+  run_for(io, 0.1);
+  CHECK(during == std::vector<std::string>{});
+  for (const auto& id : {*first, *second, *third}) CHECK(rec.terminal_count(id) == 1);
   CHECK(b->active() == 0);
 }
 
