@@ -96,7 +96,8 @@ std::vector<std::string_view> with_foreign_keys(StudyReader& r, const Field& sec
     }
     if (owners.empty()) continue;
     std::string list;
-    for (auto o : owners) list += (list.empty() ? "" : " or ") + std::string(o);
+    for (std::size_t i = 0; i < owners.size(); ++i)  // "a", "a or b", "a, b or c"
+      list += (i == 0 ? "" : i + 1 == owners.size() ? " or " : ", ") + std::string(owners[i]);
     r.error(StudyReader::field(section, key).path, fmt::format("'{}' is an option of {}, not of {}", key, list, chosen),
             fmt::format("remove it, or set {}: {} to use it", selector, owners.front()));
     keys.push_back(key);

@@ -116,12 +116,12 @@ TEST_CASE("an option of another algorithm or pruner kind names the one that take
   CHECK(e->what == "'resample_probability' is an option of pbt, not of nsga2");
   CHECK(e->fix == "remove it, or set algorithm: pbt to use it");
   CHECK(r.error().size() == 1);  // not also "unknown key" or the sampler's own refusal
-  // Two algorithms take it: both named; a pruner's key under another kind alike.
+  // Several algorithms take it: all named; a pruner's key under another kind alike.
   auto t = parse_study(program_study("{algorithm: random, trials: 5, startup: qmc}"), StudyFormat::yaml, "s.yaml");
   INFO(messages(t));
   const ValidationError* s = error_at(t, "search.startup");
   REQUIRE(s);
-  CHECK(s->what == "'startup' is an option of tpe or nsga2, not of random");
+  CHECK(s->what == "'startup' is an option of tpe, nsga2 or gp, not of random");
   auto p = parse_study(program_study("{algorithm: random, trials: 5}", "pruner: {kind: median, reduction_factor: 3}\n"),
                        StudyFormat::yaml, "s.yaml");
   INFO(messages(p));
