@@ -26,6 +26,7 @@ namespace {
 constexpr std::string_view kNativePrefix = "pool:";
 constexpr double kScanS = 0.25;
 constexpr int kMaxFailedWorkers = 3;
+constexpr double kStopDelayS = 2.0;
 
 std::string workers_study(const std::string& study) { return study + ".workers"; }
 
@@ -89,12 +90,14 @@ SlurmPoolBackend::SlurmPoolBackend(boost::asio::io_context& io, SlurmOptions opt
       inner_(std::move(inner)),
       worker_exe_(std::move(worker_exe)),
       pool_(fs::absolute(options_.script_dir) / "pool"),
-      scan_timer_(io) {
+      scan_timer_(io),
+      stop_timer_(io) {
   inner_->set_event_handler([this](const JobEvent& ev) { on_worker_event(ev); });
 }
 
 SlurmPoolBackend::~SlurmPoolBackend() {
   scan_timer_.cancel();
+  stop_timer_.cancel();
   // Nothing left to run: idle workers exit now rather than at their idle time. With work
   // left (a signal, a crash) they keep running it, for `resume` to follow.
   if (tasks_.empty() && options_.create_script_dir) write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
@@ -139,14 +142,23 @@ void SlurmPoolBackend::deliver(JobEvent ev) {
     if (alive.expired() || !handler_) return;
     handler_(ev);
   });
-  if (terminal)
-    // After the caller has reacted (it usually submits the next trial at once): nothing left
-    // to run means the idle workers may go, and the event loop can end.
-    boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_)] {
-      if (alive.expired() || !tasks_.empty() || stop_written_) return;
-      write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
-      stop_written_ = true;
-    });
+  if (terminal) arm_stop();
+}
+
+void SlurmPoolBackend::arm_stop() {
+  // Nothing left to run means the idle workers may go — but not at the first moment the task
+  // map is empty: the engine may submit the next trial a turn or a tick after it handled the
+  // end (a PBT generation, the next trial of a window), and a worker that saw `stop` in
+  // between would retire. So: only once it has stayed empty, with no submit, for kStopDelayS.
+  // (The backend's destructor writes it at once when the sweep ends with nothing left.)
+  const std::uint64_t armed_at = submits_;
+  stop_timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(kStopDelayS)));
+  stop_timer_.async_wait([this, armed_at, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !tasks_.empty() || stop_written_ || submits_ != armed_at) return;
+    write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
+    stop_written_ = true;
+  });
 }
 
 void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string message, int exit_code, int signal) {
@@ -197,6 +209,7 @@ Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {
   if (auto st = write_task(spec, tag); !st) return std::unexpected(st.error());
   Task t = track(spec, tag);
   tasks_[t.id] = t;
+  ++submits_;
   if (stop_written_) {
     fs::remove(pool_.stop_file(), ec);
     stop_written_ = false;
@@ -545,6 +558,7 @@ Result<std::string> SlurmPoolBackend::adopt(const JobSpec& spec, const std::stri
   auto done = in_pool ? std::nullopt : pool_.done_exit(tag);
   if (!in_pool && !done) return fail("the task is not in the pool any more", "adopting " + native_id, "");
   tasks_[t.id] = t;
+  ++submits_;
   boost::asio::post(io_, [this, id = t.id, done, alive = std::weak_ptr<int>(alive_)] {
     if (alive.expired()) return;
     auto it = tasks_.find(id);

@@ -25,8 +25,10 @@
 //    next worker starts it only once that run is gone (pool_rerun.hpp). The wrapper around
 //    each worker stops the trial's process group when the worker dies; the run's lease
 //    covers the wrapper dying too, and clusters whose process tracking loses processes.
-//  - When it is destroyed with nothing left to run, the pool's `stop` tells idle workers to
-//    exit; otherwise they wait (for a resumed orchestrator) up to their idle time.
+//  - `stop` tells idle workers to exit: written once the backend has had no task and no
+//    submit for 2 s after a trial ended (not at the first moment its map is empty: the next
+//    PBT generation or window trial may come a turn later), and when it is destroyed with
+//    nothing left to run; otherwise they wait (for a resumed orchestrator) up to their idle time.
 #pragma once
 
 #include <map>
@@ -97,8 +99,9 @@ class SlurmPoolBackend final : public Backend {
                    std::unique_ptr<SlurmBackend> inner, std::filesystem::path worker_exe);
 
   void emit(const Task& t, JobEventKind kind, std::string message, int exit_code = 0, int signal = 0);
-  /// Posts `ev` to the handler (and, after a terminal one, the check for `stop`).
+  /// Posts `ev` to the handler (and, after a terminal one, arms the check for `stop`).
   void deliver(JobEvent ev);
+  void arm_stop();
   Status write_task(const JobSpec& spec, const std::string& tag);
   void on_worker_event(const JobEvent& ev);
   void scan();
@@ -131,6 +134,8 @@ class SlurmPoolBackend final : public Backend {
   std::map<std::string, Task> tasks_;   ///< every trial not yet terminal, by backend id
   std::map<int, Worker> workers_;       ///< by worker number (w<N>)
   boost::asio::steady_timer scan_timer_;
+  boost::asio::steady_timer stop_timer_;  ///< writes `stop` once nothing has run or been submitted for a while
+  std::uint64_t submits_ = 0;             ///< submit() calls so far: a submit since the timer was armed keeps `stop` away
   bool scan_armed_ = false;
   bool stop_written_ = false;  ///< pool/stop is there (nothing to run): idle workers exit
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
