@@ -227,7 +227,7 @@ std::optional<Params> GpSampler::next(std::int64_t number, const History& histor
   gp::AcquisitionOptions ao;
   ao.candidates = static_cast<int>(o_.candidates);
   ao.local_starts = static_cast<int>(o_.local_starts);
-  SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64("\x01candidates")));
+  SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64("\x01" "candidates")));
   const Eigen::VectorXd x = gp::maximize_acquisition(acquisition, box, seeds, ao, rng);
 
   Params p = space_.fixed.is_object() ? space_.fixed : Params::object();
