@@ -8,8 +8,8 @@
 set -euo pipefail
 
 PACKAGES=(
-  # build
-  build-essential cmake ninja-build pkg-config
+  # build (ccache: the build variants scripts/test.sh builds reuse the default build's objects)
+  build-essential cmake ninja-build pkg-config ccache
   # libraries
   libsqlite3-dev sqlite3 libboost-dev libboost-system-dev libdnnl-dev nlohmann-json3-dev
   libyaml-cpp-dev catch2 libcli11-dev libfmt-dev libspdlog-dev libkainjow-mustache-dev

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # test-variants.sh — the documented build variants besides the default one, each configured,
 # built and tested in a build folder of its own (scripts/test.sh runs it after the default
-# build's tests; measured on 2 cores: see docs/getting-started.md, "Build variants"):
+# build's tests; measured on 2 cores: see docs/getting-started.md, "Build variants"). With
+# ccache (scripts/lib/ccache.sh) the trainer-only and orchestrator-only builds reuse the
+# default build's objects: what they test is that they configure, compile what differs and
+# link without the other half's packages.
 #   build-trainer-only/   -DDLSWEEP_TRAINER_ONLY=ON: common/, trainer/ and their tests (the
 #                         GPU-host build; with nvcc present its CUDA kernels compile too)
 #   build-orchestrator/   -DDLSWEEP_TRAINER=OFF: the orchestrator alone, no oneDNN/MPI/CUDA
-#                         looked for; every test of it except fuzz_smoke (it builds its own
-#                         targets with clang, identical in every variant) and pytorch_ddp (it
-#                         runs no trainer code: the default build's run covers it)
+#                         looked for; its suites that run in seconds (the long ones -- the
+#                         local Slurm cluster, the Python library, Chromium, fuzz_smoke,
+#                         pytorch_ddp -- run the same code as in the default build, which
+#                         runs them; `DLSWEEP_VARIANTS_FULL=1` runs them here too)
 #   build-sanitize/       AddressSanitizer + UndefinedBehaviorSanitizer (-DDLSWEEP_TRAINER=OFF,
-#                         -O1 -g): only the engine's suite and the unit suites of what it
+#                         -O0 -g1: the fastest compile): only the engine's suite and the unit suites of what it
 #                         keeps in memory (test_common, test_db, test_study, test_engine) are
 #                         built and run; any report fails the test (halt_on_error, no recover).
 #                         test_search is left out: pure arithmetic, and 3-4 minutes under the
@@ -20,6 +24,7 @@
 # turns it on when nvcc, cuDNN and NCCL are found).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/ccache.sh
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 jobs=${DLSWEEP_JOBS:-2}
@@ -31,16 +36,18 @@ variant() {  # variant DIR CTEST_ARGS... -- CMAKE_ARGS...
   shift
   local t0=$SECONDS
   echo "test-variants: $dir ($*)"
-  cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDLSWEEP_BUILD_BENCH=OFF "$@" > "$dir.configure.log" 2>&1 ||
+  cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDLSWEEP_BUILD_BENCH=OFF "${cache_args[@]}" "$@" > "$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; exit 1; }
   cmake --build "$dir" -j"$jobs" ${targets[@]+--target "${targets[@]}"}
   local t1=$SECONDS
   ctest --test-dir "$dir" --output-on-failure -j"${DLSWEEP_TEST_JOBS:-2}" --timeout 900 "${ctest_args[@]}"
   echo "test-variants: $dir built in $((t1 - t0)) s, tested in $((SECONDS - t1)) s"
 }
-mkdir -p build-variants
-variant build-variants/trainer-only -- -DDLSWEEP_TRAINER_ONLY=ON
-variant build-variants/orchestrator -E '^(fuzz_smoke|pytorch_ddp)$' -- -DDLSWEEP_TRAINER=OFF
+variant build-trainer-only -- -DDLSWEEP_TRAINER_ONLY=ON
+long='^(fuzz_smoke|pytorch_ddp)$'
+[[ ${DLSWEEP_VARIANTS_FULL:-0} == 1 ]] ||
+  long='^(fuzz_smoke|pytorch_ddp|test_slurm|slurm_local_script|python_.*|test_report_chromium)$'
+variant build-orchestrator -E "$long" -- -DDLSWEEP_TRAINER=OFF
 # The sanitizers over the engine and the unit suites below it: a walk through a freed node, an
 # overflow, a misaligned or out-of-range value fails the run where it happens. Freed memory is
 # filled (max_free_fill_size): a std::map walked through a node freed under it reads the node
@@ -49,8 +56,8 @@ sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit
 targets=(test_common test_db test_study test_engine)
 ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:max_free_fill_size=4096} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-  variant build-variants/sanitize -R '^test_(common|db|study|engine)$' -- -DDLSWEEP_TRAINER=OFF \
-  -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" -DCMAKE_EXE_LINKER_FLAGS="$sanitize"
+  variant build-sanitize -R '^test_(common|db|study|engine)$' -- -DDLSWEEP_TRAINER=OFF \
+  -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS_RELEASE="-O0 -g1" -DCMAKE_EXE_LINKER_FLAGS="$sanitize"
 targets=()
 # dlsweep-train with MPICH, built as a cluster user builds it: not root, into $HOME/.local,
 # the MPI chosen by MPI_CXX_COMPILER; then the 1-vs-2-rank test under MPICH's mpirun (Open
