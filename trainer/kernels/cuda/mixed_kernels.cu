@@ -152,18 +152,34 @@ __global__ void gap_bwd_k(const T* dy, T* dx, i64 c, i64 hw, i64 count, float be
   }
 }
 
+// Pooling indexes with I: int32 where every index of the input and output fits (the common
+// case: 64-bit division is emulated on the GPU, and the index arithmetic of these kernels is
+// most of their work), int64 beyond.
+template <class I>
+struct PoolGeomI {
+  I n, c, h, w, oh, ow, k, s, p;
+  explicit PoolGeomI(const PoolGeom& g)
+      : n(static_cast<I>(g.n)), c(static_cast<I>(g.c)), h(static_cast<I>(g.h)), w(static_cast<I>(g.w)),
+        oh(static_cast<I>(g.oh)), ow(static_cast<I>(g.ow)), k(static_cast<I>(g.k)), s(static_cast<I>(g.s)),
+        p(static_cast<I>(g.p)) {}
+};
+
+#define GRID_STRIDE_I(I, i, count)                                                     \
+  for (I i = static_cast<I>(blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x); i < (count); \
+       i += static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x))
+
 // The first maximum of output window (oy, ox) of sample s, channel ch: its input index, or -1.
-template <class T>
-__device__ i64 window_argmax(const T* x, const PoolGeom& g, i64 s, i64 oy, i64 ox, i64 ch, float* best) {
-  i64 arg = -1;
+template <class T, class I>
+__device__ I window_argmax(const T* x, const PoolGeomI<I>& g, I s, I oy, I ox, I ch, float* best) {
+  I arg = -1;
   float m = 0.0f;
-  for (i64 ky = 0; ky < g.k; ++ky) {
-    const i64 iy = oy * g.s - g.p + ky;
+  for (I ky = 0; ky < g.k; ++ky) {
+    const I iy = oy * g.s - g.p + ky;
     if (iy < 0 || iy >= g.h) continue;
-    for (i64 kx = 0; kx < g.k; ++kx) {
-      const i64 ix = ox * g.s - g.p + kx;
+    for (I kx = 0; kx < g.k; ++kx) {
+      const I ix = ox * g.s - g.p + kx;
       if (ix < 0 || ix >= g.w) continue;
-      const i64 idx = ((s * g.h + iy) * g.w + ix) * g.c + ch;
+      const I idx = ((s * g.h + iy) * g.w + ix) * g.c + ch;
       const float v = ld(x, idx);
       if (arg < 0 || v > m) m = v, arg = idx;
     }
@@ -172,38 +188,62 @@ __device__ i64 window_argmax(const T* x, const PoolGeom& g, i64 s, i64 oy, i64 o
   return arg;
 }
 
-template <class T>
-__global__ void maxpool_fwd_k(const T* x, T* y, PoolGeom g, i64 count) {
-  GRID_STRIDE(i, count) {  // i = ((s·oh + oy)·ow + ox)·c + ch
-    const i64 ch = i % g.c, r = i / g.c, ox = r % g.ow, r2 = r / g.ow, oy = r2 % g.oh, s = r2 / g.oh;
+template <class T, class I>
+__global__ void maxpool_fwd_k(const T* x, T* y, PoolGeomI<I> g, I count) {
+  GRID_STRIDE_I(I, i, count) {  // i = ((s·oh + oy)·ow + ox)·c + ch
+    const I ch = i % g.c, r = i / g.c, ox = r % g.ow, r2 = r / g.ow, oy = r2 % g.oh, s = r2 / g.oh;
     float m = 0.0f;
     window_argmax(x, g, s, oy, ox, ch, &m);
     st(y, i, m);
   }
 }
 
-template <class T>
-__global__ void maxpool_bwd_k(const T* x, const T* dy, T* dx, PoolGeom g, i64 count, float beta) {
-  GRID_STRIDE(i, count) {  // i = ((s·h + iy)·w + ix)·c + ch
-    const i64 ch = i % g.c, r = i / g.c, ix = r % g.w, r2 = r / g.w, iy = r2 % g.h, s = r2 / g.h;
+// The general backward: a gather over the windows that contain each input (overlapping
+// windows, padding, inputs no window covers), so no atomics and the same result every run.
+template <class T, class I>
+__global__ void maxpool_bwd_k(const T* x, const T* dy, T* dx, PoolGeomI<I> g, I count, float beta) {
+  GRID_STRIDE_I(I, i, count) {  // i = ((s·h + iy)·w + ix)·c + ch
+    const I ch = i % g.c, r = i / g.c, ix = r % g.w, r2 = r / g.w, iy = r2 % g.h, s = r2 / g.h;
     // Windows that contain iy: oy·s − p ≤ iy < oy·s − p + k.
-    i64 oy0 = iy + g.p - g.k + 1;
+    I oy0 = iy + g.p - g.k + 1;
     oy0 = oy0 <= 0 ? 0 : (oy0 + g.s - 1) / g.s;
-    i64 oy1 = (iy + g.p) / g.s;
+    I oy1 = (iy + g.p) / g.s;
     if (oy1 >= g.oh) oy1 = g.oh - 1;
-    i64 ox0 = ix + g.p - g.k + 1;
+    I ox0 = ix + g.p - g.k + 1;
     ox0 = ox0 <= 0 ? 0 : (ox0 + g.s - 1) / g.s;
-    i64 ox1 = (ix + g.p) / g.s;
+    I ox1 = (ix + g.p) / g.s;
     if (ox1 >= g.ow) ox1 = g.ow - 1;
     float acc = 0.0f;
-    for (i64 oy = oy0; oy <= oy1; ++oy)
-      for (i64 ox = ox0; ox <= ox1; ++ox) {
+    for (I oy = oy0; oy <= oy1; ++oy)
+      for (I ox = ox0; ox <= ox1; ++ox) {
         float m;
         if (window_argmax(x, g, s, oy, ox, ch, &m) == i) acc += ld(dy, ((s * g.oh + oy) * g.ow + ox) * g.c + ch);
       }
     st(dx, i, beta != 0.0f ? acc + ld(dx, i) : acc);
   }
 }
+
+// The backward where the windows tile the input (stride = window, no padding, no remainder:
+// the CNN's 2×2/2 pools): every input lies in exactly one window, so one thread per window
+// finds its first maximum once and writes all k² inputs of it — the same values as the gather
+// above (each input's sum has one term), without its k² argmax scans per input.
+template <class T, class I>
+__global__ void maxpool_bwd_tiled_k(const T* x, const T* dy, T* dx, PoolGeomI<I> g, I count, float beta) {
+  GRID_STRIDE_I(I, i, count) {  // i = ((s·oh + oy)·ow + ox)·c + ch
+    const I ch = i % g.c, r = i / g.c, ox = r % g.ow, r2 = r / g.ow, oy = r2 % g.oh, s = r2 / g.oh;
+    float m;
+    const I arg = window_argmax(x, g, s, oy, ox, ch, &m);
+    const float d = ld(dy, i);
+    for (I ky = 0; ky < g.k; ++ky)
+      for (I kx = 0; kx < g.k; ++kx) {
+        const I idx = ((s * g.h + oy * g.k + ky) * g.w + ox * g.k + kx) * g.c + ch;
+        const float v = idx == arg ? 0.0f + d : 0.0f;  // 0 + d: the gather's sum, bit for bit (-0)
+        st(dx, idx, beta != 0.0f ? v + ld(dx, idx) : v);
+      }
+  }
+}
+
+bool pool_int32(const PoolGeom& g) { return pool_fits_int32(g.n, g.c, g.h, g.w, g.oh, g.ow); }
 
 // Per-channel sums over the rows of a [rows, c] tensor, one block per row range (see
 // nhwc_layout.hpp): partials[(block·c + ch)·2 + {0, 1}].
@@ -421,17 +461,38 @@ cudaError_t gap_bwd(const void* dy, void* dx, DType t, i64 n, i64 c, i64 hw, flo
 cudaError_t maxpool_fwd(const void* x, void* y, DType t, const PoolGeom& g, cudaStream_t stream) {
   const i64 count = g.n * g.oh * g.ow * g.c;
   if (count <= 0) return cudaSuccess;
-  DISPATCH(t, (maxpool_fwd_k<T><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const T*>(x),
-                                                                             static_cast<T*>(y), g, count)));
+  const auto run = [&](auto index) {
+    using I = decltype(index);
+    DISPATCH(t, (maxpool_fwd_k<T, I><<<blocks_for(count), kThreads, 0, stream>>>(
+                    static_cast<const T*>(x), static_cast<T*>(y), PoolGeomI<I>(g), static_cast<I>(count))));
+  };
+  if (pool_int32(g))
+    run(std::int32_t{});
+  else
+    run(i64{});
   return cudaGetLastError();
 }
 
 cudaError_t maxpool_bwd(const void* x, const void* dy, void* dx, DType t, const PoolGeom& g, float beta,
                         cudaStream_t stream) {
-  const i64 count = g.n * g.h * g.w * g.c;
+  const bool tiled = pool_windows_tile(g.k, g.s, g.p, g.h, g.w, g.oh, g.ow);
+  const i64 count = tiled ? g.n * g.oh * g.ow * g.c : g.n * g.h * g.w * g.c;
   if (count <= 0) return cudaSuccess;
-  DISPATCH(t, (maxpool_bwd_k<T><<<blocks_for(count), kThreads, 0, stream>>>(
-                  static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), g, count, beta)));
+  const auto run = [&](auto index) {
+    using I = decltype(index);
+    if (tiled)
+      DISPATCH(t, (maxpool_bwd_tiled_k<T, I><<<blocks_for(count), kThreads, 0, stream>>>(
+                      static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), PoolGeomI<I>(g),
+                      static_cast<I>(count), beta)))
+    else
+      DISPATCH(t, (maxpool_bwd_k<T, I><<<blocks_for(count), kThreads, 0, stream>>>(
+                      static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), PoolGeomI<I>(g),
+                      static_cast<I>(count), beta)))
+  };
+  if (pool_int32(g))
+    run(std::int32_t{});
+  else
+    run(i64{});
   return cudaGetLastError();
 }
 

@@ -72,4 +72,23 @@ inline std::int64_t rows_per_block(std::int64_t rows) {
 inline std::int64_t reduce_tile(std::int64_t c) { return c < 256 ? c : 256; }
 inline std::int64_t reduce_phases(std::int64_t tile) { return 256 / tile; }
 
+/// Max pooling's backward may run one thread per window, writing the window's k² inputs
+/// (mixed_kernels.cu, maxpool_bwd_tiled_k), only where the windows tile the input: every input
+/// in exactly one window (stride = window, no padding, no rows or columns left over). Otherwise
+/// it gathers, per input, over the windows that contain it.
+inline bool pool_windows_tile(std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t h, std::int64_t w,
+                              std::int64_t oh, std::int64_t ow) {
+  return k > 0 && s == k && p == 0 && oh * k == h && ow * k == w;
+}
+
+/// Whether the pooling kernels may index with int32 (64-bit division is emulated on the GPU,
+/// and index arithmetic is most of these kernels' work): every input and output index fits.
+inline bool pool_fits_int32(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t oh,
+                            std::int64_t ow) {
+  constexpr std::int64_t lim = 2147483647;
+  const auto fits = [&](std::int64_t a, std::int64_t b) { return a <= lim / (b > 0 ? b : 1); };
+  return fits(n, c) && fits(n * c, h) && fits(n * c * h, w) && n * c * h * w < lim && fits(n * c, oh) &&
+         fits(n * c * oh, ow) && n * c * oh * ow < lim;
+}
+
 }  // namespace dlsweep::trainer::kernels::cuda

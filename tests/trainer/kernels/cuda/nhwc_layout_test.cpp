@@ -4,6 +4,7 @@
 // reduction plan depends on the row count alone.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <set>
@@ -89,4 +90,37 @@ TEST_CASE("nhwc layout: a dense layer's weights are permuted only after a multi-
   CHECK(dense_input_needs_permutation(64, 49));
   CHECK_FALSE(dense_input_needs_permutation(1, 784));  // the MLP on 1x28x28 images
   CHECK_FALSE(dense_input_needs_permutation(512, 1));  // after a dense layer or global pooling
+}
+
+TEST_CASE("nhwc layout: max pooling's backward runs per window only where the windows tile the input",
+          "[gpu][nhwc]") {
+  // Where the predicate holds, the tiled kernel's writes (each window's k² inputs) cover every
+  // input exactly once; where some input is in no window or in two, it does not hold.
+  struct G { std::int64_t k, s, p, h, w; };
+  for (G g : {G{2, 2, 0, 28, 28}, G{2, 2, 0, 14, 14}, G{2, 2, 0, 7, 7}, G{3, 2, 0, 9, 9}, G{2, 2, 1, 6, 6},
+              G{3, 3, 0, 9, 6}, G{1, 1, 0, 5, 3}}) {
+    const std::int64_t oh = (g.h + 2 * g.p - g.k) / g.s + 1, ow = (g.w + 2 * g.p - g.k) / g.s + 1;
+    std::vector<int> hits(static_cast<std::size_t>(g.h * g.w), 0);
+    for (std::int64_t oy = 0; oy < oh; ++oy)
+      for (std::int64_t ox = 0; ox < ow; ++ox)
+        for (std::int64_t ky = 0; ky < g.k; ++ky)
+          for (std::int64_t kx = 0; kx < g.k; ++kx) {
+            const std::int64_t iy = oy * g.s - g.p + ky, ix = ox * g.s - g.p + kx;
+            if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ++hits[static_cast<std::size_t>(iy * g.w + ix)];
+          }
+    const bool once = std::all_of(hits.begin(), hits.end(), [](int n) { return n == 1; });
+    const bool padded = g.p > 0;  // a padded window's out-of-range cells are written by no one
+    INFO("k " << g.k << " s " << g.s << " p " << g.p << " h " << g.h << " w " << g.w);
+    CHECK(pool_windows_tile(g.k, g.s, g.p, g.h, g.w, oh, ow) == (once && !padded));
+  }
+  CHECK(pool_windows_tile(2, 2, 0, 28, 28, 14, 14));
+  CHECK_FALSE(pool_windows_tile(2, 2, 0, 7, 7, 3, 3));  // the last row and column are in no window
+}
+
+TEST_CASE("nhwc layout: pooling indexes with int32 while every index fits", "[gpu][nhwc]") {
+  CHECK(pool_fits_int32(4096, 32, 28, 28, 14, 14));     // the CNN's first pool at batch 4096: 103M
+  CHECK(pool_fits_int32(32768, 32, 32, 32, 16, 16));        // 2^30 inputs
+  CHECK_FALSE(pool_fits_int32(65536, 32, 32, 32, 16, 16));  // 2^31 inputs: one past int32's largest
+  CHECK_FALSE(pool_fits_int32(1, 1, 1LL << 31, 1, 1, 1));
+  CHECK_FALSE(pool_fits_int32(1LL << 40, 1LL << 40, 1, 1, 1, 1));  // the products overflow int64 unchecked
 }
