@@ -494,60 +494,84 @@ function emptyNote(parent, id, why) {
     chart(state, c, 'lr', { type: 'line', data: { datasets }, options: opts });
   }
 
+  // The objectives a chart is drawn for: the study's one objective (the trial's value), or, with
+  // several (the model's multi_objective), each of them from the trials' value vectors. `tag`
+  // suffixes the chart ids of a study with several objectives ("slice-x@val_acc").
+  function objectiveViews(m) {
+    const mo = m.multi_objective;
+    if (!mo || !Array.isArray(mo.objectives) || mo.objectives.length < 2)
+      return [{ metric: m.study.objective_metric, mode: m.study.objective_mode, tag: '', valueOf: (t) => t.value }];
+    const byTrial = new Map((mo.points || []).map((p) => [p.trial, p.values]));
+    return mo.objectives.map((o, k) => ({ metric: o.metric, mode: o.mode, tag: '@' + o.metric,
+      valueOf: (t) => { const v = byTrial.get(t.number); return Array.isArray(v) ? v[k] : undefined; } }));
+  }
+
   // ---- 6b. slice: the objective against each parameter that varies, one small chart each
   function slice(state, root, m, ctx) {
-    const obj = m.study.objective_metric;
-    const c = card(root, 'slice', `${obj} against each parameter (slice)`,
-      `One chart per parameter that varies: the ${obj} of each COMPLETE trial against the value it had (log axis where a ` +
-      'positive numeric parameter spans 10x or more; a categorical one by category). A conditional parameter shows only ' +
-      'the trials that had it. Colour: the trial (as in the legend above). Hover a point for its trial, parameters and value.');
+    const views = objectiveViews(m);
+    const objs = views.map((v) => v.metric).join(', ');
+    const c = card(root, 'slice', `${objs} against each parameter (slice)`,
+      `One chart per parameter that varies${views.length > 1 ? ' and per objective' : ''}: the ${objs} of each COMPLETE ` +
+      'trial against the value it had (log axis where a positive numeric parameter spans 10x or more; a categorical one ' +
+      'by category, each labelled). A conditional parameter shows only the trials that had it. Colour: the trial (as in ' +
+      'the legend above). Hover a point for its trial, parameters and value.');
     const names = m.varying_params || [];
-    const done = m.trials.filter((t) => t.state === 'COMPLETE' && finite(t.value));
-    if (!names.length || !done.length) return emptyNote(c, 'slice', !names.length ? 'no parameter varies between trials' : `no COMPLETE trial has a ${obj} value yet`);
-    const grid = el('div', { class: 'grid3' });
-    c.append(grid);
     const byNumber = new Map(m.trials.map((t) => [t.number, t]));
-    for (const name of names) {
-      const rows = done.filter((t) => t.params[name] !== undefined && t.params[name] !== null);
-      const id = 'slice-' + name;
-      if (!rows.length) { emptyNote(grid, id, `no COMPLETE trial had ${name}`); continue; }
-      const numeric = rows.every((t) => finite(t.params[name]));
-      const opts = baseOptions(name, obj);
-      let data;
-      if (numeric) {
-        const [lo, hi] = minMax(rows.map((t) => t.params[name]));
-        if (lo > 0 && hi / lo >= 10) { opts.scales.x.type = 'logarithmic'; opts.scales.x.title.text = name + ' (log)'; }
-        data = rows.map((t) => ({ x: t.params[name], y: t.value, n: t.number }));
-      } else {
-        const key = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
-        const cats = [...new Set(rows.map((t) => key(t.params[name])))].sort();
-        data = rows.map((t) => ({ x: cats.indexOf(key(t.params[name])), y: t.value, n: t.number }));
-        Object.assign(opts.scales.x, { min: -0.5, max: cats.length - 0.5,
-          ticks: { stepSize: 1, autoSkip: false, callback: (v) => (Number.isInteger(v) && cats[v] !== undefined ? cats[v] : '') } });
-        opts.scales.x.title.text = name + ' (categories)';
+    for (const view of views) {
+      const obj = view.metric;
+      const done = m.trials.filter((t) => t.state === 'COMPLETE' && finite(view.valueOf(t)));
+      if (!names.length || !done.length) {
+        emptyNote(c, 'slice' + view.tag, !names.length ? 'no parameter varies between trials' : `no COMPLETE trial has a ${obj} value yet`);
+        continue;
       }
-      opts.interaction = { mode: 'nearest', intersect: true };
-      opts.plugins.tooltip.callbacks = {
-        label: (it) => `trial #${it.raw.n}: ${name}=${fmt(byNumber.get(it.raw.n).params[name])}, ${obj} ${fmt(it.parsed.y)}`,
-        afterLabel: (it) => trialHover(byNumber.get(it.raw.n), m),
-      };
-      chart(state, grid, id, { type: 'scatter', options: opts, data: { datasets: [
-        { label: name, data, pointRadius: 4, pointHoverRadius: 6,
-          backgroundColor: rows.map((t) => (ctx.batch ? '#1c7ed6' : ctx.trialColor(t.number))), borderColor: 'rgba(0,0,0,0.4)' },
-      ] } });
+      if (views.length > 1) c.append(el('h3', { class: 'objective', text: `${obj} (${view.mode})` }));
+      const grid = el('div', { class: 'grid3' });
+      c.append(grid);
+      for (const name of names) {
+        const rows = done.filter((t) => t.params[name] !== undefined && t.params[name] !== null);
+        const id = 'slice-' + name + view.tag;
+        if (!rows.length) { emptyNote(grid, id, `no COMPLETE trial had ${name}`); continue; }
+        const numeric = rows.every((t) => finite(t.params[name]));
+        const opts = baseOptions(name, obj);
+        let data;
+        if (numeric) {
+          const [lo, hi] = minMax(rows.map((t) => t.params[name]));
+          if (lo > 0 && hi / lo >= 10) { opts.scales.x.type = 'logarithmic'; opts.scales.x.title.text = name + ' (log)'; }
+          data = rows.map((t) => ({ x: t.params[name], y: view.valueOf(t), n: t.number }));
+        } else {
+          const key = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+          const cats = [...new Set(rows.map((t) => key(t.params[name])))].sort();
+          data = rows.map((t) => ({ x: cats.indexOf(key(t.params[name])), y: view.valueOf(t), n: t.number }));
+          Object.assign(opts.scales.x, { min: -0.5, max: cats.length - 0.5,
+            ticks: { stepSize: 1, autoSkip: false, callback: (v) => (Number.isInteger(v) && cats[v] !== undefined ? cats[v] : '') } });
+          opts.scales.x.title.text = name + ' (categories)';
+        }
+        opts.interaction = { mode: 'nearest', intersect: true };
+        opts.plugins.tooltip.callbacks = {
+          label: (it) => `trial #${it.raw.n}: ${name}=${fmt(byNumber.get(it.raw.n).params[name])}, ${obj} ${fmt(it.parsed.y)}`,
+          afterLabel: (it) => trialHover(byNumber.get(it.raw.n), m),
+        };
+        chart(state, grid, id, { type: 'scatter', options: opts, data: { datasets: [
+          { label: name, data, pointRadius: 4, pointHoverRadius: 6,
+            backgroundColor: rows.map((t) => (ctx.batch ? '#1c7ed6' : ctx.trialColor(t.number))), borderColor: 'rgba(0,0,0,0.4)' },
+        ] } });
+      }
     }
   }
 
   // ---- 7. parallel coordinates
   function parallel(state, root, m) {
     const obj = m.study.objective_metric;
-    const c = card(root, 'parallel', 'Parameters against the objective (parallel coordinates)',
-      `One line per trial with a ${obj} value, across the parameters that vary; each axis has its own range (log where ` +
-      'a numeric parameter spans 10x or more); colour: the objective, dark = better.');
+    const views = objectiveViews(m);
+    const c = card(root, 'parallel', `Parameters against the objective${views.length > 1 ? 's' : ''} (parallel coordinates)`,
+      `One line per trial with a ${obj} value, across the parameters that vary` +
+      (views.length > 1 ? ` and an axis per objective (${views.map((v) => v.metric).join(', ')})` : '') +
+      '; each axis has its own range (log where a numeric parameter spans 10x or more); colour: ' +
+      (views.length > 1 ? `the first objective, ${obj}` : 'the objective') + ', dark = better.');
     const names = m.varying_params || [];
     const rows = m.trials.filter((t) => finite(t.value));
     if (!names.length || !rows.length) return emptyNote(c, 'parallel', !names.length ? 'no parameter varies between trials' : `no trial has a ${obj} value yet`);
-    const axes = names.map((n) => ({ name: n, key: (t) => t.params[n] })).concat([{ name: obj, key: (t) => t.value }]);
+    const axes = names.map((n) => ({ name: n, key: (t) => t.params[n] })).concat(views.map((v) => ({ name: v.metric, key: v.valueOf })));
     for (const ax of axes) {
       const vals = rows.map(ax.key).filter((v) => v !== undefined && v !== null);
       const numeric = vals.length && vals.every(finite);
@@ -609,19 +633,35 @@ function emptyNote(parent, id, why) {
   // ---- 9. optimization history and parameter importances
   function history(state, root, m) {
     const obj = m.study.objective_metric;
+    const views = objectiveViews(m);
     const c = card(root, 'history', 'Optimization history and parameter importance',
-      `Left: ${obj} of each COMPLETE trial by trial number, and the best so far. Right: ` + (m.importance.method || '') + '.');
+      (views.length > 1
+        ? `Each objective (${views.map((v) => v.metric).join(', ')}) of each COMPLETE trial by trial number, and the best so ` +
+          `far of that objective alone (the front is the Pareto card's); last: importance for ${obj}, the first objective: `
+        : `Left: ${obj} of each COMPLETE trial by trial number, and the best so far. Right: `) + (m.importance.method || '') + '.');
     const grid = el('div', { class: 'grid2' });
     c.append(grid);
-    if (!m.history.length) emptyNote(grid, 'history', 'no COMPLETE trial with a value yet');
-    else {
-      const opts = baseOptions('trial number', obj);
+    const draw = (id, metric, points) => {
+      const opts = baseOptions('trial number', metric);
       opts.plugins.legend = { display: true, position: 'bottom', labels: { boxWidth: 12 } };
-      chart(state, grid, 'history', { type: 'scatter', options: opts, data: { datasets: [
-        { label: obj, data: m.history.map((h) => ({ x: h.number, y: h.value })), backgroundColor: '#1c7ed6', pointRadius: 3 },
-        { label: 'best so far', data: m.history.map((h) => ({ x: h.number, y: h.best_so_far })), showLine: true, stepped: true, borderColor: '#c92a2a', backgroundColor: '#c92a2a', pointRadius: 0, borderWidth: 2 },
+      chart(state, grid, id, { type: 'scatter', options: opts, data: { datasets: [
+        { label: metric, data: points.map((h) => ({ x: h.number, y: h.value })), backgroundColor: '#1c7ed6', pointRadius: 3 },
+        { label: 'best so far', data: points.map((h) => ({ x: h.number, y: h.best_so_far })), showLine: true, stepped: true, borderColor: '#c92a2a', backgroundColor: '#c92a2a', pointRadius: 0, borderWidth: 2 },
       ] } });
-    }
+    };
+    if (views.length > 1) {
+      for (const view of views) {
+        const done = m.trials.filter((t) => t.state === 'COMPLETE' && finite(view.valueOf(t))).sort((a, b) => a.number - b.number);
+        if (!done.length) { emptyNote(grid, 'history' + view.tag, `no COMPLETE trial has a ${view.metric} value yet`); continue; }
+        let best = null;
+        draw('history' + view.tag, view.metric, done.map((t) => {
+          const v = view.valueOf(t);
+          best = best === null || (view.mode === 'max' ? v > best : v < best) ? v : best;
+          return { number: t.number, value: v, best_so_far: best };
+        }));
+      }
+    } else if (!m.history.length) emptyNote(grid, 'history', 'no COMPLETE trial with a value yet');
+    else draw('history', obj, m.history);
     const imp = m.importance.values || [];
     if (!imp.length) return emptyNote(grid, 'importance', m.importance.note || 'no importance computed');
     // Parameters the data cannot rate (too few trials per group) have no bar; the note says why.

@@ -336,6 +336,18 @@ TEST_CASE("a study with two objectives and constraints draws its Pareto front an
   // Hypervolume after each feasible COMPLETE trial (x = 0.3, 0.5).
   CHECK(sizes(p, "hypervolume") == std::vector<std::size_t>{2});
   CHECK_THAT(notes, Catch::Contains("val_acc (max), time_to_target_s (min)"));
+  // Every chart per objective (issue 43): a slice and a history chart for each, one chart
+  // apiece with every trial that has both values (the 4 that reached the target); parallel
+  // coordinates with an axis per objective (x, val_acc, time_to_target_s).
+  for (const char* metric : {"val_acc", "time_to_target_s"}) {
+    INFO(metric);
+    CHECK(sizes(p, std::string("slice-x@") + metric) == std::vector<std::size_t>{4});
+    CHECK(sizes(p, std::string("history@") + metric) == std::vector<std::size_t>{4, 4});
+  }
+  CHECK_FALSE(p["charts"].contains("slice-x"));
+  const auto par = sizes(p, "parallel");
+  CHECK(par.size() >= 4);
+  for (auto n : par) CHECK(n == 3);
   fs::remove_all(dir);
 }
 
