@@ -303,6 +303,7 @@ void Engine::launch(std::int64_t trial_id) {
   Live& live = live_.at(trial_id);
   fs::path dir = live.row.trial_dir;
   clear_control(dir);
+  clear_program_outcome(dir);  // the program's word is for the attempt that writes it
   live.stop_reason.clear();
   live.deterministic_failure = false;
   live.tail = std::make_unique<JsonlTail>(metrics_file(dir));

@@ -144,6 +144,16 @@ void Engine::on_terminal(Live& live, const JobEvent& ev) {
   const bool clean_exit = ev.kind == JobEventKind::exited && ev.signal == 0 && ev.exit_code == protocol::kExitDone;
   const fs::path stderr_file = fs::path(live.row.trial_dir) / protocol::kStderrFile;
   if (!clean_exit) facts.stderr_tail = log_tail(stderr_file, 3);
+  // The program's own word on a clean exit (outcome.json: it pruned itself, or completed
+  // after a prune was advised); a damaged file is said and ignored.
+  if (clean_exit) {
+    const fs::path outcome_file = fs::path(live.row.trial_dir) / protocol::kOutcomeFile;
+    ProgramWord word = take_program_outcome(read_program_outcome(live.row.trial_dir), live.row.attempt,
+                                            outcome_file.string());
+    if (!word.warning.empty())
+      progress_.event(fmt::format("warning: trial {}: {}", live.row.number, word.warning), snapshot());
+    facts.program = std::move(word.outcome);
+  }
   const TerminalDecision d = decide_terminal(ev, facts);
 
   if (d.mark_started) apply(live.row, TrialEvent::started, "started");

@@ -19,10 +19,18 @@
 #include "engine/failure_policy.hpp"
 #include "engine/job_builder.hpp"
 #include "engine/trial_files.hpp"
+#include "engine/trial_outcome.hpp"
 
 namespace dlsweep::orch {
 
 namespace {
+
+/// Its outcome.json names this attempt and says PRUNED: it pruned itself (an objective's own
+/// TrialPruned, which writes no `final` record) and exited 0 while no orchestrator watched.
+bool pruned_itself_on_disk(const db::TrialRow& row) {
+  const ProgramWord w = take_program_outcome(read_program_outcome(row.trial_dir), row.attempt, {});
+  return w.outcome && w.outcome->state == protocol::ProgramState::pruned;
+}
 
 /// "study/trial/attempt" -> (trial id, attempt) when `token` names `study`.
 std::optional<std::pair<std::int64_t, int>> parse_token(const std::string& token, const std::string& study) {
@@ -165,9 +173,10 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
             break;
           }
         }
-        // Its attempt finished (the `final` record is on disk) after the previous
-        // orchestrator last looked: record its end, never run it again.
-        if (has_final_record(row.trial_dir)) {
+        // Its attempt finished (the `final` record is on disk, or it pruned itself:
+        // outcome.json) after the previous orchestrator last looked: record its end, never
+        // run it again.
+        if (has_final_record(row.trial_dir) || pruned_itself_on_disk(row)) {
           finish_from_disk(row);
           ++restored_.finished;
           break;
@@ -283,10 +292,15 @@ void Engine::finish_from_disk(const db::TrialRow& row, const std::string& stop_r
   ev.attempt = row.attempt;
   ev.job_id = fmt::format("finished-unwatched-{}-{}", row.id, row.attempt);
   ev.exit_code = protocol::kExitDone;
-  progress_.event(stop_reason.empty()
+  const bool final_on_disk = stop_reason.empty() && has_final_record(row.trial_dir);
+  progress_.event(final_on_disk
                       ? fmt::format("trial {}: its final record is on disk: it finished while no orchestrator "
                                     "watched; recorded, not run again",
                                     row.number)
+                  : stop_reason.empty()
+                      ? fmt::format("trial {}: its {} says it pruned itself: it ended while no orchestrator "
+                                    "watched; recorded, not run again",
+                                    row.number, protocol::kOutcomeFile)
                       : fmt::format("trial {}: its records on disk reach its interval's end: it stopped there while "
                                     "no orchestrator watched; recorded, not run again",
                                     row.number),

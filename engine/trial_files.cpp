@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/program_outcome.hpp"
 #include "common/protocol.hpp"
 
 namespace dlsweep::orch {
@@ -106,6 +107,21 @@ bool has_final_record(const fs::path& dir) {
 void clear_control(const fs::path& dir) {
   std::error_code ec;
   fs::remove(dir / protocol::kControlFile, ec);
+}
+
+void clear_program_outcome(const fs::path& dir) {
+  std::error_code ec;
+  fs::remove(dir / protocol::kOutcomeFile, ec);
+}
+
+std::optional<std::string> read_program_outcome(const fs::path& dir) {
+  std::ifstream in(dir / protocol::kOutcomeFile, std::ios::binary);
+  if (!in) return std::nullopt;
+  constexpr std::size_t kMax = 64 * 1024;
+  std::string text(kMax, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
 }
 
 fs::path metrics_file(const fs::path& dir) { return dir / protocol::kMetricsFile; }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,12 @@ bool has_final_record(const std::filesystem::path& dir);
 
 /// Removes a stale control.json before a relaunch.
 void clear_control(const std::filesystem::path& dir);
+
+/// outcome.json (common/program_outcome.hpp): removed before each launch, so that an attempt
+/// never ends with an earlier one's word; read when an attempt exits 0 — its text, at most
+/// 64 KiB (a longer file is damaged anyway), nullopt when there is none.
+void clear_program_outcome(const std::filesystem::path& dir);
+std::optional<std::string> read_program_outcome(const std::filesystem::path& dir);
 
 /// metrics.jsonl, or metrics.attempt-<N>.jsonl for an attempt already rotated away.
 std::filesystem::path metrics_file(const std::filesystem::path& dir);

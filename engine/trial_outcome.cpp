@@ -29,6 +29,19 @@ std::string diverged_phrase(const std::string& metric) {
   return fmt::format("diverged (objective {} NaN/inf at its end)", metric);
 }
 
+ProgramWord take_program_outcome(const std::optional<std::string>& text, int attempt, const std::string& file) {
+  ProgramWord w;
+  if (!text) return w;
+  auto parsed = protocol::parse_program_outcome(*text);
+  if (!parsed) {
+    w.warning = fmt::format("{}: {}; ignored: the trial ends as its exit status and records say (fix: {})", file,
+                            parsed.error().what, parsed.error().fix);
+    return w;
+  }
+  if (parsed->attempt == attempt) w.outcome = std::move(*parsed);
+  return w;
+}
+
 TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts& f) {
   TerminalDecision d;
   d.mark_started = f.state == TrialState::queued && ev.kind == JobEventKind::exited;
@@ -38,6 +51,11 @@ TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts&
   // loop exits 0, a torchrun over stopped workers exits 1, a cancelled job dies by signal).
   const bool asked = !f.stop_reason.empty();
   const bool retries_left = f.max_retries > f.attempt;
+  // The program's own word (outcome.json), on a clean exit of its own attempt only.
+  const protocol::ProgramOutcome* word = ok && f.program && f.program->attempt == f.attempt ? &*f.program : nullptr;
+  const bool self_pruned = word && word->state == protocol::ProgramState::pruned && !asked;
+  const bool prune_advised_but_complete =
+      word && word->state == protocol::ProgramState::complete && asked && f.stop_reason == "pruned";
 
   if (asked && f.stop_reason == kStopAtTarget) {
     // It reached the target (that is why it was asked), so it has the objective.
@@ -54,14 +72,20 @@ TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts&
     d.deterministic = true;
     d.failure = missing_objective(f.metric, f.reported).value_or("objective " + f.metric + " was never reported");
     d.why = d.failure + "; stopped at its first evaluation" + (retries_left ? std::string(" — ") + kNotRetried : "");
-  } else if (asked && f.stop_reason == "pruned") {
+  } else if (asked && f.stop_reason == "pruned" && !prune_advised_but_complete) {
     d.outcome = Outcome::pruned;
     d.event = TrialEvent::pruned;
     d.why = f.prune_note.empty() ? "pruned" : f.prune_note;
-  } else if (asked) {
+  } else if (asked && !prune_advised_but_complete) {
     d.outcome = Outcome::cancelled;
     d.event = TrialEvent::cancel;
     d.why = f.stop_reason;
+  } else if (self_pruned) {
+    // It stopped itself as pruned (an objective's own TrialPruned): as final as dlsweep's prune.
+    d.outcome = Outcome::pruned;
+    d.event = TrialEvent::pruned;
+    d.why = fmt::format("pruned by the program itself ({}: {})", protocol::kOutcomeFile,
+                        word->reason.empty() ? "PRUNED" : word->reason);
   } else if (ok) {
     // A clean exit without the objective is no result: the study cannot rank it; nor is
     // one whose objective ended NaN/inf. Both are deterministic: the same program with the
@@ -71,7 +95,10 @@ TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts&
     if (!bad) {
       d.outcome = Outcome::complete;
       d.event = TrialEvent::completed;
-      d.why = "finished";
+      d.why = prune_advised_but_complete
+                  ? fmt::format("finished although a prune was advised ({}: {})", protocol::kOutcomeFile,
+                                word->reason.empty() ? "COMPLETE" : word->reason)
+                  : "finished";
     } else {
       d.outcome = Outcome::no_objective;
       d.event = TrialEvent::failed;

@@ -227,8 +227,6 @@ def test_a_self_pruned_trial_is_never_retried_and_user_attrs_reach_load_study(tm
 
 
 @needs_dlsweep
-@pytest.mark.xfail(reason="needs the engine to read the trial's outcome.json (issue 43, item 1: engine/trial_outcome)",
-                   strict=False)
 def test_a_self_pruned_trial_ends_pruned(tmp_path):
     r, db = sweep(tmp_path, SWEPT, 2)
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -256,8 +254,6 @@ def test_dlsweeps_prune_raised_as_trial_pruned_under_python_m_is_pruned_once(tmp
 
 
 @needs_dlsweep
-@pytest.mark.xfail(reason="needs the engine to read the trial's outcome.json (issue 43, item 6: advisory pruning)",
-                   strict=False)
 def test_a_trial_that_ignores_should_prune_and_returns_is_complete(tmp_path):
     source = textwrap.dedent('''
         def objective(trial):
