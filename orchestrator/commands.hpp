@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,21 @@ struct ServeArgs {
   std::string unix_socket;    ///< "" serves TCP on bind:port
 };
 int cmd_serve(const ServeArgs& a);
+
+struct ReplayArgs {
+  std::string db;
+  std::string study;
+  std::string pruner;                       ///< a kind of search::make_pruner, or "recorded" (the study's own)
+  std::vector<std::string> pruner_options;  ///< "KEY=VALUE", one per --pruner-option
+  std::string algorithm;                    ///< a sampler to replay over a grid study ("": none)
+  std::vector<std::string> algorithm_options;  ///< "KEY=VALUE", one per --algorithm-option
+  std::optional<std::uint64_t> seed;        ///< --seed: the sampler's seed (default: the study's)
+  std::int64_t trials = 0;                  ///< --trials: proposals (0: as many as the study's finished trials)
+  std::string compute = "auto";             ///< auto | wall_s | samples | step | epoch
+  std::string format = "table";             ///< table (sentences and a table) | json
+};
+/// A finished study's curves replayed under another pruner, nothing trained (cmd_replay.cpp).
+int cmd_replay(const ReplayArgs& a);
 
 
 }  // namespace dlsweep::orch

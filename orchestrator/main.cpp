@@ -142,7 +142,35 @@ int main(int argc, char** argv) try {
   sv->footer("A secret token is drawn at start and printed in the URL (http://127.0.0.1:8080/?token=...);\n"
              "a request without it, or the cookie that URL sets, gets 403.");
 
-  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp, sv, eq, d}) sub->fallthrough();
+  ReplayArgs replay;
+  auto* rl = app.add_subcommand("replay",
+                                "replay a finished study's recorded curves under another pruner (or sampler), nothing trained: what "
+                                "it would have found and at what compute (read-only)");
+  rl->add_option("study", replay.study, "study name")->required();
+  rl->add_option("--pruner", replay.pruner,
+                 "none | median | percentile | threshold | asha | hyperband, or recorded (the study's own pruner; "
+                 "the default with --algorithm)");
+  rl->add_option("--pruner-option", replay.pruner_options,
+                 "KEY=VALUE, one key of a study file's pruner: section (by, warmup, group_by=[a,b], "
+                 "reduction_factor, ...; repeatable)")
+      ->allow_extra_args(false);
+  rl->add_option("--algorithm", replay.algorithm,
+                 "also replay a sampler (grid, random, qmc, tpe, gp, cmaes, auto, ...) over a study whose finished "
+                 "trials cover a grid: each proposal looked up among them (off the grid: the nearest point)");
+  rl->add_option("--algorithm-option", replay.algorithm_options,
+                 "KEY=VALUE, one key of a study file's search: section for --algorithm (repeatable; default: the "
+                 "study's own when it is the same algorithm)")
+      ->allow_extra_args(false);
+  rl->add_option("--seed", replay.seed, "--algorithm's seed (default: the study's search.seed)");
+  rl->add_option("--trials", replay.trials, "--algorithm's proposals (default: as many as the study's finished trials)")
+      ->check(CLI::PositiveNumber);
+  rl->add_option("--compute", replay.compute,
+                 "what compute is measured in: auto (wall_s where every trial reports it, else samples, else step) | "
+                 "wall_s | samples | step | epoch")
+      ->check(CLI::IsMember({"auto", "wall_s", "samples", "step", "epoch"}));
+  rl->add_option("--format", replay.format, "table | json")->check(CLI::IsMember({"table", "json"}));
+
+  for (auto* sub : {s, st, r, q, b, pl, rs, c, rp, sv, eq, d, rl}) sub->fallthrough();
 
   ExportArgs exp;
   auto* ex = app.add_subcommand("export", "a study as CSV for pandas/polars: one row per trial, or --curves (read-only)");
@@ -184,6 +212,7 @@ int main(int argc, char** argv) try {
     }
   }
   submit.db = status.db = results.db = query.db = best.db = resume.db = cancel.db = enqueue.db = del.db = db;
+  replay.db = db;
   resume.add_trials_given = add_trials->count() > 0;
   exp.db = db;
   plan.db = db;
@@ -209,6 +238,7 @@ int main(int argc, char** argv) try {
   if (*ex) return cmd_export(exp);
   if (*rp) return cmd_report(report);
   if (*sv) return cmd_serve(serve);
+  if (*rl) return cmd_replay(replay);
   if (*wk) return cmd_worker(worker);
   return exit_code::usage;
 } catch (const std::system_error& e) {

@@ -39,4 +39,6 @@ set(DLSWEEP_SEARCH_SOURCES
   asha_pruner.cpp
   group_by_pruner.cpp
   make_pruner.cpp
+  replay.cpp
+  replay_sampler.cpp
 )
