@@ -65,8 +65,11 @@ TEST_CASE("engine: a first evaluation without the objective stops the trial at o
   auto t0 = std::chrono::steady_clock::now();
   auto out = f.run(backend, io);
   REQUIRE(out.has_value());
-  // Every trial of the program fails the same way: fail_fast (3) stops the sweep there.
-  CHECK(out->snapshot.failed == 3);
+  // Every trial of the program fails the same way: fail_fast (3) stops the sweep there. Two
+  // run at once, so under load the other one's first evaluation may be read in the same turn
+  // as the third failure: 3 or 4 FAILED, never all 5.
+  CHECK(out->snapshot.failed >= 3);
+  CHECK(out->snapshot.failed <= 4);
   CHECK_THAT(out->failed_fast, Catch::Contains("3 trials failed the same way"));
   CHECK_THAT(out->failed_fast, Catch::Contains("objective acc was never reported"));
   CHECK(backend.submitted().size() < 5);
@@ -79,7 +82,7 @@ TEST_CASE("engine: a first evaluation without the objective stops the trial at o
     CHECK_THAT(t.message, Catch::Contains("objective acc was never reported (it reported: loss)"));
     CHECK_THAT(t.message, Catch::Contains("stopped at its first evaluation"));
   }
-  CHECK(failed == 3);
+  CHECK(failed == out->snapshot.failed);
   // Stopped, not run to the end: far less than one job's minute.
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
 }
@@ -142,7 +145,11 @@ TEST_CASE("engine: the same failure in each trial's own directory fails fast (de
   for (const auto& j : backend.submitted()) launched.insert(j.trial_id);
   CHECK(launched.size() < 5);
   CHECK(backend.submitted().size() < 10);  // 5 trials x 2 attempts without fail_fast
-  CHECK(out->snapshot.failed + out->snapshot.waiting >= 3);  // WAITING: a retry not started when it stopped
+  // Three trials failed (the stop's count); each is FAILED, WAITING (its retry not started when
+  // the sweep stopped) or CANCELLED (its retry running then: how ends and launches interleave
+  // depends on the machine's load).
+  CHECK(out->snapshot.failed + out->snapshot.waiting + out->snapshot.cancelled >= 3);
+  CHECK(launched.size() >= 3);
   CHECK(static_cast<std::int64_t>(launched.size()) ==
         out->snapshot.failed + out->snapshot.waiting + out->snapshot.cancelled);
 }
