@@ -29,6 +29,8 @@ PACKAGES=(
   dataset-fashion-mnist
   # tests (clang + libFuzzer: the fuzz targets in fuzz/, built by the ctest `fuzz_smoke`)
   python3 clang libclang-rt-14-dev
+  # tests under load: scripts/ctest-under-load.sh (ctest -j2 beside `stress --cpu 1`)
+  stress
   # tests of the Python trial library (python/; ctest python_trial; python3-optuna for the
   # median/percentile pruner parity test against Optuna) and of the PyTorch DDP example
   # (examples/pytorch/; ctest pytorch_ddp: torchrun, gloo)
