@@ -274,6 +274,7 @@ void Engine::fill() {
       continue;
     }
     if (!pbt_ready()) break;  // pbt: the previous generation is still running
+    note_search_choice(next_number_);
     auto params = sampler_->next(next_number_, history_);
     if (!params) { exhausted_ = true; break; }
     if (auto st = pbt_prepare(next_number_, *params); !st) { fatal(st.error()); return; }

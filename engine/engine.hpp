@@ -283,6 +283,10 @@ class Engine {
   Status pbt_prepare(std::int64_t number, search::Params& params);
   /// The trial's `pbt` event (in its creation's batch) and its progress line.
   void pbt_record(std::int64_t trial_id, std::int64_t number);
+  /// `auto`: records (a `search` event, common/search_choice.hpp) and logs the algorithm that
+  /// proposes trial `number` when it differs from the one before (engine_search_choice.cpp).
+  void note_search_choice(std::int64_t number);
+  std::string search_choice_;  ///< the algorithm auto used last ("" before its first proposal)
   /// DLSWEEP_STOP_AT for the trial's job.
   void pbt_env(std::int64_t number, sched::JobSpec& job) const;
   /// Asks a live trial whose reported position reached its interval's end to stop; true when asked.

@@ -13,6 +13,7 @@
 #include "analysis/load.hpp"
 #include "analysis/ranking.hpp"
 #include "analysis/to_json.hpp"
+#include "common/search_choice.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/error_printer.hpp"
 #include "orchestrator/cmd_best_front.hpp"
@@ -40,6 +41,20 @@ std::vector<CheckpointRecord> checkpoints_of(const db::Storage& storage, std::in
   for (const auto& r : q->rows)
     out.push_back({r[0].get<std::int64_t>(), r[1].get<double>(), r[2].is_string() ? r[2].get<std::string>() : ""});
   return out;
+}
+
+// `search.algorithm: auto`: the algorithms it used and from which trial (the engine's `search`
+// events, common/search_choice.hpp); empty for every other algorithm or an unreadable study.
+std::vector<SearchChoice> search_choices_of(const db::Storage& storage, const std::string& name) {
+  std::vector<SearchChoice> out;
+  auto st = storage.find_study(name);
+  if (!st || !*st) return out;
+  auto events = storage.events((**st).id);
+  if (!events) return out;
+  for (const auto& e : *events)
+    if (e.kind == kSearchChoiceEventKind)
+      if (auto c = SearchChoice::from_json(json::parse(e.reason, nullptr, false))) out.push_back(std::move(*c));
+  return merge_search_choices(std::move(out));
 }
 
 // Why there is no winner, for "study S: nothing to recommend: WHY".
@@ -163,16 +178,25 @@ int cmd_best_explain(const BestArgs& a) {
   const auto e = analysis::explain_best(*study, *by);
   // The winner's batch over training, when it was decided as it trained (batch_ramp adaptive).
   std::vector<analysis::BatchDecision> decisions;
+  auto storage = db::Storage::open_readonly(a.db);
+  if (!storage) return print_error(storage.error(), exit_code::runtime);
   if (e.winner) {
-    auto storage = db::Storage::open_readonly(a.db);
-    if (!storage) return print_error(storage.error(), exit_code::runtime);
     auto d = analysis::load_batch_decisions(**storage, a.study, e.winner->best_trial);
     if (!d) return print_error(d.error(), exit_code::runtime);
     decisions = std::move(*d);
   }
+  // auto: which algorithm proposed which trials.
+  const auto choices = search_choices_of(**storage, a.study);
+  std::optional<std::int64_t> last_number;
+  for (const auto& t : study->trials) last_number = std::max(last_number.value_or(t.number), t.number);
   if (a.format == "json") {
     json j = analysis::to_json(e);
     if (!decisions.empty()) j["batch_over_training"] = analysis::batch_trajectory_json(decisions);
+    if (!choices.empty()) {
+      json c = json::array();
+      for (const auto& ch : choices) c.push_back(ch.to_json());
+      j["search_choices"] = c;
+    }
     if (grouped) {
       json g = analysis::to_json(*grouped);
       j["group_by"] = {{"param", g["param"]}, {"epoch_factor", g["epoch_factor"]}, {"lines", g["lines"]}};
@@ -184,6 +208,7 @@ int cmd_best_explain(const BestArgs& a) {
     for (const auto& line : e.lines()) fmt::print("{}{}\n", line.starts_with("  ") ? "  " : "  - ", line);
     if (e.criterion == analysis::Criterion::value) fmt::print("  - {}\n", ranked_by_text(e.final));
     if (!decisions.empty()) fmt::print("  - {}\n", analysis::batch_trajectory_line(decisions));
+    if (!choices.empty()) fmt::print("  - {}\n", search_choices_line(choices, last_number));
     if (grouped)
       for (const auto& line : grouped->lines()) fmt::print("{}{}\n", line.starts_with("  ") ? "  " : "  - ", line);
   }

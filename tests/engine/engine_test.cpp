@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "engine_fixture.hpp"
+#include "common/search_choice.hpp"
+#include "search/auto_sampler.hpp"
 #include "tests/support/fake_backend.hpp"
 
 TEST_CASE("engine: every grid point runs once, metrics reach the database, concurrency holds") {
@@ -149,4 +151,58 @@ TEST_CASE("engine: a job the backend loses ends FAILED with the backend's reason
   CHECK(out->snapshot.failed == 5);
   auto t = f.storage->get_trial(1);
   CHECK(t->message.find("node fell over") != std::string::npos);
+}
+
+TEST_CASE("engine: search auto records and logs the algorithm it uses, and each switch") {
+  // auto_gp_trials: 3, so the numeric space switches from gp to cmaes at trial 3 (issue 40:
+  // "says in the log and in best --explain which it used when").
+  Fixture f("autochoice", "  max_retries: 0");
+  auto parsed = orch::parse_study(fmt::format(R"(
+name: autochoice
+backend: {{kind: local, max_concurrent: 1}}
+trial:
+  command: [fake]
+objective: {{metric: acc, mode: max}}
+search: {{algorithm: auto, trials: 5, seed: 1, auto_gp_trials: 3}}
+space: {{x: {{uniform: [0.0, 1.0]}}}}
+runs_dir: {}
+)", (f.dir / "runs").string()), orch::StudyFormat::yaml, "auto.yaml");
+  if (!parsed) FAIL(parsed.error().front().message());
+  f.spec = *parsed;
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 1, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 0.01;
+    o.metrics_lines = {eval_line(0, 10, 0.6, true)};
+    return o;
+  });
+  std::FILE* log = std::tmpfile();
+  REQUIRE(log);
+  auto out = f.run(backend, io, {}, log);
+  REQUIRE(out.has_value());
+  CHECK(out->snapshot.complete == 5);
+  std::string text;
+  std::rewind(log);
+  for (int ch; (ch = std::fgetc(log)) != EOF;) text += static_cast<char>(ch);
+  std::fclose(log);
+  auto events = f.storage->events(f.study_id);
+  REQUIRE(events.has_value());
+  std::vector<SearchChoice> choices;
+  for (const auto& e : *events)
+    if (e.kind == kSearchChoiceEventKind)
+      if (auto c = SearchChoice::from_json(nlohmann::json::parse(e.reason))) choices.push_back(*c);
+  // One event per algorithm in force, each as auto's rule words it for its first trial.
+  REQUIRE(choices.size() == 2);
+  for (const auto& c : choices) {
+    const auto expected = search::choose_algorithm(f.spec.space, c.from, 1, false, 3);
+    CHECK(c.algorithm == expected.algorithm);
+    CHECK(c.reason == expected.reason);
+  }
+  CHECK(choices[0].from == 0);
+  CHECK(choices[0].algorithm == "gp");
+  CHECK(choices[1].from == 3);
+  CHECK(choices[1].algorithm == "cmaes");
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("search auto: uses " + choices[0].reason + " from trial 0"));
+  CHECK_THAT(text, Catch::Contains("search auto: switches to " + choices[1].reason + " from trial 3"));
 }
