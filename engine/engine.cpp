@@ -318,6 +318,7 @@ void Engine::launch(std::int64_t trial_id) {
   live.suggest_offset = 0;
   live.suggested = nlohmann::json::object();
   live.curve = {};
+  live.objective_checked = false;
   live.prune_note.clear();
   if (auto* rec = history_of(trial_id)) {  // a new attempt starts a new curve
     rec->status = search::TrialStatus::running;

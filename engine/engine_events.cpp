@@ -401,9 +401,13 @@ void Engine::ingest_batch(Live& live, bool may_prune) {
                         snapshot());
       continue;
     }
-    const bool first_eval = live.curve.evals == 0;
+    const std::size_t evals_before = live.curve.evals;
     if (live.curve.add(*r, axis_)) new_eval = true;
-    if (first_eval && live.curve.evals == 1 && !r->metrics.contains(axis_.metric)) no_objective = true;
+    if (!live.objective_checked && live.curve.evals > evals_before) {
+      const FirstEval check = first_eval_check(spec_, r->metrics);
+      live.objective_checked = check != FirstEval::undecided;
+      no_objective = no_objective || check == FirstEval::missing;
+    }
     records.push_back(std::move(*r));
   }
   if (auto n = db().ingest(live.row.id, live.row.attempt, records); !n) fatal(n.error());

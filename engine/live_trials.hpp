@@ -42,6 +42,7 @@ struct LiveTrial {
   bool deterministic_failure = false;  ///< retrying cannot help (bad params, divergence)
   bool adopted = false;                ///< its job was submitted by a previous orchestrator
   TrialCurve curve;                    ///< this attempt's objective curve and reported metrics
+  bool objective_checked = false;      ///< this attempt's first-evaluation check is decided
   std::string prune_note;              ///< why the pruner stopped it
   std::int64_t decided_seq = -1;       ///< the highest seq announced in decided.json
   std::uint64_t suggest_offset = 0;    ///< bytes of suggest.jsonl answered (engine_suggest.cpp)

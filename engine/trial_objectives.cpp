@@ -32,4 +32,11 @@ std::vector<std::string> extra_metrics(const StudySpec& spec) {
   return out;
 }
 
+FirstEval first_eval_check(const StudySpec& spec, const std::map<std::string, double>& metrics) {
+  if (metrics.contains(spec.objective.metric)) return FirstEval::has_objective;
+  for (const auto& m : extra_metrics(spec))
+    if (metrics.contains(m)) return FirstEval::undecided;
+  return FirstEval::missing;
+}
+
 }  // namespace dlsweep::orch

@@ -4,6 +4,10 @@
 // trial summary and metric rows). Pure.
 #pragma once
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "common/multi_objective.hpp"
 #include "search/history.hpp"
 #include "study/spec.hpp"
@@ -21,5 +25,13 @@ void fill_objectives(search::TrialRecord& rec, const StudySpec& spec, const Tria
 /// The reported metrics the objectives and constraints read, besides the first objective
 /// (what resume must load to rebuild the figures).
 std::vector<std::string> extra_metrics(const StudySpec& spec);
+
+/// The first-evaluation check (a first evaluation without the objective stops the trial at
+/// once: a misnamed objective fails in seconds, not at the end): what one evaluation record
+/// says. A record that reports none of the first objective but some metric the study's
+/// other objectives or constraints read (a constraint reported at step 0, as Optuna's
+/// examples do) leaves it undecided: the check waits for the next evaluation.
+enum class FirstEval { has_objective, undecided, missing };
+FirstEval first_eval_check(const StudySpec& spec, const std::map<std::string, double>& metrics);
 
 }  // namespace dlsweep::orch

@@ -87,6 +87,71 @@ TEST_CASE("engine: a first evaluation without the objective stops the trial at o
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
 }
 
+TEST_CASE("engine: a constraint reported alone at the first evaluation is no missing objective (issue 43)") {
+  // Optuna's constrained examples report the constraint at step 0 and return the objective at
+  // the end: the first-evaluation check waits for an evaluation that is not the constraints'.
+  Fixture f("constraintfirst", "  max_retries: 0");
+  auto parsed = orch::parse_study(fmt::format(R"(
+name: constraintfirst
+backend: {{kind: local, max_concurrent: 2}}
+trial:
+  command: [fake]
+objective: {{metric: acc, mode: max}}
+constraints: [{{metric: c1, max: 0}}]
+search: {{algorithm: grid}}
+space: {{x: [1, 2, 3]}}
+runs_dir: {}
+)", (f.dir / "runs").string()), orch::StudyFormat::yaml, "constraintfirst.yaml");
+  if (!parsed) FAIL(parsed.error().front().message());
+  f.spec = *parsed;
+  boost::asio::io_context io;
+  sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 0.05;
+    o.metrics_lines = {
+        R"({"seq":0,"kind":"eval","step":0,"epoch":0,"samples":0,"wall_s":0.1,"metrics":{"c1":-1}})",
+        eval_line(1, 10, 0.6, true)};
+    return o;
+  });
+  auto out = f.run(backend, io);
+  REQUIRE(out.has_value());
+  CHECK(out->snapshot.complete == 3);
+  CHECK(out->snapshot.failed == 0);
+  CHECK(out->failed_fast.empty());
+  // A misnamed objective is still caught at the first evaluation that is not the constraint's.
+  Fixture g("constraintmisnamed", "  max_retries: 0");
+  auto again = orch::parse_study(fmt::format(R"(
+name: constraintmisnamed
+backend: {{kind: local, max_concurrent: 1}}
+trial:
+  command: [fake]
+objective: {{metric: acc, mode: max}}
+constraints: [{{metric: c1, max: 0}}]
+search: {{algorithm: grid}}
+space: {{x: [1]}}
+runs_dir: {}
+)", (g.dir / "runs").string()), orch::StudyFormat::yaml, "constraintmisnamed.yaml");
+  if (!again) FAIL(again.error().front().message());
+  g.spec = *again;
+  boost::asio::io_context io2;
+  sched::FakeBackend backend2(io2, 1, [&](const sched::JobSpec&) {
+    sched::FakeOutcome o;
+    o.run_s = 60;  // stopped at its second evaluation, long before its end
+    o.metrics_lines = {R"({"seq":0,"kind":"eval","step":0,"epoch":0,"samples":0,"wall_s":0.1,"metrics":{"c1":-1}})"};
+    for (int i = 1; i < 100; ++i) o.metrics_lines.push_back(loss_only(i, 10 * i));
+    return o;
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto out2 = g.run(backend2, io2);
+  REQUIRE(out2.has_value());
+  CHECK(out2->snapshot.failed == 1);
+  auto rows = g.storage->list_trials(g.study_id);
+  REQUIRE(rows);
+  REQUIRE(rows->size() == 1);
+  CHECK_THAT(rows->front().message, Catch::Contains("stopped at its first evaluation"));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
+}
+
 TEST_CASE("engine: trials that fail the same way before any completes stop the sweep (fail_fast)") {
   Fixture f("failfast", "  max_retries: 2");
   boost::asio::io_context io;

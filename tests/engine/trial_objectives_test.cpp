@@ -94,3 +94,23 @@ TEST_CASE("trial objectives: one objective leaves the history as it was") {
   CHECK(rec.constraints.empty());
   CHECK(extra_metrics(*r).empty());
 }
+
+TEST_CASE("trial objectives: the first-evaluation check waits on a record of constraints alone (issue 43)") {
+  auto r = parse_study(R"(name: c
+trial: {command: [prog]}
+objective: {metric: acc, mode: max}
+constraints: [{metric: c1, max: 0}, {metric: rank_seconds, max: 100}]
+space: {lr: [0.1, 0.2]}
+)",
+                       StudyFormat::yaml, "c.yaml");
+  REQUIRE(r.has_value());
+  CHECK(first_eval_check(*r, {{"acc", 0.5}}) == FirstEval::has_objective);
+  CHECK(first_eval_check(*r, {{"acc", 0.5}, {"c1", 1}}) == FirstEval::has_objective);
+  CHECK(first_eval_check(*r, {{"c1", -1}}) == FirstEval::undecided);         // Optuna's report(step=0, c1=...)
+  CHECK(first_eval_check(*r, {{"accuracy", 0.5}}) == FirstEval::missing);    // a misnamed objective
+  CHECK(first_eval_check(*r, {{"rank_seconds", 3}}) == FirstEval::missing);  // a derived figure is no report of ours
+  // Several objectives: the others count as the constraints do.
+  const auto mo = two_objectives();
+  CHECK(first_eval_check(mo, {{"loss", 0.3}}) == FirstEval::undecided);
+  CHECK(first_eval_check(mo, {{"val_loss", 0.3}}) == FirstEval::missing);
+}
