@@ -3,6 +3,7 @@
 # and trying dlsweep's Slurm backend on a laptop.
 #
 #   scripts/slurm-local.sh start  [--nodes 1|2] [--dir DIR]   # prints SLURM_CONF=DIR/slurm.conf
+#          [--max-job-count N] [--max-array-size N] [--min-job-age S]  # a site's limits
 #   scripts/slurm-local.sh stop   [--dir DIR] [--force]
 #   scripts/slurm-local.sh status [--dir DIR]
 #   scripts/slurm-local.sh --help
@@ -26,7 +27,11 @@
 #    (not zombie) process running the expected program; then the slurmstepd processes of
 #    this cluster that outlived slurmd (jobs still running) and their children.
 # Environment: DLSWEEP_SLURM_DIR (the directory), DLSWEEP_SLURM_MAX_ARRAY (MaxArraySize,
-# default 1001), DLSWEEP_SLURM_PORT (controller port; slurmd ports follow it).
+# default 1001; --max-array-size overrides it), DLSWEEP_SLURM_PORT (controller port; slurmd
+# ports follow it).
+# The site limits (--max-job-count, --max-array-size, --min-job-age) are slurm.conf keys that
+# slurmctld reads only when it starts: they are remembered in DIR/limits, and a start that
+# names other values while the controller runs is refused (stop it first).
 # Facts this script relies on are in the project's Slurm notes: linuxproc tracking (no
 # cgroups in containers), config_overrides for CPUs=4 on small machines, cred_expire=10 so a
 # requeued job may restart after ~10 s, jobcomp/filetxt so `sacct -c` works without slurmdbd.
@@ -37,13 +42,14 @@ set -euo pipefail
 default_dir=${DLSWEEP_SLURM_DIR:-/tmp/dlsweep-slurm}
 
 usage() {
-  echo "usage: $0 start|stop|status [--nodes 1|2] [--dir DIR] [--force]  ($0 --help explains them)" >&2
+  echo "usage: $0 start|stop|status [--nodes 1|2] [--dir DIR] [--force] [--max-job-count N] [--max-array-size N] [--min-job-age S]  ($0 --help explains them)" >&2
   exit 2
 }
 
 show_help() {
   cat <<EOF
 usage: $0 start|stop|status [--nodes 1|2] [--dir DIR] [--force]
+                  [--max-job-count N] [--max-array-size N] [--min-job-age S]
 
 A real, private Slurm cluster on this machine (run as root; Debian's slurmctld slurmd munge).
 
@@ -59,6 +65,20 @@ A real, private Slurm cluster on this machine (run as root; Debian's slurmctld s
               one else's start or stop touches; several run side by side on free ports.
   --nodes N   1 (default) or 2 "nodes" (n1, n2) on this host; fixed when DIR is first used
   --force     stop: stop a cluster that another user started (refused without it)
+
+A site's limits, as slurm.conf keys (start only; slurmctld reads them when it starts, so a
+start that changes them while the controller runs is refused: stop it first):
+  --max-job-count N   MaxJobCount: the most jobs the controller holds at once, all users,
+                      each array task one, finished jobs too until MinJobAge has passed
+                      (default 10000). sbatch refused by it says "Slurm temporarily unable
+                      to accept job, sleeping and retrying" and retries by itself
+  --max-array-size N  MaxArraySize: array indexes 0..N-1 (default 1001, or
+                      \$DLSWEEP_SLURM_MAX_ARRAY); a larger one is refused at once with
+                      "Invalid job array specification"
+  --min-job-age S     MinJobAge: seconds a finished job stays in the controller (and in
+                      squeue) before it is purged (default 600; slurmctld purges about
+                      every 60 s, so a record may stay up to S+60 s)
+Per-user submit limits (MaxSubmitJobs) need slurmdbd and accounting: not set up here.
 EOF
   exit 0
 }
@@ -71,6 +91,9 @@ nodes=1
 nodes_given=0
 force=0
 dir=$default_dir
+max_job_count=""
+max_array_opt=""
+min_job_age=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) nodes=${2:?--nodes needs 1 or 2}; nodes_given=1; shift 2 ;;
@@ -78,6 +101,12 @@ while [[ $# -gt 0 ]]; do
     --dir) dir=${2:?--dir needs a directory}; shift 2 ;;
     --dir=*) dir=${1#*=}; shift ;;
     --force) force=1; shift ;;
+    --max-job-count) max_job_count=${2:?--max-job-count needs a number}; shift 2 ;;
+    --max-job-count=*) max_job_count=${1#*=}; shift ;;
+    --max-array-size) max_array_opt=${2:?--max-array-size needs a number}; shift 2 ;;
+    --max-array-size=*) max_array_opt=${1#*=}; shift ;;
+    --min-job-age) min_job_age=${2:?--min-job-age needs seconds}; shift 2 ;;
+    --min-job-age=*) min_job_age=${1#*=}; shift ;;
     -h | --help) show_help ;;
     *) usage ;;
   esac
@@ -86,6 +115,13 @@ done
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 max_array=${DLSWEEP_SLURM_MAX_ARRAY:-1001}
 [[ $max_array =~ ^[0-9]+$ ]] || { echo "slurm-local: DLSWEEP_SLURM_MAX_ARRAY must be a number" >&2; exit 2; }
+[[ -z $max_array_opt ]] || max_array=$max_array_opt
+[[ $max_array =~ ^[0-9]+$ ]] || { echo "slurm-local: --max-array-size must be a number" >&2; exit 2; }
+[[ -z $max_job_count || ($max_job_count =~ ^[0-9]+$ && $max_job_count -ge 1) ]] ||
+  { echo "slurm-local: --max-job-count must be a number of jobs (1 or more)" >&2; exit 2; }
+[[ -z $min_job_age || $min_job_age =~ ^[0-9]+$ ]] || { echo "slurm-local: --min-job-age must be a number of seconds" >&2; exit 2; }
+max_job_count=${max_job_count:-10000}
+min_job_age=${min_job_age:-600}
 
 conf=$dir/slurm.conf
 export SLURM_CONF=$conf  # for our own sinfo calls only; the caller's environment is untouched
@@ -213,10 +249,11 @@ SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0,sched_interval=1,bf_interval=1
 MailProg=/bin/true
 KillWait=5
-MinJobAge=600
+MinJobAge=$min_job_age
 ReturnToService=2
 MpiDefault=none
 MaxArraySize=$max_array
+MaxJobCount=$max_job_count
 InactiveLimit=0
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
@@ -280,6 +317,18 @@ do_start() {
   else
     echo "uid=$(my_uid) user=$(my_name) at=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$dir/started_by"
   fi
+  # The limits slurmctld was started with: a running controller keeps them until it restarts.
+  local limits="MaxJobCount=$max_job_count MaxArraySize=$max_array MinJobAge=$min_job_age"
+  if pid_alive "$dir/run/slurmctld.pid" slurmctld && [[ -s $dir/limits ]]; then
+    local had_limits
+    had_limits=$(<"$dir/limits")
+    if [[ $had_limits != "$limits" ]]; then
+      echo "slurm-local: the controller in $dir runs with $had_limits; slurmctld reads limits only when it" \
+        "starts: stop it first to start it with $limits" >&2
+      exit 2
+    fi
+  fi
+  echo "$limits" >"$dir/limits"
   choose_ports
   write_conf
   start_munged

@@ -116,6 +116,7 @@ SlurmBackend::~SlurmBackend() {
   worker_.stop();
   worker_.join();
   poll_timer_.cancel();
+  if (capacity_timer_) capacity_timer_->cancel();
   for (auto& w : retry_timers_)
     if (auto t = w.lock()) t->cancel();
   send_last_cancels();
@@ -280,7 +281,10 @@ void SlurmBackend::fetch_max_array_size() {
 }
 
 void SlurmBackend::flush() {
-  if (waiting_.empty()) return;
+  if (waiting_.empty()) {
+    cancel_capacity_retry();  // nothing waits for room
+    return;
+  }
   if (!max_array_) {
     fetch_max_array_size();
     return;
@@ -419,6 +423,7 @@ void SlurmBackend::on_submitted(Batch& batch, DriverResult<std::uint32_t> r) {
     }
   }
   drop_front();
+  if (waiting_.empty()) cancel_capacity_retry();
   if (cancels) schedule_cancel_flush();
   poll_interval_s_ = options_.poll_min_s;
   schedule_poll(options_.poll_min_s);

@@ -211,7 +211,11 @@ class SlurmBackend final : public Backend {
   std::vector<std::string> to_cancel_;                ///< submitted jobs to scancel next turn
   std::optional<std::size_t> max_array_;
   slurm::SubmitCapacity capacity_;
-  bool capacity_retry_armed_ = false;
+  /// The one pending "try the site again" timer: re-armed for an earlier time, cancelled once
+  /// nothing waits (a pending timer keeps the event loop, and so the orchestrator, alive).
+  std::shared_ptr<boost::asio::steady_timer> capacity_timer_;
+  double capacity_retry_at_ = 0;  ///< when it fires (now_s() clock)
+  void cancel_capacity_retry();
   bool last_cancels_ = false;  ///< send_last_cancels() may build a driver (not with a test's driver)
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   bool fetching_max_array_ = false;

@@ -31,13 +31,27 @@ std::string SlurmBackend::capacity_note() const {
 void SlurmBackend::arm_capacity_retry() {
   // Room comes back when a job of the study ends (the poll flushes then); with none in
   // Slurm, only time can make room (the user's other jobs ending): try again then.
-  auto at = capacity_.probe_at();
-  if (capacity_retry_armed_ || !at) return;
-  capacity_retry_armed_ = true;
-  retry_later(std::max(0.05, *at - now_s()), [this] {
-    capacity_retry_armed_ = false;
+  // A hold (a MaxJobCount refusal while the controller still holds finished jobs) ends
+  // sooner than the probe armed while the study filled the limit: re-arm for the earlier.
+  auto at = capacity_.probe_at(now_s());
+  if (!at || (capacity_timer_ && capacity_retry_at_ <= *at + 0.01)) return;
+  cancel_capacity_retry();
+  capacity_retry_at_ = *at;
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_);
+  capacity_timer_ = timer;
+  timer->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::max(0.05, *at - now_s()))));
+  timer->async_wait([this, timer, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || capacity_timer_ != timer) return;
+    capacity_timer_.reset();
     flush();
   });
+}
+
+void SlurmBackend::cancel_capacity_retry() {
+  if (!capacity_timer_) return;
+  capacity_timer_->cancel();
+  capacity_timer_.reset();
 }
 
 void SlurmBackend::on_capacity_refusal(Batch& batch, const SiteLimit& limit) {
@@ -51,9 +65,11 @@ void SlurmBackend::on_capacity_refusal(Batch& batch, const SiteLimit& limit) {
   } else {
     capacity_.refused(limit, before, tried, now_s());
   }
-  if (first || capacity_.exact())
-    log(fmt::format("sbatch refused {} job(s) for a site limit ({}); they wait: {}", tried, limit.reason,
-                    capacity_note()));
+  // Said once, at the first refusal; what is learned after it, the engine shows
+  // (capacity_note) once it is exact.
+  if (first)
+    log(fmt::format("sbatch refused {} job(s) for a site limit ({}); they wait for room: {}", tried, limit.reason,
+                    capacity_line(limit, std::nullopt)));
   // Back to the front of the queue, in order; a job cancelled meanwhile ends here.
   std::vector<std::string> back;
   for (const auto& id : batch.ids) {

@@ -128,6 +128,7 @@ void SlurmBackend::cancel(const std::string& job_id) {
   job.cancel_requested = true;
   if (!job.in_batch && !tracker_.tracked(job_id)) {  // still waiting in the backend
     std::erase(waiting_, job_id);
+    if (waiting_.empty()) cancel_capacity_retry();  // nothing left to wait for room
     emit(job, JobEventKind::cancelled, "cancelled before it was submitted");
     jobs_.erase(it);
     return;

@@ -57,11 +57,18 @@ CliDriver::CliDriver(const SlurmOptions& options) : timeout_s_(options.command_t
   if (!options.slurm_conf.empty()) env_["SLURM_CONF"] = options.slurm_conf;
 }
 
-DriverResult<CommandOutput> CliDriver::run(const std::vector<std::string>& argv, bool accept_nonzero) {
+DriverResult<CommandOutput> CliDriver::run(const std::vector<std::string>& argv, bool accept_nonzero,
+                                           const std::vector<std::string>& stop_on_stderr) {
   const std::string what = describe_command(argv);
-  auto r = run_command(argv, env_, timeout_s_, &interrupted_);
+  auto r = run_command(argv, env_, timeout_s_, &interrupted_, stop_on_stderr);
   if (!r) return std::unexpected(permanent(r.error()));
   if (r->interrupted) return std::unexpected(transient(Error{"interrupted (the backend is shutting down)", what, ""}));
+  if (r->stopped) {
+    // sbatch's own retry loop ("sleeping and retrying"): the controller refuses jobs for now.
+    // Stopped at its first word, so dlsweep decides what waits (site_limit.hpp), not sbatch.
+    return std::unexpected(transient(Error{first_line(r->err) + " (sbatch stopped: it would retry by itself)", what,
+                                           "the controller refuses more jobs for now; dlsweep waits for room"}));
+  }
   if (r->timed_out) {
     return std::unexpected(transient(Error{fmt::format("no answer within {:g} s", timeout_s_), what,
                                            "the controller may be overloaded or down; dlsweep retries",
@@ -90,7 +97,7 @@ DriverResult<void> CliDriver::test_only(const SubmitRequest& req) {
 }
 
 DriverResult<std::uint32_t> CliDriver::submit(const SubmitRequest& req) {
-  auto r = run({"sbatch", "--parsable", req.script_path.string()});
+  auto r = run({"sbatch", "--parsable", req.script_path.string()}, /*accept_nonzero=*/false, sbatch_retry_marks());
   if (!r) return std::unexpected(r.error());
   std::string_view out = r->out;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.remove_suffix(1);

@@ -40,8 +40,10 @@ class CliDriver final : public Driver {
 
  private:
   /// Runs a command; a start failure, timeout or non-zero exit becomes a DriverError whose
-  /// message quotes the command and its stderr.
-  DriverResult<CommandOutput> run(const std::vector<std::string>& argv, bool accept_nonzero = false);
+  /// message quotes the command and its stderr. `stop_on_stderr`: see run_command; a command
+  /// stopped so is a transient DriverError (not a timeout) whose text is its stderr.
+  DriverResult<CommandOutput> run(const std::vector<std::string>& argv, bool accept_nonzero = false,
+                                  const std::vector<std::string>& stop_on_stderr = {});
 
   std::map<std::string, std::string> env_;  ///< SLURM_CONF when options.slurm_conf is set
   double timeout_s_;

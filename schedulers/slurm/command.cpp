@@ -50,7 +50,8 @@ int kill_and_reap(pid_t pid) {
 std::string describe_command(const std::vector<std::string>& argv) { return shell_join(argv); }
 
 Result<CommandOutput> run_command(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                                  double timeout_s, const std::atomic<bool>* interrupt) {
+                                  double timeout_s, const std::atomic<bool>* interrupt,
+                                  const std::vector<std::string>& stop_on_stderr) {
   const std::string what = describe_command(argv);
   if (argv.empty()) return fail("empty command line", "run_command");
 
@@ -117,11 +118,15 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv, const st
         (is_out ? out_r : err_r).reset();
       } else {
         (is_out ? result.out : result.err).append(buf, static_cast<std::size_t>(got));
+        if (!is_out)
+          for (const auto& text : stop_on_stderr)
+            if (result.err.find(text) != std::string::npos) result.stopped = true;
       }
     }
+    if (result.stopped) break;
   }
   int status = 0;
-  if (result.timed_out || result.interrupted) {
+  if (result.timed_out || result.interrupted || result.stopped) {
     kill_and_reap(pid);
     return result;
   }

@@ -61,9 +61,14 @@ std::optional<SiteLimit> capacity_refusal(std::string_view text) {
       contains(text, "array size"))
     return SiteLimit{LimitKind::array_size, "MaxArraySize", "in one array"};
   if (contains(text, "MaxJobCount") || contains(text, "Slurm temporarily unable to accept job") ||
-      contains(text, "Resource temporarily unavailable"))
+      contains(text, "Resource temporarily unavailable") || contains(text, "job queue full"))
     return SiteLimit{LimitKind::job_count, "MaxJobCount", "on the controller"};
   return std::nullopt;
+}
+
+const std::vector<std::string>& sbatch_retry_marks() {
+  static const std::vector<std::string> marks = {"temporarily unable to accept job", "job queue full, sleeping"};
+  return marks;
 }
 
 std::optional<SiteLimit> capacity_pending_reason(std::string_view reason) {
@@ -126,6 +131,7 @@ std::optional<KnownLimit> parse_sacctmgr_limits(std::string_view assoc, std::str
 
 std::size_t SubmitCapacity::room(std::size_t in_slurm, double now_s) const {
   if (!too_many_) return kUnlimited;
+  if (held(now_s)) return 0;
   const std::size_t ceiling = *too_many_ - 1;  // the most known (or guessed) to be allowed
   if (in_slurm >= ceiling) return now_s >= refused_at_ + probe_s_ ? 1 : 0;
   const std::size_t gap = ceiling - in_slurm;
@@ -137,6 +143,13 @@ std::size_t SubmitCapacity::room(std::size_t in_slurm, double now_s) const {
 void SubmitCapacity::refused(const SiteLimit& limit, std::size_t in_slurm, std::size_t tried, double now_s) {
   limit_ = limit;
   const std::size_t total = in_slurm + std::max<std::size_t>(tried, 1);
+  if (limit.kind == LimitKind::job_count && too_many_ && total <= peak_) {
+    // The controller took this many of ours before: its other records (other users' jobs,
+    // finished jobs not yet purged) fill it now. Not a lower limit: wait and try again.
+    hold_s_ = hold_s_ == 0 ? 1 : std::min(hold_s_ * 2, 30.0);
+    hold_until_ = now_s + hold_s_;
+    return;
+  }
   if (!too_many_ || total < *too_many_ || now_s >= refused_at_ + probe_s_) too_many_ = total;
   good_ = std::min(good_, *too_many_ - 1);
   if (good_ < in_slurm && in_slurm < *too_many_) good_ = in_slurm;
@@ -144,10 +157,14 @@ void SubmitCapacity::refused(const SiteLimit& limit, std::size_t in_slurm, std::
 }
 
 void SubmitCapacity::accepted(std::size_t in_slurm_after) {
+  hold_s_ = 0;
+  hold_until_ = 0;
   if (!too_many_) return;
+  peak_ = std::max(peak_, in_slurm_after);
   if (in_slurm_after >= *too_many_) {  // the site allows more now (a probe went through)
     too_many_.reset();
     good_ = 0;
+    peak_ = 0;
     return;
   }
   good_ = std::max(good_, in_slurm_after);
@@ -157,6 +174,7 @@ void SubmitCapacity::known(const SiteLimit& limit, std::size_t n) {
   limit_ = limit;
   too_many_ = n + 1;
   good_ = n;
+  peak_ = 0;
   refused_at_ = 0;
 }
 
@@ -170,7 +188,19 @@ std::optional<double> SubmitCapacity::probe_at() const {
   return refused_at_ + probe_s_;
 }
 
+std::optional<double> SubmitCapacity::probe_at(double now_s) const {
+  if (held(now_s)) return hold_until_;
+  return probe_at();
+}
+
 std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> allowed) {
+  if (limit.kind == LimitKind::job_count) {
+    // Slurm refuses a submission that would make the controller hold MaxJobCount jobs: the
+    // most it holds is one less, finished jobs and other users' jobs included.
+    if (!allowed) return fmt::format("the controller refuses more jobs for now ({}: all users' jobs count)", limit.reason);
+    return fmt::format("the controller refuses more than {} {} ({}: all users' jobs count, finished ones until purged)",
+                       *allowed, *allowed == 1 ? "job" : "jobs", limit.reason);
+  }
   const std::string word = limit.kind == LimitKind::array_size ? "tasks" : "jobs";
   if (!allowed) return fmt::format("the site limits {} {} ({})", word, limit.scope, limit.reason);
   if (*allowed == 0) return fmt::format("the site allows no more {} {} now ({})", word, limit.scope, limit.reason);

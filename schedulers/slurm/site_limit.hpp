@@ -13,7 +13,9 @@
 //    site lets be in Slurm at once from the refusals and acceptances, by halving: a refusal
 //    of n jobs with k in Slurm says "k + n is too many"; the next try sends half the gap; a
 //    refusal of one job says the limit is exactly k. A limit read from sacctmgr is exact
-//    from the start. After `probe_s` with nothing able to go, one job is tried again (the
+//    from the start. The controller's MaxJobCount counts every user's jobs and finished jobs
+//    until they are purged (MinJobAge): a MaxJobCount refusal at a count the site took before
+//    teaches nothing; it holds submissions back 1, 2, 4 ... 30 s (until an acceptance). After `probe_s` with nothing able to go, one job is tried again (the
 //    user's other jobs may have ended); an acceptance beyond the learned limit forgets it.
 //  - capacity_line(): the one line the user sees ("the site allows 4 jobs per user
 //    (QOSMaxSubmitJobPerUserLimit): 4 in Slurm, 6 waiting").
@@ -24,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dlsweep::sched::slurm {
 
@@ -44,6 +47,12 @@ struct SiteLimit {
 /// The limit a refusal (all of sbatch's stderr, or libslurm's error string) names, or
 /// nullopt when it is not a capacity refusal.
 std::optional<SiteLimit> capacity_refusal(std::string_view text);
+
+/// What sbatch prints on stderr when the controller refuses for now and sbatch starts its own
+/// retry loop (sleeping 1, 2, ... 15 s: two minutes): "Slurm temporarily unable to accept job,
+/// sleeping and retrying" (EAGAIN: MaxJobCount reached, each array task counting one), "Slurm
+/// job queue full, sleeping and retrying". The CLI driver stops sbatch at the first of them.
+const std::vector<std::string>& sbatch_retry_marks();
 
 /// The limit a job's pending reason (squeue's reason code) names when it waits on a
 /// site's job-count limit (QOSMaxJobsPerUserLimit, AssocGrpJobsLimit, ...), else nullopt.
@@ -83,6 +92,10 @@ class SubmitCapacity {
   const std::optional<SiteLimit>& limit() const { return limit_; }
   /// Seconds (on the caller's clock) when a probe will be allowed; nullopt: no limit known.
   std::optional<double> probe_at() const;
+  /// The same, or the end of a hold (see refused()) still ahead at `now_s`.
+  std::optional<double> probe_at(double now_s) const;
+  /// Whether the controller is held off now (a MaxJobCount refusal at a count it took before).
+  bool held(double now_s) const { return now_s < hold_until_; }
 
  private:
   double probe_s_;
@@ -90,6 +103,9 @@ class SubmitCapacity {
   std::size_t good_ = 0;                 ///< largest count accepted since then
   double refused_at_ = 0;
   std::optional<SiteLimit> limit_;
+  std::size_t peak_ = 0;     ///< most of the study's jobs in Slurm at once that the site took
+  double hold_s_ = 0;        ///< the current hold (1, 2, 4 ... 30 s); 0 after an acceptance
+  double hold_until_ = 0;
 };
 
 /// "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit)"; with counts:

@@ -19,11 +19,14 @@ has() { [[ $1 == *"$2"* ]]; }
 # --help: every option, --dir and its default above all, on stdout, exit 0.
 out=$("$script" --help) && rc=0 || rc=$?
 check "--help exits 0" test "$rc" -eq 0
-for word in "--dir DIR" "--force" "--nodes" "DLSWEEP_SLURM_DIR" "/tmp/dlsweep-slurm" "separate cluster"; do
+for word in "--dir DIR" "--force" "--nodes" "DLSWEEP_SLURM_DIR" "/tmp/dlsweep-slurm" "separate cluster" \
+  "--max-job-count N" "MaxJobCount" "--max-array-size N" "MaxArraySize" "--min-job-age S" "MaxSubmitJobs"; do
   check "--help mentions $word" has "$out" "$word"
 done
 out=$("$script" start --help) && rc=0 || rc=$?
 check "start --help is the help too" has "$out" "--dir DIR"
+err=$("$script" start --max-job-count lots 2>&1 >/dev/null) && rc=0 || rc=$?
+check "a limit that is not a number: exit 2, saying which" test "$rc" -eq 2 -a -n "$(has "$err" "--max-job-count" && echo y)"
 err=$("$script" 2>&1 >/dev/null) && rc=0 || rc=$?
 check "no command: usage, exit 2, pointing at --help" test "$rc" -eq 2 -a -n "$(has "$err" "--help" && echo y)"
 
@@ -81,6 +84,24 @@ else
   "$script" status --dir "$dir" >/dev/null 2>&1 && rc=0 || rc=$?
   check "... and it is stopped" test "$rc" -eq 1
   rm -f "$dir.err"
+
+  # A site's limits (issue 38): written into slurm.conf, in force in slurmctld; a start that
+  # changes them while the controller runs is refused (slurmctld reads them only at start).
+  out=$("$script" start --dir "$dir" --max-job-count 6 --max-array-size 8 --min-job-age 2 2>&1) && rc=0 || rc=$?
+  check "start with site limits" test "$rc" -eq 0
+  conf=$(SLURM_CONF=$dir/slurm.conf scontrol show config 2>&1)
+  check "slurmctld runs with MaxJobCount 6" has "$conf" "MaxJobCount             = 6"
+  check "... MaxArraySize 8" has "$conf" "MaxArraySize            = 8"
+  check "... MinJobAge 2" has "$conf" "MinJobAge               = 2 sec"
+  err=$("$script" start --dir "$dir" --max-job-count 7 2>&1 >/dev/null) && rc=0 || rc=$?
+  check "other limits while it runs: refused, exit 2" test "$rc" -eq 2
+  check "... saying to stop it first" has "$err" "stop it first"
+  "$script" start --dir "$dir" --max-job-count 6 --max-array-size 8 --min-job-age 2 >/dev/null 2>&1 && rc=0 || rc=$?
+  check "the same limits again: fine (idempotent)" test "$rc" -eq 0
+  "$script" stop --dir "$dir" >/dev/null 2>&1 || true
+  "$script" start --dir "$dir" >/dev/null 2>&1 && rc=0 || rc=$?
+  check "after a stop, a start without limits has the defaults" has "$(<"$dir/slurm.conf")" "MaxJobCount=10000"
+  "$script" stop --dir "$dir" >/dev/null 2>&1 || true
 fi
 [[ $fails -eq 0 ]] || { echo "$fails check(s) failed"; exit 1; }
 echo "all checks passed"

@@ -68,8 +68,10 @@ struct LocalCluster {
   bool up = false;
   int nodes = 1;
   int max_array = 1001;
+  std::vector<std::string> limits;  ///< site limits for start: {"--max-job-count", "6", ...}
 
-  explicit LocalCluster(int nodes_ = 1, int max_array_ = 1001) : nodes(nodes_), max_array(max_array_) {
+  explicit LocalCluster(int nodes_ = 1, int max_array_ = 1001, std::vector<std::string> limits_ = {})
+      : nodes(nodes_), max_array(max_array_), limits(std::move(limits_)) {
     reap_stale();
     write_file(dir.path() / "owner", std::to_string(getpid()));
     conf = (dir.path() / "slurm.conf").string();
@@ -97,6 +99,7 @@ struct LocalCluster {
   dlsweep::Result<dlsweep::sched::slurm::CommandOutput> script(const std::string& verb) const {
     std::vector<std::string> argv = {script_path(), verb, "--dir", dir.path().string()};
     if (verb == "start") argv.insert(argv.end(), {"--nodes", std::to_string(nodes)});
+    if (verb == "start") argv.insert(argv.end(), limits.begin(), limits.end());
     return dlsweep::sched::slurm::run_command(argv, {{"DLSWEEP_SLURM_MAX_ARRAY", std::to_string(max_array)}}, 60);
   }
 
