@@ -91,19 +91,15 @@ TEST_CASE("engine: a constraint reported alone at the first evaluation is no mis
   // Optuna's constrained examples report the constraint at step 0 and return the objective at
   // the end: the first-evaluation check waits for an evaluation that is not the constraints'.
   Fixture f("constraintfirst", "  max_retries: 0");
-  auto parsed = orch::parse_study(fmt::format(R"(
-name: constraintfirst
-backend: {{kind: local, max_concurrent: 2}}
+  f.use_study(R"(name: constraintfirst
+backend: {kind: local, max_concurrent: 2}
 trial:
   command: [fake]
-objective: {{metric: acc, mode: max}}
-constraints: [{{metric: c1, max: 0}}]
-search: {{algorithm: grid}}
-space: {{x: [1, 2, 3]}}
-runs_dir: {}
-)", (f.dir / "runs").string()), orch::StudyFormat::yaml, "constraintfirst.yaml");
-  if (!parsed) FAIL(parsed.error().front().message());
-  f.spec = *parsed;
+objective: {metric: acc, mode: max}
+constraints: [{metric: c1, max: 0}]
+search: {algorithm: grid}
+space: {x: [1, 2, 3]}
+)");
   boost::asio::io_context io;
   sched::FakeBackend backend(io, 2, [&](const sched::JobSpec&) {
     sched::FakeOutcome o;
@@ -120,19 +116,15 @@ runs_dir: {}
   CHECK(out->failed_fast.empty());
   // A misnamed objective is still caught at the first evaluation that is not the constraint's.
   Fixture g("constraintmisnamed", "  max_retries: 0");
-  auto again = orch::parse_study(fmt::format(R"(
-name: constraintmisnamed
-backend: {{kind: local, max_concurrent: 1}}
+  g.use_study(R"(name: constraintmisnamed
+backend: {kind: local, max_concurrent: 1}
 trial:
   command: [fake]
-objective: {{metric: acc, mode: max}}
-constraints: [{{metric: c1, max: 0}}]
-search: {{algorithm: grid}}
-space: {{x: [1]}}
-runs_dir: {}
-)", (g.dir / "runs").string()), orch::StudyFormat::yaml, "constraintmisnamed.yaml");
-  if (!again) FAIL(again.error().front().message());
-  g.spec = *again;
+objective: {metric: acc, mode: max}
+constraints: [{metric: c1, max: 0}]
+search: {algorithm: grid}
+space: {x: [1]}
+)");
   boost::asio::io_context io2;
   sched::FakeBackend backend2(io2, 1, [&](const sched::JobSpec&) {
     sched::FakeOutcome o;
@@ -269,17 +261,8 @@ TEST_CASE("engine: resume records an attempt whose final record is on disk; it n
     o.metrics_lines = {eval_line(2, 30, 0.8, true)};
     return o;
   });
-  auto trials = f.storage->list_trials(f.study_id);
-  auto sums = f.storage->summaries(f.study_id);
-  auto jobs = f.storage->list_jobs(f.study_id);
-  REQUIRE(trials);
-  REQUIRE(sums);
-  REQUIRE(jobs);
   orch::Engine::RestoreCounts counts;
-  auto out = f.run(backend, io, [&](orch::Engine& e) {
-    REQUIRE(e.restore(*trials, *sums, *jobs));
-    counts = e.restore_counts();
-  });
+  auto out = f.resume(backend, io, counts);
   REQUIRE(out.has_value());
   CHECK(counts.finished == 1);
   CHECK(counts.requeued == 1);

@@ -60,6 +60,31 @@ runs_dir: {}
     study_id = *id;
   }
 
+  /// Replaces the spec with a study file's text (YAML, without `runs_dir`: this fixture's is
+  /// added). Its `name` must be the fixture's (the study row is created under it).
+  void use_study(const std::string& yaml) {
+    auto parsed = orch::parse_study(yaml + fmt::format("runs_dir: {}\n", (dir / "runs").string()),
+                                    orch::StudyFormat::yaml, "engine_test.yaml");
+    if (!parsed) FAIL(parsed.error().front().message());
+    spec = *parsed;
+  }
+
+  /// Runs the engine as `resume` does: the study's rows restored first; `counts`: what the
+  /// restore found.
+  Result<orch::SweepOutcome> resume(sched::Backend& backend, boost::asio::io_context& io,
+                                    orch::Engine::RestoreCounts& counts) {
+    auto trials = storage->list_trials(study_id);
+    auto sums = storage->summaries(study_id);
+    auto jobs = storage->list_jobs(study_id);
+    REQUIRE(trials);
+    REQUIRE(sums);
+    REQUIRE(jobs);
+    return run(backend, io, [&](orch::Engine& e) {
+      REQUIRE(e.restore(*trials, *sums, *jobs));
+      counts = e.restore_counts();
+    });
+  }
+
   /// Runs the engine to its end; its progress output goes to `out` (nullptr: nowhere), as
   /// to a terminal when `tty` (the status line redrawn after every event).
   Result<orch::SweepOutcome> run(sched::Backend& backend, boost::asio::io_context& io,

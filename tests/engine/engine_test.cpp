@@ -157,18 +157,14 @@ TEST_CASE("engine: search auto records and logs the algorithm it uses, and each 
   // auto_gp_trials: 3, so the numeric space switches from gp to cmaes at trial 3 (issue 40:
   // "says in the log and in best --explain which it used when").
   Fixture f("autochoice", "  max_retries: 0");
-  auto parsed = orch::parse_study(fmt::format(R"(
-name: autochoice
-backend: {{kind: local, max_concurrent: 1}}
+  f.use_study(R"(name: autochoice
+backend: {kind: local, max_concurrent: 1}
 trial:
   command: [fake]
-objective: {{metric: acc, mode: max}}
-search: {{algorithm: auto, trials: 5, seed: 1, auto_gp_trials: 3}}
-space: {{x: {{uniform: [0.0, 1.0]}}}}
-runs_dir: {}
-)", (f.dir / "runs").string()), orch::StudyFormat::yaml, "auto.yaml");
-  if (!parsed) FAIL(parsed.error().front().message());
-  f.spec = *parsed;
+objective: {metric: acc, mode: max}
+search: {algorithm: auto, trials: 5, seed: 1, auto_gp_trials: 3}
+space: {x: {uniform: [0.0, 1.0]}}
+)");
   boost::asio::io_context io;
   sched::FakeBackend backend(io, 1, [&](const sched::JobSpec&) {
     sched::FakeOutcome o;

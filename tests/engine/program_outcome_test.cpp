@@ -325,17 +325,8 @@ TEST_CASE("engine: resume records an attempt that pruned itself while no orchest
     o.metrics_lines = {eval_line(1, 20, 0.8, true)};
     return o;
   });
-  auto trials = f.storage->list_trials(f.study_id);
-  auto sums = f.storage->summaries(f.study_id);
-  auto jobs = f.storage->list_jobs(f.study_id);
-  REQUIRE(trials);
-  REQUIRE(sums);
-  REQUIRE(jobs);
   orch::Engine::RestoreCounts counts;
-  auto out = f.run(backend, io, [&](orch::Engine& e) {
-    REQUIRE(e.restore(*trials, *sums, *jobs));
-    counts = e.restore_counts();
-  });
+  auto out = f.resume(backend, io, counts);
   REQUIRE(out.has_value());
   CHECK(counts.finished == 1);
   CHECK(counts.requeued == 1);
