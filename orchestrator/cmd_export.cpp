@@ -1,6 +1,6 @@
 // cmd_export.cpp — `dlsweep export STUDY [--curves] [--format csv] [--output FILE]`: a
 // study as files for pandas/polars. Without --curves, one row per trial (the columns of
-// `results --format csv`: params_<name>, start/end/duration); with --curves, the long-form
+// `results --format csv`: params_<name>, start/end/duration, user_attrs_<key>); with --curves, the long-form
 // curves, one row per (trial, attempt, seq, metric). Read-only, like `results`.
 //
 // Parquet is refused with the reason: Debian 12 packages no C/C++ Parquet library (Apache
@@ -90,7 +90,11 @@ int cmd_export(const ExportArgs& a) {
     if (!trials) return print_error(trials.error(), exit_code::runtime);
     auto times = (*storage)->trial_times(sid);
     if (!times) return print_error(times.error(), exit_code::runtime);
-    if (auto s = sink->write(render(results_frame(*trials, *times, false), OutputFormat::csv)); !s)
+    auto frame = results_frame(*trials, *times, false);
+    auto attrs = read_user_attrs(**storage, sid);
+    if (!attrs) return print_error(attrs.error(), exit_code::runtime);
+    append_user_attr_columns(frame, *attrs, /*before_last=*/false);
+    if (auto s = sink->write(render(frame, OutputFormat::csv)); !s)
       return print_error(s.error(), exit_code::runtime);
   }
   if (auto s = sink->commit(); !s) return print_error(s.error(), exit_code::runtime);

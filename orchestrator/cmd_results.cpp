@@ -128,6 +128,10 @@ int cmd_results(const ResultsArgs& a) {
     for (const auto& t : *trials) number_of[t.trial_id] = t.number;
     append_batch_columns(rows, batches, number_of, /*before_last=*/o->format == OutputFormat::table);
   }
+  // set_user_attr's attributes (user_attrs.json of each trial directory): user_attrs_<key>.
+  auto attrs = read_user_attrs(*o->storage, st->id);
+  if (!attrs) return print_error(attrs.error(), exit_code::runtime);
+  append_user_attr_columns(rows, *attrs, /*before_last=*/o->format == OutputFormat::table);
   // search.warm_start: the earlier studies' trials that seeded the sampler, marked WARM.
   auto warm = o->storage->warm_start_trials(st->id);
   if (!warm) return print_error(warm.error(), exit_code::runtime);

@@ -1,5 +1,9 @@
 #include "orchestrator/read_support.hpp"
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include <fmt/format.h>
 
 namespace dlsweep::orch {
@@ -38,6 +42,27 @@ Result<analysis::StudyData> load_study_data(const std::string& db, const std::st
   auto s = db::Storage::open_readonly(db);
   if (!s) return std::unexpected(s.error());
   return analysis::load_study(**s, study);
+}
+
+Result<std::map<std::int64_t, nlohmann::json>> read_user_attrs(const db::Storage& storage, std::int64_t study_id) {
+  auto trials = storage.list_trials(study_id);
+  if (!trials) return std::unexpected(trials.error());
+  std::map<std::int64_t, nlohmann::json> out;
+  for (const auto& t : *trials) {
+    if (t.trial_dir.empty()) continue;
+    const auto file = std::filesystem::path(t.trial_dir) / "user_attrs.json";
+    std::ifstream in(file);
+    if (!in) continue;
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) {
+      fmt::print(stderr, "warning: {}: not a JSON object of attributes; trial {}'s user_attrs left out (fix: "
+                         "write it with set_user_attr, or delete the file)\n", file.string(), t.number);
+      continue;
+    }
+    if (!j.empty()) out[t.number] = std::move(j);
+  }
+  return out;
 }
 
 }  // namespace dlsweep::orch

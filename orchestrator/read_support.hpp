@@ -5,6 +5,8 @@
 // (with the known names when there is none), and printing an error with its exit code.
 #pragma once
 
+#include <map>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,6 +41,12 @@ Result<analysis::StudyData> load_study_data(const std::string& db, const std::st
 
 /// Why `--format parquet` is refused (`results`, `export`): no Debian-packaged library.
 Error parquet_unavailable();
+
+/// Each trial's user_attrs.json (dlsweep_optuna's set_user_attr keeps them there), read from
+/// the trial's stored directory: trial number -> the object. A missing file (or directory) is
+/// no attributes; a file that is not a JSON object is left out with a warning on stderr that
+/// names it. For `results` and `export` (orchestrator/results_frame.hpp).
+Result<std::map<std::int64_t, nlohmann::json>> read_user_attrs(const db::Storage& storage, std::int64_t study_id);
 
 
 /// Prints each of a study file's errors ("error: ...") and the one closing line every verb

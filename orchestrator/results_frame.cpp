@@ -116,6 +116,32 @@ void append_batch_columns(Rows& rows, const std::map<std::int64_t, BatchSummary>
   }
 }
 
+void append_user_attr_columns(Rows& rows, const std::map<std::int64_t, nlohmann::json>& by_number, bool before_last) {
+  std::set<std::string> keys;
+  for (const auto& [n, attrs] : by_number)
+    if (attrs.is_object())
+      for (const auto& [k, v] : attrs.items()) keys.insert(k);
+  if (keys.empty()) return;
+  const auto at = before_last && !rows.columns.empty() ? rows.columns.size() - 1 : rows.columns.size();
+  std::vector<std::string> names;
+  for (const auto& k : keys) names.push_back("user_attrs_" + k);
+  rows.columns.insert(rows.columns.begin() + static_cast<std::ptrdiff_t>(at), names.begin(), names.end());
+  for (auto& row : rows.rows) {
+    const auto it = row.empty() || !row[0].is_number_integer() ? by_number.end() : by_number.find(row[0].get<std::int64_t>());
+    std::vector<json> cells;
+    for (const auto& k : keys) {
+      if (it == by_number.end() || !it->second.is_object() || !it->second.contains(k) || it->second[k].is_null()) {
+        cells.emplace_back(nullptr);
+        continue;
+      }
+      const json& v = it->second[k];
+      cells.push_back(v.is_number() || v.is_string() || v.is_boolean() ? v : json(v.dump()));
+    }
+    const auto pos = before_last && !row.empty() ? row.size() - 1 : row.size();
+    row.insert(row.begin() + static_cast<std::ptrdiff_t>(pos), cells.begin(), cells.end());
+  }
+}
+
 std::vector<std::string> curve_columns() {
   return {"trial", "attempt", "seq", "kind", "step", "epoch", "samples", "wall_s", "metric", "value"};
 }

@@ -54,6 +54,13 @@ std::map<std::int64_t, BatchSummary> batch_summaries(
 void append_batch_columns(Rows& rows, const std::map<std::int64_t, BatchSummary>& by_trial_id,
                           const std::map<std::int64_t, std::int64_t>& number_of, bool before_last);
 
+/// Appends a `user_attrs_<key>` column per key any trial set (dlsweep_optuna's
+/// set_user_attr: user_attrs.json of its directory; Optuna's trials_dataframe names them so),
+/// keys sorted, before `message` where `before_last`; a value that is not a number, string or
+/// boolean as its JSON text; null where a trial lacks the key. `by_number`: trial number ->
+/// its attributes (an object). Nothing when no trial set any.
+void append_user_attr_columns(Rows& rows, const std::map<std::int64_t, nlohmann::json>& by_number, bool before_last);
+
 /// Header of the long-form curves: trial, attempt, seq, kind, step, epoch, samples, wall_s,
 /// metric, value.
 std::vector<std::string> curve_columns();

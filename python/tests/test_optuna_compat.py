@@ -6,6 +6,8 @@ deprecated suggest_* forms work with Optuna's FutureWarning, a second report at 
 and set_user_attr() reaches load_study().trials[i].user_attrs. The runner is started as a real
 subprocess, as dlsweep starts it; the sweeps run through the real `dlsweep submit` where
 $DLSWEEP_BIN is set (ctest sets it)."""
+import csv
+import io
 import json
 import os
 import sqlite3
@@ -224,6 +226,12 @@ def test_a_self_pruned_trial_is_never_retried_and_user_attrs_reach_load_study(tm
         pass
     if df is not None:
         assert list(df["user_attrs_tag"]) == ["t0", "t1", "t2"]
+    # The CLI's data frames carry them too: `results --format csv` and `export`.
+    for verb in (["results", "compat", "--format", "csv"], ["export", "compat"]):
+        out = subprocess.run([DLSWEEP, "--db", str(db)] + verb, capture_output=True, text=True, check=True).stdout
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert [row["user_attrs_tag"] for row in rows] == ["t0", "t1", "t2"], (verb, out)
+        assert float(rows[0]["user_attrs_doubled"]) == pytest.approx(2 * by_number[0].params["x"])
 
 
 @needs_dlsweep

@@ -121,3 +121,33 @@ TEST_CASE("results: the final and mean batch of trials whose batch changed over 
   CHECK(frame.columns == std::vector<std::string>{"trial", "message", "batch_final", "batch_mean"});
   CHECK(frame.rows[0][2] == 256);
 }
+
+TEST_CASE("results frame: set_user_attr's attributes as user_attrs_<key> columns, as Optuna's trials_dataframe") {
+  Rows rows;
+  rows.columns = {"trial", "state", "message"};
+  rows.rows = {{0, "COMPLETE", ""}, {1, "PRUNED", "p"}, {2, "FAILED", "x"}};
+  const std::map<std::int64_t, nlohmann::json> attrs = {
+      {0, {{"tag", "t0"}, {"doubled", 0.5}}},
+      {1, {{"tag", "t1"}, {"shape", {1, 2}}, {"none", nullptr}}},
+  };
+  append_user_attr_columns(rows, attrs, /*before_last=*/true);
+  REQUIRE(rows.columns == std::vector<std::string>{"trial", "state", "user_attrs_doubled", "user_attrs_none",
+                                                   "user_attrs_shape", "user_attrs_tag", "message"});
+  CHECK(rows.rows[0][2] == 0.5);
+  CHECK(rows.rows[0][3].is_null());
+  CHECK(rows.rows[0][4].is_null());
+  CHECK(rows.rows[0][5] == "t0");
+  CHECK(rows.rows[1][4] == "[1,2]");  // not a scalar: its JSON text, so a CSV cell holds it
+  CHECK(rows.rows[1][5] == "t1");
+  for (std::size_t c = 2; c < 6; ++c) CHECK(rows.rows[2][c].is_null());  // no attributes
+  CHECK(rows.rows[2][6] == "x");
+  // No trial set any: the columns stay as they were.
+  Rows frame;
+  frame.columns = {"trial", "message"};
+  frame.rows = {{0, ""}};
+  append_user_attr_columns(frame, {}, /*before_last=*/false);
+  CHECK(frame.columns == std::vector<std::string>{"trial", "message"});
+  append_user_attr_columns(frame, {{0, {{"k", true}}}}, /*before_last=*/false);
+  CHECK(frame.columns == std::vector<std::string>{"trial", "message", "user_attrs_k"});
+  CHECK(frame.rows[0][2] == true);
+}
