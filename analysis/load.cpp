@@ -104,6 +104,10 @@ Result<StudyData> load_study(const db::Storage& storage, const std::string& name
     index[s.trial_id] = study.trials.size();
     study.trials.push_back(std::move(t));
   }
+  auto times = storage.trial_times(st.id);
+  if (!times) return std::unexpected(times.error());
+  for (const auto& [id, when] : *times)
+    if (auto i = index.find(id); i != index.end()) study.trials[i->second].ended_at = when.ended_at;
 
   // study ids are integers of ours: formatting one into the SQL text is safe.
   auto q = storage.query(fmt::format(

@@ -1,6 +1,8 @@
 // ranking.cpp — the criterion, the seed groups and their order. See ranking.hpp for the rules.
 #include "analysis/ranking.hpp"
 
+#include <limits>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -83,7 +85,9 @@ Key member_key(const TrialData& t, Criterion c, double value, bool maximize) {
   switch (c) {
     case Criterion::time: return {value, static_cast<double>(*t.steps_to_target), *t.time_to_target_s};
     case Criterion::steps: return {value, *t.time_to_target_s, 0.0};
-    case Criterion::value: return {maximize ? -value : value, 0.0, 0.0};
+    // Exact ties of value: the trial that finished first (Optuna's best_trial), unknown last.
+    case Criterion::value:
+      return {maximize ? -value : value, t.ended_at.value_or(std::numeric_limits<double>::infinity()), 0.0};
   }
   return {};
 }

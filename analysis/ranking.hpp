@@ -22,7 +22,8 @@
 //     goes to the own readings), then to the group whose best seed is better by rule 6, then
 //     to trial order.
 //  6. Seeds within a group, best first (the one `best` names): time — (value, steps, own
-//     time); steps — (steps, own time); value — the value; ties in trial order.
+//     time); steps — (steps, own time); value — the value, then the trial that finished first
+//     (Optuna's best_trial keeps the first of equal values to complete); other ties in trial order.
 //  7. Constraints (`constraints:`, common/multi_objective.hpp; Optuna's constraints_func): a
 //     group's violation is the largest total violation of its seeds. Feasible groups come
 //     first (by rules 5-6), then infeasible ones by violation; an infeasible group never

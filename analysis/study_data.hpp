@@ -68,6 +68,9 @@ struct TrialData {
   std::optional<double> time_to_target_s;
   std::optional<double> best_value;     ///< best objective over its eval/final records
   std::optional<double> samples_per_s;  ///< last reported throughput
+  /// When it entered its final state (unix s, from the events log; none while unfinished):
+  /// exact ties of value go to the trial that finished first, as Optuna's best_trial.
+  std::optional<double> ended_at;
   std::vector<EvalPoint> curve;         ///< eval/final records of the current attempt, in order
   /// Every reported metric and the derived figures: what several objectives and the
   /// constraints read (common/multi_objective.hpp). Filled by load_study.

@@ -315,3 +315,8 @@ def test_best_trial_of_tied_values_is_the_first_to_finish_as_in_optuna(tmp_path)
     assert [t.value for t in study.trials] == [0.5, 0.5]
     assert study.trials[1].datetime_complete <= study.trials[0].datetime_complete
     assert study.best_trial.number == 1  # was 0: trial order
+    # One rule everywhere: `best` (text and JSON) and the progress line name the same trial.
+    best = json.loads(subprocess.run([DLSWEEP, "--db", str(db), "best", "ties", "--format", "json"],
+                                     capture_output=True, text=True, check=True).stdout)
+    assert best["trial"] == 1, best
+    assert "best acc 0.5 (trial 1)" in r.stdout + r.stderr, r.stdout + r.stderr

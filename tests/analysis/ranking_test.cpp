@@ -190,6 +190,26 @@ TEST_CASE("ranking rule 5 ties: the own times, then the better best seed, then t
   CHECK(numbers(s, rank(s, RankBy::value).trials()) == std::vector<std::int64_t>{0, 1, 2, 3});
 }
 
+TEST_CASE("ranking rule 6 ties by value: the trial that finished first, as Optuna's best_trial (issue 43)",
+          "[analysis][ranking]") {
+  // Four trials tie at 0.96667 (Optuna's example): the first to finish wins, whatever its number.
+  auto s = study_of({trial(3, 256, 0.1, 1, std::nullopt, {}, 0.96667), trial(7, 256, 0.2, 1, std::nullopt, {}, 0.96667),
+                     trial(10, 256, 0.3, 1, std::nullopt, {}, 0.96667), trial(12, 256, 0.4, 1, std::nullopt, {}, 0.96667)});
+  s.target.reset();
+  s.trials[0].ended_at = 400.0;
+  s.trials[1].ended_at = 300.0;
+  s.trials[2].ended_at = 100.0;  // trial 10 finished first
+  s.trials[3].ended_at = 200.0;
+  CHECK(winner(s, RankBy::value) == 10);
+  CHECK(numbers(s, rank(s, RankBy::value).trials()) == std::vector<std::int64_t>{10, 12, 7, 3});
+  // A better value still wins whenever it finished; an unknown end time ranks after known ones.
+  s.trials[0].best_value = 0.97;
+  CHECK(winner(s, RankBy::value) == 3);
+  s.trials[0].best_value = 0.96667;
+  s.trials[2].ended_at.reset();
+  CHECK(winner(s, RankBy::value) == 12);
+}
+
 TEST_CASE("ranking rule 6: the seed named is the best of its group; by time ties go to steps, then own time",
           "[analysis][ranking]") {
   auto s = study_of({trial(0, 256, 0.1, 1, 120, 10.0, 0.90), trial(1, 256, 0.1, 2, 100, 10.0, 0.91),
