@@ -405,6 +405,38 @@ void check_device_precision(StudyReader& r, const SpaceResult& out, const SpaceR
   }
 }
 
+// batch_size x a fixed train_subset, known before any trial runs: a batch larger than the
+// training set fails every trial that draws it (dlsweep-train refuses it at start), so the
+// study is refused with the batches named, not one trial after another.
+void check_batch_subset(StudyReader& r, const SpaceResult& out, const SpaceReader& reader, const Field& trainer) {
+  const auto& fixed = out.space.fixed;
+  if (!fixed.contains("train_subset") || !fixed["train_subset"].is_number_integer()) return;
+  const std::int64_t subset = fixed["train_subset"].get<std::int64_t>();
+  if (subset <= 0) return;
+  std::vector<std::int64_t> too_big;
+  std::string where;
+  if (fixed.contains("batch_size") && fixed["batch_size"].is_number_integer()) {
+    if (fixed["batch_size"].get<std::int64_t>() > subset) too_big.push_back(fixed["batch_size"].get<std::int64_t>());
+    where = reader.fixed_path("batch_size");
+  }
+  for (std::size_t i = 0; i < out.space.dims.size(); ++i) {
+    const auto& d = out.space.dims[i];
+    if (d.name != "batch_size") continue;
+    where = i < out.dim_paths.size() ? out.dim_paths[i] : where;
+    if (d.kind == search::Dimension::Kind::int_range && d.int_high > subset) too_big.push_back(d.int_high);
+    for (const auto& c : d.choices)
+      if (c.is_number_integer() && c.get<std::int64_t>() > subset) too_big.push_back(c.get<std::int64_t>());
+  }
+  if (too_big.empty()) return;
+  std::string list;
+  for (auto b : too_big) list += (list.empty() ? "" : ", ") + std::to_string(b);
+  r.error(where.empty() ? trainer.path : where,
+          fmt::format("batch_size {} {} larger than the training set (train_subset: {} at {}): every such trial "
+                      "would fail at its start",
+                      list, too_big.size() == 1 ? "is" : "are", subset, reader.fixed_path("train_subset")),
+          fmt::format("use batch sizes <= {}, or a larger train_subset", subset));
+}
+
 }  // namespace
 
 SpaceResult read_space(StudyReader& r, const Field& trainer, const Field& fixed, const Field& space,
@@ -416,6 +448,7 @@ SpaceResult read_space(StudyReader& r, const Field& trainer, const Field& fixed,
   reader.read_space(space, out);
   if (embedded) {
     check_device_precision(r, out, reader, trainer);
+    check_batch_subset(r, out, reader, trainer);
     // A parameter without a default must come from the study.
     for (const auto& p : trainer::param_table()) {
       if (!p.default_value.is_null() || out.space.fixed.contains(p.name)) continue;

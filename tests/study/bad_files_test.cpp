@@ -428,6 +428,33 @@ TEST_CASE("device x precision: GPU formats on a CPU-only study are refused at su
   }
 }
 
+TEST_CASE("batch_size larger than a fixed train_subset is refused at submit, not trial by trial (issue 38)") {
+  using study_test::error_at;
+  const std::string head = "name: t\nobjective: {metric: val_acc, mode: max}\n";
+  // Varied: at the space entry, naming the batches too large and the subset.
+  auto a = parse_study(head + "trial:\n  trainer: {train_subset: 2048}\nspace:\n  batch_size: [256, 1024, 4096, 8192]\n",
+                       StudyFormat::yaml, "a.yaml");
+  const auto* e = error_at(a, "space.batch_size");
+  REQUIRE(e != nullptr);
+  CHECK(e->what.find("batch_size 4096, 8192 are larger than the training set (train_subset: 2048") != std::string::npos);
+  CHECK(e->fix.find("<= 2048") != std::string::npos);
+  // Fixed: at the fixed key; an int range by its high end.
+  auto b = parse_study(head + "trial:\n  trainer: {train_subset: 500, batch_size: 512}\n", StudyFormat::yaml, "b.yaml");
+  REQUIRE(error_at(b, "trial.trainer.batch_size") != nullptr);
+  auto c = parse_study(head + "trial:\n  trainer: {train_subset: 500}\nsearch: {algorithm: random, trials: 4}\n"
+                              "space:\n  batch_size: {int: [32, 1000]}\n",
+                       StudyFormat::yaml, "c.yaml");
+  INFO(study_test::messages(c));
+  REQUIRE(error_at(c, "space.batch_size") != nullptr);
+  // Accepted: batches within the subset (equal included), or no train_subset (the whole set).
+  for (const char* ok : {"trial:\n  trainer: {train_subset: 2048}\nspace:\n  batch_size: [256, 2048]\n",
+                         "trial:\n  trainer: {}\nspace:\n  batch_size: [256, 4096]\n"}) {
+    auto r = parse_study(head + ok, StudyFormat::yaml, "ok.yaml");
+    INFO(ok << study_test::messages(r));
+    CHECK(r);
+  }
+}
+
 TEST_CASE("device: cuda on Slurm without a GPU request is refused at submit, with the fix") {
   using study_test::error_at;
   const std::string head = "name: t\nobjective: {metric: val_acc, mode: max}\n";
