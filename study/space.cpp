@@ -401,7 +401,7 @@ void check_device_precision(StudyReader& r, const SpaceResult& out, const SpaceR
   for (const auto& p : precisions) {
     if ((p == "tf32" || p == "fp16") && all(devices, "cpu"))
       r.error(where, fmt::format("precision {} is a GPU format, but this study trains on the CPU ({})", p, device_text),
-              "set device: cuda under trial.trainer (Slurm: with slurm.gpus_per_task), or use precision fp32 or bf16");
+              "set device: cuda under trial.trainer (on Slurm with backend.gpus_per_task), or use precision fp32 or bf16");
   }
 }
 

@@ -71,8 +71,16 @@ Error explain_refusal(std::string_view text, const SlurmOptions& o) {
                  "backend.constraint", "use features that `sinfo -o '%f'` lists, or remove backend.constraint"};
   }
   if (contains(text, "gres") || contains(text, "generic resource")) {
-    return Error{fmt::format("gpus_per_node {} cannot be granted here{}", or_unset(o.gpus_per_node), quote),
-                 "backend.gpus_per_node", "check `sinfo -o '%G'` for the GPUs nodes have, or remove it"};
+    // Name the GPU request the study made (gpus_per_task, gpus_per_node or both), not an unset key.
+    const bool per_task = !o.gpus_per_task.empty(), per_node = !o.gpus_per_node.empty();
+    std::string asked, key;
+    if (per_task) asked = fmt::format("gpus_per_task {}", or_unset(o.gpus_per_task)), key = "backend.gpus_per_task";
+    if (per_node)
+      asked += (asked.empty() ? "" : " with ") + fmt::format("gpus_per_node {}", or_unset(o.gpus_per_node)),
+          key = key.empty() ? "backend.gpus_per_node" : key;
+    if (asked.empty()) asked = "the GPU request", key = "backend.gpus_per_task";
+    return Error{fmt::format("{} cannot be granted here{}", asked, quote), key,
+                 "check `sinfo -o '%G'` for the GPUs nodes have, or remove it"};
   }
   if (contains(text, "time limit")) {
     return Error{"the time limit exceeds what the partition allows" + quote, "backend.time",

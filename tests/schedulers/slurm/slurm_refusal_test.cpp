@@ -41,3 +41,22 @@ TEST_CASE("slurm refusal: account, qos and unknown refusals") {
   CHECK(other.what.find("something new") != std::string::npos);
   CHECK_FALSE(is_missing_config("sbatch: error: invalid partition specified: gpu"));
 }
+
+TEST_CASE("slurm refusal: a GPU refusal names the request the study made (issue 38: was gpus_per_node (not set))") {
+  const char* text = "sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification\n";
+  SlurmOptions per_task;
+  per_task.gpus_per_task = "1";
+  auto e = explain_refusal(text, per_task);
+  CHECK(e.where == "backend.gpus_per_task");
+  CHECK(e.what.find("gpus_per_task \"1\" cannot be granted here") == 0);
+  CHECK(e.what.find("not set") == std::string::npos);
+  SlurmOptions per_node;
+  per_node.gpus_per_node = "a100:4";
+  e = explain_refusal(text, per_node);
+  CHECK(e.where == "backend.gpus_per_node");
+  CHECK(e.what.find("gpus_per_node \"a100:4\" cannot be granted here") == 0);
+  SlurmOptions both = per_task;
+  both.gpus_per_node = "a100:4";
+  CHECK(explain_refusal(text, both).what.find("gpus_per_task \"1\" with gpus_per_node \"a100:4\"") == 0);
+  CHECK(explain_refusal(text, SlurmOptions{}).what.find("the GPU request cannot be granted") == 0);
+}
