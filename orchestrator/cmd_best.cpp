@@ -125,7 +125,8 @@ int cmd_best(const BestArgs& a) {
   const std::string criterion = analysis::criterion_name(ranking.criterion, ranking.final);
   const auto explanation = best_explanation(*study, ranking);
   const bool by_value = ranking.criterion == analysis::Criterion::value;
-  const std::string model = winner_model_text(t, study->rank_final, checkpoints_of(*o->storage, st->id, t.number));
+  const auto checkpoints = checkpoints_of(*o->storage, st->id, t.number);
+  const std::string model = winner_model_text(t, study->rank_final, checkpoints);
   if (o->format == OutputFormat::json) {
     // A pooled time is named for dlsweep's trainer only (a user program's trials stand alone).
     const auto& pooled = ranking.pooled[*winner];
@@ -150,11 +151,13 @@ int cmd_best(const BestArgs& a) {
            {"left_out", left}};
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("best schedule of {} by {}: trial {}\n", st->name, criterion, t.number);
+    const bool schedule = schedule_study(*study);
+    fmt::print("best {} of {} by {}: trial {}\n", schedule ? "schedule" : "trial", st->name, criterion, t.number);
     for (const auto& line : explanation) fmt::print("  - {}\n", line);
     if (by_value) fmt::print("  - {}\n", ranked_by_text(study->rank_final));
     if (!left_out.empty()) fmt::print("  - {}\n", left_out);
-    fmt::print("  - {}\n", model);
+    // A plain search whose program keeps no checkpoint through the protocol lost nothing.
+    if (schedule || !checkpoints.empty()) fmt::print("  - {}\n", model);
     fmt::print("  params: {}\n", params_brief(t.params));  // 4 significant digits; --format json: whole
   }
   return exit_code::ok;
@@ -204,7 +207,8 @@ int cmd_best_explain(const BestArgs& a) {
     }
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("best schedule of {} by {}, explained:\n", e.study, analysis::criterion_name(e.criterion, e.final));
+    fmt::print("best {} of {} by {}, explained:\n", schedule_study(*study) ? "schedule" : "trial", e.study,
+               analysis::criterion_name(e.criterion, e.final));
     for (const auto& line : e.lines()) fmt::print("{}{}\n", line.starts_with("  ") ? "  " : "  - ", line);
     if (e.criterion == analysis::Criterion::value) fmt::print("  - {}\n", ranked_by_text(e.final));
     if (!decisions.empty()) fmt::print("  - {}\n", analysis::batch_trajectory_line(decisions));

@@ -85,6 +85,12 @@ std::string ranked_by_text(bool final) {
                  "objective; `rank_by: final` ranks by the last one, as Optuna does";
 }
 
+bool schedule_study(const analysis::StudyData& study) {
+  return study.trainer || std::any_of(study.trials.begin(), study.trials.end(), [](const analysis::TrialData& t) {
+           return t.params.contains("batch_size") || t.params.contains("batch_ramp");
+         });
+}
+
 std::string winner_model_text(const analysis::TrialData& t, bool final, const std::vector<CheckpointRecord>& checkpoints) {
   auto where = [](const CheckpointRecord& c) {
     return fmt::format("{}step {}, epoch {:g}", c.path.empty() ? "" : c.path + ", ", c.step, c.epoch);

@@ -31,6 +31,11 @@ std::string never_reported_text(const analysis::StudyData& study);
 /// (objective.rank_by: best, the default; `rank_by: final` ranks by the last report, as Optuna)".
 std::string ranked_by_text(bool final);
 
+/// Whether `best` speaks of a schedule: the study trains dlsweep's trainer or searches a
+/// batch size. A plain hyperparameter search (a user program without one) is told "best
+/// trial", and a winner that recorded no checkpoint is not said to have lost its model.
+bool schedule_study(const analysis::StudyData& study);
+
 /// A checkpoint record of the winner's current attempt (records kind checkpoint), in order.
 struct CheckpointRecord {
   std::int64_t step = 0;

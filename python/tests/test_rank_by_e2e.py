@@ -106,7 +106,7 @@ def test_rank_by_final_names_the_steady_trial_and_its_last_checkpoint(sweeps):
     assert j["ranking_value"] == pytest.approx(0.85) and j["value"] == pytest.approx(0.85)
     assert "last checkpoint" in j["model"] and "epoch-3.pt" in j["model"]
     text = dlsweep(db, "best", "by-final").stdout
-    assert "best schedule of by-final by final value: trial 1" in text
+    assert "best trial of by-final by final value: trial 1" in text
     assert "ranked by final report (objective.rank_by: final)" in text
     assert "highest final val_acc: 0.85" in text
     assert "runner-up: trial 0 (shape=peak) with 0.7" in text

@@ -147,7 +147,7 @@ TEST_CASE("e2e best: best, best --explain and the report name the same winner by
   CHECK(model["lr_trials"] == json{2, 3, 1, 0, 4});
   // The text names the same trial.
   const auto text = run_dlsweep(dir / "sweep.db", {"best", "agree", "--by", "steps"}, dir);
-  CHECK_THAT(text.out, Catch::StartsWith("best schedule of agree by steps-to-target: trial 0\n"));
+  CHECK_THAT(text.out, Catch::StartsWith("best trial of agree by steps-to-target: trial 0\n"));
   CHECK_THAT(text.out, Catch::Contains("the lower mean time to target decides (11.5 s against 12 s)"));
   const auto explained = run_dlsweep(dir / "sweep.db", {"best", "agree", "--explain", "--by", "steps"}, dir);
   CHECK_THAT(explained.out, Catch::Contains("winner: trials 0,1 (lr=0.1)") && Catch::Contains("its best seed: trial 0"));

@@ -91,7 +91,7 @@ TEST_CASE("e2e rank_by: best and final reports name different winners, and say w
     CHECK_THAT(best["model"].get<std::string>(), Catch::Contains(c.model));
     const auto text = run_dlsweep(db, {"best", c.name}, dir);
     CHECK_THAT(text.out, Catch::Contains("ranked by " + c.word + " report (objective.rank_by: " + c.word));
-    CHECK_THAT(text.out, Catch::Contains("best schedule of " + c.name + " by " + c.criterion + ": trial " +
+    CHECK_THAT(text.out, Catch::Contains("best trial of " + c.name + " by " + c.criterion + ": trial " +
                                          std::to_string(c.trial)));
     const auto ex = run_dlsweep(db, {"best", c.name, "--explain", "--format", "json"}, dir);
     REQUIRE(ex.exit_code == 0);

@@ -207,3 +207,21 @@ TEST_CASE("best: with rank_by final the sentences give each trial's final report
   CHECK_THAT(lines[0], Catch::StartsWith("trial 1") && Catch::Contains("highest final val_acc: 0.85"));
   CHECK_THAT(lines[1], Catch::Contains("runner-up: trial 0") && Catch::Contains("with 0.7"));
 }
+
+TEST_CASE("best: a plain hyperparameter search is told 'best trial', a schedule study 'best schedule' (issue 43)",
+          "[orchestrator][best]") {
+  using dlsweep::orch::schedule_study;
+  StudyData s;
+  TrialData t;
+  t.params = {{"lr", 0.1}, {"dropout", 0.2}};
+  s.trials = {t};
+  CHECK_FALSE(schedule_study(s));  // a user program searching lr and dropout
+  s.trials[0].params["batch_size"] = 256;
+  CHECK(schedule_study(s));  // it searches the batch size
+  s.trials[0].params.erase("batch_size");
+  s.trials[0].params["batch_ramp"] = "adaptive";
+  CHECK(schedule_study(s));
+  s.trials[0].params.erase("batch_ramp");
+  s.trainer = true;  // dlsweep's trainer: always a schedule
+  CHECK(schedule_study(s));
+}
