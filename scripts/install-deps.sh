@@ -33,7 +33,7 @@ PACKAGES=(
   stress
   # tests of the Python trial library (python/; ctest python_trial; python3-optuna for the
   # median/percentile pruner parity test against Optuna) and of the PyTorch DDP example
-  # (examples/pytorch/; ctest pytorch_ddp: torchrun, gloo)
+  # (examples/pytorch/; ctest pytorch_ddp_local and pytorch_ddp_slurm: torchrun, gloo)
   python3-pytest python3-torch python3-optuna
   # tests: `dlsweep report` pages opened in headless Chromium, driven by a node script
   chromium nodejs

@@ -10,7 +10,7 @@
 #   build-orchestrator/   -DDLSWEEP_TRAINER=OFF: the orchestrator alone, no oneDNN/MPI/CUDA
 #                         looked for; its suites that run in seconds (the long ones -- the
 #                         local Slurm cluster, the Python library, Chromium, fuzz_smoke,
-#                         pytorch_ddp -- run the same code as in the default build, which
+#                         pytorch_ddp_* -- run the same code as in the default build, which
 #                         runs them; `DLSWEEP_VARIANTS_FULL=1` runs them here too)
 #   build-sanitize/       AddressSanitizer + UndefinedBehaviorSanitizer (-DDLSWEEP_TRAINER=OFF,
 #                         -O0 -g1: the fastest compile): only the engine's suite and the unit suites of what it
@@ -44,9 +44,9 @@ variant() {  # variant DIR CTEST_ARGS... -- CMAKE_ARGS...
   echo "test-variants: $dir built in $((t1 - t0)) s, tested in $((SECONDS - t1)) s"
 }
 variant build-trainer-only -- -DDLSWEEP_TRAINER_ONLY=ON
-long='^(fuzz_smoke|pytorch_ddp)$'
+long='^(fuzz_smoke|pytorch_ddp_.*)$'
 [[ ${DLSWEEP_VARIANTS_FULL:-0} == 1 ]] ||
-  long='^(fuzz_smoke|pytorch_ddp|test_slurm|slurm_local_script|python_.*|test_report_chromium)$'
+  long='^(fuzz_smoke|pytorch_ddp_.*|test_slurm|slurm_local_script|python_.*|test_report_chromium)$'
 variant build-orchestrator -E "$long" -- -DDLSWEEP_TRAINER=OFF
 # The sanitizers over the engine and the unit suites below it: a walk through a freed node, an
 # overflow, a misaligned or out-of-range value fails the run where it happens. Freed memory is
