@@ -22,9 +22,21 @@
 #                         MPICH, as nobody into a temporary $HOME/.local, and its 1-vs-2-rank test
 # The CUDA compile where nvcc exists is part of the default build (cmake/DlsweepCuda.cmake
 # turns it on when nvcc, cuDNN and NCCL are found).
+# Usage: test-variants.sh [trainer-only] [orchestrator] [sanitize] [mpich] — the variants named
+# (default: all four, in that order). DLSWEEP_VARIANT_BUILD_ONLY=1 configures and builds them
+# without running their tests (scripts/test.sh builds the sanitizer variant that way beside the
+# default build's tests, then runs this script for all: its build is then up to date).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/ccache.sh
+wanted=("$@")
+[[ ${#wanted[@]} -gt 0 ]] || wanted=(trainer-only orchestrator sanitize mpich)
+want() { local w; for w in "${wanted[@]}"; do [[ $w == "$1" ]] && return 0; done; return 1; }
+for w in "${wanted[@]}"; do
+  case $w in trainer-only | orchestrator | sanitize | mpich) ;;
+    *) echo "test-variants: unknown variant '$w' (trainer-only, orchestrator, sanitize, mpich)" >&2; exit 2 ;;
+  esac
+done
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 jobs=${DLSWEEP_JOBS:-2}
@@ -40,21 +52,25 @@ variant() {  # variant DIR CTEST_ARGS... -- CMAKE_ARGS...
     { cat "$dir.configure.log"; exit 1; }
   cmake --build "$dir" -j"$jobs" ${targets[@]+--target "${targets[@]}"}
   local t1=$SECONDS
+  if [[ ${DLSWEEP_VARIANT_BUILD_ONLY:-0} == 1 ]]; then
+    echo "test-variants: $dir built in $((t1 - t0)) s (its tests not run: DLSWEEP_VARIANT_BUILD_ONLY)"
+    return
+  fi
   ctest --test-dir "$dir" --output-on-failure -j"${DLSWEEP_TEST_JOBS:-2}" --timeout 900 "${ctest_args[@]}"
   echo "test-variants: $dir built in $((t1 - t0)) s, tested in $((SECONDS - t1)) s"
 }
-variant build-trainer-only -- -DDLSWEEP_TRAINER_ONLY=ON
+want trainer-only && variant build-trainer-only -- -DDLSWEEP_TRAINER_ONLY=ON
 long='^(fuzz_smoke|pytorch_ddp_.*)$'
 [[ ${DLSWEEP_VARIANTS_FULL:-0} == 1 ]] ||
   long='^(fuzz_smoke|pytorch_ddp_.*|test_slurm|slurm_local_script|python_.*|test_report_chromium)$'
-variant build-orchestrator -E "$long" -- -DDLSWEEP_TRAINER=OFF
+want orchestrator && variant build-orchestrator -E "$long" -- -DDLSWEEP_TRAINER=OFF
 # The sanitizers over the engine and the unit suites below it: a walk through a freed node, an
 # overflow, a misaligned or out-of-range value fails the run where it happens. Freed memory is
 # filled (max_free_fill_size): a std::map walked through a node freed under it reads the node
 # inside libstdc++, which ASan does not instrument; filled, the walk crashes where it happens.
 sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 targets=(test_common test_db test_study test_engine)
-ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:max_free_fill_size=4096} \
+want sanitize && ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:max_free_fill_size=4096} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
   variant build-sanitize -R '^test_(common|db|study|engine)$' -- -DDLSWEEP_TRAINER=OFF \
   -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS_RELEASE="-O0 -g1" -DCMAKE_EXE_LINKER_FLAGS="$sanitize"
@@ -63,10 +79,12 @@ targets=()
 # the MPI chosen by MPI_CXX_COMPILER; then the 1-vs-2-rank test under MPICH's mpirun (Open
 # MPI's is the trainer-only variant above), and (as root) its 2-rank trial on a real one-host
 # Slurm cluster with srun --mpi=pmi2, driven by the default build's dlsweep. Exit 77: SKIPPED.
-t0=$SECONDS
-rc=0
-bin=
-[[ -x build/bin/dlsweep ]] && bin=$PWD/build/bin/dlsweep
-DLSWEEP_BIN=$bin tests/install/trainer_build_test.sh . mpich || rc=$?
-[[ $rc -eq 0 || $rc -eq 77 ]] || exit "$rc"
-echo "test-variants: trainer with MPICH (non-root) in $((SECONDS - t0)) s"
+if want mpich; then
+  t0=$SECONDS
+  rc=0
+  bin=
+  [[ -x build/bin/dlsweep ]] && bin=$PWD/build/bin/dlsweep
+  DLSWEEP_BIN=$bin tests/install/trainer_build_test.sh . mpich || rc=$?
+  [[ $rc -eq 0 || $rc -eq 77 ]] || exit "$rc"
+  echo "test-variants: trainer with MPICH (non-root) in $((SECONDS - t0)) s"
+fi
