@@ -25,7 +25,15 @@ TEST_CASE("every example study runs through dlsweep submit") {
       YAML::Node study = YAML::LoadFile(entry.path().string());
       if (study["trial"]["trainer"]) {
         study["trial"]["trainer"]["epochs"] = 1;
-        study["trial"]["trainer"]["train_subset"] = 12000;  // >= the largest example batch
+        study["trial"]["trainer"]["train_subset"] = 12000;
+        // Batches larger than the subset are refused at submit (no trial could run them): the
+        // shortened copy keeps the example's batches up to the subset.
+        if (study["space"] && study["space"]["batch_size"] && study["space"]["batch_size"].IsSequence()) {
+          YAML::Node kept(YAML::NodeType::Sequence);
+          for (const auto& b : study["space"]["batch_size"])
+            if (b.as<long>() <= 12000) kept.push_back(b);
+          study["space"]["batch_size"] = kept;
+        }
         study["trial"]["trainer"]["test_subset"] = 1000;
         if (!study["search"]) study["search"] = YAML::Node(YAML::NodeType::Map);
         study["search"]["trials"] = 4;
