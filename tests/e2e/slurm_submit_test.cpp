@@ -197,6 +197,11 @@ TEST_CASE("slurm: examples/slurm.yaml runs on the local cluster (shortened)") {
   study["trial"]["trainer"]["epochs"] = 1;
   study["trial"]["trainer"]["threads"] = 1;
   study["trial"]["trainer"]["train_subset"] = 3000;
+  // Batches larger than the subset are refused at submit: keep the example's batches up to it.
+  YAML::Node kept(YAML::NodeType::Sequence);
+  for (const auto& b : study["space"]["batch_size"])
+    if (b.as<long>() <= 3000) kept.push_back(b);
+  study["space"]["batch_size"] = kept;
   study["trial"]["trainer"]["test_subset"] = 1000;
   study["search"]["trials"] = 4;
   study["runs_dir"] = (dir / "runs").string();
