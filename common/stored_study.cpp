@@ -2,6 +2,7 @@
 #include "common/stored_study.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -124,6 +125,51 @@ Status read_trial(const Reader& r, const json& spec, StoredStudy& out) {
   return {};
 }
 
+// A list of numbers at search.<key> into `out` (ascending when `ascending`).
+template <class T>
+Status read_numbers(const Reader& r, const json& search, const char* key, bool ascending, std::vector<T>& out) {
+  const json* v = Reader::member(search, key);
+  if (!v) return {};
+  const char* expected = std::is_integral_v<T> ? "an ascending list of whole numbers >= 1"
+                         : ascending          ? "an ascending list of numbers >= 0"
+                                              : "a list of numbers > 0";
+  if (!v->is_array() || v->empty()) return r.wrong(path_of("search", key), *v, expected);
+  std::vector<T> xs;
+  for (const json& x : *v) {
+    if (std::is_integral_v<T> ? !x.is_number_integer() || x.get<std::int64_t>() < 1
+                              : !x.is_number() || x.get<double>() < 0 || (!ascending && x.get<double>() <= 0))
+      return r.wrong(path_of("search", key), *v, expected);
+    if (ascending && !xs.empty() && x.get<T>() <= xs.back()) return r.wrong(path_of("search", key), *v, expected);
+    xs.push_back(x.get<T>());
+  }
+  out = std::move(xs);
+  return {};
+}
+
+Status read_branch(const Reader& r, const json& search, StoredStudy& out) {
+  StoredBranch b;
+  if (auto st = read_numbers(r, search, "points", true, b.points); !st) return st;
+  if (auto st = read_numbers(r, search, "batches", true, b.batches); !st) return st;
+  if (auto st = read_numbers(r, search, "lr_factors", false, b.lr_factors); !st) return st;
+  if (const json* by = Reader::member(search, "by")) {
+    if (!by->is_string() || (by->get<std::string>() != "epoch" && by->get<std::string>() != "samples"))
+      return r.wrong("search.by", *by, "epoch or samples");
+    b.by = by->get<std::string>();
+  }
+  for (auto [key, value] : {std::pair<const char*, double*>{"delta", &b.delta}, {"tolerance", &b.tolerance}})
+    if (const json* v = Reader::member(search, key)) {
+      if (!v->is_number() || v->get<double>() < 0) return r.wrong(path_of("search", key), *v, "a number >= 0");
+      *value = v->get<double>();
+    }
+  for (auto [key, value] : {std::pair<const char*, std::int64_t*>{"seeds", &b.seeds}, {"max_seeds", &b.max_seeds}})
+    if (const json* v = Reader::member(search, key)) {
+      if (!v->is_number_integer() || v->get<std::int64_t>() < 0) return r.wrong(path_of("search", key), *v, "a whole number");
+      *value = v->get<std::int64_t>();
+    }
+  out.branch = std::move(b);
+  return {};
+}
+
 Status read_search(const Reader& r, const json& spec, StoredStudy& out) {
   const json* search = Reader::member(spec, "search");
   if (!search) return {};
@@ -132,6 +178,7 @@ Status read_search(const Reader& r, const json& spec, StoredStudy& out) {
     if (!a->is_string() || a->get<std::string>().empty()) return r.wrong("search.algorithm", *a, "an algorithm name");
     out.algorithm = a->get<std::string>();
   }
+  if (out.algorithm == "branch") return read_branch(r, *search, out);
   if (out.algorithm != "pbt") return {};
   StoredPbt pbt;
   for (auto [key, value] : {std::pair<const char*, std::int64_t*>{"population", &pbt.population}, {"generations", &pbt.generations}})

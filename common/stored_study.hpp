@@ -3,7 +3,7 @@
 // file: analysis/load (objectives, constraints, trial.ranks, the trainer), the report (ranks;
 // a pbt study's population, generations and interval axis, its searched parameters) and the
 // verbs that must know whether a study is a pbt study before reading it in full
-// (orchestrator/cmd_best_pbt). analysis/ and report/ may not include study/, hence common/.
+// (orchestrator/cmd_best_pbt), and a branching study's plan (orchestrator/cmd_best_branch). analysis/ and report/ may not include study/, hence common/.
 //
 // Keys left out read as their defaults (a stored study writes only what differs from them;
 // specs from older versions and hand-made test rows leave out more); a key of the wrong type
@@ -34,6 +34,19 @@ struct StoredPbt {
   std::string interval_by = "epoch";  ///< epoch | step | samples
 };
 
+/// `search:` of a branching study (search.algorithm == "branch", common/branch_cbs.hpp), as
+/// far as readers need it. `points` is always the resolved ascending list in a stored spec.
+struct StoredBranch {
+  std::vector<double> points;            ///< p_1 < ... < p_M on the axis
+  std::string by = "epoch";              ///< epoch | samples
+  std::vector<std::int64_t> batches;     ///< ascending; the first is the trunk's
+  double delta = 0;                      ///< how far each branch trains past its point
+  double tolerance = 0.01;               ///< relative
+  std::int64_t seeds = 2;                ///< seeds per (batch, LR factor) in the base plan
+  std::int64_t max_seeds = 0;            ///< 0 when not stored
+  std::vector<double> lr_factors{1.0};
+};
+
 struct StoredStudy {
   /// Every objective in file order (`objective`: a map for one, a list for several); empty
   /// when the stored spec has none (then the study row's objective_metric is the objective).
@@ -47,6 +60,7 @@ struct StoredStudy {
   bool trainer = false;                  ///< trial.trainer: the trials run dlsweep-train
   std::vector<std::string> searched;     ///< the names of `space`'s dimensions, in order
   std::optional<StoredPbt> pbt;          ///< set exactly when algorithm == "pbt"
+  std::optional<StoredBranch> branch;    ///< set exactly when algorithm == "branch"
 };
 
 /// Reads the stored spec of study `study` (its name, for errors). Error (bad_input) when it

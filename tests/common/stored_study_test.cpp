@@ -120,6 +120,56 @@ TEST_CASE("stored study: pbt", "[common][stored_study]") {
   CHECK_FALSE(must_read(json{{"search", {{"algorithm", "random"}, {"population", "x"}}}}).pbt);
 }
 
+TEST_CASE("stored study: branch", "[common][stored_study]") {
+  const StoredStudy s = must_read(json::parse(R"({
+    "search": {"algorithm": "branch", "points": [0.5, 1, 2], "by": "samples", "batches": [64, 128, 256],
+               "delta": 0.25, "tolerance": 0.02, "seeds": 3, "max_seeds": 8, "lr_factors": [0.5, 1, 2],
+               "generations": 4},
+    "objective": {"metric": "val_loss", "mode": "min"}})"));
+  CHECK(s.algorithm == "branch");
+  CHECK_FALSE(s.pbt);
+  REQUIRE(s.branch);
+  CHECK(s.branch->points == std::vector<double>{0.5, 1, 2});
+  CHECK(s.branch->by == "samples");
+  CHECK(s.branch->batches == std::vector<std::int64_t>{64, 128, 256});
+  CHECK(s.branch->delta == 0.25);
+  CHECK(s.branch->tolerance == 0.02);
+  CHECK(s.branch->seeds == 3);
+  CHECK(s.branch->max_seeds == 8);
+  CHECK(s.branch->lr_factors == std::vector<double>{0.5, 1, 2});
+  // Left out: epoch, tolerance 1%, LR factor 1 only.
+  const StoredStudy bare = must_read(json{{"search", {{"algorithm", "branch"}, {"points", {1, 2}}, {"batches", {32, 64}}}}});
+  REQUIRE(bare.branch);
+  CHECK(bare.branch->by == "epoch");
+  CHECK(bare.branch->tolerance == 0.01);
+  CHECK(bare.branch->lr_factors == std::vector<double>{1});
+  // Set exactly for a branch study: branch keys mean nothing to another algorithm.
+  CHECK_FALSE(must_read(json{{"search", {{"algorithm", "grid"}, {"points", "x"}}}}).branch);
+  CHECK_FALSE(must_read(json{{"search", {{"algorithm", "pbt"}}}}).branch);
+  // A damaged key is named.
+  struct Case {
+    json search;
+    std::string key;
+  };
+  for (const auto& [search, key] : std::vector<Case>{
+           {{{"points", {2, 1}}}, "search.points"},
+           {{{"points", "1,2"}}, "search.points"},
+           {{{"batches", {64, 32}}}, "search.batches"},
+           {{{"batches", {64.5}}}, "search.batches"},
+           {{{"lr_factors", {0}}}, "search.lr_factors"},
+           {{{"by", "step"}}, "search.by"},
+           {{{"delta", "1"}}, "search.delta"},
+           {{{"tolerance", -0.1}}, "search.tolerance"},
+           {{{"seeds", 2.5}}, "search.seeds"},
+           {{{"max_seeds", "4"}}, "search.max_seeds"}}) {
+    json spec{{"search", search}};
+    spec["search"]["algorithm"] = "branch";
+    const Error e = must_fail(spec);
+    CHECK(e.where == "studies.spec_json: " + key);
+    CHECK(e.what.find(key) != std::string::npos);
+  }
+}
+
 TEST_CASE("stored study: the ranks rule", "[common][stored_study]") {
   StoredStudy s;
   CHECK(trial_ranks(s, json::object()) == 1);  // nothing said: 1
