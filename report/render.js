@@ -753,6 +753,12 @@ function emptyNote(parent, id, why) {
       global.dlsweepPbtLineage(state, root, m, { el, card, chart, emptyNote, fmt, finite, baseOptions });
   }
 
+  // ---- a branching study: the critical batch over training and its schedule, report/branch_cbs.js.
+  function branchCbs(state, root, m) {
+    if (typeof global.dlsweepBranchCbs === 'function')
+      global.dlsweepBranchCbs(state, root, m, { el, card, emptyNote, fmt, finite });
+  }
+
   // The one line that says which cards a study without a batch size does not get, and why.
   function hiddenCards(state, root, m) {
     const lrReported = Object.values(m.curves || {}).some((cv) => Array.isArray(cv.lr) && cv.lr.some(finite));
@@ -794,7 +800,7 @@ function emptyNote(parent, id, why) {
     const lrReported = Object.values(m.curves || {}).some((cv) => Array.isArray(cv.lr) && cv.lr.some(finite));
     const parts = [convergence, batchOverTraining];
     if (!batch) parts.push(hiddenCards);
-    parts.push(pbtLineage, paretoFront);
+    parts.push(pbtLineage, branchCbs, paretoFront);
     if (batch) parts.push(toTarget, groupedFits, noiseScale, throughput);
     if (batch || lrReported) parts.push(learningRate);
     parts.push(slice, parallel);

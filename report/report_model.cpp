@@ -13,6 +13,7 @@
 #include "analysis/ranking.hpp"
 #include "analysis/speedup.hpp"
 #include "analysis/to_json.hpp"
+#include "report/branch_cbs_model.hpp"
 #include "report/pbt_lineage_model.hpp"
 #include "report/report_analysis.hpp"
 #include "report/report_stats.hpp"
@@ -380,6 +381,10 @@ Result<json> build_report_model(const db::Storage& storage, const std::string& s
   auto pbt = pbt_lineage_model(storage, *st, *spec, data ? &*data : nullptr);
   if (!pbt) return std::unexpected(pbt.error());
   model["pbt"] = *pbt;
+  // A branching study: the critical batch over training, the critical-batch card's data (report/branch_cbs_model.hpp).
+  auto branch = branch_cbs_model(storage, *st, *spec);
+  if (!branch) return std::unexpected(branch.error());
+  model["branch"] = *branch;
   if (data) {
     // The winner and the LR chart's best few trials come from the one ranking, as `best`'s do.
     model["best"] = best_json(pbt_last_generation(*data, *pbt));

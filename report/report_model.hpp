@@ -53,6 +53,8 @@
 //                                                  categorical parameter (report_analysis.hpp)
 //    "multi_objective": {objectives, front, points, hypervolume} | null   several objectives
 //                                                 (report_analysis.hpp pareto_model); absent when analysis fails
+//    "branch": {...} | null                       a branching study's critical batch per point, its schedule
+//                                                 and the trunk's B_simple (report/branch_cbs_model.hpp)
 //    "analysis": {...} | {"available": false, "reason": "..."} }
 #pragma once
 

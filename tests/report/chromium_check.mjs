@@ -62,6 +62,15 @@ runInChromium('chromium_check', chromiumBin, { args: ['--hide-scrollbars'], time
         trial: d.trial, points: d.data.length, attempts: [...new Set(d.data.map((p) => p.a).filter((a) => a !== undefined))].sort(),
         radius: Array.isArray(d.pointRadius) ? Math.max(0, ...d.pointRadius) : d.pointRadius }));
     }
+    // The SVG charts (report/branch_cbs.js): per chart, how many of each mark it drew, and its text alternative.
+    const svgs = {};
+    for (const g of document.querySelectorAll('svg[data-chart]')) {
+      const marks = {};
+      for (const e of g.querySelectorAll('[data-mark]')) marks[e.getAttribute('data-mark')] = (marks[e.getAttribute('data-mark')] || 0) + 1;
+      const t = g.querySelector('title'), d = g.querySelector('desc'), box = g.getBoundingClientRect();
+      svgs[g.getAttribute('data-chart')] = { marks, title: t ? t.textContent : null, desc: d ? d.textContent : null,
+        role: g.getAttribute('role'), width: box.width, height: box.height };
+    }
     const hiddenLine = document.querySelector('[data-hidden-cards]');
     return JSON.stringify({
       lines,
@@ -72,7 +81,7 @@ runInChromium('chromium_check', chromiumBin, { args: ['--hide-scrollbars'], time
       scaling_tables: scaling,
       grouped_fits: grouped,
       rendered: root ? root.getAttribute('data-rendered') : null,
-      charts, empty, marks, notes,
+      charts, empty, marks, notes, svgs,
       table_rows: table ? Number(table.getAttribute('data-rows')) : null,
       table_dom_rows: table ? table.tBodies[0].rows.length : null,
       external: [...document.querySelectorAll('[src],[href]')].map((e) => e.getAttribute('src') || e.getAttribute('href')),

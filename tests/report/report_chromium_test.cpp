@@ -19,6 +19,7 @@
 
 #include "analysis/load.hpp"
 #include "analysis/target_table.hpp"
+#include "branch_study.hpp"
 #include "chromium_support.hpp"
 #include "db/storage.hpp"
 #include "program_study.hpp"
@@ -396,6 +397,46 @@ space: {x: {uniform: [0.1, 1.0]}}
   CHECK(m->at("pbt").at("winner") == json::parse(best.out).at("trial"));
   CHECK(m->at("pbt").at("chain").size() == 2);
   CHECK(m->at("best").at("trial") == json::parse(best.out).at("trial"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a branching study draws its critical batch over training as an SVG chart, in Chromium") {
+  // branch_study.hpp: 2 points x 3 batches x 2 seeds; at 1 the critical batch is 64 (determined),
+  // at 2 it is [64, 128], undetermined and capped; the trunk reported B_simple 5 times.
+  const fs::path dir = fresh_dir("report-branch");
+  const fs::path db = dir / "dlsweep.db";
+  {
+    auto s = db::Storage::open_readwrite(db);
+    REQUIRE(s);
+    auto st = write_branch_study(**s, "branch-report");
+    INFO((st ? "" : st.error().message()));
+    REQUIRE(st);
+  }
+  json p = report_in_chromium(db, "branch-report", dir, "branch-study.png");
+  const json cards = p["cards"];
+  CHECK(std::find(cards.begin(), cards.end(), json("card-critical-batch-branch")) != cards.end());
+  INFO("svgs: " << p["svgs"].dump());
+  REQUIRE(p["svgs"].contains("critical-batch-branch"));
+  const json& g = p["svgs"]["critical-batch-branch"];
+  CHECK(g["role"] == "img");
+  CHECK_THAT(g["title"].get<std::string>(), Catch::Contains("Critical batch"));
+  CHECK_THAT(g["desc"].get<std::string>(), Catch::Contains("64 (determined)") && Catch::Contains("[64, \u2265 128] (undetermined)") &&
+                                               Catch::Contains("batch_ramp 0:32,1:64"));
+  CHECK(g["width"].get<double>() > 300);
+  CHECK(g["height"].get<double>() > 100);
+  const json& marks = g["marks"];
+  CHECK(marks["point"] == 2);
+  CHECK(marks["filled"] == 1);
+  CHECK(marks["hollow"] == 1);
+  CHECK(marks["capped"] == 1);
+  CHECK(marks["noise"] == 1);
+  CHECK(marks["noise-point"] == 5);
+  CHECK(marks["schedule"] == 1);
+  // The table under it, and no text that reads null, undefined or NaN.
+  const std::string text = p["text"].get<std::string>();
+  CHECK_THAT(text, Catch::Contains("Critical batch over training (branching)") && Catch::Contains("yes") &&
+                       Catch::Contains("undetermined"));
+  for (const char* bad : {"null", "undefined", "NaN"}) CHECK(text.find(bad) == std::string::npos);
   fs::remove_all(dir);
 }
 
