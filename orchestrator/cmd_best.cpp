@@ -14,8 +14,10 @@
 #include "analysis/ranking.hpp"
 #include "analysis/to_json.hpp"
 #include "common/search_choice.hpp"
+#include "common/stored_study.hpp"
 #include "db/storage.hpp"
 #include "orchestrator/error_printer.hpp"
+#include "orchestrator/cmd_best_branch.hpp"
 #include "orchestrator/cmd_best_front.hpp"
 #include "orchestrator/cmd_best_pbt.hpp"
 #include "orchestrator/cmd_best_text.hpp"
@@ -77,13 +79,15 @@ int refuse_write_schedule() {
                 exit_code::usage);
 }
 
-// True when the study is a pbt study (its `best`, --explain included, is cmd_best_pbt's); a
-// study that cannot be read is left to the caller's own error.
+// True when the study is a pbt study (its `best`, --explain included, is cmd_best_pbt's) or a
+// branching study (cmd_best_branch's); a study that cannot be read is left to the caller's own error.
 bool pbt_study(const BestArgs& a) {
   auto o = open_for_reading(a.db, "table");
   if (!o) return false;
   auto st = find_study(*o->storage, a.study);
   if (!st) return false;
+  auto stored = read_stored_study(st->spec_json, st->name);
+  if (stored && stored->branch) return true;
   auto pbt = load_pbt(*o->storage, *st);
   return pbt && *pbt;
 }
@@ -108,6 +112,14 @@ int cmd_best(const BestArgs& a) {
                         "--group-by", "use `best --explain` for the winner's schedule and its evidence"},
                   exit_code::usage);
   if (*pbt) return cmd_best_pbt(a, **pbt, *study);
+  auto branch = load_branch(*o->storage, *st);  // branching: the critical-batch curve and its schedule
+  if (!branch) return print_error(branch.error(), exit_code::runtime);
+  if (*branch && !a.group_by.empty())
+    return print_error(Error{"--group-by fits the batch-size model across trials; a branching study measures the critical "
+                             "batch at each point from its branches instead",
+                             "--group-by", "use `best --explain` for the critical batch at each point and its evidence"},
+                       exit_code::usage);
+  if (*branch) return cmd_best_branch(a, **branch, *study);
   if (!a.write_schedule.empty()) return refuse_write_schedule();
   auto sums = o->storage->summaries(st->id);  // the last value, which analysis/ does not read
   if (!sums) return print_error(sums.error(), exit_code::runtime);

@@ -64,7 +64,8 @@ int main(int argc, char** argv) try {
   b->add_option("--by", best.by, "auto | time | steps | value")->check(CLI::IsMember({"auto", "time", "steps", "value"}));
   b->add_option("--format", best.format, "table | json")->check(CLI::IsMember({"table", "json"}));
   b->add_option("--write-schedule", best.write_schedule,
-                "pbt studies: write the winner's schedule as a study file that replays it as one fixed trial");
+                "pbt studies: write the winner's schedule as a study file that replays it as one fixed trial; "
+                "branching studies: the batch schedule that follows the critical batch, as one fixed dlsweep-train trial");
   b->add_flag("--explain", best.explain,
               "the evidence: regime, B_crit with interval, runner-ups within seed noise, speedups, exclusions");
   b->add_option("--group-by", best.group_by,
