@@ -204,8 +204,9 @@ TEST_CASE("slurm: a job requeued with scontrol is reported requeued, runs again,
   REQUIRE(h.run_until_kind(id, K::requeued, 30));
   // It waits ~cred_expire (10 s) before it may start again. Releasing it early with
   // `scontrol update StartTime=now` races the revoked credential of the killed run: the
-  // launch then fails ("Job credential revoked", FAILED exit 1), so the test waits.
-  REQUIRE(h.run_until_done({id}, 60));
+  // launch then fails ("Job credential revoked", FAILED exit 1), so the test waits. The bound
+  // only stops a hang: under ctest -j2 beside a build and `stress` the rerun took over 60 s.
+  REQUIRE(h.run_until_done({id}, 240));
   INFO(h.logs_text());
   CHECK(h.rec.kinds(id) == std::vector<K>{K::queued, K::started, K::requeued, K::started, K::exited});
   CHECK(h.rec.terminal(id)->exit_code == 0);
@@ -220,9 +221,13 @@ TEST_CASE("slurm: a job held after a failed launch is cancelled and ends lost, w
   cluster.set_prolog(cluster.failing_prolog());  // drains the node, holds the job
   Harness h(cluster, driver, 2);
   std::string id = h.submit(h.job(1, "exit 0"));
-  REQUIRE(h.run_until_done({id}, 60));
+  REQUIRE(h.run_until_done({id}, 240));
   INFO(h.logs_text());
-  CHECK(h.rec.kinds(id) == std::vector<K>{K::queued, K::lost});
+  // Slurm shows the job RUNNING (CONFIGURING) while its prolog runs: a poll that falls in that
+  // moment (a loaded machine's prolog is slow) sees it start before the failed launch holds it.
+  auto kinds = h.rec.kinds(id);
+  if (kinds.size() == 3 && kinds[1] == K::started) kinds.erase(kinds.begin() + 1);
+  CHECK(kinds == std::vector<K>{K::queued, K::lost});
   CHECK(h.rec.terminal(id)->launch_failed);
   CHECK_THAT(h.rec.terminal(id)->message, Catch::Contains("launch failed requeued held"));
   REQUIRE_FALSE(h.rec.pending(id).empty());
