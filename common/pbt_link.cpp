@@ -49,6 +49,7 @@ std::optional<PbtLink> PbtLink::from_json(std::int64_t number, const json& j) {
     if (auto f = e->find("factors"); f != e->end() && f->is_object()) l.factors = *f;
     if (auto r = e->find("resampled"); r != e->end() && r->is_object()) l.resampled = *r;
   }
+  if (auto b = j.find("branch"); b != j.end() && b->is_object()) l.branch = *b;
   return l;
 }
 
@@ -60,10 +61,20 @@ json PbtLink::to_json() const {
     j["exploit"] = {{"from", *exploit_from}, {"from_member", opt_json(from_member)}, {"factors", factors}};
     if (!resampled.empty()) j["exploit"]["resampled"] = resampled;  // as the sampler writes it
   }
+  if (branch.is_object()) j["branch"] = branch;
   return j;
 }
 
 std::string PbtLink::describe() const {
+  if (branch.is_object()) {
+    const std::string span = fmt::format("{} [{:g}, {:g})", axis, start, end);
+    if (branch.value("role", "") == "trunk")
+      return fmt::format("trunk segment {}, {}{}", generation, span,
+                         parent ? fmt::format(": continues trial {}", *parent) : std::string(": from scratch"));
+    return fmt::format("branch at {} {:g}: batch {}, LR x{:g}, seed {}, {}{}", axis, start, branch.value("batch", 0),
+                       branch.value("lr_factor", 1.0), branch.value("seed", 0), span,
+                       parent ? fmt::format(", from trial {}", *parent) : std::string(", from scratch"));
+  }
   std::string s = fmt::format("member {}, generation {}, {} [{:g}, {:g})", member, generation, axis, start, end);
   if (!parent) return s + ": from scratch";
   if (exploit_from) {
@@ -75,6 +86,11 @@ std::string PbtLink::describe() const {
 }
 
 std::string PbtLink::brief() const {
+  if (branch.is_object()) {
+    if (branch.value("role", "") == "trunk") return fmt::format("trunk {:g}-{:g}", start, end);
+    return fmt::format("@{:g} B{} x{:g} s{}", start, branch.value("batch", 0), branch.value("lr_factor", 1.0),
+                       branch.value("seed", 0));
+  }
   std::string s = fmt::format("m{} g{}", member, generation);
   if (!parent) return s;
   if (exploit_from) {

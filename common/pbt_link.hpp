@@ -31,6 +31,9 @@ struct PbtLink {
   std::optional<std::int64_t> from_member;   ///< the donor's member
   nlohmann::json factors = nlohmann::json::object();  ///< explore: parameter -> factor
   nlohmann::json resampled = nlohmann::json::object();  ///< explore: parameter -> its fresh value (resample_probability)
+  /// A branching study's trial (search: {algorithm: branch}): its role, common/branch_cbs.hpp's
+  /// BranchRole as JSON; null in a pbt study. A branch always stops at its `end`.
+  nlohmann::json branch = nullptr;
 
   /// From the sampler's lineage JSON (or an event's reason); nullopt when not a link.
   static std::optional<PbtLink> from_json(std::int64_t number, const nlohmann::json& j);

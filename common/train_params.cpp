@@ -117,6 +117,9 @@ const std::vector<ParamInfo>& table() {
        "LARC: clip the layer rate at lr (apex clip=True) or scale lr by the trust ratio"},
       {"larc_eps", T::number, 1e-8, {}, 0, 1, false, "added to the LARC trust-ratio denominator"},
       {"seed", T::integer, 0, {}, 0, 4294967295.0, false, "seed of init and data order"},
+      {"branch_seed", T::integer, 0, {}, 0, 4294967295.0, false,
+       "0, or the data order from a resumed checkpoint on is shuffled anew by (seed, branch_seed): a branching "
+       "study's branches (set by dlsweep)"},
       {"threads", T::integer, 1, {}, 1, 1024, false, "compute threads per rank"},
       {"ranks", T::integer, 1, {}, 1, 1048576, false,
        "MPI ranks of the trial: dlsweep launches this many (use instead of trial.ranks to search over it)"},

@@ -30,10 +30,26 @@ std::int64_t generations_of(const StudySpec& spec) {
 
 }  // namespace
 
-bool Engine::pbt() const { return sampler_ && sampler_->name() == "pbt"; }
+// A branching study (search/branch_sampler.hpp) forks its trials from checkpoints as pbt does:
+// the same links, checkpoint copies, DLSWEEP_STOP_AT and stops serve it.
+bool Engine::pbt() const { return sampler_ && (sampler_->name() == "pbt" || sampler_->name() == "branch"); }
 
 bool Engine::pbt_ready() {
   if (sampler_->ready(next_number_, history_)) return true;
+  if (sampler_->name() == "branch") {
+    if (pbt_waiting_for_ != next_number_) {
+      pbt_waiting_for_ = next_number_;
+      progress_.event(fmt::format("branch: trial {} waits for the trunk segment it starts from (a round of extra "
+                                  "seeds: for every earlier trial)",
+                                  next_number_),
+                      snapshot());
+    }
+    if (live_.empty() && waiting_.empty()) {
+      progress_.event(fmt::format("branch: trial {} cannot start: what it waits for will not finish", next_number_), snapshot());
+      exhausted_ = true;
+    }
+    return false;
+  }
   const std::int64_t p = spec_.search.options.value("population", std::int64_t{1});
   const std::int64_t g = p > 0 ? next_number_ / p : 0;
   if (pbt_waiting_for_ != g) {
@@ -60,6 +76,7 @@ Status Engine::pbt_prepare(std::int64_t number, search::Params& params) {
     for (const auto& t : history_.trials) params_of[t.number] = t.params;
     std::vector<std::string> searched;
     for (const auto& d : spec_.space.dims) searched.push_back(d.name);
+    if (sampler_->name() == "branch") searched = {"batch_size", "base_lr"};  // the branch sampler sets both
     pbt_links_[number] = *link;
     params = pbt_trainer_params(params, pbt_chain(pbt_links_, number), params_of, searched, generations_of(spec_));
   }
@@ -69,9 +86,17 @@ Status Engine::pbt_prepare(std::int64_t number, search::Params& params) {
     auto copied = copy_checkpoints(from, dir);
     if (!copied) return std::unexpected(copied.error());
     if (*copied == 0)
+    {
+      if (sampler_->name() == "branch")  // a branch from scratch would measure nothing: refuse
+        return std::unexpected(Error{fmt::format("trial {}: the trunk segment it branches from, trial {}, left no checkpoint in {}",
+                                                 number, *link->parent, (from / protocol::kCheckpointDir).string()),
+                                     (from / protocol::kCheckpointDir).string(),
+                                     "the trial program must write checkpoints there and resume from them (the trial protocol): "
+                                     "dlsweep-train does; see docs/branching.md"});
       progress_.event(fmt::format("pbt: trial {}: its parent, trial {}, left no checkpoint; it starts from scratch",
                                   number, *link->parent),
                       snapshot());
+    }
   }
   return {};
 }

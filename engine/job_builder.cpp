@@ -45,7 +45,8 @@ nlohmann::json largest_shape_params(const StudySpec& spec) {
 }
 
 bool decides_on_reports(const StudySpec& spec) {
-  return spec.pruner.kind != "none" || spec.objective.stop_at_target || spec.search.algorithm == "pbt";
+  return spec.pruner.kind != "none" || spec.objective.stop_at_target || spec.search.algorithm == "pbt" ||
+         spec.search.algorithm == "branch";
 }
 
 sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, std::int64_t trial_id,

@@ -20,8 +20,13 @@ std::string number_text(const json& v) {
 
 }  // namespace
 
+bool pbt_runs_to_end(const PbtLink& link, bool embedded, std::int64_t generations) {
+  const bool branch = link.branch.is_object() && link.branch.value("role", "") == "branch";
+  return embedded && !branch && link.generation + 1 >= generations;
+}
+
 std::optional<std::string> pbt_stop_at(const PbtLink& link, bool embedded, std::int64_t generations) {
-  if (embedded && link.generation + 1 >= generations) return std::nullopt;
+  if (pbt_runs_to_end(link, embedded, generations)) return std::nullopt;
   return fmt::format("{}:{}", link.axis, link.end);
 }
 
@@ -50,7 +55,7 @@ json pbt_trainer_params(const json& params, const std::vector<const PbtLink*>& c
     if (auto s = stages(param); !s.empty()) out[string_key] = s;
   }
   const PbtLink& last = *chain.back();
-  if (last.generation + 1 < generations) out["stop_epoch"] = last.end;
+  if (!pbt_runs_to_end(last, /*embedded=*/true, generations)) out["stop_epoch"] = last.end;
   else out.erase("stop_epoch");
   return out;
 }

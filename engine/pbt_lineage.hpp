@@ -32,6 +32,11 @@ inline constexpr const char* kEnvStopAt = "DLSWEEP_STOP_AT";
 using dlsweep::PbtLinks;
 using dlsweep::pbt_chain;
 
+/// True when the trial at the end of a chain trains to its own end (no stop_epoch, no
+/// DLSWEEP_STOP_AT): dlsweep-train's last generation of a pbt study, a branching study's last
+/// trunk segment. A branch (link.branch with role "branch") never does.
+bool pbt_runs_to_end(const PbtLink& link, bool embedded, std::int64_t generations);
+
 /// What a trial is told about its interval's end: "<axis>:<end>", or nullopt when it runs
 /// to its own end (dlsweep-train's last generation: `epochs` is the end).
 std::optional<std::string> pbt_stop_at(const PbtLink& link, bool embedded, std::int64_t generations);

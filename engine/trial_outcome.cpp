@@ -65,7 +65,7 @@ TerminalDecision decide_terminal(const sched::JobEvent& ev, const TerminalFacts&
   } else if (asked && f.stop_reason == kStopIntervalEnd) {
     d.outcome = Outcome::complete;
     d.event = TrialEvent::completed;
-    d.why = "stopped at its interval's end (pbt)";
+    d.why = "stopped at its interval's end";
   } else if (asked && f.stop_reason == kStopNoObjective) {
     d.outcome = Outcome::no_objective;
     d.event = TrialEvent::failed;

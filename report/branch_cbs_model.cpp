@@ -57,11 +57,12 @@ Result<Curves> read_curves(const db::Storage& s, std::int64_t study_id, const st
   return c;
 }
 
-// The branch's value: the last point at or past the end of its interval (its final record).
-std::optional<double> value_at_end(const std::vector<std::pair<double, double>>* curve, double end) {
+// The branch's value: its last report that counts (common/branch_cbs.hpp branch_report_counts:
+// the trainer ends a branch at the whole step nearest its end, a fraction of a step short).
+std::optional<double> value_at_end(const std::vector<std::pair<double, double>>* curve, double start, double end) {
   if (!curve) return std::nullopt;
   for (auto it = curve->rbegin(); it != curve->rend(); ++it)
-    if (it->first >= end - 1e-9) return it->second;
+    if (branch_report_counts(it->first, start, end)) return it->second;
   return std::nullopt;
 }
 
@@ -134,7 +135,7 @@ Result<json> branch_cbs_model(const db::Storage& storage, const db::StudyRow& ro
       continue;
     }
     auto c = curves->objective.find(n);
-    const auto v = value_at_end(c == curves->objective.end() ? nullptr : &c->second, l.link.end);
+    const auto v = value_at_end(c == curves->objective.end() ? nullptr : &c->second, l.link.start, l.link.end);
     if (v) values[l.role.point].push_back({l.role.batch, l.role.lr_factor, l.role.seed, *v, n});
     branches.push_back({{"trial", n},
                         {"point", l.role.point},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "search/auto_sampler.hpp"
+#include "search/branch_sampler.hpp"
 #include "search/cmaes_sampler.hpp"
 #include "search/gp_sampler.hpp"
 #include "search/grid_sampler.hpp"
@@ -71,6 +72,15 @@ std::unique_ptr<Sampler> make_pbt(OptionReader& r, const Space& space, std::uint
   return std::make_unique<PbtSampler>(space, seed, std::move(o));
 }
 
+#define DLSWEEP_BRANCH_KEYS \
+  {"points", "by", "batches", "delta", "tolerance", "seeds", "max_seeds", "lr_factors", "end", "generations"}
+
+std::unique_ptr<Sampler> make_branch(OptionReader& r, const Space& space, std::uint64_t) {
+  BranchOptions o = BranchOptions::read(r, space);
+  if (!r.errors().empty()) return nullptr;
+  return std::make_unique<BranchSampler>(space, std::move(o));
+}
+
 #define DLSWEEP_GP_KEYS \
   {"startup_trials", "startup", "candidates", "local_starts", "fit_restarts", "deterministic_objective", "constant_liar"}
 #define DLSWEEP_CMAES_KEYS {"sigma0", "popsize", "restart_strategy", "inc_popsize", "warm_start_fraction"}
@@ -110,6 +120,7 @@ const Entry kRegistry[] = {
                "crossover_alpha", "crossover_eta", "crossover_sigma_xi", "crossover_sigma_eta", "crossover_epsilon"},
      make_nsga2},
     {"pbt", false, {"population", "generations", "interval", "quantile", "resample_probability", "perturb"}, make_pbt},
+    {"branch", false, DLSWEEP_BRANCH_KEYS, make_branch},
     {"gp", true, DLSWEEP_GP_KEYS, make_gp},
     {"cmaes", true, DLSWEEP_CMAES_KEYS, make_cmaes},
     {"auto", true, {"auto_gp_trials"}, make_auto},

@@ -51,7 +51,7 @@ class Sampler {
 
 using SamplerResult = std::expected<std::unique_ptr<Sampler>, std::vector<OptionError>>;
 
-/// The registry: "grid", "random", "qmc", "tpe", "nsga2", "pbt", "gp", "cmaes", "auto". `options` are the keys of the study's
+/// The registry: "grid", "random", "qmc", "tpe", "nsga2", "pbt", "branch", "gp", "cmaes", "auto". `options` are the keys of the study's
 /// `search:` section other than algorithm, trials and seed (an object, or null); the
 /// sampler validates them, and the space against its needs (grid: finite dimensions).
 /// Errors name the option's key ("" for the algorithm itself).

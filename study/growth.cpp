@@ -40,6 +40,11 @@ Result<BudgetGrowth> grow_trial_budget(const StudySpec& spec, const std::string&
     return fail_as(ErrorKind::bad_input,
                    fmt::format("study '{}' is population-based training: its budget is population x generations", study),
                    where, "submit a new pbt study with more generations");
+  if (spec.search.algorithm == "branch")
+    return fail_as(ErrorKind::bad_input,
+                   fmt::format("study '{}' is a branching study: its trials follow from its points, batches and seeds",
+                               study),
+                   where, "submit a new branching study with more points, batches or max_seeds");
   if (budget < 0)
     return fail_as(ErrorKind::bad_input, fmt::format("study '{}' has no trial budget to grow", study), where,
                    "it runs until its sampler is exhausted; resume it without --add-trials");
@@ -88,6 +93,12 @@ Status enqueue_supported(const StudySpec& spec, const std::string& study) {
     return fail_as(ErrorKind::bad_input,
                    fmt::format("study '{}' is population-based training: trial n is member n % population of "
                                "generation n / population, so an enqueued trial has no place in it",
+                               study),
+                   "enqueue", "run the params you want as a study of their own");
+  if (spec.search.algorithm == "branch")
+    return fail_as(ErrorKind::bad_input,
+                   fmt::format("study '{}' is a branching study: each trial has its place in the trunk or at a branch "
+                               "point, so an enqueued trial has no place in it",
                                study),
                    "enqueue", "run the params you want as a study of their own");
   if (spec.search.algorithm != "grid") return {};

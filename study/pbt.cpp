@@ -9,17 +9,12 @@
 
 namespace dlsweep::orch {
 
-namespace {
-
-// dlsweep-train's epochs: the study's, else the trainer's default.
 double trainer_epochs(const StudySpec& spec) {
   if (auto e = spec.space.fixed.find("epochs"); e != spec.space.fixed.end() && e->is_number()) return e->get<double>();
   if (const auto* info = trainer::find_param("epochs"); info && info->default_value.is_number())
     return info->default_value.get<double>();
   return 10;
 }
-
-}  // namespace
 
 std::vector<search::OptionError> complete_pbt(StudySpec& spec) {
   std::vector<search::OptionError> errors;

@@ -22,4 +22,8 @@ namespace dlsweep::orch {
 /// Does nothing for another algorithm.
 std::vector<search::OptionError> complete_pbt(StudySpec& spec);
 
+/// dlsweep-train's epochs: the study's (trial.trainer / fixed), else the trainer's default.
+/// Also the trunk's end of a branching study (study/branch.hpp).
+double trainer_epochs(const StudySpec& spec);
+
 }  // namespace dlsweep::orch

@@ -17,6 +17,7 @@
 
 #include "study/limits.hpp"
 #include "study/objectives.hpp"
+#include "study/branch.hpp"
 #include "study/pbt.hpp"
 #include "study/reader.hpp"
 #include "study/section_reader.hpp"
@@ -410,6 +411,7 @@ class StudyParser {
       return;
     }
     for (const auto& e : complete_pbt(spec_)) r_.error(e.key, e.what, e.fix);  // pbt: generations, pruner, trainer
+    for (const auto& e : complete_branch(spec_)) r_.error(e.key, e.what, e.fix);  // branch: points, end, trainer
     if (auto made = search::make_sampler(algo, spec_.space, spec_.search.seed, spec_.search.options); !made)
       for (const auto& e : made.error())
         r_.error(child_path(search_.path.empty() ? "search" : search_.path, e.key.empty() ? "algorithm" : e.key),

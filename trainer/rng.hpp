@@ -57,6 +57,12 @@ inline std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t purpose, std:
 }
 
 /// Purposes for stream_seed(): each consumer of randomness has its own.
-enum : std::uint64_t { kStreamInit = 1, kStreamShuffle = 2, kStreamSynthetic = 3, kStreamAugment = 4 };
+enum : std::uint64_t { kStreamInit = 1, kStreamShuffle = 2, kStreamSynthetic = 3, kStreamAugment = 4, kStreamBranch = 5 };
+
+/// The seed of the data order: `seed`, or with a branch_seed (a branching study's branch) a
+/// stream of its own, so each branch sees the data in another order from its fork on.
+inline std::uint64_t data_seed(std::uint64_t seed, std::uint64_t branch_seed) {
+  return branch_seed == 0 ? seed : stream_seed(seed, kStreamBranch, branch_seed);
+}
 
 }  // namespace dlsweep::trainer

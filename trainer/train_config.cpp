@@ -119,6 +119,7 @@ Result<TrainConfig> parse_train_config(const json& params, const std::string& wh
   c.larc_mode = get("larc_mode").get<std::string>();
   c.larc_eps = get("larc_eps").get<double>();
   c.seed = static_cast<std::uint64_t>(get("seed").get<double>());
+  c.branch_seed = static_cast<std::uint64_t>(get("branch_seed").get<double>());
   c.threads = static_cast<int>(get("threads").get<double>());
   c.ranks = static_cast<int>(get("ranks").get<double>());
   c.comm = get("comm").get<std::string>();
@@ -231,6 +232,7 @@ json to_json(const TrainConfig& c) {
               {"larc_mode", c.larc_mode},
               {"larc_eps", c.larc_eps},
               {"seed", c.seed},
+              {"branch_seed", c.branch_seed},
               {"threads", c.threads},
               {"ranks", c.ranks},
               {"comm", c.comm},

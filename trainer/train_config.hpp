@@ -66,6 +66,9 @@ struct TrainConfig {
   double larc_trust_coefficient = 0.02, larc_eps = 1e-8;
   std::string larc_mode = "clip";
   std::uint64_t seed = 0;
+  /// 0, or the data order is that of data_seed(seed, branch_seed): free in a checkpoint's
+  /// fingerprint, so a branch resumed from its trunk's checkpoint sees the data anew from there.
+  std::uint64_t branch_seed = 0;
   int threads = 1;
   int ranks = 1;  ///< ranks dlsweep launched the trial with (informational; the communicator knows the real count)
   std::string comm = "auto";

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "trainer/data/epoch_order.hpp"
+#include "trainer/rng.hpp"
 #include "trainer/kernels/onednn/bf16_peak.hpp"
 #include "trainer/kernels/kernels_registry.hpp"
 #include "trainer/kernels/onednn/onednn_isa.hpp"
@@ -473,7 +474,7 @@ Result<TrainResult> Trainer::run() {
     const std::int64_t b = batch / ranks;
     if (pos.epoch != order_epoch_) {
       const auto t0 = clock_type::now();
-      data::epoch_order(config_.seed, pos.epoch, order_);
+      data::epoch_order(data_seed(config_.seed, config_.branch_seed), pos.epoch, order_);
       order_epoch_ = pos.epoch;
       iv_.t_data += seconds_since(t0);
     }
@@ -483,7 +484,7 @@ Result<TrainResult> Trainer::run() {
       // (adaptive_batch.hpp; batch <= N, so two at most); its samples are gathered as that epoch's.
       const auto t0 = clock_type::now();
       straddle_.assign(order_.begin() + pos.offset, order_.end());
-      data::epoch_order(config_.seed, pos.epoch + 1, order_);
+      data::epoch_order(data_seed(config_.seed, config_.branch_seed), pos.epoch + 1, order_);
       order_epoch_ = pos.epoch + 1;
       straddle_.insert(straddle_.end(), order_.begin(), order_.begin() + (pos.offset + batch - n));
       idx = straddle_.data() + rank * b;

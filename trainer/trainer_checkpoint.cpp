@@ -39,7 +39,8 @@ std::span<const float> arena(const float* p, std::int64_t n) { return {p, static
 nlohmann::json Trainer::fingerprint(double epoch) const {
   nlohmann::json f = to_json(config_);
   for (const char* free_key :
-       {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch", "bf16_kernels", "device", "deterministic"})
+       {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "stop_epoch", "bf16_kernels", "device", "deterministic",
+        "branch_seed"})
     f.erase(free_key);
   if (!config_.standardize) f.erase("standardize");  // as before the key existed: old checkpoints resume
   auto ramp = schedule::parse_batch_ramp(config_.batch_ramp);
@@ -78,7 +79,8 @@ namespace {
 /// parameter but the free ones, as given.
 nlohmann::json legacy_fingerprint(const TrainConfig& c) {
   nlohmann::json f = to_json(c);
-  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "bf16_kernels", "device", "deterministic"})
+  for (const char* free_key : {"threads", "comm", "bucket_mb", "data_dir", "checkpoint_every_s", "bf16_kernels", "device", "deterministic",
+                               "branch_seed"})
     f.erase(free_key);
   if (!c.standardize) f.erase("standardize");
   for (const char* key : {"adaptive_max_batch", "adaptive_min_batch", "adaptive_every", "adaptive_lr", "adaptive_step_time"})

@@ -37,6 +37,14 @@ TEST_CASE("every example study runs through dlsweep submit") {
         study["trial"]["trainer"]["test_subset"] = 1000;
         if (!study["search"]) study["search"] = YAML::Node(YAML::NodeType::Map);
         study["search"]["trials"] = 4;
+        if (study["search"]["algorithm"] && study["search"]["algorithm"].as<std::string>() == "branch") {
+          // A branching study: its trials follow from its plan (no `trials`): one point, two seeds.
+          study["search"].remove("trials");
+          study["search"]["points"] = YAML::Load("[0.25]");
+          study["search"]["delta"] = 0.5;
+          study["search"]["seeds"] = 2;
+          study["search"]["max_seeds"] = 2;
+        }
         if (study["search"]["algorithm"] && study["search"]["algorithm"].as<std::string>() == "pbt") {
           // Population-based training: 2 members x 2 intervals of 1 epoch (trials = population x generations).
           study["trial"]["trainer"]["epochs"] = 2;

@@ -145,7 +145,7 @@ space: {x: {uniform: [0.1, 10]}})");
   REQUIRE(trials->size() == 12);
   for (const auto& t : *trials) {
     CHECK(t.state == TrialState::complete);
-    CHECK(t.message == "stopped at its interval's end (pbt)");
+    CHECK(t.message == "stopped at its interval's end");
     // params.json holds the hyperparameters only: no lineage.
     CHECK(read_json(fs::path(t.trial_dir) / "params.json") == json{{"x", t.params.at("x")}});
   }

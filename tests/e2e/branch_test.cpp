@@ -1,0 +1,160 @@
+// End-to-end: a branching study (search: {algorithm: branch}, the critical batch measured by
+// branching from the trunk's checkpoints) with the real dlsweep and dlsweep-train on
+// Fashion-MNIST (a subset): the trunk's segments and the branches run from copied checkpoints
+// with the params dlsweep derives, `best --format json` returns the critical batch per point,
+// the derived schedule runs as a study, and a kill -9 of the orchestrator while branches run
+// resumes with every branch counted once.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// 1 + 2 points x (1 trunk segment + 2 seeds x 3 batches) = 15 trials, no extra round.
+const char* kStudy = R"(name: br
+backend: {kind: local, max_concurrent: 2}
+trial:
+  trainer: {model: mlp, hidden: [32], epochs: 1, eval_every: 0.25, train_subset: 2000, test_subset: 500, threads: 1}
+objective: {metric: val_loss, mode: min}
+search:
+  algorithm: branch
+  points: [0.25, 0.5]
+  batches: [16, 32, 64]
+  delta: 0.25
+  seeds: 2
+  max_seeds: 2
+  tolerance: 0.02
+fixed: {base_lr: 0.02, base_batch: 16, lr_rule: linear, momentum: 0.9, noise_scale_every: 5}
+runs_dir: runs
+)";
+
+std::string fmt_trial(int n) {
+  std::string s = std::to_string(n);
+  return "trial-" + std::string(4 - std::min<std::size_t>(4, s.size()), '0') + s;
+}
+
+json query(const fs::path& db, const fs::path& dir, const std::string& sql) {
+  auto r = run_dlsweep(db, {"query", sql, "--format", "json"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+json params_of(const fs::path& dir, int n) {
+  std::ifstream in(dir / "runs" / "br" / fmt_trial(n) / "params.json");
+  return json::parse(in);
+}
+
+}  // namespace
+
+TEST_CASE("branch: trunk segments and branches from checkpoints; best returns the critical batch per point") {
+  auto dir = fresh_dir("branch-train");
+  std::ofstream(dir / "study.yaml") << kStudy;
+  const auto db = dir / "sweep.db";
+  auto r = run_dlsweep(db, {"submit", "study.yaml"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json states = query(db, dir, "SELECT number, state FROM trials ORDER BY number");
+  REQUIRE(states.size() == 15);
+  for (const auto& t : states) CHECK(t.at("state") == "COMPLETE");
+  // The trunk: segment 1 (trial 1) continues segment 0 at batch 16 to 0.5; segment 2 (trial 8)
+  // runs to the end. The branches at 0.25 (trials 2..7) start from trial 0's checkpoint.
+  const json seg1 = params_of(dir, 1);
+  CHECK(seg1.at("batch_size") == 16);
+  CHECK(seg1.at("stop_epoch") == 0.5);
+  CHECK_FALSE(params_of(dir, 8).contains("stop_epoch"));
+  const json b = params_of(dir, 4);  // seed 0, batch 64 at 0.25
+  CHECK(b.at("batch_size") == 16);   // where its ramp starts: the trunk's batch
+  CHECK(b.at("batch_ramp") == "0:16,0.25:64");
+  CHECK(b.at("stop_epoch") == 0.5);
+  CHECK(b.at("branch_seed") == 1);
+  // It resumed from the trunk's checkpoint (trial 0's, copied): its first record is past 0.25.
+  auto first_eval = query(db, dir,
+                          "SELECT MIN(m.epoch) AS e FROM metrics m JOIN trials t ON t.id = m.trial_id "
+                          "WHERE t.number = 4 AND m.name = 'val_loss'");
+  CHECK(first_eval[0].at("e").get<double>() > 0.25);
+
+  auto best = run_dlsweep(db, {"best", "br", "--explain", "--format", "json"}, dir);
+  INFO(best.err << best.out);
+  REQUIRE(best.exit_code == 0);
+  const json a = json::parse(best.out);
+  REQUIRE(a.at("critical_batch").size() == 2);
+  for (const auto& p : a.at("critical_batch")) {
+    CHECK(p.contains("samples"));
+    CHECK(p.contains("determined"));
+    CHECK(p.at("lo").get<int>() >= 16);
+    CHECK(p.at("hi").get<int>() >= p.at("lo").get<int>());
+    CHECK(p.at("hi").get<int>() <= 64);
+    for (const auto& s : p.at("batches")) CHECK(s.at("n") == 2);  // every branch counted once
+  }
+  CHECK(a.at("schedule").at("batch_ramp").get<std::string>().starts_with("0:16"));
+  auto text = run_dlsweep(db, {"best", "br", "--explain"}, dir);
+  CHECK(text.exit_code == 0);
+  // The derived schedule runs as a study of its own.
+  auto w = run_dlsweep(db, {"best", "br", "--write-schedule", "schedule.yaml"}, dir);
+  INFO(w.err);
+  REQUIRE(w.exit_code == 0);
+  auto run = run_dlsweep(db, {"submit", "schedule.yaml"}, dir);
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const json sched = query(db, dir,
+                           "SELECT t.state FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.name = 'br-schedule'");
+  REQUIRE(sched.size() == 1);
+  CHECK(sched[0].at("state") == "COMPLETE");
+}
+
+TEST_CASE("branch: kill -9 of the orchestrator while branches run; resume counts every branch once") {
+  auto dir = fresh_dir("branch-kill");
+  std::ofstream(dir / "study.yaml") << kStudy;
+  const auto db = dir / "sweep.db";
+  const int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
+  REQUIRE(pid > 0);
+  // A branch of the first point has reported: branches are running.
+  const bool started = wait_for(dir / "runs" / "br" / fmt_trial(5) / "metrics.jsonl", std::chrono::seconds(300));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(started);
+  auto r = run_dlsweep(db, {"resume", "br"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json states = query(db, dir, "SELECT number, state FROM trials ORDER BY number");
+  REQUIRE(states.size() == 15);  // no trial created twice
+  std::set<int> numbers;
+  for (const auto& t : states) {
+    numbers.insert(t.at("number").get<int>());
+    CHECK(t.at("state") == "COMPLETE");
+  }
+  CHECK(numbers.size() == 15);
+  // One `pbt` link per trial, and per point every (batch, seed) once.
+  const json links = query(db, dir, "SELECT reason FROM events WHERE kind = 'pbt'");
+  REQUIRE(links.size() == 15);
+  std::map<std::string, int> seen;
+  for (const auto& l : links) {
+    const json link = json::parse(l.at("reason").get<std::string>());
+    const json& role = link.at("branch");
+    if (role.at("role") == "trunk") continue;
+    ++seen[role.at("at").dump() + "/" + role.at("batch").dump() + "/" + role.at("seed").dump()];
+  }
+  CHECK(seen.size() == 12);
+  for (const auto& [k, n] : seen) {
+    INFO(k);
+    CHECK(n == 1);
+  }
+  auto best = run_dlsweep(db, {"best", "br", "--explain", "--format", "json"}, dir);
+  REQUIRE(best.exit_code == 0);
+  for (const auto& p : json::parse(best.out).at("critical_batch"))
+    for (const auto& s : p.at("batches")) CHECK(s.at("n") == 2);
+}
