@@ -221,7 +221,7 @@ PointAnswer branch_point_answer(std::int64_t point, double at, const std::vector
     reason = fmt::format("determined: {} is worse by {:.3g} ± {:.3g}, beyond the {} tolerance ({:.3g})", b->batch,
                          b->worse, rule.z * b->se, tol, tau);
   }
-  if (out.capped && !out.determined) reason += "; at least " + fmt::format("{}", *out.lo) + ": branch larger batches";
+  if (out.capped && !out.determined) reason += fmt::format("; possibly {} or more: branch larger batches to know", *out.hi);
   out.why = fmt::format("{} ({})", answer, reason);
   return out;
 }
