@@ -55,7 +55,7 @@ Result<Reporter> Reporter::open(const std::filesystem::path& metrics_file) {
 }
 
 Reporter::Reporter(Reporter&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)), next_seq_(o.next_seq_) {}
+    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)), next_seq_(o.next_seq_), started_empty_(o.started_empty_) {}
 
 Reporter& Reporter::operator=(Reporter&& o) noexcept {
   if (this != &o) {
@@ -63,6 +63,7 @@ Reporter& Reporter::operator=(Reporter&& o) noexcept {
     fd_ = std::exchange(o.fd_, -1);
     path_ = std::move(o.path_);
     next_seq_ = o.next_seq_;
+    started_empty_ = o.started_empty_;
   }
   return *this;
 }

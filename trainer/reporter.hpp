@@ -36,6 +36,9 @@ class Reporter {
   Status log(const std::string& text, std::int64_t step, double epoch, std::int64_t samples, double wall_s);
 
   std::int64_t next_seq() const { return next_seq_; }
+  /// The metrics file held no record when it was opened: this run is the first to write it
+  /// (a fresh trial, e.g. one forked from another trial's copied checkpoint).
+  bool started_empty() const { return started_empty_; }
   /// Continues at `seq` at least (a resumed run whose metrics file lost records the
   /// checkpoint knows were written: seq never goes back).
   void ensure_next_seq(std::int64_t seq) {
@@ -45,10 +48,11 @@ class Reporter {
 
  private:
   Reporter(int fd, std::filesystem::path path, std::int64_t next_seq)
-      : fd_(fd), path_(std::move(path)), next_seq_(next_seq) {}
+      : fd_(fd), path_(std::move(path)), next_seq_(next_seq), started_empty_(next_seq == 0) {}
   int fd_ = -1;
   std::filesystem::path path_;
   std::int64_t next_seq_ = 0;
+  bool started_empty_ = true;
 };
 
 }  // namespace dlsweep::trainer

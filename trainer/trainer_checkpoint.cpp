@@ -117,6 +117,7 @@ Result<std::string> Trainer::save_checkpoint(std::int64_t step, int records_afte
       {"data_epoch", pos.epoch},
       {"data_offset", pos.offset},
       {"seed", config_.seed},
+      {"written_in", ctx_.checkpoint_dir.string()},
       {"wall_s", wall_s()},
       {"seq", ctx_.reporter ? ctx_.reporter->next_seq() + 1 + records_after : 0},  // after this checkpoint's record
       {"interval", sums},
@@ -212,7 +213,12 @@ Result<std::int64_t> Trainer::resume() {
       noise_.restore({ns.at(0).get<double>(), ns.at(1).get<double>(), ns.at(2).get<std::int64_t>()});
       last_metrics_ = m.at("last_metrics").get<std::map<std::string, double>>();
       wall_offset_ = m.at("wall_s").get<double>();
-      if (ctx_.reporter) ctx_.reporter->ensure_next_seq(m.value("seq", std::int64_t{0}));
+      // Records continue after the checkpoint's (seq never goes back over records a lost
+      // metrics file held) — unless this is a new trial forked from another trial's copied
+      // checkpoint (pbt, a branching study): its own metrics file starts at 0.
+      const bool forked = ctx_.reporter && ctx_.reporter->started_empty() && m.contains("written_in") &&
+                          m.value("written_in", std::string()) != ctx_.checkpoint_dir.string();
+      if (ctx_.reporter && !forked) ctx_.reporter->ensure_next_seq(m.value("seq", std::int64_t{0}));
       if (auto s = report(protocol::RecordKind::log, step, {},
                           fmt::format("resumed from {} at step {} (epoch {:.4g})", path.string(), step,
                                       epoch_after(step)));
