@@ -191,13 +191,13 @@ std::string branch_text(const BranchStudy& b, const analysis::StudyData& study, 
                                   : fmt::format("{} {} ({} samples)", a.axis, axis_value(p.at), *a.samples[g]);
     line(fmt::format("  {}: {}; {}", where, p.why, p.min_seeds == 0 ? "a batch has no seed yet" : fmt::format("{} per batch", plural(p.min_seeds, "seed"))));
     if (!explain || p.batches.empty()) continue;
-    line(fmt::format("      {:>7}  {:>5}  {:>21}  {:>3}  {:>10}  {:<9}  {}", "batch", "LR x", "mean ± sd", "n", "worse",
+    line(fmt::format("      {:>7}  {:>5}  {:>21}  {:>3}  {:>15}  {:<9}  {}", "batch", "LR x", "mean ± sd", "n", "worse",
                      "within", "trials"));
     for (const auto& s : p.batches) {
       const bool ref = &s == &p.batches.front() && p.lo;
       const std::string worse = ref ? "-" : std::isfinite(s.se) ? fmt::format("{:.3g}±{:.2g}", s.worse, 2 * s.se)
                                                                   : fmt::format("{:.3g}", s.worse);
-      line(fmt::format("      {:>7}  {:>5g}  {:>21}  {:>3}  {:>10}  {:<9}  {}", s.batch, s.lr_factor,
+      line(fmt::format("      {:>7}  {:>5g}  {:>21}  {:>3}  {:>15}  {:<9}  {}", s.batch, s.lr_factor,
                        fmt::format("{:.5g} ± {:.2g}", s.mean, s.sd), s.n, worse,
                        ref ? "reference" : s.surely ? "surely" : s.possibly ? "possibly" : "no", fmt::join(s.trials, " ")));
     }
