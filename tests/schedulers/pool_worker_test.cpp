@@ -288,7 +288,11 @@ TEST_CASE("pool: kill -9 of a worker and nothing else: the rerun waits for the e
                          "echo end >> '{0}'",
                          runs.string(), escaped.string()));
   pid_t w1 = start_worker(config(pool, "w1"));
-  REQUIRE(test_support::wait_until([&] { return !read_all(escaped).empty(); }));
+  // The trial's escaped process may write its pid before the worker has written the run's
+  // record (the worker's write follows its fork; under load the child runs first): wait for both.
+  REQUIRE(test_support::wait_until([&] {
+    return !read_all(escaped).empty() && PoolDir::read_run(pool.in_worker("w1", task_tag(1, 0), ".run"));
+  }));
   auto run = PoolDir::read_run(pool.in_worker("w1", task_tag(1, 0), ".run"));
   REQUIRE(run);
   CHECK_FALSE(run->lease.empty());
