@@ -198,6 +198,9 @@ TEST_CASE("slurm: a job requeued with scontrol is reported requeued, runs again,
   Harness h(cluster, driver, 2);
   std::string id = h.submit(h.job(1, "echo ${SLURM_RESTART_COUNT:-0} >> runs; [ -e once ] && exit 0; touch once; sleep 60"));
   REQUIRE(h.run_until_kind(id, K::started, 30));
+  // RUNNING comes before the batch script's first line: requeued at once on a loaded machine,
+  // the first run never wrote its line (CI saw "1\n" alone). Requeue once it has.
+  REQUIRE(test_support::wait_until([&] { return std::filesystem::exists(h.dir.path() / "trial-1" / "once"); }));
   const std::string native = h.backend->native_id(id);
   auto rq = cluster.run({"scontrol", "requeue", native});
   REQUIRE(rq.exit_code == 0);
