@@ -30,8 +30,19 @@ std::optional<Error> slurm_gpus(const BackendOptions& o, const std::string& wher
   return slurm::check_gpu_request(o.slurm, where);
 }
 
+constexpr std::string_view kLocalKeys[] = {"keep_imported"};
+
+void read_local(OptionReader& r, BackendOptions& o, std::size_t) {
+  if (r.has("keep_imported"))
+    if (auto v = r.boolean("keep_imported")) o.local.keep_imported = *v;
+}
+void write_local(const BackendOptions& o, nlohmann::json& b) {
+  if (o.local.keep_imported) b["keep_imported"] = true;
+}
+
 constexpr BackendKind kKinds[] = {
-    {"local", /*jobs_outlive_orchestrator=*/false, /*batch_scheduler=*/false, {}, {}, nullptr, nullptr, nullptr, nullptr},
+    {"local", /*jobs_outlive_orchestrator=*/false, /*batch_scheduler=*/false, kLocalKeys, {}, read_local, write_local,
+     nullptr, nullptr},
     {"slurm", /*jobs_outlive_orchestrator=*/true, /*batch_scheduler=*/true, kSlurmKeys, kSlurmEntries, read_slurm,
      write_slurm, slurm_ranks, slurm_gpus},
 };

@@ -7,8 +7,16 @@
 
 namespace dlsweep::sched {
 
+/// Kind local's keys (backend_kinds.cpp reads them).
+struct LocalStudyOptions {
+  /// Python trials run by `python3 -m dlsweep_optuna` stay imported between trials
+  /// (local/warm_pool.hpp).
+  bool keep_imported = false;
+};
+
 struct BackendOptions {
-  SlurmOptions slurm;  ///< kind slurm (schedulers/slurm/study_options.hpp); script_dir unset
+  LocalStudyOptions local;  ///< kind local
+  SlurmOptions slurm;       ///< kind slurm (schedulers/slurm/study_options.hpp); script_dir unset
 };
 
 }  // namespace dlsweep::sched

@@ -12,7 +12,9 @@ namespace dlsweep::sched {
 namespace {
 
 Result<std::unique_ptr<Backend>> make_local(boost::asio::io_context& io, const BackendConfig& c) {
-  return std::unique_ptr<Backend>(std::make_unique<LocalBackend>(io, c.max_concurrent));
+  LocalOptions o;
+  o.keep_imported = c.options.local.keep_imported;
+  return std::unique_ptr<Backend>(std::make_unique<LocalBackend>(io, c.max_concurrent, o));
 }
 
 Result<std::unique_ptr<Backend>> make_slurm(boost::asio::io_context& io, const BackendConfig& c) {

@@ -23,6 +23,7 @@
 
 #include "schedulers/launch.hpp"
 #include "schedulers/local/process_spawn.hpp"
+#include "schedulers/warm_runner.hpp"
 
 namespace dlsweep::sched {
 
@@ -37,6 +38,8 @@ struct LocalBackend::Job {
   std::string reason;        ///< message of the `cancelled` event
   boost::asio::steady_timer timeout_timer;
   boost::asio::steady_timer kill_timer;
+  std::optional<WarmRunner> warm;  ///< handed to a kept-imported runner (pid is the runner's)
+  std::unique_ptr<boost::asio::steady_timer> poll_timer;  ///< reads the runner's done.json
 };
 
 namespace {
@@ -49,7 +52,9 @@ std::chrono::steady_clock::duration seconds(double s) {
 
 LocalBackend::LocalBackend(boost::asio::io_context& io, std::size_t max_concurrent, LocalOptions options)
     : io_(io), max_concurrent_(max_concurrent == 0 ? 1 : max_concurrent), options_(std::move(options)),
-      sigchld_(io, SIGCHLD) {}
+      sigchld_(io, SIGCHLD) {
+  if (options_.keep_imported) warm_ = std::make_unique<WarmPool>(max_concurrent_);
+}
 
 LocalBackend::~LocalBackend() {
   alive_.reset();  // pending handlers become no-ops
@@ -62,6 +67,7 @@ LocalBackend::~LocalBackend() {
     kill(-job->pid, SIGKILL);  // stragglers that outlived the leader
   }
   running_.clear();
+  warm_.reset();  // idle runners: stopped and reaped
   boost::system::error_code ec;
   sigchld_.cancel(ec);
 }
@@ -140,6 +146,7 @@ void LocalBackend::launch(std::unique_ptr<Job> job) {
     job->spec.env.try_emplace("MASTER_ADDR", "127.0.0.1");
     if (job->master_port > 0) job->spec.env.try_emplace("MASTER_PORT", std::to_string(job->master_port));
   }
+  if (warm_ && warm::runs_warm(job->spec.argv, job->spec.ranks, job->spec.launcher) && launch_warm(job)) return;
   auto argv = launch_argv(job->spec);
   if (!argv) {
     auto ev = event_for(*job, JobEventKind::lost, argv.error().message());
@@ -156,18 +163,97 @@ void LocalBackend::launch(std::unique_ptr<Job> job) {
   }
   job->pid = *pid;
   emit(event_for(*job, JobEventKind::started, fmt::format("pid {}", job->pid)));
-  if (job->spec.timeout_s > 0) {
-    job->timeout_timer.expires_after(seconds(job->spec.timeout_s));
-    job->timeout_timer.async_wait(
-        [this, alive = std::weak_ptr<int>(alive_), id = job->id](const boost::system::error_code& ec) {
-          if (ec || alive.expired()) return;
-          auto it = running_.find(id);
-          if (it == running_.end()) return;
-          terminate(*it->second, fmt::format("timed out after {:g} s", it->second->spec.timeout_s));
-        });
-  }
+  arm_timeout(*job);
   running_.emplace(job->id, std::move(job));
   arm_sigchld();
+}
+
+bool LocalBackend::launch_warm(std::unique_ptr<Job>& job) {
+  bool fresh = false;
+  auto runner = warm_->take(job->spec.argv, job->spec.workdir, job->spec.env, fresh);
+  if (!runner) {
+    auto ev = event_for(*job, JobEventKind::lost, runner.error().message());
+    ev.cannot_start = true;
+    emit(ev);
+    return true;
+  }
+  if (auto st = warm_->hand_over(*runner, job->spec.workdir, job->spec.env); !st) {
+    // The runner is sound but the hand-over could not be written: stop it with the job.
+    ::kill(-runner->pid, SIGKILL);
+    int status = 0;
+    while (waitpid(runner->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    warm_->forget(*runner);
+    auto ev = event_for(*job, JobEventKind::lost, st.error().message());
+    ev.cannot_start = true;
+    emit(ev);
+    return true;
+  }
+  job->pid = runner->pid;
+  job->warm = std::move(*runner);
+  emit(event_for(*job, JobEventKind::started,
+                 fmt::format("pid {} (kept-imported runner{}, trial {} of it)", job->pid, fresh ? ", started" : "",
+                             job->warm->seq)));
+  arm_timeout(*job);
+  const std::string id = job->id;
+  job->poll_timer = std::make_unique<boost::asio::steady_timer>(io_);
+  running_.emplace(id, std::move(job));
+  arm_sigchld();
+  arm_warm_poll(id);
+  return true;
+}
+
+void LocalBackend::arm_warm_poll(const std::string& id) {
+  auto it = running_.find(id);
+  if (it == running_.end()) return;
+  Job& job = *it->second;
+  job.poll_timer->expires_after(seconds(options_.warm_poll_s));
+  job.poll_timer->async_wait([this, alive = std::weak_ptr<int>(alive_), id](const boost::system::error_code& ec) {
+    if (ec || alive.expired()) return;
+    auto it = running_.find(id);
+    if (it == running_.end()) return;
+    Job& job = *it->second;
+    // Once cancel or timeout stopped the runner, its end (SIGCHLD) ends the job.
+    if (!job.terminating)
+      if (auto code = warm_->finished(*job.warm)) {
+        finish_warm(id, *code);
+        return;
+      }
+    arm_warm_poll(id);
+  });
+}
+
+void LocalBackend::finish_warm(const std::string& id, int exit_code) {
+  auto it = running_.find(id);
+  if (it == running_.end()) return;
+  std::unique_ptr<Job> job = std::move(it->second);
+  running_.erase(it);
+  job->timeout_timer.cancel();
+  job->kill_timer.cancel();
+  job->poll_timer->cancel();
+  auto ev = event_for(*job, JobEventKind::exited,
+                      fmt::format("exit code {} (kept-imported runner, pid {})", exit_code, job->pid));
+  ev.exit_code = exit_code;
+  warm_->give_back(std::move(*job->warm));
+  emit(std::move(ev));
+  pump();
+  // The runners left are idle and their end is not awaited: a SIGCHLD wait with nothing
+  // running would keep io_context::run() from returning.
+  if (running_.empty() && sigchld_armed_) {
+    boost::system::error_code ec;
+    sigchld_.cancel(ec);
+  }
+}
+
+void LocalBackend::arm_timeout(Job& job) {
+  if (job.spec.timeout_s <= 0) return;
+  job.timeout_timer.expires_after(seconds(job.spec.timeout_s));
+  job.timeout_timer.async_wait([this, alive = std::weak_ptr<int>(alive_), id = job.id](const boost::system::error_code& ec) {
+    if (ec || alive.expired()) return;
+    auto it = running_.find(id);
+    if (it == running_.end()) return;
+    terminate(*it->second, fmt::format("timed out after {:g} s", it->second->spec.timeout_s));
+  });
 }
 
 void LocalBackend::arm_sigchld() {
@@ -176,8 +262,8 @@ void LocalBackend::arm_sigchld() {
   sigchld_.async_wait([this, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec, int) {
     if (alive.expired()) return;
     sigchld_armed_ = false;
-    if (ec) return;
-    on_sigchld();
+    // operation_aborted: finish_warm() cancelled the wait (no process of ours runs).
+    if (!ec) on_sigchld();
     arm_sigchld();
   });
 }
@@ -198,6 +284,7 @@ void LocalBackend::on_sigchld() {
     }
   }
   for (auto& [id, status] : done) finish(id, status);
+  if (warm_) warm_->reap_idle();
 }
 
 void LocalBackend::finish(const std::string& id, int status) {
@@ -208,6 +295,11 @@ void LocalBackend::finish(const std::string& id, int status) {
   kill(-job->pid, SIGKILL);  // leave nothing of the job's process group behind
   job->timeout_timer.cancel();
   job->kill_timer.cancel();
+  if (job->warm) {
+    // The runner ended with the job (cancel, timeout, or the trial ended its process).
+    job->poll_timer->cancel();
+    warm_->forget(*job->warm);
+  }
 
   JobEvent ev;
   if (status == -1) {

@@ -21,6 +21,12 @@
 //    known at once and reported as `lost`. Call every method from the io_context's thread.
 //  - The backend keeps the io_context busy only while it has running children or pending
 //    timers, so io_context::run() returns when all jobs are done.
+//  - keep_imported: a job the runner can take (warm_runner.hpp runs_warm) is handed to a
+//    kept-imported runner instead of a new process; its pid is the runner's, and everything
+//    above holds with the runner as the job's process group: cancel and timeout stop the
+//    runner (SIGTERM, then SIGKILL), and a runner that dies ends its job as a process would.
+//    The job ends `exited` with the status the runner reports; the runner then waits, idle,
+//    for the next job of the same command.
 #pragma once
 
 #include <sys/types.h>
@@ -34,12 +40,17 @@
 
 #include "common/asio.hpp"
 #include "schedulers/backend.hpp"
+#include "schedulers/local/warm_pool.hpp"
 
 namespace dlsweep::sched {
 
 struct LocalOptions {
   double cancel_grace_s = 10.0;   ///< SIGTERM -> SIGKILL delay on cancel/timeout
   std::string mpirun = "mpirun";  ///< launcher for ranks > 1 (looked up on PATH)
+  /// `backend.keep_imported`: jobs that run the Optuna-style runner (`python3 -m
+  /// dlsweep_optuna ...`, one rank) go to runners kept imported between trials (warm_pool.hpp).
+  bool keep_imported = false;
+  double warm_poll_s = 0.02;      ///< how often a kept-imported runner's done.json is read
 };
 
 class LocalBackend final : public Backend {
@@ -77,9 +88,13 @@ class LocalBackend final : public Backend {
   void emit(JobEvent ev);
   void pump();
   void launch(std::unique_ptr<Job> job);
+  bool launch_warm(std::unique_ptr<Job>& job);
+  void arm_warm_poll(const std::string& id);
+  void arm_timeout(Job& job);
   void arm_sigchld();
   void on_sigchld();
   void finish(const std::string& id, int wait_status);
+  void finish_warm(const std::string& id, int exit_code);
   void terminate(Job& job, std::string reason);
   JobEvent event_for(const Job& job, JobEventKind kind, std::string message) const;
 
@@ -92,6 +107,7 @@ class LocalBackend final : public Backend {
   std::uint64_t seq_ = 0;
   std::deque<std::unique_ptr<Job>> queue_;
   std::map<std::string, std::unique_ptr<Job>> running_;
+  std::unique_ptr<WarmPool> warm_;  ///< keep_imported only
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  ///< handlers hold a weak_ptr
 };
 

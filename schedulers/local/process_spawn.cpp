@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,9 +55,11 @@ const char* step_name(Step s) {
 
 /// Only async-signal-safe calls from here to execve: we may be a fork of a threaded process.
 [[noreturn]] void child_exec(int report_fd, const char* path, char* const* argv, char* const* envp,
-                             const char* workdir, const char* out_path, const char* err_path) {
+                             const char* workdir, const char* out_path, const char* err_path,
+                             bool die_with_parent) {
   auto die = [report_fd](Step step) { child_fail(report_fd, step); };
   setpgid(0, 0);
+  if (die_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Signal state is inherited across exec: start the program with default dispositions
   // and nothing blocked (the orchestrator may ignore SIGPIPE or block SIGCHLD). Handlers
   // are reset while every signal is still blocked (the parent blocked them before clone):
@@ -89,11 +92,12 @@ struct ChildArgs {
   const char *path, *workdir, *out_path, *err_path;
   char* const* argv;
   char* const* envp;
+  bool die_with_parent;
 };
 
 int child_main(void* p) {
   const auto* a = static_cast<const ChildArgs*>(p);
-  child_exec(a->report_fd, a->path, a->argv, a->envp, a->workdir, a->out_path, a->err_path);
+  child_exec(a->report_fd, a->path, a->argv, a->envp, a->workdir, a->out_path, a->err_path, a->die_with_parent);
 }
 
 }  // namespace
@@ -105,7 +109,7 @@ std::string effective_path(const std::map<std::string, std::string>& env) {
 }
 
 Result<pid_t> spawn_process(const std::vector<std::string>& argv_in, const std::filesystem::path& workdir,
-                            const std::map<std::string, std::string>& env) {
+                            const std::map<std::string, std::string>& env, bool die_with_parent) {
   if (argv_in.empty()) return fail("empty command line", "job", "give the job a program to run");
   const std::string& program = argv_in[0];
   auto path = find_on_path(program, effective_path(env));
@@ -132,7 +136,8 @@ Result<pid_t> spawn_process(const std::vector<std::string>& argv_in, const std::
   // copy of the orchestrator's page tables (fork's cost grows with its heap; this is
   // constant), and we resume once the child has exec'd or died. posix_spawn itself cannot
   // say which step failed (chdir, an open, exec); this can.
-  ChildArgs args{fds[1], path->c_str(), wd.c_str(), out_path.c_str(), err_path.c_str(), argv.data(), envp.data()};
+  ChildArgs args{fds[1], path->c_str(), wd.c_str(), out_path.c_str(), err_path.c_str(), argv.data(), envp.data(),
+                 die_with_parent};
   std::vector<char> stack(64 * 1024);
   sigset_t all, old;
   sigfillset(&all);

@@ -36,7 +36,11 @@ std::string effective_path(const std::map<std::string, std::string>& env);
 
 /// Starts argv (argv[0] looked up on effective_path(env)) as described above. Returns the
 /// child's pid (== its process group id). Errors name the program and the failing step.
+///
+/// die_with_parent: the child gets SIGKILL when the thread that started it ends (Linux's
+/// parent-death signal), for a process that must not outlive the orchestrator (a
+/// kept-imported runner, local/warm_pool.hpp); its own children are not affected.
 Result<pid_t> spawn_process(const std::vector<std::string>& argv, const std::filesystem::path& workdir,
-                            const std::map<std::string, std::string>& env);
+                            const std::map<std::string, std::string>& env, bool die_with_parent = false);
 
 }  // namespace dlsweep::sched

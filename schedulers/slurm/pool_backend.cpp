@@ -15,6 +15,7 @@
 #include "schedulers/launch.hpp"
 #include "schedulers/slurm/parse.hpp"
 #include "schedulers/slurm/script.hpp"
+#include "schedulers/warm_runner.hpp"
 
 namespace dlsweep::sched {
 
@@ -30,13 +31,7 @@ constexpr double kStopDelayS = 2.0;
 
 std::string workers_study(const std::string& study) { return study + ".workers"; }
 
-/// The Optuna-style runner on one rank: `<python> -m dlsweep_optuna ...` (it can stay imported
-/// between trials: python/dlsweep_optuna.py --serve).
-bool keeps_imported(const JobSpec& spec) {
-  if (spec.ranks != 1 || !spec.launcher.empty() || spec.argv.size() < 3) return false;
-  const std::string prog = fs::path(spec.argv[0]).filename().string();
-  return prog.rfind("python", 0) == 0 && spec.argv[1] == "-m" && spec.argv[2] == "dlsweep_optuna";
-}
+bool keeps_imported(const JobSpec& spec) { return warm::runs_warm(spec.argv, spec.ranks, spec.launcher); }
 
 std::optional<int> worker_number(const std::string& wid) {
   int n = 0;

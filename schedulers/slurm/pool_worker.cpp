@@ -27,6 +27,7 @@
 #include "common/protocol.hpp"
 #include "schedulers/slurm/pool_lease.hpp"
 #include "schedulers/slurm/pool_rerun.hpp"
+#include "schedulers/warm_runner.hpp"
 
 namespace dlsweep::sched::pool {
 
@@ -157,18 +158,9 @@ struct WarmServer {
 };
 using WarmServers = std::map<std::string, WarmServer>;
 
-/// What makes two trials able to share one server: the command and the environment that is
-/// not the trial's own (DLSWEEP_*).
-std::string warm_key(const TaskFile& task) {
-  nlohmann::json k{{"argv", task.argv}};
-  for (const auto& [name, value] : task.env)
-    if (name.rfind("DLSWEEP_", 0) != 0) k["env"][name] = value;
-  return k.dump();
-}
-
 /// `keep_lease`: the worker is stopping with a trial of the server unrecorded, whose rerun checks it.
 void stop_server(const PoolDir& pool, WarmServer& s, double grace_s, bool keep_lease = false) {
-  write_file_atomic(s.dir / "stop", "stop\n", Durability::none);
+  warm::request_stop(s.dir);
   const double until = now_s() + grace_s;
   int status = 0;
   while (::waitpid(s.pid, &status, WNOHANG) == 0) {
@@ -195,9 +187,7 @@ std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& poo
     log("cannot create " + s.dir.string() + ": " + ec.message());
     return std::nullopt;
   }
-  std::vector<std::string> argv = task.argv;
-  argv.push_back("--serve");
-  argv.push_back(s.dir.string());
+  std::vector<std::string> argv = warm::server_argv(task.argv, s.dir);
   const std::string out = (task.trial_dir / protocol::kStdoutFile).string(),
                     err = (task.trial_dir / protocol::kStderrFile).string();
   // The server's lease, held by it and whatever it starts: a rerun of a trial it ran waits
@@ -242,7 +232,7 @@ std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& poo
 Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::string& tag, const TaskFile& task,
                       WarmServers& servers, const std::function<void(const std::string&)>& log) {
   const double t0 = now_s();
-  const std::string key = warm_key(task);
+  const std::string key = warm::share_key(task.argv, task.env);
   static long started = 0;
   if (auto it = servers.find(key); it != servers.end()) {
     int st = 0;
@@ -260,12 +250,7 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
   }
   WarmServer& s = servers[key];
   const long seq = ++s.seq;
-  nlohmann::json job{{"seq", seq},
-                     {"dir", task.trial_dir.string()},
-                     {"env", task.env},
-                     {"stdout", (task.trial_dir / protocol::kStdoutFile).string()},
-                     {"stderr", (task.trial_dir / protocol::kStderrFile).string()}};
-  write_file_atomic(s.dir / "job.json", job.dump() + "\n", Durability::none);
+  warm::hand_over(s.dir, seq, task.trial_dir, task.env);
   pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(s.pid), t0, s.lease});
   log(fmt::format("{} ({}): handed to the kept-imported runner (pid {}, trial {} of it)", tag, task.token, s.pid, seq));
   ExitRecord rec;
@@ -284,11 +269,8 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
     }
     if (t >= next_check) {
       next_check = t + 0.02;
-      std::ifstream in(s.dir / "done.json");
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      auto done = nlohmann::json::parse(text, nullptr, false);
-      if (done.is_object() && done.value("seq", 0L) == seq) {
-        rec.exit_code = done.value("exit_code", 1);
+      if (auto code = warm::finished(s.dir, seq)) {
+        rec.exit_code = *code;
         break;
       }
     }

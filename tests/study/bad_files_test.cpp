@@ -491,3 +491,23 @@ TEST_CASE("trial.unread_params: a list of names, kept through to_json") {
                          StudyFormat::yaml, "u.yaml");
   CHECK(error_at(bad, "trial.unread_params") != nullptr);
 }
+
+TEST_CASE("backend.keep_imported: the local backend takes it (kept through to_json); a non-boolean is refused at its key") {
+  using study_test::error_at;
+  const std::string head = "name: t\nobjective: {metric: value, mode: max}\n"
+                           "trial:\n  command: [python3, -m, dlsweep_optuna, \"o.py:objective\"]\nspace:\n  x: [1, 2]\n";
+  auto ok = parse_study(head + "backend: {kind: local, max_concurrent: 2, keep_imported: true}\n", StudyFormat::yaml,
+                        "k.yaml");
+  INFO(study_test::messages(ok));
+  REQUIRE(ok);
+  CHECK(ok->backend.options.local.keep_imported);
+  auto again = parse_study(ok->to_json().dump(), StudyFormat::json, "k.json");
+  REQUIRE(again);
+  CHECK(again->backend.options.local.keep_imported);
+  auto plain = parse_study(head + "backend: {kind: local}\n", StudyFormat::yaml, "p.yaml");
+  REQUIRE(plain);
+  CHECK_FALSE(plain->backend.options.local.keep_imported);
+  CHECK_FALSE(plain->to_json()["backend"].contains("keep_imported"));
+  auto bad = parse_study(head + "backend: {kind: local, keep_imported: maybe}\n", StudyFormat::yaml, "b.yaml");
+  CHECK(error_at(bad, "backend.keep_imported") != nullptr);
+}
