@@ -91,7 +91,7 @@ def test_the_optuna_example_on_slurm(cluster):
     os.chmod(d, 0o755)
     try:
         text = (examples / "study.yaml").read_text()
-        text = text.replace("{kind: local, max_concurrent: 2}",
+        text = text.replace("{kind: local, max_concurrent: 2, keep_imported: true}",
                             f"{{kind: slurm, max_concurrent: 2, slurm_conf: '{cluster}', time: 5}}")
         text = text.replace("{study_dir}/objective.py", str(examples / "objective.py"))
         text = text.replace('EPOCHS: "10"}', f'EPOCHS: "2", PYTHONPATH: "{LIB_DIR}"}}')
