@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -40,6 +41,7 @@ struct LocalBackend::Job {
   boost::asio::steady_timer kill_timer;
   std::optional<WarmRunner> warm;  ///< handed to a kept-imported runner (pid is the runner's)
   std::unique_ptr<boost::asio::steady_timer> poll_timer;  ///< reads the runner's done.json
+  std::chrono::steady_clock::time_point handed_over;      ///< when the runner got it
 };
 
 namespace {
@@ -197,6 +199,7 @@ bool LocalBackend::launch_warm(std::unique_ptr<Job>& job) {
   arm_timeout(*job);
   const std::string id = job->id;
   job->poll_timer = std::make_unique<boost::asio::steady_timer>(io_);
+  job->handed_over = std::chrono::steady_clock::now();
   running_.emplace(id, std::move(job));
   arm_sigchld();
   arm_warm_poll(id);
@@ -207,7 +210,10 @@ void LocalBackend::arm_warm_poll(const std::string& id) {
   auto it = running_.find(id);
   if (it == running_.end()) return;
   Job& job = *it->second;
-  job.poll_timer->expires_after(seconds(options_.warm_poll_s));
+  // A trial of a few milliseconds costs what noticing its end costs: look often at first,
+  // then every warm_poll_s (a late look costs a long trial nothing it would notice).
+  const double age = std::chrono::duration<double>(std::chrono::steady_clock::now() - job.handed_over).count();
+  job.poll_timer->expires_after(seconds(std::min(options_.warm_poll_s, age < 0.2 ? 0.001 : age < 2 ? 0.005 : 1e9)));
   job.poll_timer->async_wait([this, alive = std::weak_ptr<int>(alive_), id](const boost::system::error_code& ec) {
     if (ec || alive.expired()) return;
     auto it = running_.find(id);
