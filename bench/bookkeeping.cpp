@@ -10,8 +10,15 @@
 // Optuna's rate is steady per trial, so it runs fewer trials (--optuna-trials) to keep the
 // bench short on a slow disk; the ratio compares rates.
 //
+// The machine's floor, in the same run: the same N trial programs started C at a time with
+// nothing else (a directory and a params.json each, posix_spawn, waitpid) — what a process per
+// trial costs on this machine before any bookkeeping. Its rate over Optuna's is the most
+// the ratio can be here; how close dlsweep comes is its own cost. (Process start-up differs
+// severalfold between machines: a VM that traps CPUID and page-table updates pays more.)
+//
 // usage: bench_bookkeeping [--trials 200] [--optuna-trials 30] [--reports 20]
 //                          [--concurrent 4] [--dir DIR] [--python /usr/bin/python3]
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +73,40 @@ Run run(const std::vector<std::string>& argv, const fs::path& cwd, const fs::pat
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+extern "C" char** environ;
+
+/// The floor: `trials` runs of the trial program, `concurrent` at a time, each in a fresh
+/// directory with a params.json, nothing recorded. Seconds, or a negative value on failure.
+double process_floor(const fs::path& dir, int trials, int concurrent, int reports) {
+  const std::string program = BOOKKEEPING_TRIAL_BIN, arg = std::to_string(reports);
+  auto t0 = std::chrono::steady_clock::now();
+  int running = 0, started = 0, failed = 0;
+  auto reap_one = [&] {
+    int st = 0;
+    if (::wait(&st) > 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) ++failed;
+    --running;
+  };
+  while (started < trials) {
+    if (running == concurrent) reap_one();
+    const fs::path d = dir / fmt::format("trial-{:04d}", started);
+    fs::create_directories(d);
+    std::ofstream(d / "params.json") << "{\"x\": 0.5, \"lr\": 0.01}\n";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addchdir_np(&fa, d.c_str());
+    char* args[] = {const_cast<char*>(program.c_str()), const_cast<char*>(arg.c_str()), nullptr};
+    pid_t pid = 0;
+    const int rc = ::posix_spawn(&pid, program.c_str(), &fa, nullptr, args, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return -1;
+    ++running;
+    ++started;
+  }
+  while (running > 0) reap_one();
+  if (failed) return -1;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 std::string slurp(const fs::path& p) {
@@ -156,14 +197,27 @@ runs_dir: {}
     return 1;
   }
 
+  // --- the machine's floor: the trial program alone, as many times, as many at a time.
+  const double floor_s = process_floor(dir / "floor", trials, concurrent, reports);
+  if (floor_s <= 0) {
+    fmt::print(stderr, "the trial program failed to run alone ({})\n", BOOKKEEPING_TRIAL_BIN);
+    return 1;
+  }
+  const double floor_rate = trials / floor_s;
+
   fmt::print("bookkeeping: N trials x {} reports, no compute\n", reports);
   fmt::print("  dlsweep (local backend, {} at a time, a process per trial): {:4} trials in {:7.2f} s = {:8.2f} trials/s\n",
              concurrent, trials, ours.seconds, ours_rate);
   fmt::print("  optuna  (in-process, RDBStorage on SQLite):                 {:4} trials in {:7.2f} s = {:8.2f} trials/s\n",
              n, secs, theirs_rate);
+  fmt::print("  floor   (the trial program alone, {} at a time, no orchestrator): {:4} runs in {:7.2f} s = {:8.2f} runs/s\n",
+             concurrent, trials, floor_s, floor_rate);
   const double ratio = ours_rate / theirs_rate;
   fmt::print("  ratio: {:.1f}x Optuna's trials/s (bar: >= 50x with both databases on disk): {}\n", ratio,
              ratio >= 50 ? "met" : "MISSED");
+  fmt::print("  this machine's ceiling: {:.1f}x Optuna's trials/s (a process per trial and nothing else); dlsweep runs "
+             "at {:.0f}% of the floor's rate (its own cost per trial: {:.2f} ms of wall time)\n",
+             floor_rate / theirs_rate, 100 * ours_rate / floor_rate, 1e3 * (1 / ours_rate - 1 / floor_rate));
   fmt::print("  reproduce: bench_bookkeeping --trials {} --optuna-trials {} --reports {} --concurrent {}{}\n", trials,
              optuna_trials, reports, concurrent, own_dir ? "" : " --dir " + dir.string());
   if (own_dir) fs::remove_all(dir);
