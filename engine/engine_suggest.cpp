@@ -122,7 +122,7 @@ nlohmann::json Engine::answer_suggest(Live& live, const std::string& name, const
                              dist->call(name)));
   }
   nlohmann::json v = search::draw_discovered(spec_.search.algorithm, spec_.search.seed, spec_.search.options, name,
-                                             *dist, live.row.number, history_);
+                                             *dist, live.row.number, history_, discovered_);
   if (auto st = db().add_trial_param(live.row.id, name, v); !st) { fatal(st.error()); return error("the database failed"); }
   live.row.params[name] = v;
   if (auto* rec = history_of(live.row.id)) rec->params[name] = v;

@@ -33,7 +33,9 @@ The Trial is Optuna's define-by-run trial over dlsweep_trial: suggest_* ask the 
 through the orchestrator (dlsweep_trial.suggest_float); report(value, step) writes an eval
 record at step (and epoch) `step`; should_prune() answers for the last report (it waits for the
 orchestrator's decision, decided.json); set_user_attr() keeps attributes in user_attrs.json of
-the trial directory (load_study().trials[i].user_attrs reads them back). suggest_uniform,
+the trial directory (load_study().trials[i].user_attrs reads them back); set_user_attr("constraint",
+(c0, c1, ...)), what Optuna's examples hand to constraints_func, also records metrics constraint_0,
+constraint_1, ... for the study file's `constraints:`. suggest_uniform,
 suggest_loguniform, suggest_discrete_uniform and suggest_int's positional step/log work with
 Optuna's FutureWarning. Outside dlsweep (no DLSWEEP_TRIAL_DIR) suggest_* draw locally and reports
 print nothing: `python3 -m dlsweep_optuna file.py:objective` runs one trial by hand.
@@ -56,6 +58,7 @@ import importlib
 import importlib.util
 import json
 import math
+import numbers
 import os
 import pathlib
 import sys
@@ -102,6 +105,7 @@ class Trial:
         self._last_step = None
         self._steps: set = set()
         self.user_attrs: dict = {}
+        self._constraints: dict = {}  # set_user_attr("constraint", ...) as metrics for the final record
 
     @property
     def number(self) -> int:
@@ -169,12 +173,23 @@ class Trial:
     def set_user_attr(self, key: str, value) -> None:
         json.dumps(value)  # must be JSON-serialisable, as in Optuna's storages
         self.user_attrs[key] = value
+        if key == "constraint" and _constraint_values(value):
+            # Optuna's examples hand their constraints to constraints_func as the user attribute
+            # "constraint": recorded with the objective's value in the final record as metrics
+            # constraint_0, constraint_1, ..., which the study file's `constraints:` may name.
+            self._constraints = {f"constraint_{i}": float(v) for i, v in enumerate(value)}
         d = dt.trial_dir()
         if d is None or not dt.is_writer():
             return
         tmp = d / f".user_attrs.json.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(self.user_attrs, sort_keys=True))
         os.replace(tmp, d / "user_attrs.json")
+
+
+def _constraint_values(value) -> bool:
+    """True when `value` is what Optuna's constraints_func returns: a non-empty sequence of numbers."""
+    return (isinstance(value, (list, tuple)) and len(value) > 0 and
+            all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value))
 
 
 def _load(target: str):
@@ -234,7 +249,7 @@ def run(objective, metric: str = "value") -> int:
         print(f"dlsweep_optuna: the objective returned {value!r} (not finite): diverged", file=sys.stderr)
         return dt.EXIT_DIVERGED
     step = trial._last_step if trial._last_step is not None else 0
-    dt.final(step=step, epoch=float(step), **dict(zip(metrics, values)))
+    dt.final(step=step, epoch=float(step), **{**trial._constraints, **dict(zip(metrics, values))})
     if dt.stop_reason() == "pruned":
         # Optuna's pruning is advice: an objective that did not stop when should_prune() said so
         # and returned its value is COMPLETE there; the trial says so for dlsweep to record.

@@ -271,43 +271,78 @@ std::map<std::string, Distribution> discovered_from_events(const std::vector<std
   return out;
 }
 
+namespace {
+
+// The algorithms whose proposals follow the history or the space: a discovered parameter is
+// drawn by the study's own sampler over the discovered space. grid, pbt and branch keep the
+// seeded stream (a grid of names that appear at run time, a pbt member's explore step);
+// random's seeded stream is the same distribution.
+bool models_discovered(const std::string& algorithm) {
+  return algorithm == "tpe" || algorithm == "nsga2" || algorithm == "gp" || algorithm == "cmaes" ||
+         algorithm == "auto" || algorithm == "qmc";
+}
+
+// The study's discovered space (every known name's dimension, `name` included; a one-point
+// distribution is a constant, not a dimension) and the history over it: each trial's values of
+// those names as the dimensions' values, its objective values and constraints kept, the trial
+// being drawn left out.
+std::optional<nlohmann::json> draw_as_declared(const std::string& algorithm, std::uint64_t seed,
+                                               const nlohmann::json& options, const std::string& name,
+                                               const Distribution& d, std::int64_t number, const History& history,
+                                               const std::map<std::string, Distribution>& known) {
+  std::map<std::string, Distribution> all = known;
+  all.insert_or_assign(name, d);
+  Space space;
+  std::vector<std::pair<std::string, const Distribution*>> dims;
+  for (const auto& entry : all) {
+    const Distribution& x = entry.second;
+    if (x.type == Distribution::Type::float_ && x.low == x.high) continue;
+    if (x.type == Distribution::Type::int_ && x.int_low == x.int_high) continue;
+    space.dims.push_back(as_dimension(entry.first, x));
+    dims.emplace_back(entry.first, &x);
+  }
+  History h = history;  // directions, constrained, rank_final, maximize as the study's
+  h.trials.clear();
+  for (const auto& t : history.trials) {
+    if (t.number == number) continue;
+    TrialRecord r = t;
+    r.params = Params::object();
+    if (t.params.is_object())
+      for (const auto& [n, x] : dims)
+        if (auto it = t.params.find(n); it != t.params.end())
+          if (auto v = to_dim_value(*x, *it)) r.params[n] = *v;
+    h.trials.push_back(std::move(r));
+  }
+  // A sampler that proposes the parameters jointly (nsga2, gp, cmaes, qmc, multivariate tpe)
+  // answers a trial's names from one point: one stream for the whole discovered space. Univariate
+  // tpe draws each name on its own: the name's stream, the one it had before the space was known
+  // (so an unconstrained single-objective study draws what it drew before issue 43).
+  const nlohmann::json multivariate = options.is_object() ? options.value("multivariate", nlohmann::json()) : nlohmann::json();
+  const bool univariate = algorithm == "tpe" && (multivariate.is_boolean() ? !multivariate.get<bool>() : !history.multi_objective());
+  const std::uint64_t key = seed ^ fnv1a64(univariate ? "\x02" "discovered:" + name : std::string("\x02" "discovered"));
+  try {
+    auto s = make_sampler(algorithm, space, key, options.is_object() ? options : nlohmann::json::object());
+    if (!s) return std::nullopt;
+    auto p = (*s)->next(number, h);
+    if (!p || !p->contains(name)) return std::nullopt;
+    return from_dim_value(d, (*p)[name]);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the seeded draw instead
+  }
+}
+
+}  // namespace
+
 nlohmann::json draw_discovered(const std::string& algorithm, std::uint64_t seed, const nlohmann::json& options,
                                const std::string& name, const Distribution& d, std::int64_t number,
-                               const History& history) {
+                               const History& history, const std::map<std::string, Distribution>& known) {
   if (d.type == Distribution::Type::float_ && d.low == d.high) return d.low;
   if (d.type == Distribution::Type::int_ && d.int_low == d.int_high) return d.int_low;
+  if (models_discovered(algorithm))
+    if (auto v = draw_as_declared(algorithm, seed, options, name, d, number, history, known)) return *v;
   const Dimension dim = as_dimension(name, d);
   // Its own stream, apart from the declared dimensions' (which hash the name without the prefix).
   const std::uint64_t key = seed ^ fnv1a64("\x02" "discovered:" + name);
-  if (algorithm == "tpe") {
-    History h;
-    h.maximize = history.maximize;
-    h.rank_final = history.rank_final;  // single objective: the independent model ranks by value
-    for (const auto& t : history.trials) {
-      if (t.number == number || !t.params.is_object() || !t.params.contains(name)) continue;
-      auto v = to_dim_value(d, t.params[name]);
-      if (!v) continue;
-      TrialRecord r = t;
-      r.params = Params::object();
-      r.params[name] = *v;
-      r.values.clear();
-      r.constraints.clear();
-      h.trials.push_back(std::move(r));
-    }
-    nlohmann::json opts = options.is_object() ? options : nlohmann::json::object();
-    opts.erase("multivariate");  // independent: one parameter at a time
-    opts.erase("constant_liar");
-    Space space;
-    space.dims.push_back(dim);
-    try {
-      auto s = make_sampler("tpe", space, key, opts);
-      if (s) {
-        if (auto p = (*s)->next(number, h); p && p->contains(name)) return from_dim_value(d, (*p)[name]);
-      }
-    } catch (const std::exception&) {
-      // falls back to the seeded draw below
-    }
-  }
   const std::uint64_t trial_key = SplitMix64::mix(SplitMix64::mix(key) ^ static_cast<std::uint64_t>(number));
   SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64(name)));
   nlohmann::json v = draw_value(dim, rng);

@@ -3,11 +3,17 @@
 // answers from the study's declaration (`space:`), from the trial's stored params (asked
 // before: resume, requeue, another rank), or draws it here.
 //
-// A draw is a pure function of (algorithm, seed, options, name, distribution, trial number,
-// history): tpe draws with its independent (univariate) model over the finished trials'
-// values of that name, as Optuna's TPE does for a space it discovers at run time; every other
-// algorithm (random, qmc, nsga2, grid, pbt) draws from a seeded stream keyed by (seed, number,
-// name). So resume and --add-trials draw exactly what an uninterrupted sweep would.
+// A draw is a pure function of (algorithm, seed, options, name, distribution, the study's
+// discovered distributions, trial number, history). tpe, nsga2, gp, cmaes, auto and qmc draw
+// a discovered parameter as they draw a declared one: the study's sampler, with the study's
+// options, over the space of the discovered distributions known so far, given the history
+// with each trial's values of those names, its objective values and its constraint values
+// (so constraints and several objectives steer it as they do declared parameters; issue 43).
+// One stream for the whole discovered space, so a joint sampler (nsga2, gp, cmaes, qmc,
+// multivariate tpe) answers a trial's names from one point, recomputed per name from the same
+// history (a trial ending between two of a trial's calls can move it); univariate tpe keeps a
+// stream per name. random, grid, pbt and branch draw from a seeded stream keyed by (seed,
+// number, name). So resume and --add-trials draw exactly what an uninterrupted sweep would.
 #pragma once
 
 #include <cstdint>
@@ -66,9 +72,11 @@ Space with_discovered(const Space& space, const std::map<std::string, Distributi
 std::map<std::string, Distribution> discovered_from_events(const std::vector<std::string>& reasons);
 
 /// Draws `name` for trial `number` (see the file comment). `options` are the study's
-/// `search:` options (tpe's n_startup_trials, gamma, ...; null for defaults).
+/// `search:` options (tpe's n_startup_trials, gamma, ...; null for defaults); `known` the
+/// study's discovered distributions so far (`name` is added if missing): the space the
+/// sampler draws over. A trial's own record in `history` is left out.
 nlohmann::json draw_discovered(const std::string& algorithm, std::uint64_t seed, const nlohmann::json& options,
                                const std::string& name, const Distribution& dist, std::int64_t number,
-                               const History& history);
+                               const History& history, const std::map<std::string, Distribution>& known = {});
 
 }  // namespace dlsweep::search

@@ -3,12 +3,13 @@
 (MedianPruner), a two-objective torch classifier (NSGA-II), a "scikit-learn" classifier whose
 cross-validated accuracy is returned once (numpy only: no scikit-learn in CI), and a quadratic
 with two constraints. Each runs twice: under `dlsweep submit` with `import optuna` changed to
-`import dlsweep_optuna as optuna` and nothing else (the constrained one adds the one line that
-reports its constraints as metrics), then under Optuna 3.1 itself with dlsweep's parameters
-enqueued in dlsweep's order (enqueue_trial), so both tools see the same parameters in the same
-order and the comparison is exact: per-trial states and pruned steps, the values, the Pareto
-front, the feasibility of each trial and the best feasible trial. Needs $DLSWEEP_BIN (ctest sets
-it), Optuna and torch (Debian's python3-optuna, python3-torch; skipped with that message without)."""
+`import dlsweep_optuna as optuna` and nothing else (the constrained one once more with the one
+line that reports its constraints as metrics of its own names), then under Optuna 3.1 itself
+with dlsweep's parameters enqueued in dlsweep's order (enqueue_trial), so both tools see the
+same parameters in the same order and the comparison is exact: per-trial states and pruned
+steps, the values, the Pareto front, the feasibility of each trial and the best feasible trial.
+Needs $DLSWEEP_BIN (ctest sets it), Optuna and torch (Debian's python3-optuna, python3-torch;
+skipped with that message without)."""
 import pathlib
 import subprocess
 import sys
@@ -137,3 +138,22 @@ def test_constrained_quadratic_is_feasible_where_optunas_is(tmp_path):
     # Optuna 3.1's best_trial ignores constraints: the best feasible trial, by hand.
     feasible = [t for t, ok in zip(want.trials, want_feasible) if ok]
     assert got.best_trial.number == min(feasible, key=lambda t: t.value).number
+
+
+def test_constrained_quadratic_with_the_import_changed_alone(tmp_path):
+    """set_user_attr("constraint", (c0, c1)), what Optuna's constraints_func reads, records metrics
+    constraint_0 and constraint_1, which the study file's `constraints:` names: the shape runs
+    with its import changed and nothing else, each trial as feasible as under Optuna (issue 43)."""
+    got, log = dlsweep_sweep(tmp_path, "quadratic_constraint.py", "value", '''
+        objective: {metric: value, mode: min, rank_by: final}
+        constraints: [{metric: constraint_0, max: 0}, {metric: constraint_1, max: 0}]
+        search: {algorithm: tpe, trials: 10, seed: 0}
+    ''')
+    want = optuna_study("quadratic_constraint.py", got.trials, direction="minimize",
+                        sampler=optuna.samplers.TPESampler(
+                            seed=0, constraints_func=lambda t: t.user_attrs["constraint"]))
+    assert states(got.trials) == states(want.trials) == ["COMPLETE"] * 10, log
+    want_feasible = [all(c <= 0 for c in t.user_attrs["constraint"]) for t in want.trials]
+    assert [t.violation == 0 for t in got.trials] == want_feasible
+    assert 1 <= sum(want_feasible) < 10, "feasible and infeasible trials both"
+    assert [t.user_attrs["constraint"] for t in got.trials] == [list(t.user_attrs["constraint"]) for t in want.trials]
