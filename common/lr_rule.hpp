@@ -1,7 +1,7 @@
 // lr_rule.hpp — dlsweep-train's `lr_rule` as arithmetic, for whoever must say what LR a batch
 // trains at without the trainer (`best` of a branching study: the LR of each stage of the
-// schedule it derives). The trainer's own copy, trainer/schedule/lr_schedule.hpp's lr_scale
-// on the parsed rule, computes the same: k = batch / base_batch, linear k, sqrt √k, none 1.
+// schedule it derives) and for the trainer itself (trainer/schedule/lr_schedule.hpp's lr_scale
+// on the parsed rule calls it): k = batch / base_batch, linear k, sqrt √k, none 1.
 // Pure, header only.
 #pragma once
 

@@ -92,17 +92,10 @@ Result<std::optional<BranchStudy>> load_branch(const db::Storage& storage, const
   b.source_path = st.source_path;
   b.plan = *stored->branch;
   b.trainer = stored->trainer;
-  auto trials = storage.list_trials(st.id);
-  if (!trials) return std::unexpected(trials.error());
-  auto events = storage.events(st.id);
-  if (!events) return std::unexpected(events.error());
-  std::map<std::int64_t, std::int64_t> number_of;
-  for (const auto& t : *trials) number_of[t.id] = t.number;
-  for (const auto& e : *events) {  // as load_pbt reads them; a later link of a trial replaces an earlier one
-    if (e.kind != kPbtEventKind || !e.trial_id || !number_of.contains(*e.trial_id)) continue;
-    const std::int64_t n = number_of[*e.trial_id];
-    if (auto l = PbtLink::from_json(n, json::parse(e.reason, nullptr, false)); l && l->branch.is_object()) b.links[n] = *l;
-  }
+  auto links = load_links(storage, st.id);
+  if (!links) return std::unexpected(links.error());
+  for (auto& [n, l] : *links)
+    if (l.branch.is_object()) b.links[n] = std::move(l);
   return std::optional<BranchStudy>{std::move(b)};
 }
 

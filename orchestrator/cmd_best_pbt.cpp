@@ -95,18 +95,26 @@ Result<std::optional<PbtStudy>> load_pbt(const db::Storage& storage, const db::S
   if (spec->search.algorithm != "pbt") return std::optional<PbtStudy>{};
   PbtStudy pbt{std::move(*spec), {}, 0};
   pbt.generations = pbt.spec.search.options.value("generations", std::int64_t{0});
-  auto trials = storage.list_trials(st.id);
+  auto links = load_links(storage, st.id);
+  if (!links) return std::unexpected(links.error());
+  pbt.links = std::move(*links);
+  return std::optional<PbtStudy>{std::move(pbt)};
+}
+
+Result<PbtLinks> load_links(const db::Storage& storage, std::int64_t study_id) {
+  auto trials = storage.list_trials(study_id);
   if (!trials) return std::unexpected(trials.error());
-  auto events = storage.events(st.id);
+  auto events = storage.events(study_id);
   if (!events) return std::unexpected(events.error());
   std::map<std::int64_t, std::int64_t> number_of;
   for (const auto& t : *trials) number_of[t.id] = t.number;
+  PbtLinks links;
   for (const auto& e : *events) {
     if (e.kind != kPbtEventKind || !e.trial_id || !number_of.contains(*e.trial_id)) continue;
     const std::int64_t n = number_of[*e.trial_id];
-    if (auto l = PbtLink::from_json(n, json::parse(e.reason, nullptr, false))) pbt.links[n] = *l;
+    if (auto l = PbtLink::from_json(n, json::parse(e.reason, nullptr, false))) links[n] = *l;
   }
-  return std::optional<PbtStudy>{std::move(pbt)};
+  return links;
 }
 
 std::map<std::int64_t, std::string> pbt_status_cells(const PbtStudy& pbt) {

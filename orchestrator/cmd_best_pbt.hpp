@@ -28,6 +28,10 @@ struct PbtStudy {
   std::int64_t generations = 0;
 };
 
+/// Every trial's link as the engine recorded it (`pbt` events; a later link of a trial
+/// replaces an earlier one), by trial number: what pbt and branching studies are read from.
+Result<PbtLinks> load_links(const db::Storage& storage, std::int64_t study_id);
+
 /// The study's PBT view; nullopt when the study is not a pbt study.
 Result<std::optional<PbtStudy>> load_pbt(const db::Storage& storage, const db::StudyRow& study);
 

@@ -1,5 +1,7 @@
 #include "trainer/schedule/lr_schedule.hpp"
 
+#include "common/lr_rule.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -52,13 +54,8 @@ std::string_view to_string(Decay d) {
 }
 
 double lr_scale(LrRule rule, std::int64_t batch, std::int64_t base_batch) {
-  const double k = static_cast<double>(batch) / static_cast<double>(base_batch);
-  switch (rule) {
-    case LrRule::linear: return k;
-    case LrRule::sqrt: return std::sqrt(k);
-    case LrRule::none: return 1.0;
-  }
-  return 1.0;
+  // The one copy of the rule's arithmetic (common/lr_rule.hpp, also used without the trainer).
+  return lr_rule_scale(to_string(rule), batch, base_batch).value_or(1.0);
 }
 
 double scaled_lr(double base_lr, LrRule rule, std::int64_t batch, std::int64_t base_batch) {
