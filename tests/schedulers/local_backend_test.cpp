@@ -33,18 +33,6 @@ JobSpec sh_job(const std::filesystem::path& workdir, std::string script) {
   return s;
 }
 
-/// True once `pid` no longer exists or is a zombie (dead, waiting for a reaper we do not
-/// control: in a container PID 1 may never reap it); false if it still lives after the bound
-/// of a hang (tests/support/wait_until.hpp).
-bool process_gone(pid_t pid) {
-  return test_support::wait_until([&] {
-    if (kill(pid, 0) == -1 && errno == ESRCH) return true;
-    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-    auto close = stat.rfind(')');
-    return stat.empty() || (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
-  });
-}
-
 std::size_t line_count(const std::filesystem::path& p) {
   auto s = read_file(p);
   return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));

@@ -87,15 +87,6 @@ struct Fixture {
   }
 };
 
-bool process_gone(pid_t pid) {
-  return test_support::wait_until([&] {
-    if (kill(pid, 0) == -1 && errno == ESRCH) return true;
-    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-    auto close = stat.rfind(')');
-    return stat.empty() || (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
-  });
-}
-
 bool alive(pid_t pid) { return kill(pid, 0) == 0; }
 
 }  // namespace

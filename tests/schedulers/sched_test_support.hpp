@@ -4,7 +4,10 @@
 
 #include "tests/support/temp_dir.hpp"
 
+#include <signal.h>
 #include <stdlib.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <filesystem>
@@ -19,6 +22,7 @@
 #include "common/asio.hpp"
 #include "schedulers/backend.hpp"
 #include "tests/support/run_until.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace sched_test {
 
@@ -80,6 +84,18 @@ inline std::string read_file(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+/// True once `pid` no longer exists or is a zombie (dead, waiting for a reaper we do not
+/// control: in a container PID 1 may never reap it); false if it still lives after the bound
+/// of a hang (tests/support/wait_until.hpp).
+inline bool process_gone(pid_t pid) {
+  return test_support::wait_until([&] {
+    if (kill(pid, 0) == -1 && errno == ESRCH) return true;
+    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    auto close = stat.rfind(')');
+    return stat.empty() || (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
+  });
 }
 
 }  // namespace sched_test
