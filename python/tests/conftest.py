@@ -1,4 +1,4 @@
-"""Shared fixtures: the library is imported from python/ (the file users copy), with a
+"""Shared fixtures: the library is imported from python/ (the package users copy), with a
 clean environment per test: no rank variables, no trial dir unless a test makes one."""
 import json
 import os

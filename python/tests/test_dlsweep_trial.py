@@ -269,13 +269,13 @@ def test_protocol_names_match_common_protocol_hpp():
 
 
 def test_the_library_imports_only_the_standard_library():
-    tree = ast.parse((LIB_DIR / "dlsweep_trial.py").read_text())
     names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            names.add(node.module.split(".")[0])
+    for module in sorted((LIB_DIR / "dlsweep_trial").glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names.add(node.module.split(".")[0])
     # dlsweep_results: its sibling (load_study() imports it when called), standard library only too
     allowed = set(sys.stdlib_module_names) | {"dlsweep_results"}
     assert names and names <= allowed, names - allowed
@@ -365,7 +365,7 @@ def test_wall_continues_from_the_latest_attempt_that_recorded(trial, monkeypatch
     # The clock counts from the module's import: start it now, so that what this asserts (7.0,
     # attempt 1's last, not attempt 0's 20.0) does not depend on how long the tests before took.
     import time
-    monkeypatch.setattr(dt, "_START", time.time())
+    monkeypatch.setattr(dt._state, "start_time", time.time())
     dt.report(step=1, val_acc=0.6)
     assert 7.0 <= read_records(trial)[0]["wall_s"] < 10.0
 

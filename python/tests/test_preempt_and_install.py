@@ -1,5 +1,5 @@
 """dlsweep_trial in real processes: signals end a run with a checkpoint and exit 75; the
-file works copied alone and installed with pip."""
+package works copied alone (its directory) and installed with pip."""
 import os
 import shutil
 import signal
@@ -98,12 +98,12 @@ def test_a_failing_save_exits_1_not_75(trial, tmp_path):
     assert "save failed: OSError('disk full')" in p.stderr
 
 
-def test_usable_as_one_copied_file(trial, tmp_path):
+def test_usable_as_one_copied_directory(trial, tmp_path):
     lone = tmp_path / "lone"
     lone.mkdir()
-    shutil.copy(LIB_DIR / "dlsweep_trial.py", lone)
+    shutil.copytree(LIB_DIR / "dlsweep_trial", lone / "dlsweep_trial", ignore=shutil.ignore_patterns("__pycache__"))
     (lone / "t.py").write_text("import dlsweep_trial as dt\ndt.report(step=1, acc=dt.params()['lr'])\n")
-    # -s -E: no user site, no PYTHONPATH: only the script's own folder provides the module
+    # -s -E: no user site, no PYTHONPATH: only the script's own folder provides the package
     subprocess.run([PY, "-s", "-E", str(lone / "t.py")], check=True, timeout=HANG_BOUND_S, env=dict(os.environ))
     assert read_records(trial)[0]["metrics"] == {"acc": 0.05}
 
@@ -116,7 +116,7 @@ def test_pip_installs_it_from_the_repo(tmp_path):
     p = subprocess.run([PY, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps",
                         "--target", str(target), str(src)], capture_output=True, text=True, timeout=HANG_BOUND_S)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert (target / "dlsweep_trial.py").exists()
+    assert (target / "dlsweep_trial" / "__init__.py").exists()
     out = subprocess.run([PY, "-c", "import dlsweep_trial as d; print(d.__file__, d.EXIT_RESUMABLE)"],
                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(target)), capture_output=True,
                          text=True, timeout=HANG_BOUND_S, check=True).stdout
