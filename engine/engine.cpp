@@ -472,6 +472,9 @@ void Engine::check_done() {
   // backoff, a poll — may not hold the orchestrator (under --as-job, Slurm's KillWait of 30 s
   // would SIGKILL it). A sweep that finished lets the backend's last handlers run.
   const bool stopping = interrupted_ || !failed_fast_.empty();
+  // No trial will be submitted any more: helpers that outlive trials (pilot workers) may go,
+  // and nothing that only watched them holds the loop.
+  backend_.no_more_work();
   end_loop(/*stop_io=*/stopping);
 }
 

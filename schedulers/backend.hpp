@@ -138,6 +138,10 @@ class Backend {
 
   /// Whether jobs keep running when the orchestrator dies.
   virtual bool jobs_outlive_orchestrator() const { return false; }
+  /// The engine will submit nothing more: every trial it ran has ended (the sweep finished).
+  /// A backend with helpers that outlive trials (pilot workers) tells them to go now, and
+  /// drops whatever only watched them, so that the orchestrator exits at once. Default: nothing.
+  virtual void no_more_work() {}
   /// Stops what trials of a dead orchestrator left running on this machine, before `resume`
   /// relaunches them or `cancel` marks them CANCELLED: SIGTERM, and SIGKILL after `grace_s`.
   /// Returns how many processes were running. Default: nothing (a batch scheduler's jobs

@@ -127,6 +127,12 @@ class SlurmBackend final : public Backend {
   /// a submission for a site limit (slurm/site_limit.hpp), else "".
   std::string capacity_note() const override;
 
+  /// Forgets every job the controller accepted (no scancel, no more events: they end by
+  /// themselves, as pilot workers told `stop` do) and stops polling, so that nothing of this
+  /// backend keeps the event loop alive but a call already in flight. Jobs not yet accepted
+  /// stay.
+  void stop_following();
+
   /// The Slurm id of a job once accepted ("1234_5"), else "".
   std::string native_id(const std::string& job_id) const;
   const SlurmOptions& options() const { return options_; }

@@ -21,6 +21,21 @@ using namespace slurm;
 
 // ---------------------------------------------------------------- poll
 
+void SlurmBackend::stop_following() {
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if (!tracker_.tracked(it->first)) {
+      ++it;
+      continue;
+    }
+    tracker_.forget(it->first);
+    it = jobs_.erase(it);
+  }
+  if (tracker_.live() == 0) {
+    poll_timer_.cancel();
+    poll_due_.reset();
+  }
+}
+
 void SlurmBackend::schedule_poll(double delay_s) {
   if (tracker_.live() == 0) return;
   const auto due = std::chrono::steady_clock::now() + seconds(delay_s);

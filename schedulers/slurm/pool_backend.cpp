@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <set>
 
 #include <fmt/format.h>
@@ -27,7 +28,6 @@ namespace {
 constexpr std::string_view kNativePrefix = "pool:";
 constexpr double kScanS = 0.25;
 constexpr int kMaxFailedWorkers = 3;
-constexpr double kStopDelayS = 2.0;
 
 std::string workers_study(const std::string& study) { return study + ".workers"; }
 
@@ -46,7 +46,8 @@ std::optional<int> worker_number(const std::string& wid) {
 bool pool_worker_alive(std::string_view slurm_state) { return !is_final(parse_job_state(slurm_state)); }
 
 Result<std::unique_ptr<SlurmPoolBackend>> SlurmPoolBackend::create(boost::asio::io_context& io, SlurmOptions options,
-                                                                   fs::path worker_exe) {
+                                                                   fs::path worker_exe,
+                                                                   std::unique_ptr<slurm::Driver> driver) {
   if (options.workers < 1)
     return fail("workers must be at least 1", "backend.workers", "give the number of pilot allocations, or remove the key");
   if (worker_exe.empty()) {
@@ -60,7 +61,7 @@ Result<std::unique_ptr<SlurmPoolBackend>> SlurmPoolBackend::create(boost::asio::
   inner.requeue = false;  // a worker that ends is replaced, not requeued
   auto tmpl = load_template(options);
   if (!tmpl) return std::unexpected(tmpl.error());
-  auto b = SlurmBackend::create(io, inner);
+  auto b = driver ? SlurmBackend::create(io, inner, std::move(driver)) : SlurmBackend::create(io, inner);
   if (!b) return std::unexpected(b.error());
   auto self = std::unique_ptr<SlurmPoolBackend>(
       new SlurmPoolBackend(io, std::move(options), std::move(*tmpl), std::move(*b), std::move(worker_exe)));
@@ -85,14 +86,12 @@ SlurmPoolBackend::SlurmPoolBackend(boost::asio::io_context& io, SlurmOptions opt
       inner_(std::move(inner)),
       worker_exe_(std::move(worker_exe)),
       pool_(fs::absolute(options_.script_dir) / "pool"),
-      scan_timer_(io),
-      stop_timer_(io) {
+      scan_timer_(io) {
   inner_->set_event_handler([this](const JobEvent& ev) { on_worker_event(ev); });
 }
 
 SlurmPoolBackend::~SlurmPoolBackend() {
   scan_timer_.cancel();
-  stop_timer_.cancel();
   // Nothing left to run: idle workers exit now rather than at their idle time. With work
   // left (a signal, a crash) they keep running it, for `resume` to follow.
   if (tasks_.empty() && options_.create_script_dir) write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
@@ -116,11 +115,12 @@ while :; do
   rc=$?
   kill -0 "$pid" 2>/dev/null || break
 done
-for run in "$wdir"/*.run; do
-  [[ -e $run && ! -e ${run%.run}.exit ]] || continue
+for run in "$wdir"/t*/run; do
+  [[ -e $run && ! -e ${run%/run}/exit ]] || continue
   pgid=$(sed -n 's/.*"pgid":\([0-9][0-9]*\).*/\1/p' "$run")
   if [[ -n $pgid ]]; then
-    echo "dlsweep worker wrapper: the worker ended (status $rc) with ${run##*/} running: stopping process group $pgid" >&2
+    task=${run%/run}
+    echo "dlsweep worker wrapper: the worker ended (status $rc) with ${task##*/} running: stopping process group $pgid" >&2
     kill -KILL -- "-$pgid" 2>/dev/null
   fi
 done
@@ -128,32 +128,27 @@ exit "$rc"
 )SH";
 }
 
+void SlurmPoolBackend::log_once(const std::string& tag, const std::string& msg) {
+  if (!logged_.insert(tag + "\n" + msg).second) return;
+  std::fprintf(stderr, "dlsweep slurm pool: %s: %s\n", tag.c_str(), msg.c_str());
+}
+
 void SlurmPoolBackend::deliver(JobEvent ev) {
   // Posted, never delivered from inside submit()/cancel()/adopt() (backend.hpp): in order, as
   // the io_context runs posted handlers first in, first out.
-  const bool terminal =
-      ev.kind == JobEventKind::exited || ev.kind == JobEventKind::cancelled || ev.kind == JobEventKind::lost;
   boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_), ev = std::move(ev)] {
     if (alive.expired() || !handler_) return;
     handler_(ev);
   });
-  if (terminal) arm_stop();
 }
 
-void SlurmPoolBackend::arm_stop() {
-  // Nothing left to run means the idle workers may go — but not at the first moment the task
-  // map is empty: the engine may submit the next trial a turn or a tick after it handled the
-  // end (a PBT generation, the next trial of a window), and a worker that saw `stop` in
-  // between would retire. So: only once it has stayed empty, with no submit, for kStopDelayS.
-  // (The backend's destructor writes it at once when the sweep ends with nothing left.)
-  const std::uint64_t armed_at = submits_;
-  stop_timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(kStopDelayS)));
-  stop_timer_.async_wait([this, armed_at, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
-    if (ec || alive.expired() || !tasks_.empty() || stop_written_ || submits_ != armed_at) return;
-    write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
-    stop_written_ = true;
-  });
+void SlurmPoolBackend::no_more_work() {
+  if (!tasks_.empty() || !options_.create_script_dir) return;
+  if (!stop_written_) write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
+  stop_written_ = true;
+  scan_timer_.cancel();
+  scan_armed_ = false;
+  inner_->stop_following();
 }
 
 void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string message, int exit_code, int signal) {
@@ -204,7 +199,6 @@ Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {
   if (auto st = write_task(spec, tag); !st) return std::unexpected(st.error());
   Task t = track(spec, tag);
   tasks_[t.id] = t;
-  ++submits_;
   if (stop_written_) {
     fs::remove(pool_.stop_file(), ec);
     stop_written_ = false;
@@ -250,8 +244,7 @@ void SlurmPoolBackend::cancel(const std::string& job_id) {
     emit(gone, JobEventKind::cancelled, "cancelled before a worker took it");
     return;
   }
-  for (const auto& [tag, claim] : pool_.claims())
-    if (tag == t.tag) pool_.request_cancel(claim.worker, tag);
+  for (const auto& claim : pool_.claims_of(t.tag)) pool_.request_cancel(claim.worker, claim.tag);
   schedule_scan(0);
 }
 
@@ -269,7 +262,8 @@ void SlurmPoolBackend::schedule_scan(double delay_s) {
 
 void SlurmPoolBackend::scan() {
   const auto claims = pool_.claims();
-  for (const auto& [tag, claim] : claims) {
+  for (const auto& claim : claims) {
+    const std::string& tag = claim.tag;
     Task* t = task_by_tag(tag);
     if (!t) continue;  // not this orchestrator's (yet): adopt() takes it
     t->worker = claim.worker;
@@ -279,6 +273,7 @@ void SlurmPoolBackend::scan() {
         finish(*t, claim.worker, *rec);
         continue;
       }
+      log_once(tag, rec.error().message());
     }
     if (claim.has_run && !t->started) {
       t->started = true;
@@ -307,7 +302,7 @@ void SlurmPoolBackend::finish(Task& t, const std::string& wid, const pool::ExitR
     longest_s_ = rec.seconds;
     pool_.set_estimate_s(longest_s_);
   }
-  pool_.retire(t.tag, wid);
+  if (auto st = pool_.retire(t.tag, wid); !st) log_once(t.tag, st.error().message());
   Task done = t;
   tasks_.erase(done.id);
   if (!done.started) emit(done, JobEventKind::started, "running on worker " + wid);
@@ -322,7 +317,8 @@ void SlurmPoolBackend::finish(Task& t, const std::string& wid, const pool::ExitR
 
 void SlurmPoolBackend::reclaim(const std::string& wid, const std::string& why) {
   scan();  // what the worker finished is recorded first
-  for (const auto& [tag, claim] : pool_.claims()) {
+  for (const auto& claim : pool_.claims()) {
+    const std::string& tag = claim.tag;
     if (claim.worker != wid || claim.has_exit) continue;
     pool_.unclaim(tag, wid);
     Task* t = task_by_tag(tag);
@@ -524,7 +520,8 @@ Result<std::vector<SurvivingJob>> SlurmPoolBackend::surviving_jobs(const std::st
     live.insert("w" + std::to_string(n));
   }
   std::vector<SurvivingJob> out;
-  for (const auto& [tag, claim] : pool_.claims()) {
+  for (const auto& claim : pool_.claims()) {
+    const std::string& tag = claim.tag;
     if (!claim.has_exit && !live.count(claim.worker)) {
       // Its worker is gone (and its allocation with it): the trial waits for another.
       pool_.unclaim(tag, claim.worker);
@@ -548,12 +545,10 @@ Result<std::string> SlurmPoolBackend::adopt(const JobSpec& spec, const std::stri
                 "requeue the trial instead (the study ran with per-trial jobs before)");
   const std::string tag = native_id.substr(kNativePrefix.size());
   Task t = track(spec, tag);
-  bool in_pool = std::filesystem::exists(pool_.queued(tag));
-  for (const auto& [ctag, claim] : pool_.claims()) in_pool = in_pool || ctag == tag;
+  const bool in_pool = std::filesystem::exists(pool_.queued(tag)) || !pool_.claims_of(tag).empty();
   auto done = in_pool ? std::nullopt : pool_.done_exit(tag);
   if (!in_pool && !done) return fail("the task is not in the pool any more", "adopting " + native_id, "");
   tasks_[t.id] = t;
-  ++submits_;
   boost::asio::post(io_, [this, id = t.id, done, alive = std::weak_ptr<int>(alive_)] {
     if (alive.expired()) return;
     auto it = tasks_.find(id);
@@ -586,8 +581,7 @@ Status SlurmPoolBackend::cancel_detached(const std::vector<std::string>& native_
     }
     const std::string tag = id.substr(kNativePrefix.size());
     if (pool_.withdraw(tag)) continue;
-    for (const auto& [ctag, claim] : pool_.claims())
-      if (ctag == tag) pool_.request_cancel(claim.worker, tag);
+    for (const auto& claim : pool_.claims_of(tag)) pool_.request_cancel(claim.worker, tag);
   }
   if (!slurm_ids.empty()) return inner_->cancel_detached(slurm_ids);
   return {};

@@ -25,14 +25,16 @@
 //    next worker starts it only once that run is gone (pool_rerun.hpp). The wrapper around
 //    each worker stops the trial's process group when the worker dies; the run's lease
 //    covers the wrapper dying too, and clusters whose process tracking loses processes.
-//  - `stop` tells idle workers to exit: written once the backend has had no task and no
-//    submit for 2 s after a trial ended (not at the first moment its map is empty: the next
-//    PBT generation or window trial may come a turn later), and when it is destroyed with
-//    nothing left to run; otherwise they wait (for a resumed orchestrator) up to their idle time.
+//  - `stop` tells idle workers to exit: written when the engine says no more work will come
+//    (no_more_work(), at the end of the sweep), and when the backend is destroyed with nothing
+//    left to run; never because the task map is momentarily empty (the next PBT generation
+//    or window trial may come a turn later). Otherwise idle workers wait (for more trials, or
+//    a resumed orchestrator) up to their idle time.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "common/asio.hpp"
@@ -51,8 +53,11 @@ class SlurmPoolBackend final : public Backend {
  public:
   /// `options.workers` > 0; `options.script_dir` is the Slurm directory (the pool is its
   /// "pool" subdirectory). `worker_exe`: the dlsweep binary the workers run ("" = this one).
+  /// `driver`: how the workers' allocations reach Slurm (null: the one options choose; tests
+  /// give a fake controller).
   static Result<std::unique_ptr<SlurmPoolBackend>> create(boost::asio::io_context& io, SlurmOptions options,
-                                                          std::filesystem::path worker_exe = {});
+                                                          std::filesystem::path worker_exe = {},
+                                                          std::unique_ptr<slurm::Driver> driver = nullptr);
   ~SlurmPoolBackend() override;
 
   std::string_view name() const override { return "slurm"; }
@@ -71,6 +76,10 @@ class SlurmPoolBackend final : public Backend {
   Result<std::vector<SurvivingJob>> surviving_jobs(const std::string& study) override;
   Result<std::string> adopt(const JobSpec& spec, const std::string& native_id) override;
   Status cancel_detached(const std::vector<std::string>& native_ids) override;
+  /// Writes `stop` (idle workers exit) and stops following the workers' allocations: they end
+  /// by themselves. The only place `stop` is written while the backend lives: never at a
+  /// moment the task map happens to be empty (a PBT generation boundary, the next window).
+  void no_more_work() override;
   Result<std::string> submit_orchestrator(const JobSpec& job) override { return inner_->submit_orchestrator(job); }
 
   const pool::PoolDir& pool() const { return pool_; }
@@ -99,9 +108,8 @@ class SlurmPoolBackend final : public Backend {
                    std::unique_ptr<SlurmBackend> inner, std::filesystem::path worker_exe);
 
   void emit(const Task& t, JobEventKind kind, std::string message, int exit_code = 0, int signal = 0);
-  /// Posts `ev` to the handler (and, after a terminal one, arms the check for `stop`).
+  /// Posts `ev` to the handler.
   void deliver(JobEvent ev);
-  void arm_stop();
   Status write_task(const JobSpec& spec, const std::string& tag);
   void on_worker_event(const JobEvent& ev);
   void scan();
@@ -115,6 +123,8 @@ class SlurmPoolBackend final : public Backend {
   /// A new task record for `spec` (not yet in tasks_); notes the study and the largest ranks.
   Task track(const JobSpec& spec, const std::string& tag);
   std::string worker_wrapper() const;
+  /// A pool record this orchestrator cannot use (damaged, another version): said once per task.
+  void log_once(const std::string& tag, const std::string& msg);
 
   boost::asio::io_context& io_;
   SlurmOptions options_;
@@ -133,9 +143,8 @@ class SlurmPoolBackend final : public Backend {
   std::string last_failure_;
   std::map<std::string, Task> tasks_;   ///< every trial not yet terminal, by backend id
   std::map<int, Worker> workers_;       ///< by worker number (w<N>)
+  std::set<std::string> logged_;        ///< tag + message already said by log_once
   boost::asio::steady_timer scan_timer_;
-  boost::asio::steady_timer stop_timer_;  ///< writes `stop` once nothing has run or been submitted for a while
-  std::uint64_t submits_ = 0;             ///< submit() calls so far: a submit since the timer was armed keeps `stop` away
   bool scan_armed_ = false;
   bool stop_written_ = false;  ///< pool/stop is there (nothing to run): idle workers exit
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);

@@ -1,10 +1,13 @@
 // pool_files.cpp — see pool_files.hpp.
 #include "schedulers/slurm/pool_files.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
-#include <map>
+#include <algorithm>
+#include <tuple>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -19,6 +22,15 @@ using nlohmann::json;
 
 namespace {
 
+constexpr std::string_view kOtherVersionFix =
+    "a dlsweep of another version wrote it (pilot workers outlive the orchestrator that started them): finish "
+    "the study with that dlsweep, or, once its workers have ended, remove the pool directory and `dlsweep resume`";
+
+Status version_mismatch(const fs::path& p, const std::string& found) {
+  return fail(fmt::format("pool version {} here, and this dlsweep reads version {}", found, kPoolVersion), p.string(),
+              std::string(kOtherVersionFix));
+}
+
 Result<json> read_json(const fs::path& p) {
   std::ifstream in(p);
   if (!in) return fail("cannot read " + p.string(), p.string(), "check the pool directory's permissions");
@@ -26,13 +38,40 @@ Result<json> read_json(const fs::path& p) {
   auto j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return fail("not a pool record (damaged or half-written)", p.string(), "remove the file; the task is retried");
+  auto v = j.find("v");
+  if (v == j.end() || !v->is_number_integer())
+    return std::unexpected(version_mismatch(p, "1 (a record without \"v\")").error());
+  if (v->get<int>() != kPoolVersion) return std::unexpected(version_mismatch(p, std::to_string(v->get<int>())).error());
   return j;
 }
 
-Status write_json(const fs::path& p, const json& j) { return write_file_atomic(p, j.dump() + "\n"); }
+Status write_json(const fs::path& p, json j) {
+  j["v"] = kPoolVersion;
+  return write_file_atomic(p, j.dump() + "\n");
+}
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+/// A field a record must have, of the right type: no silent default.
+template <class T>
+Result<T> required(const json& j, const char* key, const fs::path& p) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    return fail(fmt::format("a pool record without \"{}\"", key), p.string(), "remove it; the orchestrator re-queues the trial");
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    return fail(fmt::format("a pool record whose \"{}\" is {}", key, it->dump()), p.string(),
+                "remove it; the orchestrator re-queues the trial");
+  }
+}
+
+/// rename(2) of a directory, replacing an earlier `to` (a done/ directory of the same tag).
+Status move_dir(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (fs::exists(to, ec)) fs::remove_all(to, ec);
+  if (std::rename(from.c_str(), to.c_str()) != 0)
+    return fail(fmt::format("cannot move {} to {}: {}", from.string(), to.string(), std::strerror(errno)), from.string(),
+                "check the pool directory's permissions and free space");
+  return {};
 }
 
 json run_json(const RunRecord& r) {
@@ -41,8 +80,14 @@ json run_json(const RunRecord& r) {
   return j;
 }
 
-RunRecord run_of(const json& j) {
-  return RunRecord{j.value("host", ""), j.value("pgid", 0L), j.value("started", 0.0), j.value("lease", "")};
+Result<RunRecord> run_of(const json& j, const fs::path& p) {
+  auto host = required<std::string>(j, "host", p);
+  auto pgid = required<long>(j, "pgid", p);
+  auto started = required<double>(j, "started", p);
+  if (!host) return std::unexpected(host.error());
+  if (!pgid) return std::unexpected(pgid.error());
+  if (!started) return std::unexpected(started.error());
+  return RunRecord{*host, *pgid, *started, j.value("lease", "")};
 }
 
 json task_json(const TaskFile& t) {
@@ -68,19 +113,40 @@ json task_json(const TaskFile& t) {
 
 std::string task_tag(std::int64_t trial_id, int attempt) { return fmt::format("t{:08d}-a{}", trial_id, attempt); }
 
+Status PoolDir::check_version() const {
+  std::ifstream in(version_file());
+  int v = 0;
+  if (!(in >> v)) return version_mismatch(root_, "1 (no version file)");
+  if (v != kPoolVersion) return version_mismatch(root_, std::to_string(v));
+  return {};
+}
+
 Status PoolDir::create() const {
   std::error_code ec;
+  if (fs::exists(version_file(), ec)) {
+    if (auto st = check_version(); !st) return st;
+  } else if (fs::exists(queue_dir(), ec) || fs::exists(workers_dir(), ec)) {
+    return check_version();  // a pool of the layout before versions
+  }
   for (const auto& d : {queue_dir(), scripts_dir(), done_dir(), workers_dir()}) {
     fs::create_directories(d, ec);
     if (ec) return fail("cannot create " + d.string() + ": " + ec.message(), d.string(), "check runs_dir is writable");
   }
+  if (!fs::exists(version_file(), ec)) return write_file_atomic(version_file(), fmt::format("{}\n", kPoolVersion));
   return {};
 }
 
 Status PoolDir::enqueue(const std::string& tag, const TaskFile& t) const {
+  // Written in a directory of its own beside the queue, then renamed in: a worker never sees
+  // a task directory without its record.
   std::error_code ec;
-  for (const char* ext : {".task", ".run", ".exit", ".cancel"}) fs::remove(done_dir() / (tag + ext), ec);
-  return write_json(queued(tag), task_json(t));
+  fs::remove_all(done_task_dir(tag), ec);
+  const fs::path staging = queue_dir() / ("." + tag + ".new");
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (ec) return fail("cannot create " + staging.string() + ": " + ec.message(), staging.string(), "check runs_dir is writable");
+  if (auto st = write_json(staging / "task", task_json(t)); !st) return st;
+  return move_dir(staging, queued_dir(tag));
 }
 
 std::string PoolDir::lease_name(const fs::path& lease) const { return lease.lexically_relative(root_).generic_string(); }
@@ -90,16 +156,18 @@ std::vector<std::string> PoolDir::queued_tags() const {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(queue_dir(), ec)) {
     std::string name = e.path().filename().string();
-    if (ends_with(name, ".task")) out.push_back(name.substr(0, name.size() - 5));
+    if (!name.empty() && name[0] == 't' && e.is_directory(ec)) out.push_back(name);
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
 bool PoolDir::claim(const std::string& tag, const std::string& wid) const {
-  // rename(2) of one file within one filesystem is atomic: of several workers, one wins and
-  // the others get ENOENT.
-  return std::rename(queued(tag).c_str(), in_worker(wid, tag, ".task").c_str()) == 0;
+  // rename(2) of one directory within one filesystem is atomic: of several workers, one wins
+  // and the others get ENOENT.
+  std::error_code ec;
+  fs::create_directories(worker_dir(wid), ec);
+  return std::rename(queued_dir(tag).c_str(), claimed_dir(wid, tag).c_str()) == 0;
 }
 
 bool PoolDir::unclaim(const std::string& tag, const std::string& wid) const {
@@ -117,39 +185,55 @@ bool PoolDir::unclaim(const std::string& tag, const std::string& wid) const {
       (void)write_json(task_path, task_json(*task));
     }
   }
-  for (const char* ext : {".run", ".exit", ".cancel"}) fs::remove(in_worker(wid, tag, ext), ec);
-  return std::rename(in_worker(wid, tag, ".task").c_str(), queued(tag).c_str()) == 0;
+  // The exit first: a crash before the move leaves a claim without an end, which is put back
+  // again (never one whose old exit a later run would be finished from).
+  for (const char* ext : {".exit", ".run", ".cancel"}) fs::remove(in_worker(wid, tag, ext), ec);
+  return std::rename(claimed_dir(wid, tag).c_str(), queued_dir(tag).c_str()) == 0;
 }
 
 bool PoolDir::withdraw(const std::string& tag) const {
-  // Renamed away first, so that a worker cannot claim it between a check and the removal.
-  const fs::path gone = done_dir() / (tag + ".task");
-  if (std::rename(queued(tag).c_str(), gone.c_str()) != 0) return false;
-  return true;
+  // One rename, so that a worker cannot claim it between a check and the removal.
+  std::error_code ec;
+  fs::remove_all(done_task_dir(tag), ec);
+  return std::rename(queued_dir(tag).c_str(), done_task_dir(tag).c_str()) == 0;
 }
 
-void PoolDir::retire(const std::string& tag, const std::string& wid) const {
-  for (const char* ext : {".task", ".run", ".exit", ".cancel"})
-    std::rename(in_worker(wid, tag, ext).c_str(), (done_dir() / (tag + ext)).c_str());
+Status PoolDir::retire(const std::string& tag, const std::string& wid) const {
+  return move_dir(claimed_dir(wid, tag), done_task_dir(tag));
 }
 
-std::vector<std::pair<std::string, Claim>> PoolDir::claims() const {
-  std::map<std::string, Claim> by_tag;
+std::vector<Claim> PoolDir::claims() const {
+  std::vector<Claim> out;
   std::error_code ec;
   for (const auto& wid : worker_ids())
     for (const auto& e : fs::directory_iterator(worker_dir(wid), ec)) {
-      const std::string name = e.path().filename().string();
-      auto dot = name.rfind('.');
-      if (dot == std::string::npos || name[0] != 't') continue;
-      const std::string tag = name.substr(0, dot), ext = name.substr(dot);
-      if (ext != ".task" && ext != ".run" && ext != ".exit" && ext != ".cancel") continue;
-      Claim& c = by_tag[tag];
-      c.worker = wid;
-      c.has_run = c.has_run || ext == ".run";
-      c.has_exit = c.has_exit || ext == ".exit";
-      c.has_cancel = c.has_cancel || ext == ".cancel";
+      const std::string tag = e.path().filename().string();
+      if (tag.empty() || tag[0] != 't' || !e.is_directory(ec)) continue;
+      Claim c{wid, tag};
+      c.has_run = fs::exists(e.path() / "run", ec);
+      c.has_exit = fs::exists(e.path() / "exit", ec);
+      c.has_cancel = fs::exists(e.path() / "cancel", ec);
+      out.push_back(std::move(c));
     }
-  return {by_tag.begin(), by_tag.end()};
+  std::sort(out.begin(), out.end(), [](const Claim& a, const Claim& b) {
+    return std::tie(a.tag, a.worker) < std::tie(b.tag, b.worker);
+  });
+  return out;
+}
+
+std::vector<Claim> PoolDir::claims_of(const std::string& tag) const {
+  std::vector<Claim> out;
+  std::error_code ec;
+  for (const auto& wid : worker_ids()) {
+    const fs::path d = claimed_dir(wid, tag);
+    if (!fs::is_directory(d, ec)) continue;
+    Claim c{wid, tag};
+    c.has_run = fs::exists(d / "run", ec);
+    c.has_exit = fs::exists(d / "exit", ec);
+    c.has_cancel = fs::exists(d / "cancel", ec);
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 std::vector<std::string> PoolDir::worker_ids() const {
@@ -176,6 +260,8 @@ Status PoolDir::write_exit(const std::string& wid, const std::string& tag, const
 }
 
 Status PoolDir::request_cancel(const std::string& wid, const std::string& tag) const {
+  std::error_code ec;
+  if (!fs::is_directory(claimed_dir(wid, tag), ec)) return {};  // moved on meanwhile
   return write_file_atomic(in_worker(wid, tag, ".cancel"), "cancel\n");
 }
 
@@ -183,11 +269,21 @@ Result<TaskFile> PoolDir::read_task(const fs::path& p) {
   auto j = read_json(p);
   if (!j) return std::unexpected(j.error());
   TaskFile t;
-  t.token = j->value("token", "");
-  t.script = j->value("script", "");
-  t.ranks = j->value("ranks", 1);
-  t.timeout_s = j->value("timeout_s", 0.0);
-  t.estimate_s = j->value("estimate_s", 0.0);
+  auto token = required<std::string>(*j, "token", p);
+  auto script = required<std::string>(*j, "script", p);
+  auto ranks = required<int>(*j, "ranks", p);
+  auto timeout = required<double>(*j, "timeout_s", p);
+  auto estimate = required<double>(*j, "estimate_s", p);
+  if (!token) return std::unexpected(token.error());
+  if (!script) return std::unexpected(script.error());
+  if (!ranks) return std::unexpected(ranks.error());
+  if (!timeout) return std::unexpected(timeout.error());
+  if (!estimate) return std::unexpected(estimate.error());
+  t.token = *token;
+  t.script = *script;
+  t.ranks = *ranks;
+  t.timeout_s = *timeout;
+  t.estimate_s = *estimate;
   t.warm = j->value("warm", false);
   if (t.warm) {
     if (auto a = j->find("argv"); a != j->end() && a->is_array())
@@ -202,8 +298,12 @@ Result<TaskFile> PoolDir::read_task(const fs::path& p) {
                   "remove it; the orchestrator re-queues the trial");
   }
   if (auto u = j->find("unfinished_runs"); u != j->end() && u->is_array())
-    for (const auto& r : *u)
-      if (r.is_object()) t.unfinished_runs.push_back(run_of(r));
+    for (const auto& r : *u) {
+      if (!r.is_object()) continue;
+      auto run = run_of(r, p);
+      if (!run) return std::unexpected(run.error());
+      t.unfinished_runs.push_back(*run);
+    }
   if (t.token.empty() || t.script.empty() || t.ranks < 1)
     return fail("a task file without token, script or ranks", p.string(), "remove it; the orchestrator re-queues the trial");
   return t;
@@ -212,15 +312,19 @@ Result<TaskFile> PoolDir::read_task(const fs::path& p) {
 Result<RunRecord> PoolDir::read_run(const fs::path& p) {
   auto j = read_json(p);
   if (!j) return std::unexpected(j.error());
-  return run_of(*j);
+  return run_of(*j, p);
 }
 
 Result<ExitRecord> PoolDir::read_exit(const fs::path& p) {
   auto j = read_json(p);
   if (!j) return std::unexpected(j.error());
   ExitRecord e;
-  e.exit_code = j->value("exit_code", 0);
-  e.signal = j->value("signal", 0);
+  auto code = required<int>(*j, "exit_code", p);
+  auto sig = required<int>(*j, "signal", p);
+  if (!code) return std::unexpected(code.error());
+  if (!sig) return std::unexpected(sig.error());
+  e.exit_code = *code;
+  e.signal = *sig;
   e.warned = j->value("warned", false);
   e.cancelled = j->value("cancelled", false);
   e.timed_out = j->value("timed_out", false);
@@ -229,7 +333,7 @@ Result<ExitRecord> PoolDir::read_exit(const fs::path& p) {
 }
 
 std::optional<ExitRecord> PoolDir::done_exit(const std::string& tag) const {
-  auto e = read_exit(done_dir() / (tag + ".exit"));
+  auto e = read_exit(done_task_dir(tag) / "exit");
   if (!e) return std::nullopt;
   return *e;
 }

@@ -2,30 +2,40 @@
 // (`backend: {kind: slurm, workers: N}`) and workers report back: a shared filesystem is
 // all login and compute nodes need in common, no network service.
 //
-// Layout under the pool directory (<study_root>/slurm/pool):
-//   queue/<tag>.task     a trial waiting for a worker (JSON: token, script, ranks, timeout_s,
-//                        estimate_s). Written by the orchestrator (atomic rename).
+// Layout under the pool directory (<study_root>/slurm/pool), one directory per task, so that a
+// task moves between states in one rename (atomic on one filesystem) and its records move with it:
+//   version              the layout's version (kPoolVersion); a pool of another refuses to open.
+//   queue/<tag>/task     a trial waiting for a worker (JSON: v, token, script, ranks, timeout_s,
+//                        estimate_s). Written by the orchestrator in queue/.<tag>.new/, then renamed.
 //   scripts/<tag>.sh     the trial's batch script, rendered as for a per-trial job (not
 //   scripts/<tag>.index  requeueing itself), and its index line; never moved.
-//   w/<wid>/<tag>.task   claimed: a worker renamed it here from queue/ (rename is atomic on
-//                        one filesystem: exactly one worker wins a task).
-//   w/<wid>/<tag>.run    the worker started it (JSON: host, pgid, started, lease).
+//   w/<wid>/<tag>/       claimed: a worker renamed queue/<tag>/ here (rename is atomic on one
+//                        filesystem: exactly one worker wins a task). In it:
+//     task               as queued (rewritten without the earlier runs a worker found gone);
+//     run                the worker started it (JSON: v, host, pgid, started, lease);
+//     exit               it ended (JSON: v, exit_code, signal, warned, cancelled, timed_out, seconds);
+//     cancel             the orchestrator asks the worker to stop it.
 //   w/<wid>/<tag>.lease  the run's lease: a file the trial's processes hold an exclusive flock
 //                        on (an inherited open file), until the last of them is gone
-//                        (pool_lease.hpp). Kept when the run ends unseen, for the rerun to check.
-//   w/<wid>/<tag>.exit   it ended (JSON: exit_code, signal, warned, cancelled, timed_out, seconds).
-//   w/<wid>/<tag>.cancel the orchestrator asks the worker to stop it.
+//                        (pool_lease.hpp). Beside the task's directory, not in it: it stays
+//                        where the run left it when the task moves, for the rerun to check.
 //   w/<wid>/heartbeat    the worker's last sign of life (its own clock; informative only).
-//   done/<tag>.*         a task's files once its end was reported (kept: resume reads them).
+//   done/<tag>/          a task once its end was reported, moved here from w/<wid>/ in one
+//                        rename (kept: resume reads it); a withdrawn task too (no exit).
 //   estimate             seconds the longest trial took so far (workers near their time
 //                        limit take only what fits).
 //   stop                 the orchestrator has no more work: idle workers exit.
 //
-// Ownership: only workers move queue -> w/<wid>; only the orchestrator moves files back to
+// Every JSON record carries "v": kPoolVersion; one without it, or of another version, is
+// refused with both versions named (workers outlive the orchestrator that started them: a
+// dlsweep of another version must not guess at their files). No field falls back silently:
+// a task without ranks is refused, not run on one.
+//
+// Ownership: only workers move queue -> w/<wid>; only the orchestrator moves tasks back to
 // queue/ (a worker that ended) or on to done/. Nothing here talks to Slurm.
 //
-// A run that ended unseen (its worker, and maybe its wrapper, died with it running: a .run
-// and no .exit) goes back to the queue with its RunRecord appended to the task's
+// A run that ended unseen (its worker, and maybe its wrapper, died with it running: a run
+// record and no exit) goes back to the queue with its RunRecord appended to the task's
 // `unfinished_runs`: the next worker to claim the task starts it only once every one of those
 // runs is gone (pool_rerun.hpp decides, pool_lease.hpp looks), so that a trial never runs
 // twice at once.
@@ -35,6 +45,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.hpp"
@@ -74,9 +85,14 @@ struct ExitRecord {
   double seconds = 0;      ///< how long it ran
 };
 
-/// Where a claimed task sits: which worker, and what it has written.
+/// The version of the pool's layout and of every record in it.
+inline constexpr int kPoolVersion = 2;
+
+/// A claimed task: which worker holds it, and what is in its directory. Claims are keyed by
+/// (worker, task): a task found under two workers is two claims, never merged.
 struct Claim {
   std::string worker;
+  std::string tag;
   bool has_run = false, has_exit = false, has_cancel = false;
 };
 
@@ -91,16 +107,31 @@ class PoolDir {
   std::filesystem::path worker_dir(const std::string& wid) const { return workers_dir() / wid; }
   std::filesystem::path stop_file() const { return root_ / "stop"; }
   std::filesystem::path estimate_file() const { return root_ / "estimate"; }
-  std::filesystem::path queued(const std::string& tag) const { return queue_dir() / (tag + ".task"); }
-  std::filesystem::path in_worker(const std::string& wid, const std::string& tag, const char* ext) const {
-    return worker_dir(wid) / (tag + ext);
+  std::filesystem::path version_file() const { return root_ / "version"; }
+  /// queue/<tag>/: a queued task's directory; queued(tag) its task record.
+  std::filesystem::path queued_dir(const std::string& tag) const { return queue_dir() / tag; }
+  std::filesystem::path queued(const std::string& tag) const { return queued_dir(tag) / "task"; }
+  /// w/<wid>/<tag>/: a claimed task's directory.
+  std::filesystem::path claimed_dir(const std::string& wid, const std::string& tag) const {
+    return worker_dir(wid) / tag;
+  }
+  /// done/<tag>/: a reported (or withdrawn) task's directory.
+  std::filesystem::path done_task_dir(const std::string& tag) const { return done_dir() / tag; }
+  /// A claimed task's record: ".task", ".run", ".exit", ".cancel" name the files in its
+  /// directory; ".lease" the run's lease beside it (w/<wid>/<tag>.lease).
+  std::filesystem::path in_worker(const std::string& wid, const std::string& tag, std::string_view ext) const {
+    if (ext == ".lease") return worker_dir(wid) / (tag + ".lease");
+    return claimed_dir(wid, tag) / std::string(ext.substr(1));
   }
   /// A lease path as RunRecord::lease holds it (relative to the pool), and back.
   std::string lease_name(const std::filesystem::path& lease) const;
   std::filesystem::path lease_path(const std::string& name) const { return root_ / name; }
 
-  /// Creates the directories.
+  /// Creates the directories and the version file; a pool of another layout (written by
+  /// another dlsweep) is refused with both versions and the fix.
   Status create() const;
+  /// Whether this pool is of this dlsweep's layout (the worker asks before it takes a task).
+  Status check_version() const;
 
   /// Writes queue/<tag>.task atomically.
   Status enqueue(const std::string& tag, const TaskFile& t) const;
@@ -115,10 +146,12 @@ class PoolDir {
   /// Removes a task still in queue/ (cancelled before any worker took it): true if removed
   /// (false: a worker took it first, or it is not there).
   bool withdraw(const std::string& tag) const;
-  /// Moves every file of `tag` in w/<wid>/ to done/.
-  void retire(const std::string& tag, const std::string& wid) const;
-  /// Every claimed task: tag -> where it is.
-  std::vector<std::pair<std::string, Claim>> claims() const;
+  /// Moves w/<wid>/<tag>/ to done/<tag>/ in one rename (an earlier done/<tag>/ is replaced).
+  Status retire(const std::string& tag, const std::string& wid) const;
+  /// Every claimed task, by (worker, tag).
+  std::vector<Claim> claims() const;
+  /// The claims of one task (normally one; more only if something outside dlsweep copied files).
+  std::vector<Claim> claims_of(const std::string& tag) const;
   /// Worker ids that have a directory.
   std::vector<std::string> worker_ids() const;
 

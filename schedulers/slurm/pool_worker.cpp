@@ -17,6 +17,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -391,6 +392,10 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
     log("cannot create " + pool.worker_dir(c.id).string() + ": " + ec.message());
     return 1;
   }
+  if (auto st = pool.check_version(); !st) {
+    log(st.error().message());
+    return 2;
+  }
   struct sigaction sa {};
   sa.sa_handler = on_usr2;
   ::sigaction(SIGUSR2, &sa, nullptr);
@@ -402,6 +407,7 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
   double idle_since = now_s(), next_beat = 0;
   const double started_at = c.start_time > 0 ? c.start_time : idle_since;
   std::size_t ran = 0;
+  std::set<std::string> unreadable;
   for (;;) {
     const double t = now_s();
     if (t >= next_beat) {
@@ -421,7 +427,12 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
     const double longest = pool.estimate_s();
     for (const auto& tag : pool.queued_tags()) {
       auto task = PoolDir::read_task(pool.queued(tag));
-      if (!task) continue;  // taken meanwhile, or half-written
+      if (!task) {
+        // Taken meanwhile (gone), or a record this worker cannot use: said once, left for the
+        // orchestrator (which re-queues what it cannot read).
+        if (fs::exists(pool.queued(tag), ec) && unreadable.insert(tag).second) log(task.error().message());
+        continue;
+      }
       if (task->ranks > c.ranks) {
         skipped_ranks = true;
         continue;

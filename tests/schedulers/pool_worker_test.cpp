@@ -85,9 +85,9 @@ TEST_CASE("pool: two workers racing for 60 tasks: each runs exactly once, and bo
   CHECK(wait_exit(b) == 0);
   std::size_t exits = 0;
   std::map<std::string, int> by_worker;
-  for (const auto& [tag, claim] : pool.claims()) {
+  for (const auto& claim : pool.claims()) {
     REQUIRE(claim.has_exit);
-    auto e = PoolDir::read_exit(pool.in_worker(claim.worker, tag, ".exit"));
+    auto e = PoolDir::read_exit(pool.in_worker(claim.worker, claim.tag, ".exit"));
     REQUIRE(e);
     CHECK(e->exit_code == 0);
     ++exits;

@@ -1,0 +1,113 @@
+// The pilot pool's backend (schedulers/slurm/pool_backend.hpp) on a fake controller, with the
+// test playing the worker through the pool's files: no Slurm, no worker process. What the
+// orchestrator decides from the files: when `stop` is written, and that nothing holds the
+// event loop once the engine says no more work will come.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "fake_slurm_driver.hpp"
+#include "schedulers/slurm/pool_backend.hpp"
+
+using namespace dlsweep::sched;
+using namespace slurm_test;
+using K = JobEventKind;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct PoolFixture {
+  TempDir dir;
+  boost::asio::io_context io;
+  std::shared_ptr<FakeController> ctl = std::make_shared<FakeController>();
+  Recorder rec;
+  std::unique_ptr<SlurmPoolBackend> backend;
+
+  PoolFixture() {
+    SlurmOptions o;
+    o.script_dir = dir.path() / "slurm";
+    o.workers = 2;
+    o.poll_min_s = 0.02;
+    o.poll_max_s = 0.08;
+    auto b = SlurmPoolBackend::create(io, o, "/bin/true", std::make_unique<FakeDriver>(ctl));
+    REQUIRE(b.has_value());
+    backend = std::move(*b);
+    backend->set_event_handler(rec.handler());
+  }
+  JobSpec job(int trial) const {
+    JobSpec s;
+    s.study = "pool";
+    s.trial_id = trial;
+    s.attempt = 0;
+    s.argv = {"/bin/true"};
+    s.workdir = dir.path() / ("t" + std::to_string(trial));
+    return s;
+  }
+  /// Plays worker w1: takes the trial's task, runs it (on paper) and ends it with `code`.
+  void run_as_worker(int trial, int code) {
+    const auto& pool = backend->pool();
+    const std::string tag = pool::task_tag(trial, 0);
+    REQUIRE(pool.claim(tag, "w1"));
+    REQUIRE(pool.write_run("w1", tag, pool::RunRecord{"node1", 4242, 1.0, ""}));
+    pool::ExitRecord e;
+    e.exit_code = code;
+    e.seconds = 0.1;
+    REQUIRE(pool.write_exit("w1", tag, e));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("pool backend: `stop` only when the engine says no more work will come; then nothing holds the loop",
+          "[slurm][pool]") {
+  PoolFixture f;
+  const fs::path stop = f.backend->pool().stop_file();
+  auto first = f.backend->submit(f.job(1));
+  REQUIRE(first);
+  REQUIRE(run_until(f.io, [&] { return f.rec.kinds(*first) == std::vector<K>{K::queued}; }, 5));
+  f.run_as_worker(1, 0);
+  REQUIRE(run_until(f.io, [&] { return f.rec.terminal(*first) != nullptr; }, 5));
+  CHECK(f.rec.terminal(*first)->kind == K::exited);
+  CHECK(f.backend->active() == 0);
+
+  // A generation boundary: the task map is empty for longer than any heuristic's delay (the
+  // old backend wrote `stop` 2 s after its map emptied, and an idle worker retired), and the
+  // next trial comes after it. No `stop` in between.
+  run_until(f.io, [] { return false; }, 3.0);
+  CHECK_FALSE(fs::exists(stop));
+  auto second = f.backend->submit(f.job(2));
+  REQUIRE(second);
+  REQUIRE(run_until(f.io, [&] { return f.rec.has(*second, K::queued); }, 5));
+  f.run_as_worker(2, 3);
+  REQUIRE(run_until(f.io, [&] { return f.rec.terminal(*second) != nullptr; }, 5));
+  CHECK(f.rec.terminal(*second)->exit_code == 3);
+  CHECK_FALSE(fs::exists(stop));
+
+  // The sweep is over: `stop` at once, and the loop ends by itself although the workers'
+  // allocations are still on the controller (they exit on `stop`; nobody waits for that).
+  f.backend->no_more_work();
+  CHECK(fs::exists(stop));
+  f.io.restart();
+  const auto t0 = std::chrono::steady_clock::now();
+  f.io.run_for(std::chrono::seconds(20));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));  // returned: no work left, not the 20 s
+  CHECK(f.backend->pool().claims().empty());
+  CHECK(f.backend->pool().done_exit(pool::task_tag(2, 0))->exit_code == 3);
+}
+
+TEST_CASE("pool backend: no `stop` while trials are left, and a submit after it takes it back", "[slurm][pool]") {
+  PoolFixture f;
+  const fs::path stop = f.backend->pool().stop_file();
+  auto id = f.backend->submit(f.job(1));
+  REQUIRE(id);
+  REQUIRE(run_until(f.io, [&] { return f.rec.has(*id, K::queued); }, 5));
+  f.backend->no_more_work();  // not so: a trial is still in the pool
+  CHECK_FALSE(fs::exists(stop));
+  f.run_as_worker(1, 0);
+  REQUIRE(run_until(f.io, [&] { return f.rec.terminal(*id) != nullptr; }, 5));
+  f.backend->no_more_work();
+  CHECK(fs::exists(stop));
+  auto again = f.backend->submit(f.job(2));  // a resumed study's `--add-trials`, a new generation
+  REQUIRE(again);
+  CHECK_FALSE(fs::exists(stop));
+}
