@@ -256,3 +256,70 @@ TEST_CASE("slurm: the orchestrator job of --as-job survives its requeue and rene
   CHECK(csv(db, "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT job_id) AS n FROM jobs GROUP BY trial_id)", dir) ==
         "MAX(n)\n1\n");
 }
+
+TEST_CASE("slurm: a project moved while its jobs run and wait: resume follows the running ones, the waiting "
+          "ones run from the new place, nothing is written where it was") {
+  // kill -9 of `submit` with two trials running and two waiting in Slurm, `mv projA projB`,
+  // `resume` in projB. The running jobs keep their working directory (it moved with the
+  // project) and are followed, each run once; the waiting ones were given projA's paths and
+  // cannot start there: they run again from projB, with projB's program. (The local backend's
+  // variant, and the copy: tests/e2e/relocate_test.cpp.)
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  const fs::path dir = fresh_dir("slurm-relocate");
+  const fs::path a = dir / "projA", b = dir / "projB";
+  fs::create_directories(a);
+  // Relative to its trial directory only: the gate is the project's `go` file.
+  write_file(a / "trial.sh", R"(echo "$0" >> ran_by.txt
+touch started
+i=0
+while [ ! -e ../../../go ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done
+echo '{"seq":0,"kind":"final","metrics":{"loss":1}}' >> metrics.jsonl
+)");
+  write_file(a / "study.yaml", fmt::format(R"(name: e2e-slurm-reloc
+backend: {{kind: slurm, max_concurrent: 2, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 1}}
+trial:
+  command: [/bin/sh, "{{study_dir}}/trial.sh"]
+objective: {{metric: loss, mode: min}}
+search: {{algorithm: grid}}
+space: {{x: [1, 2, 3, 4]}}
+runs_dir: runs
+)", cluster.conf));
+  const int pid = spawn_dlsweep(a, "sweep.db", {"submit", "study.yaml"}, dir / "submit.err");
+  REQUIRE(pid > 0);
+  REQUIRE(wait_for(a / "runs/e2e-slurm-reloc/trial-0000/started"));
+  REQUIRE(wait_for(a / "runs/e2e-slurm-reloc/trial-0001/started"));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  CHECK(study_jobs_on_controller(cluster, "e2e-slurm-reloc") == 4);  // two running, two held by the throttle
+
+  fs::rename(a, b);
+  write_file(b / "go", "");
+  auto r = run_dlsweep("sweep.db", {"resume", "e2e-slurm-reloc"}, b);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find(fmt::format("study 'e2e-slurm-reloc' moved: {} -> {}", a.string(), b.string())) != std::string::npos);
+  CHECK(r.err.find("4 followed on slurm") != std::string::npos);  // none abandoned
+  CHECK(csv("sweep.db", "SELECT number, state FROM trials ORDER BY number", b) ==
+        "number,state\n0,COMPLETE\n1,COMPLETE\n2,COMPLETE\n3,COMPLETE\n");
+  CHECK_FALSE(fs::exists(a));  // nothing written where the project was
+  for (int n = 0; n < 4; ++n) {
+    const fs::path t = b / fmt::format("runs/e2e-slurm-reloc/trial-{:04d}", n);
+    INFO(t);
+    std::ifstream in(t / "ran_by.txt");
+    std::vector<std::string> runs;
+    for (std::string l; std::getline(in, l);) runs.push_back(l);
+    // The running two ran once, as they were started (projA's program, which moved with them);
+    // the waiting two ran once, from projB.
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0] == ((n < 2 ? a : b) / "trial.sh").string());
+  }
+  CHECK(csv("sweep.db", "SELECT COUNT(*) FROM trials WHERE trial_dir NOT LIKE '" + b.string() + "/%'", b) ==
+        "COUNT(*)\n0\n");
+  CHECK(test_support::wait_until([&] { return study_jobs_on_controller(cluster, "e2e-slurm-reloc") == 0; },
+                                 std::chrono::seconds(20), std::chrono::milliseconds(200)));
+}
