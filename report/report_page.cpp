@@ -7,22 +7,32 @@ namespace dlsweep::report {
 namespace assets {
 std::string_view chart_js();
 std::string_view render_js();
+std::string_view training_curves_js();
+std::string_view batch_model_js();
 std::string_view grouped_fit_js();
 std::string_view throughput_js();
+std::string_view parameters_js();
 std::string_view pareto_front_js();
 std::string_view pbt_lineage_js();
 std::string_view branch_cbs_js();
+std::string_view trial_table_js();
 std::string_view report_css();
 }  // namespace assets
 
 std::string_view chart_js() { return assets::chart_js(); }
-// render.js with the card files it calls (grouped_fit.js, throughput.js, pareto_front.js, pbt_lineage.js, branch_cbs.js) after it: one script,
+// render.js with the card files it calls after it (report/CMakeLists.txt embeds each): one script,
 // so `dlsweep serve`'s /assets/render.js and the report page both carry every card.
 std::string_view render_js() {
-  static const std::string all = std::string(assets::render_js()) + "\n" + std::string(assets::grouped_fit_js()) +
-                                 "\n" + std::string(assets::throughput_js()) + "\n" +
-                                 std::string(assets::pareto_front_js()) + "\n" + std::string(assets::pbt_lineage_js()) +
-                                 "\n" + std::string(assets::branch_cbs_js());
+  static const std::string all = [] {
+    std::string js(assets::render_js());
+    for (std::string_view card : {assets::training_curves_js(), assets::batch_model_js(), assets::grouped_fit_js(),
+                                  assets::throughput_js(), assets::parameters_js(), assets::pareto_front_js(),
+                                  assets::pbt_lineage_js(), assets::branch_cbs_js(), assets::trial_table_js()}) {
+      js += '\n';
+      js += card;
+    }
+    return js;
+  }();
   return all;
 }
 std::string_view report_css() { return assets::report_css(); }

@@ -20,8 +20,9 @@ namespace dlsweep::report {
 
 /// Chart.js, as embedded (empty when this dlsweep was built without it: see available()).
 std::string_view chart_js();
-/// report/render.js followed by report/grouped_fit.js, report/throughput.js and report/pareto_front.js (the cards it
-/// calls): defines `render(model, rootElement)`.
+/// report/render.js followed by the card files it calls (training_curves.js, batch_model.js, grouped_fit.js,
+/// throughput.js, parameters.js, pareto_front.js, pbt_lineage.js, branch_cbs.js, trial_table.js): defines
+/// `render(model, rootElement)`.
 std::string_view render_js();
 /// report/report.css.
 std::string_view report_css();
