@@ -286,12 +286,8 @@ void Engine::finish_from_disk(const db::TrialRow& row, const std::string& stop_r
   take_previous_ask(live);
   if (!stop_reason.empty()) live.stop_reason = stop_reason;
   ingest(live, /*may_prune=*/false);
-  sched::JobEvent ev;
-  ev.kind = sched::JobEventKind::exited;
-  ev.trial_id = row.id;
-  ev.attempt = row.attempt;
-  ev.job_id = fmt::format("finished-unwatched-{}-{}", row.id, row.attempt);
-  ev.exit_code = protocol::kExitDone;
+  sched::JobEvent ev = sched::job_event(fmt::format("finished-unwatched-{}-{}", row.id, row.attempt), row.id,
+                                        row.attempt, sched::JobEventKind::exited, {}, {}, protocol::kExitDone);
   const bool final_on_disk = stop_reason.empty() && has_final_record(row.trial_dir);
   progress_.event(final_on_disk
                       ? fmt::format("trial {}: its final record is on disk: it finished while no orchestrator "

@@ -9,6 +9,20 @@
 
 namespace dlsweep::sched {
 
+JobEvent job_event(std::string job_id, std::int64_t trial_id, int attempt, JobEventKind kind, std::string message,
+                   std::string native_id, int exit_code, int signal) {
+  JobEvent ev;
+  ev.job_id = std::move(job_id);
+  ev.trial_id = trial_id;
+  ev.attempt = attempt;
+  ev.kind = kind;
+  ev.message = std::move(message);
+  ev.native_id = std::move(native_id);
+  ev.exit_code = exit_code;
+  ev.signal = signal;
+  return ev;
+}
+
 std::string JobSpec::token() const { return fmt::format("{}/{}/{}", study, trial_id, attempt); }
 
 Result<std::vector<std::string>> write_command_lines(const std::vector<JobSpec>& jobs,

@@ -91,6 +91,11 @@ struct JobEvent {
                                ///< a failed attempt, even for a job adopted on resume
 };
 
+/// The one way an event is made: the job, its trial and attempt, what happened; the other
+/// fields as the kind needs them.
+JobEvent job_event(std::string job_id, std::int64_t trial_id, int attempt, JobEventKind kind, std::string message = {},
+                   std::string native_id = {}, int exit_code = 0, int signal = 0);
+
 using EventHandler = std::function<void(const JobEvent&)>;
 
 /// A job of a study still known to the scheduler after the orchestrator that submitted it

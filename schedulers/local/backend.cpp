@@ -97,13 +97,7 @@ Result<std::vector<std::string>> LocalBackend::dry_run(const std::vector<JobSpec
 }
 
 JobEvent LocalBackend::event_for(const Job& job, JobEventKind kind, std::string message) const {
-  JobEvent ev;
-  ev.job_id = job.id;
-  ev.trial_id = job.spec.trial_id;
-  ev.attempt = job.spec.attempt;
-  ev.kind = kind;
-  ev.message = std::move(message);
-  return ev;
+  return job_event(job.id, job.spec.trial_id, job.spec.attempt, kind, std::move(message));
 }
 
 void LocalBackend::emit(JobEvent ev) {

@@ -44,16 +44,8 @@ Status SlurmBackend::preflight(const JobSpec& sample) {
     return fail(fmt::format("no Slurm configuration file at {}", options_.slurm_conf), "backend.slurm_conf",
                 "give the path of the cluster's slurm.conf (`scontrol show config | grep SLURM_CONF` on a node "
                 "where Slurm works), or remove the key to use $SLURM_CONF");
-  BatchRequest req;
-  req.study = sample.study;
-  req.tag = "preflight";
-  req.script_dir = options_.script_dir;
-  req.ranks = sample.ranks;
-  req.launcher = sample.launcher;
-  req.warn_always = sample.warn_always;
-  req.time_limit_min = time_limit_minutes(sample.timeout_s);
+  BatchRequest req = single_job_request(sample, "preflight", options_.script_dir, time_limit_minutes(sample.timeout_s));
   req.throttle = options_.max_concurrent;
-  req.tasks.push_back(BatchTask{sample.token(), sample.workdir, sample.argv, sample.env});
   auto prepared = prepare_batch(template_text_, options_, req);
   if (!prepared) return std::unexpected(prepared.error());
   if (auto st = write_file_atomic(req.index_path(), prepared->index_text); !st) return st;
@@ -129,15 +121,8 @@ SlurmBackend::~SlurmBackend() {
 
 void SlurmBackend::emit(const Job& job, JobEventKind kind, std::string message, std::string native_id, int exit_code,
                         int signal, bool cannot_start, PendingClass pending_class, bool launch_failed) {
-  JobEvent ev;
-  ev.job_id = job.id;
-  ev.trial_id = job.spec.trial_id;
-  ev.attempt = job.spec.attempt;
-  ev.kind = kind;
-  ev.message = std::move(message);
-  ev.native_id = std::move(native_id);
-  ev.exit_code = exit_code;
-  ev.signal = signal;
+  JobEvent ev = job_event(job.id, job.spec.trial_id, job.spec.attempt, kind, std::move(message), std::move(native_id),
+                          exit_code, signal);
   ev.cannot_start = cannot_start;
   ev.pending_class = pending_class;
   ev.launch_failed = launch_failed;

@@ -120,13 +120,14 @@ Result<std::string> SlurmBackend::submit_orchestrator(const JobSpec& job) {
   std::error_code ec;
   fs::create_directories(o.script_dir, ec);
   if (ec) return fail("cannot create " + o.script_dir.string() + ": " + ec.message(), "submit --as-job", "check runs_dir");
-  BatchRequest req;
-  req.study = job.study + ".orchestrator";
-  req.tag = fmt::format("orchestrator-{}-{}", std::time(nullptr), getpid());
-  req.script_dir = o.script_dir;
-  req.ranks = 1;
-  req.warn_always = true;
-  req.tasks.push_back(BatchTask{job.token(), job.workdir, job.argv, job.env});
+  JobSpec orchestrator = job;
+  orchestrator.study = job.study + ".orchestrator";
+  orchestrator.ranks = 1;
+  orchestrator.launcher.clear();
+  orchestrator.warn_always = true;
+  BatchRequest req = single_job_request(orchestrator, fmt::format("orchestrator-{}-{}", std::time(nullptr), getpid()),
+                                        o.script_dir);
+  req.tasks.front().token = job.token();
   auto prepared = prepare_batch(template_text_, o, req);
   if (!prepared) return std::unexpected(prepared.error());
   if (auto st = write_file_atomic(req.index_path(), prepared->index_text); !st) return std::unexpected(st.error());

@@ -152,34 +152,57 @@ void SlurmPoolBackend::no_more_work() {
 }
 
 void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string message, int exit_code, int signal) {
-  JobEvent ev;
-  ev.job_id = t.id;
-  ev.trial_id = t.trial_id;
-  ev.attempt = t.attempt;
-  ev.kind = kind;
-  ev.exit_code = exit_code;
-  ev.signal = signal;
-  ev.message = std::move(message);
-  ev.native_id = std::string(kNativePrefix) + t.tag;
-  deliver(std::move(ev));
+  deliver(job_event(t.id, t.trial_id, t.attempt, kind, std::move(message), std::string(kNativePrefix) + t.tag, exit_code,
+                    signal));
+}
+
+Result<fs::path> SlurmPoolBackend::write_trial_script(const JobSpec& spec, const std::string& tag,
+                                                     const fs::path& dir) const {
+  SlurmOptions o = options_;
+  o.requeue = false;  // the pool puts a trial stopped at the warning back in its queue
+  BatchRequest req = single_job_request(spec, tag, dir);
+  auto prepared = prepare_batch(template_text_, o, req);
+  if (!prepared) return std::unexpected(prepared.error());
+  if (auto st = write_file_atomic(req.index_path(), prepared->index_text); !st) return std::unexpected(st.error());
+  if (auto st = write_file_atomic(req.script_path(), prepared->request.script); !st) return std::unexpected(st.error());
+  return req.script_path();
+}
+
+JobSpec SlurmPoolBackend::worker_spec(const std::string& study, int n, int ranks) const {
+  const std::string wid = "w" + std::to_string(n);
+  JobSpec w;
+  w.study = workers_study(study);
+  w.trial_id = n;
+  w.attempt = 0;
+  w.workdir = pool_.worker_dir(wid);
+  w.ranks = ranks;
+  w.launcher = std::string(kLauncherAllocationOnly);
+  w.warn_always = true;
+  // The allocation's length (the study's `time`) tells the worker which trials still fit.
+  w.argv = {"/bin/bash",
+            (pool_.root() / "worker.sh").string(),
+            w.workdir.string(),
+            worker_exe_.string(),
+            "worker",
+            "--pool",
+            pool_.root().string(),
+            "--id",
+            wid,
+            "--ranks",
+            std::to_string(ranks),
+            "--time-limit-min",
+            std::to_string(options_.time_limit),
+            "--margin-s",
+            std::to_string(std::max(options_.signal_lead_s, 10)),
+            "--idle-s",
+            fmt::format("{}", options_.worker_idle_s)};
+  return w;
 }
 
 Status SlurmPoolBackend::write_task(const JobSpec& spec, const std::string& tag) {
-  SlurmOptions o = options_;
-  o.requeue = false;  // the pool puts a trial stopped at the warning back in its queue
-  BatchRequest req;
-  req.study = spec.study;
-  req.tag = tag;
-  req.script_dir = pool_.scripts_dir();
-  req.ranks = spec.ranks;
-  req.launcher = spec.launcher;
-  req.warn_always = spec.warn_always;
-  req.tasks.push_back(BatchTask{spec.token(), spec.workdir, spec.argv, spec.env});
-  auto prepared = prepare_batch(template_text_, o, req);
-  if (!prepared) return std::unexpected(prepared.error());
-  if (auto st = write_file_atomic(req.index_path(), prepared->index_text); !st) return st;
-  if (auto st = write_file_atomic(req.script_path(), prepared->request.script); !st) return st;
-  pool::TaskFile task{spec.token(), req.script_path(), spec.ranks, spec.timeout_s, 0};
+  auto script = write_trial_script(spec, tag, pool_.scripts_dir());
+  if (!script) return std::unexpected(script.error());
+  pool::TaskFile task{spec.token(), *script, spec.ranks, spec.timeout_s, 0};
   if (options_.keep_imported && keeps_imported(spec)) {
     task.warm = true;
     task.argv = spec.argv;
@@ -389,13 +412,8 @@ void SlurmPoolBackend::ensure_workers() {
         if (pool_.withdraw(t.tag)) waiting.push_back(t);
       for (auto& t : waiting) {
         tasks_.erase(t.id);
-        JobEvent ev;
-        ev.job_id = t.id;
-        ev.trial_id = t.trial_id;
-        ev.attempt = t.attempt;
-        ev.kind = JobEventKind::lost;
-        ev.native_id = std::string(kNativePrefix) + t.tag;
-        ev.message = "cannot run a pilot worker: " + st.error().message();
+        JobEvent ev = job_event(t.id, t.trial_id, t.attempt, JobEventKind::lost,
+                                "cannot run a pilot worker: " + st.error().message(), std::string(kNativePrefix) + t.tag);
         ev.cannot_start = true;
         deliver(std::move(ev));
       }
@@ -412,34 +430,7 @@ Status SlurmPoolBackend::submit_worker() {
   std::error_code ec;
   fs::create_directories(wdir, ec);
   if (ec) return fail("cannot create " + wdir.string() + ": " + ec.message(), "backend.workers", "check runs_dir");
-  JobSpec w;
-  w.study = workers_study(study_);
-  w.trial_id = n;
-  w.attempt = 0;
-  w.workdir = wdir;
-  w.ranks = max_ranks_;
-  w.launcher = std::string(kLauncherAllocationOnly);
-  w.warn_always = true;
-  // The allocation's length (the study's `time`) tells the worker which trials still fit.
-  const int minutes = options_.time_limit;
-  w.argv = {"/bin/bash",
-            (pool_.root() / "worker.sh").string(),
-            wdir.string(),
-            worker_exe_.string(),
-            "worker",
-            "--pool",
-            pool_.root().string(),
-            "--id",
-            wid,
-            "--ranks",
-            std::to_string(max_ranks_),
-            "--time-limit-min",
-            std::to_string(minutes),
-            "--margin-s",
-            std::to_string(std::max(options_.signal_lead_s, 10)),
-            "--idle-s",
-            fmt::format("{}", options_.worker_idle_s)};
-  auto id = inner_->submit(w);
+  auto id = inner_->submit(worker_spec(study_, n, max_ranks_));
   if (!id) return std::unexpected(id.error());
   workers_[n] = Worker{*id, "", max_ranks_, false, false};
   ++workers_started_;
@@ -450,45 +441,25 @@ Status SlurmPoolBackend::preflight(const JobSpec& sample) { return inner_->prefl
 
 Result<std::vector<std::string>> SlurmPoolBackend::dry_run(const std::vector<JobSpec>& jobs, const fs::path& out_dir) {
   // What goes to Slurm: the worker allocations (one array per shape, as submit sends them),
-  // and the trial scripts the workers would run.
+  // and the trial scripts the workers would run — each built by the function submit uses.
   std::vector<std::string> lines;
   int ranks = 1;
   for (const auto& j : jobs) ranks = std::max(ranks, j.ranks);
   std::vector<JobSpec> workers;
-  for (int i = 1; i <= std::min<int>(options_.workers, int(jobs.size())); ++i) {
-    JobSpec w;
-    w.study = workers_study(jobs.front().study);
-    w.trial_id = i;
-    w.workdir = pool_.worker_dir("w" + std::to_string(i));
-    w.ranks = ranks;
-    w.launcher = std::string(kLauncherAllocationOnly);
-    w.argv = {"/bin/bash", (pool_.root() / "worker.sh").string(), w.workdir.string(), worker_exe_.string(), "worker",
-              "--pool", pool_.root().string(), "--id", "w" + std::to_string(i)};
-    workers.push_back(std::move(w));
-  }
+  for (int i = 1; i <= std::min<int>(options_.workers, int(jobs.size())); ++i)
+    workers.push_back(worker_spec(jobs.front().study, i, ranks));
   auto inner = inner_->dry_run(workers, out_dir);
   if (!inner) return std::unexpected(inner.error());
   lines.push_back(fmt::format("pilot workers: {} allocation(s) of {} task(s) each run the study's {} trial(s) one "
                               "after another (backend.workers: {})",
                               workers.size(), ranks, jobs.size(), options_.workers));
   for (auto& l : *inner) lines.push_back(std::move(l));
-  SlurmOptions o = options_;
-  o.requeue = false;
-  for (const auto& j : jobs) {
-    BatchRequest req;
-    req.study = j.study;
-    req.tag = "trial-" + pool::task_tag(j.trial_id, j.attempt);
-    req.script_dir = pool_.scripts_dir();
-    req.ranks = j.ranks;
-    req.launcher = j.launcher;
-    req.warn_always = j.warn_always;
-    req.tasks.push_back(BatchTask{j.token(), fs::absolute(j.workdir), j.argv, j.env});
-    auto prepared = prepare_batch(template_text_, o, req);
-    if (!prepared) return std::unexpected(prepared.error());
-    const fs::path script = out_dir / (req.tag + ".sh"), index = out_dir / (req.tag + ".index");
-    if (auto st = write_file_atomic(script, prepared->request.script); !st) return std::unexpected(st.error());
-    if (auto st = write_file_atomic(index, prepared->index_text); !st) return std::unexpected(st.error());
-    lines.push_back(fmt::format("{}: trial {} as a worker runs it", script.string(), j.token()));
+  for (const auto& given : jobs) {
+    JobSpec j = given;
+    j.workdir = fs::absolute(j.workdir);
+    auto script = write_trial_script(j, "trial-" + pool::task_tag(j.trial_id, j.attempt), out_dir);
+    if (!script) return std::unexpected(script.error());
+    lines.push_back(fmt::format("{}: trial {} as a worker runs it", script->string(), j.token()));
   }
   return lines;
 }

@@ -110,6 +110,11 @@ class SlurmPoolBackend final : public Backend {
   void emit(const Task& t, JobEventKind kind, std::string message, int exit_code = 0, int signal = 0);
   /// Posts `ev` to the handler.
   void deliver(JobEvent ev);
+  /// The trial's batch script and index in `dir` (the pool's scripts, or a dry run's folder).
+  Result<std::filesystem::path> write_trial_script(const JobSpec& spec, const std::string& tag,
+                                                   const std::filesystem::path& dir) const;
+  /// Worker `n`'s allocation, as submit sends it and --dry-run shows it.
+  JobSpec worker_spec(const std::string& study, int n, int ranks) const;
   Status write_task(const JobSpec& spec, const std::string& tag);
   void on_worker_event(const JobEvent& ev);
   void scan();

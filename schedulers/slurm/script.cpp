@@ -28,6 +28,20 @@ namespace mus = kainjow::mustache;
 
 std::string job_name_for(const std::string& study) { return "dlsweep:" + study; }
 
+BatchRequest single_job_request(const JobSpec& spec, std::string tag, std::filesystem::path script_dir,
+                                int time_limit_min) {
+  BatchRequest req;
+  req.study = spec.study;
+  req.tag = std::move(tag);
+  req.script_dir = std::move(script_dir);
+  req.ranks = spec.ranks;
+  req.launcher = spec.launcher;
+  req.warn_always = spec.warn_always;
+  req.time_limit_min = time_limit_min;
+  req.tasks.push_back(BatchTask{spec.token(), spec.workdir, spec.argv, spec.env});
+  return req;
+}
+
 Result<std::string> render_index(const BatchRequest& batch) {
   std::string out = fmt::format(
       "# dlsweep slurm index v1 for {}.sh: one line per array task (line 2 = task 0): "

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "schedulers/backend.hpp"
 #include "schedulers/slurm/driver.hpp"
 #include "schedulers/slurm/options.hpp"
 
@@ -47,6 +48,12 @@ struct BatchRequest {
   std::filesystem::path script_path() const { return script_dir / (tag + ".sh"); }
   std::filesystem::path index_path() const { return script_dir / (tag + ".index"); }
 };
+
+/// A batch of one task, `spec`'s own job: the one place a single job's request is built
+/// (preflight, `--as-job`'s orchestrator, the pilot pool's trial scripts in submit and in
+/// --dry-run). `time_limit_min` 0: the options' time.
+BatchRequest single_job_request(const JobSpec& spec, std::string tag, std::filesystem::path script_dir,
+                                int time_limit_min = 0);
 
 /// The job name of every job of a study: "dlsweep:<study>" (find_jobs() looks for it).
 std::string job_name_for(const std::string& study);

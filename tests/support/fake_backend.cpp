@@ -55,14 +55,7 @@ FakeBackend::FakeBackend(boost::asio::io_context& io, std::size_t max_concurrent
 FakeBackend::~FakeBackend() { alive_.reset(); }
 
 void FakeBackend::emit(const Job& job, JobEventKind kind, std::string message, int exit_code, int signal) {
-  JobEvent ev;
-  ev.job_id = job.id;
-  ev.trial_id = job.spec.trial_id;
-  ev.attempt = job.spec.attempt;
-  ev.kind = kind;
-  ev.exit_code = exit_code;
-  ev.signal = signal;
-  ev.message = std::move(message);
+  JobEvent ev = job_event(job.id, job.spec.trial_id, job.spec.attempt, kind, std::move(message), {}, exit_code, signal);
   boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_), ev = std::move(ev)] {
     if (alive.expired()) return;
     if (handler_) handler_(ev);

@@ -4,7 +4,9 @@
 // event loop once the engine says no more work will come.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 
 #include "fake_slurm_driver.hpp"
 #include "schedulers/slurm/pool_backend.hpp"
@@ -110,4 +112,50 @@ TEST_CASE("pool backend: no `stop` while trials are left, and a submit after it 
   auto again = f.backend->submit(f.job(2));  // a resumed study's `--add-trials`, a new generation
   REQUIRE(again);
   CHECK_FALSE(fs::exists(stop));
+}
+
+TEST_CASE("pool backend: --dry-run shows the worker allocations and trial scripts submit sends, built by the same "
+          "functions", "[slurm][pool][dry-run]") {
+  PoolFixture f;
+  const fs::path out = f.dir.path() / "dry";
+  fs::create_directories(out);
+  std::vector<JobSpec> jobs{f.job(1), f.job(2), f.job(3)};
+  auto lines = f.backend->dry_run(jobs, out);
+  REQUIRE(lines);
+  REQUIRE_FALSE(lines->empty());
+  CHECK(lines->front() == "pilot workers: 2 allocation(s) of 1 task(s) each run the study's 3 trial(s) one after "
+                          "another (backend.workers: 2)");
+  auto read_dir = [](const fs::path& d, const std::string& ext) {
+    std::vector<std::string> texts;
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ext) {
+        std::ifstream in(e.path());
+        texts.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      }
+    std::sort(texts.begin(), texts.end());
+    return texts;
+  };
+  // Submitted for real: the workers' index (their command lines) is the dry run's, word for word.
+  REQUIRE(f.backend->submit(f.job(1)));
+  REQUIRE(f.backend->submit(f.job(2)));
+  REQUIRE(run_until(f.io, [&] { return !read_dir(f.dir.path() / "slurm", ".index").empty(); }, 5));
+  std::vector<std::string> dry_workers, real_workers;
+  // (Below the header line, which names the script file.)
+  auto tasks_of = [](const std::string& index) { return index.substr(index.find('\n') + 1); };
+  for (const auto& t : read_dir(out, ".index"))
+    if (t.find("--idle-s") != std::string::npos) dry_workers.push_back(tasks_of(t));
+  for (const auto& t : read_dir(f.dir.path() / "slurm", ".index"))
+    if (t.find("--idle-s") != std::string::npos) real_workers.push_back(tasks_of(t));
+  REQUIRE(dry_workers.size() == 1);
+  REQUIRE(real_workers.size() == 1);
+  CHECK(dry_workers == real_workers);
+  for (const char* word : {"--ranks", "--time-limit-min", "--margin-s", "--idle-s"})
+    CHECK(dry_workers.front().find(word) != std::string::npos);
+  // And each trial's script is the one the pool queues for a worker (the tag aside).
+  auto queued = read_dir(f.backend->pool().scripts_dir(), ".sh");
+  REQUIRE(queued.size() == 2);
+  auto dry_scripts = read_dir(out, ".sh");
+  std::size_t trial_scripts = 0;
+  for (const auto& t : dry_scripts) trial_scripts += t.find("t00000001-a0") != std::string::npos ? 1 : 0;
+  CHECK(trial_scripts == 1);
 }
