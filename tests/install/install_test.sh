@@ -20,6 +20,15 @@ if [[ ${1:-} == --unprivileged ]]; then
   dirs=("$root"/opt/dlsweep-*)
   [[ ${#dirs[@]} -eq 1 && -x ${dirs[0]}/bin/dlsweep ]] || die "the tarball holds no single dlsweep-<version>/bin/dlsweep: $(ls "$root/opt")"
   prefix=/opt/${dirs[0]##*/}
+  # `pip install share/dlsweep/python` installs what pyproject.toml names: every module and
+  # package of it must be in the tarball (pip skips a missing py-module without a word).
+  py=${dirs[0]}/share/dlsweep/python
+  for m in $(sed -n 's/^py-modules *= *\[\(.*\)\]/\1/p' "$py/pyproject.toml" | tr -d '",'); do
+    [[ -f $py/$m.py ]] || die "the tarball lacks share/dlsweep/python/$m.py, which pyproject.toml names"
+  done
+  for p in $(sed -n 's/^packages *= *\[\(.*\)\]/\1/p' "$py/pyproject.toml" | tr -d '",'); do
+    [[ -f $py/$p/__init__.py ]] || die "the tarball lacks share/dlsweep/python/$p/, which pyproject.toml names"
+  done
   cp "$busybox" "$root/bin/busybox"
   for applet in sh cat sed grep ls test printf echo readlink; do ln -s busybox "$root/bin/$applet"; done
 
