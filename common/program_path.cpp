@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
@@ -44,12 +45,16 @@ std::optional<std::filesystem::path> self_executable() {
   return p;
 }
 
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides) {
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides,
+                                            const std::vector<std::string>& unset) {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     auto eq = kv.find('=');
-    if (eq != std::string_view::npos && overrides.contains(std::string(kv.substr(0, eq)))) continue;
+    if (eq != std::string_view::npos) {
+      const std::string name(kv.substr(0, eq));
+      if (overrides.contains(name) || std::find(unset.begin(), unset.end(), name) != unset.end()) continue;
+    }
     out.emplace_back(kv);
   }
   for (const auto& [k, v] : overrides) out.push_back(k + "=" + v);

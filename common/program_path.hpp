@@ -20,7 +20,8 @@ std::optional<std::filesystem::path> self_executable();
 
 /// The environment of this process with `overrides` replacing (or adding) their keys, as
 /// "KEY=VALUE" strings: what a child started with those overrides sees.
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides);
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides,
+                                            const std::vector<std::string>& unset = {});
 
 /// A null-terminated array of pointers into `v` (argv/envp for exec); valid while `v` lives.
 std::vector<char*> c_strings(std::vector<std::string>& v);

@@ -23,7 +23,7 @@
 #include <fmt/format.h>
 
 #include "schedulers/launch.hpp"
-#include "schedulers/local/process_spawn.hpp"
+#include "schedulers/process_spawn.hpp"
 #include "schedulers/warm_runner.hpp"
 
 namespace dlsweep::sched {

@@ -329,7 +329,15 @@ void SlurmPoolBackend::finish(Task& t, const std::string& wid, const pool::ExitR
   Task done = t;
   tasks_.erase(done.id);
   if (!done.started) emit(done, JobEventKind::started, "running on worker " + wid);
-  if (rec.cancelled || done.cancel_requested)
+  if (rec.not_started) {
+    // The worker could not start the trial's script (not the script's own 127): a failed
+    // attempt, with the reason.
+    JobEvent ev = job_event(done.id, done.trial_id, done.attempt, JobEventKind::lost,
+                            fmt::format("worker {} could not start the trial's script: {}", wid, rec.error),
+                            std::string(kNativePrefix) + done.tag);
+    ev.launch_failed = true;
+    deliver(std::move(ev));
+  } else if (rec.cancelled || done.cancel_requested)
     emit(done, JobEventKind::cancelled, "cancelled");
   else if (rec.timed_out)
     emit(done, JobEventKind::cancelled, fmt::format("timed out after {:.0f} s", done.timeout_s));

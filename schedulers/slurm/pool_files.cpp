@@ -254,9 +254,13 @@ Status PoolDir::write_run(const std::string& wid, const std::string& tag, const 
 }
 
 Status PoolDir::write_exit(const std::string& wid, const std::string& tag, const ExitRecord& e) const {
-  return write_json(in_worker(wid, tag, ".exit"),
-                    json{{"exit_code", e.exit_code}, {"signal", e.signal}, {"warned", e.warned},
-                         {"cancelled", e.cancelled}, {"timed_out", e.timed_out}, {"seconds", e.seconds}});
+  json j{{"exit_code", e.exit_code}, {"signal", e.signal}, {"warned", e.warned},
+         {"cancelled", e.cancelled}, {"timed_out", e.timed_out}, {"seconds", e.seconds}};
+  if (e.not_started) {
+    j["not_started"] = true;
+    j["error"] = e.error;
+  }
+  return write_json(in_worker(wid, tag, ".exit"), j);
 }
 
 Status PoolDir::request_cancel(const std::string& wid, const std::string& tag) const {
@@ -329,6 +333,8 @@ Result<ExitRecord> PoolDir::read_exit(const fs::path& p) {
   e.cancelled = j->value("cancelled", false);
   e.timed_out = j->value("timed_out", false);
   e.seconds = j->value("seconds", 0.0);
+  e.not_started = j->value("not_started", false);
+  e.error = j->value("error", "");
   return e;
 }
 

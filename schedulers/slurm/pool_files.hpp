@@ -13,7 +13,8 @@
 //                        filesystem: exactly one worker wins a task). In it:
 //     task               as queued (rewritten without the earlier runs a worker found gone);
 //     run                the worker started it (JSON: v, host, pgid, started, lease);
-//     exit               it ended (JSON: v, exit_code, signal, warned, cancelled, timed_out, seconds);
+//     exit               it ended (JSON: v, exit_code, signal, warned, cancelled, timed_out, seconds,
+//                        and not_started + error when its script could not be started);
 //     cancel             the orchestrator asks the worker to stop it.
 //   w/<wid>/<tag>.lease  the run's lease: a file the trial's processes hold an exclusive flock
 //                        on (an inherited open file), until the last of them is gone
@@ -83,6 +84,10 @@ struct ExitRecord {
   bool cancelled = false;  ///< stopped because of <tag>.cancel (or the worker's TERM)
   bool timed_out = false;  ///< stopped at timeout_s
   double seconds = 0;      ///< how long it ran
+  /// The worker could not start the trial's script at all (`error` says why): not the
+  /// script's own exit 127.
+  bool not_started = false;
+  std::string error;
 };
 
 /// The version of the pool's layout and of every record in it.

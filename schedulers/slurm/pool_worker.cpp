@@ -26,8 +26,10 @@
 
 #include "common/atomic_file.hpp"
 #include "common/protocol.hpp"
+#include "schedulers/process_spawn.hpp"
 #include "schedulers/slurm/pool_lease.hpp"
 #include "schedulers/slurm/pool_rerun.hpp"
+#include "schedulers/slurm/worker_signals.hpp"
 #include "schedulers/warm_runner.hpp"
 
 namespace dlsweep::sched::pool {
@@ -36,19 +38,48 @@ namespace fs = std::filesystem;
 
 namespace {
 
-volatile std::sig_atomic_t g_usr2 = 0;
-volatile std::sig_atomic_t g_term = 0;
+// What the worker was told, by signal: USR2 (the allocation's time-limit warning), TERM or
+// INT (stop). Set by wait_s(), which reads them from the signalfd (worker_signals.hpp).
+bool g_usr2 = false;
+bool g_term = false;
+WorkerSignals* g_signals = nullptr;
 
-extern "C" void on_usr2(int) { g_usr2 = 1; }
-extern "C" void on_term(int) { g_term = 1; }
-
+/// Seconds since the epoch (the allocation's end, the run's start: shared with other hosts).
 double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+/// Seconds on the monotonic clock: every duration the worker measures (timeouts, grace
+/// periods, idle time), which a wall-clock step must not stretch or cut short.
+double mono_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
 std::string hostname() { return this_host(); }
 
-void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+/// Waits up to `s` seconds, returning at once when a signal comes (a child's end included).
+void wait_s(double s) {
+  if (!g_signals) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(s));
+    return;
+  }
+  const WorkerSignals::Seen seen = g_signals->wait(s);
+  g_usr2 = g_usr2 || seen.usr2;
+  g_term = g_term || seen.term;
+}
+
+/// The trial's batch script reads its index line at ${SLURM_ARRAY_TASK_ID:-0}: the worker's
+/// own array task is not the trial's, so these are not passed on.
+const std::vector<std::string> kArrayVariables{"SLURM_ARRAY_TASK_ID",  "SLURM_ARRAY_JOB_ID",   "SLURM_ARRAY_TASK_COUNT",
+                                               "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP"};
+
+/// The exit record of a trial whose script could not be started at all (distinct from the
+/// script's own exit 127).
+ExitRecord not_started(const Error& e) {
+  ExitRecord rec;
+  rec.exit_code = 127;
+  rec.not_started = true;
+  rec.error = e.message();
+  return rec;
+}
 
 enum class Outcome { recorded, abandoned };
 
@@ -56,7 +87,7 @@ enum class Outcome { recorded, abandoned };
 /// trial's end is deliberately not recorded.
 Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& tag, const TaskFile& task,
                  bool& warned_out, const std::function<void(const std::string&)>& log) {
-  const double t0 = now_s();
+  const double t0 = mono_s(), started_at = now_s();
   // The run's lease: the trial's processes inherit it (pool_lease.hpp).
   const fs::path lease_file = pool.in_worker(c.id, tag, ".lease");
   auto lease = Lease::take(lease_file);
@@ -64,32 +95,25 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
     log(fmt::format("{}: no lease ({}): a rerun after this worker's death can check only the process group, on "
                     "this host",
                     tag, lease.error().message()));
-  pid_t child = ::fork();
-  if (child < 0) {
-    pool.write_exit(c.id, tag, ExitRecord{127, 0, false, false, false, 0});
-    log(fmt::format("{}: fork failed", tag));
+  // The project's spawner: no shell, a process group of its own, stdin from /dev/null, the
+  // script's own output appended to the worker's logs, and an exec failure told apart.
+  auto spawned = spawn_process({"/bin/bash", task.script.string()}, pool.worker_dir(c.id),
+                               {{"DLSWEEP_WORKER", c.id}}, /*die_with_parent=*/false, kArrayVariables,
+                               lease ? lease->fd() : -1);
+  if (!spawned) {
+    std::error_code ec;
+    fs::remove(lease_file, ec);
+    pool.write_exit(c.id, tag, not_started(spawned.error()));
+    log(fmt::format("{}: could not start its script: {}", tag, spawned.error().message()));
     return Outcome::recorded;
   }
-  if (child == 0) {
-    ::setpgid(0, 0);
-    ::signal(SIGUSR2, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    ::setenv("DLSWEEP_WORKER", c.id.c_str(), 1);
-    // The trial's script reads its index line at ${SLURM_ARRAY_TASK_ID:-0}: the worker's own
-    // array task id is not the trial's.
-    for (const char* v : {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MAX",
-                          "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP"})
-      ::unsetenv(v);
-    ::execl("/bin/bash", "bash", task.script.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::setpgid(child, child);
+  const pid_t child = *spawned;
   std::string lease_name;
   if (lease) {
     lease_name = pool.lease_name(lease_file);
     lease->close();  // held by the trial's processes alone from here
   }
-  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(child), t0, lease_name});
+  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(child), started_at, lease_name});
   log(fmt::format("{} ({}): started, process group {}", tag, task.token, child));
   ExitRecord rec;
   double kill_at = 0, next_cancel_check = 0;
@@ -98,7 +122,7 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
   for (;;) {
     pid_t w = ::waitpid(child, &status, WNOHANG);
     if (w == child) break;
-    const double t = now_s();
+    const double t = mono_s();
     if (g_usr2 && !rec.warned) {
       rec.warned = true;
       ::kill(child, SIGUSR2);  // the script passes it on to the trial, as in a per-trial job
@@ -129,10 +153,15 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
       ::kill(-child, SIGKILL);
       kill_at = 0;
     }
-    sleep_s(0.05);
+    // Until the next thing to look at: the cancel file, the timeout, the kill; the child's
+    // end and a signal wake it at once.
+    double next = next_cancel_check;
+    if (task.timeout_s > 0 && !rec.timed_out) next = std::min(next, t0 + task.timeout_s);
+    if (kill_at > 0) next = std::min(next, kill_at);
+    wait_s(std::clamp(next - t, 0.001, 0.5));
   }
   ::kill(-child, SIGKILL);  // what the trial left behind in its group
-  rec.seconds = now_s() - t0;
+  rec.seconds = mono_s() - t0;
   if (WIFEXITED(status))
     rec.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
@@ -162,15 +191,15 @@ using WarmServers = std::map<std::string, WarmServer>;
 /// `keep_lease`: the worker is stopping with a trial of the server unrecorded, whose rerun checks it.
 void stop_server(const PoolDir& pool, WarmServer& s, double grace_s, bool keep_lease = false) {
   warm::request_stop(s.dir);
-  const double until = now_s() + grace_s;
+  const double until = mono_s() + grace_s;
   int status = 0;
   while (::waitpid(s.pid, &status, WNOHANG) == 0) {
-    if (now_s() > until) {
+    if (mono_s() > until) {
       ::kill(-s.pid, SIGKILL);
       ::waitpid(s.pid, &status, 0);
       break;
     }
-    sleep_s(0.02);
+    wait_s(0.02);
   }
   ::kill(-s.pid, SIGKILL);  // anything it left in its group
   std::error_code ec;
@@ -178,7 +207,7 @@ void stop_server(const PoolDir& pool, WarmServer& s, double grace_s, bool keep_l
 }
 
 std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& pool, const TaskFile& task, long n,
-                                       const std::function<void(const std::string&)>& log) {
+                                       const std::function<void(const std::string&)>& log, Error& error) {
   WarmServer s;
   s.dir = pool.worker_dir(c.id) / ("py-" + std::to_string(n));
   std::error_code ec;
@@ -186,39 +215,28 @@ std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& poo
   fs::create_directories(s.dir, ec);
   if (ec) {
     log("cannot create " + s.dir.string() + ": " + ec.message());
+    error = Error{"cannot create " + s.dir.string() + ": " + ec.message(), s.dir.string(), "check the pool directory"};
     return std::nullopt;
   }
   std::vector<std::string> argv = warm::server_argv(task.argv, s.dir);
-  const std::string out = (task.trial_dir / protocol::kStdoutFile).string(),
-                    err = (task.trial_dir / protocol::kStderrFile).string();
   // The server's lease, held by it and whatever it starts: a rerun of a trial it ran waits
   // until all of that is gone.
   const fs::path lease_file = s.dir.string() + ".lease";
   auto lease = Lease::take(lease_file);
   if (!lease) log(fmt::format("kept-imported runner: no lease ({})", lease.error().message()));
-  pid_t pid = ::fork();
-  if (pid < 0) return std::nullopt;
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::signal(SIGUSR2, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    if (::chdir(task.trial_dir.c_str()) != 0) ::_exit(70);
-    for (const auto& [k, v] : task.env) ::setenv(k.c_str(), v.c_str(), 1);
-    ::setenv("DLSWEEP_WORKER", c.id.c_str(), 1);
-    for (const char* v : {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MAX",
-                          "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP"})
-      ::unsetenv(v);
-    // Until it takes its first trial, what it prints (an import error) goes to that trial's logs.
-    int o = ::open(out.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644), e = ::open(err.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
-    if (o >= 0) ::dup2(o, 1);
-    if (e >= 0) ::dup2(e, 2);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
+  // Started in the first trial's directory: until it takes that trial, what it prints (an
+  // import error) goes to the trial's logs.
+  std::map<std::string, std::string> env = task.env;
+  env["DLSWEEP_WORKER"] = c.id;
+  auto spawned = spawn_process(argv, task.trial_dir, env, /*die_with_parent=*/false, kArrayVariables,
+                               lease ? lease->fd() : -1);
+  if (!spawned) {
+    fs::remove(lease_file, ec);
+    log(fmt::format("kept-imported runner: {}", spawned.error().message()));
+    error = spawned.error();
+    return std::nullopt;
   }
-  ::setpgid(pid, pid);
+  const pid_t pid = *spawned;
   s.pid = pid;
   if (lease) {
     s.lease = pool.lease_name(lease_file);
@@ -232,7 +250,7 @@ std::optional<WarmServer> start_server(const WorkerConfig& c, const PoolDir& poo
 /// through job.json, its end read from done.json — or from the server's own end.
 Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::string& tag, const TaskFile& task,
                       WarmServers& servers, const std::function<void(const std::string&)>& log) {
-  const double t0 = now_s();
+  const double t0 = mono_s(), started_at = now_s();
   const std::string key = warm::share_key(task.argv, task.env);
   static long started = 0;
   if (auto it = servers.find(key); it != servers.end()) {
@@ -242,9 +260,10 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
   std::error_code ec;
   fs::remove(task.trial_dir / protocol::kPreemptHandlerFile, ec);  // each run asks anew, as in the script
   if (!servers.count(key)) {
-    auto s = start_server(c, pool, task, ++started, log);
+    Error error;
+    auto s = start_server(c, pool, task, ++started, log, error);
     if (!s) {
-      pool.write_exit(c.id, tag, ExitRecord{127, 0, false, false, false, 0});
+      pool.write_exit(c.id, tag, not_started(error));
       return Outcome::recorded;
     }
     servers[key] = *s;
@@ -252,13 +271,13 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
   WarmServer& s = servers[key];
   const long seq = ++s.seq;
   warm::hand_over(s.dir, seq, task.trial_dir, task.env);
-  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(s.pid), t0, s.lease});
+  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(s.pid), started_at, s.lease});
   log(fmt::format("{} ({}): handed to the kept-imported runner (pid {}, trial {} of it)", tag, task.token, s.pid, seq));
   ExitRecord rec;
   double kill_at = 0, next_check = 0;
   bool server_gone = false;
   for (;;) {
-    const double t = now_s();
+    const double t = mono_s();
     int status = 0;
     if (::waitpid(s.pid, &status, WNOHANG) == s.pid) {
       server_gone = true;
@@ -304,14 +323,14 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
       ::kill(-s.pid, SIGKILL);
       kill_at = t + 3600;
     }
-    sleep_s(0.01);
+    wait_s(0.01);  // done.json is a file: looked at every 10 ms; a signal or the runner's end wakes it
   }
   if (server_gone) {
     ::kill(-s.pid, SIGKILL);
     if (!s.lease.empty()) fs::remove(pool.lease_path(s.lease), ec);
     servers.erase(key);
   }
-  rec.seconds = now_s() - t0;
+  rec.seconds = mono_s() - t0;
   if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
   log(fmt::format("{}: ended (exit {}, signal {}) after {:.1f} s", tag, rec.exit_code, rec.signal, rec.seconds));
   return Outcome::recorded;
@@ -329,7 +348,7 @@ Clearance wait_for_earlier_runs(const WorkerConfig& c, const PoolDir& pool, cons
                                 const std::function<void(const std::string&)>& log) {
   if (task.unfinished_runs.empty()) return Clearance::clear;
   const std::string host = hostname();
-  const double since = now_s();
+  const double since = mono_s();
   double next_log = 0;
   std::string last_why;
   for (;;) {
@@ -342,7 +361,7 @@ Clearance wait_for_earlier_runs(const WorkerConfig& c, const PoolDir& pool, cons
       seen.push_back(e);
     }
     const RerunDecision d = decide_rerun(task.unfinished_runs, seen);
-    const double t = now_s();
+    const double t = mono_s();
     if (d.verdict != RerunVerdict::wait) {
       log(fmt::format("{}: ran before without an end; {}{}", tag, d.why,
                       t - since > 0.5 ? fmt::format(" (waited {:.1f} s)", t - since) : ""));
@@ -367,7 +386,7 @@ Clearance wait_for_earlier_runs(const WorkerConfig& c, const PoolDir& pool, cons
       log(fmt::format("{}: cancelled before it started again", tag));
       return Clearance::cancelled;
     }
-    sleep_s(std::max(c.poll_s, 0.05));
+    wait_s(std::max(c.poll_s, 0.05));
   }
 }
 
@@ -396,16 +415,10 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
     log(st.error().message());
     return 2;
   }
-  struct sigaction sa {};
-  sa.sa_handler = on_usr2;
-  ::sigaction(SIGUSR2, &sa, nullptr);
-  sa.sa_handler = on_term;
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);
   log(fmt::format("worker {} on {}: {} task(s){}", c.id, hostname(), c.ranks,
                   c.end_time > 0 ? fmt::format(", allocation ends in {:.0f} s", c.end_time - now_s()) : ""));
-  double idle_since = now_s(), next_beat = 0;
-  const double started_at = c.start_time > 0 ? c.start_time : idle_since;
+  double idle_since = mono_s(), next_beat = 0;
+  const double started_at = c.start_time > 0 ? c.start_time : now_s();
   std::size_t ran = 0;
   std::set<std::string> unreadable;
   for (;;) {
@@ -454,14 +467,14 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
         ExitRecord rec;
         rec.cancelled = true;
         if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
-        idle_since = now_s();
+        idle_since = mono_s();
         break;
       }
       bool warned = false;
       auto outcome = task->warm ? run_warm_task(c, pool, tag, *task, servers, log)
                                 : run_task(c, pool, tag, *task, warned, log);
       ++ran;
-      idle_since = now_s();
+      idle_since = mono_s();
       if (outcome == Outcome::abandoned) return 0;
       break;
     }
@@ -480,20 +493,26 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
       log(fmt::format("no more work (stop): exiting after {} trial(s)", ran));
       return 0;
     }
-    if (t - idle_since > c.idle_s) {
+    if (mono_s() - idle_since > c.idle_s) {
       log(fmt::format("idle for {:.0f} s: exiting after {} trial(s)", c.idle_s, ran));
       return 0;
     }
-    sleep_s(c.poll_s);
+    wait_s(c.poll_s);
   }
 }
 
 }  // namespace
 
 int run_worker(const WorkerConfig& c, const std::function<void(const std::string&)>& log) {
+  // Signals are read from a signalfd by the waits (wait_s), never by handlers: the loop
+  // sleeps in poll() and wakes at once for a signal or a child's end.
+  WorkerSignals signals;
+  g_signals = &signals;
+  g_usr2 = g_term = false;
   WarmServers servers;
   const int rc = worker_loop(c, servers, log);
   for (auto& [key, s] : servers) stop_server(PoolDir(c.pool), s, 5);
+  g_signals = nullptr;
   return rc;
 }
 

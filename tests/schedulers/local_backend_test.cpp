@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "schedulers/local/backend.hpp"
-#include "schedulers/local/process_spawn.hpp"
+#include "schedulers/process_spawn.hpp"
 #include "sched_test_support.hpp"
 #include "tests/support/wait_until.hpp"
 

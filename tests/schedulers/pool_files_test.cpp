@@ -41,7 +41,7 @@ TEST_CASE("pool files: a task is one directory: claimed, retired and put back by
   CHECK_FALSE(pool.claim(tag, "w2"));  // one winner
   CHECK(pool.queued_tags().empty());
   REQUIRE(pool.write_run("w1", tag, RunRecord{"node1", 1234, 1.0, ""}));
-  REQUIRE(pool.write_exit("w1", tag, ExitRecord{3, 0, false, false, false, 2.5}));
+  REQUIRE(pool.write_exit("w1", tag, ExitRecord{3, 0, false, false, false, 2.5, false, ""}));
   auto claims = pool.claims();
   REQUIRE(claims.size() == 1);
   CHECK(claims[0].worker == "w1");

@@ -250,7 +250,7 @@ TEST_CASE("pool: a task that goes back to the queue names its run if that run ha
   REQUIRE(pool.write_run("w1", task_tag(1, 0), RunRecord{"n1", 777, 1.0e9, "w/w1/t00000001-a0.lease"}));
   // Trial 2 ended (stopped at the warning with a checkpoint): its end was seen, nothing to wait for.
   REQUIRE(pool.write_run("w1", task_tag(2, 0), RunRecord{"n1", 778, 1.0e9, ""}));
-  REQUIRE(pool.write_exit("w1", task_tag(2, 0), ExitRecord{75, 0, true, false, false, 1}));
+  REQUIRE(pool.write_exit("w1", task_tag(2, 0), ExitRecord{75, 0, true, false, false, 1, false, ""}));
   REQUIRE(pool.unclaim(task_tag(1, 0), "w1"));
   REQUIRE(pool.unclaim(task_tag(2, 0), "w1"));
   auto t1 = PoolDir::read_task(pool.queued(task_tag(1, 0)));
@@ -370,4 +370,27 @@ TEST_CASE("pool: a rerun waiting for its earlier run is cancelled without runnin
   CHECK_THAT(read_all(pool.root() / "w1.log"), Catch::Contains("cannot be checked from here (another host"));
   std::ofstream(pool.stop_file()) << "stop\n";
   CHECK(wait_exit(w) == 0);
+}
+
+TEST_CASE("pool: a trial the worker cannot start is recorded as not started, with the reason, never as the "
+          "program's own exit", "[pool]") {
+  // A kept-imported trial whose directory is gone: the project's spawner reports the failed
+  // step (the hand-forked worker exited 70 in the child, which read as the program's exit).
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  const std::string tag = task_tag(1, 0);
+  const fs::path script = pool.scripts_dir() / (tag + ".sh");
+  std::ofstream(script) << "#!/bin/bash\nexit 0\n";
+  TaskFile t{"s/" + tag + "/0", script, 1, 0, 0, true, {"python3", "-m", "dlsweep_optuna", "obj.py:objective"},
+             {}, dir.path() / "no-such-trial-dir", {}};
+  REQUIRE(pool.enqueue(tag, t));
+  std::ofstream(pool.stop_file()) << "stop\n";
+  CHECK(wait_exit(start_worker(config(pool, "w1"))) == 0);
+  auto e = PoolDir::read_exit(pool.in_worker("w1", tag, ".exit"));
+  REQUIRE(e);
+  CHECK(e->not_started);
+  CHECK(e->exit_code == 127);
+  CHECK_THAT(e->error, Catch::Contains("changing to the working directory failed"));
+  CHECK_THAT(e->error, Catch::Contains("no-such-trial-dir"));
 }

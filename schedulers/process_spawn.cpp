@@ -1,5 +1,5 @@
 // process_spawn.cpp — clone(CLONE_VM|CLONE_VFORK)/exec with an errno pipe; see process_spawn.hpp for the contract.
-#include "schedulers/local/process_spawn.hpp"
+#include "schedulers/process_spawn.hpp"
 
 #include "common/program_path.hpp"
 
@@ -56,7 +56,7 @@ const char* step_name(Step s) {
 /// Only async-signal-safe calls from here to execve: we may be a fork of a threaded process.
 [[noreturn]] void child_exec(int report_fd, const char* path, char* const* argv, char* const* envp,
                              const char* workdir, const char* out_path, const char* err_path,
-                             bool die_with_parent) {
+                             bool die_with_parent, int keep_fd) {
   auto die = [report_fd](Step step) { child_fail(report_fd, step); };
   setpgid(0, 0);
   if (die_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -81,8 +81,14 @@ const char* step_name(Step s) {
   if (err < 0) die(Step::open_stderr);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) die(Step::dup);
   // Nothing of ours beyond stdio leaks into the trial (the report pipe is already
-  // close-on-exec). Best effort: older kernels lack CLOSE_RANGE_CLOEXEC.
-  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  // close-on-exec), but the one descriptor the caller hands on (a pilot worker's run lease).
+  // Best effort: older kernels lack CLOSE_RANGE_CLOEXEC.
+  if (keep_fd >= 3) {
+    if (keep_fd > 3) close_range(3, static_cast<unsigned>(keep_fd - 1), CLOSE_RANGE_CLOEXEC);
+    close_range(static_cast<unsigned>(keep_fd + 1), ~0U, CLOSE_RANGE_CLOEXEC);
+  } else {
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  }
   execve(path, argv, envp);
   child_fail(report_fd, Step::exec);
 }
@@ -93,11 +99,12 @@ struct ChildArgs {
   char* const* argv;
   char* const* envp;
   bool die_with_parent;
+  int keep_fd;
 };
 
 int child_main(void* p) {
   const auto* a = static_cast<const ChildArgs*>(p);
-  child_exec(a->report_fd, a->path, a->argv, a->envp, a->workdir, a->out_path, a->err_path, a->die_with_parent);
+  child_exec(a->report_fd, a->path, a->argv, a->envp, a->workdir, a->out_path, a->err_path, a->die_with_parent, a->keep_fd);
 }
 
 }  // namespace
@@ -109,7 +116,8 @@ std::string effective_path(const std::map<std::string, std::string>& env) {
 }
 
 Result<pid_t> spawn_process(const std::vector<std::string>& argv_in, const std::filesystem::path& workdir,
-                            const std::map<std::string, std::string>& env, bool die_with_parent) {
+                            const std::map<std::string, std::string>& env, bool die_with_parent,
+                            const std::vector<std::string>& unset, int keep_fd) {
   if (argv_in.empty()) return fail("empty command line", "job", "give the job a program to run");
   const std::string& program = argv_in[0];
   auto path = find_on_path(program, effective_path(env));
@@ -120,7 +128,7 @@ Result<pid_t> spawn_process(const std::vector<std::string>& argv_in, const std::
 
   // Everything the child touches is built now, before fork.
   std::vector<std::string> argv_s = argv_in;
-  std::vector<std::string> env_s = merged_environment(env);
+  std::vector<std::string> env_s = merged_environment(env, unset);
   auto argv = c_strings(argv_s);
   auto envp = c_strings(env_s);
   const std::string wd = workdir.string();
@@ -137,7 +145,7 @@ Result<pid_t> spawn_process(const std::vector<std::string>& argv_in, const std::
   // constant), and we resume once the child has exec'd or died. posix_spawn itself cannot
   // say which step failed (chdir, an open, exec); this can.
   ChildArgs args{fds[1], path->c_str(), wd.c_str(), out_path.c_str(), err_path.c_str(), argv.data(), envp.data(),
-                 die_with_parent};
+                 die_with_parent, keep_fd};
   std::vector<char> stack(64 * 1024);
   sigset_t all, old;
   sigfillset(&all);

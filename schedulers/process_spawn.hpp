@@ -6,7 +6,8 @@
 //  - The child is the leader of a new process group (pgid == pid), so signalling -pid
 //    reaches everything it spawns (mpirun's daemons, a shell's children).
 //  - stdin is /dev/null; stdout/stderr are appended to workdir/stdout.log and stderr.log;
-//    cwd is workdir; env is the parent's environment with `env` added (and overriding).
+//    cwd is workdir; env is the parent's environment without the names in `unset`, with
+//    `env` added (and overriding).
 //  - spawn_process() returns only after the child has exec'd or failed to: a failure in
 //    the child (chdir, open, execve) travels back through a close-on-exec pipe with its
 //    errno, and the failed child is reaped before returning, so no zombie is left.
@@ -40,7 +41,10 @@ std::string effective_path(const std::map<std::string, std::string>& env);
 /// die_with_parent: the child gets SIGKILL when the thread that started it ends (Linux's
 /// parent-death signal), for a process that must not outlive the orchestrator (a
 /// kept-imported runner, local/warm_pool.hpp); its own children are not affected.
+/// unset: names of the parent's environment not passed on. keep_fd: one descriptor (>= 3)
+/// the program inherits (every other one beyond stdio is closed on exec).
 Result<pid_t> spawn_process(const std::vector<std::string>& argv, const std::filesystem::path& workdir,
-                            const std::map<std::string, std::string>& env, bool die_with_parent = false);
+                            const std::map<std::string, std::string>& env, bool die_with_parent = false,
+                            const std::vector<std::string>& unset = {}, int keep_fd = -1);
 
 }  // namespace dlsweep::sched
