@@ -245,7 +245,8 @@ class Engine {
   static std::int64_t& count_of(SweepSnapshot& s, TrialState st);
   /// restore(): follow `native_id` as the job of `row` (live, same attempt). False if the
   /// backend refused it (the caller requeues instead).
-  bool adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word);
+  /// `over`: the scheduler lists the job as ended already (its end is taken from there).
+  bool adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word, bool over = false);
   /// The stop the previous orchestrator asked of the trial (control.json), as its own ask.
   void take_previous_ask(Live& live);
   /// restore(): a live trial whose attempt finished unwatched (final record on disk) ends

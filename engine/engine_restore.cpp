@@ -144,9 +144,10 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
         if (auto s = follow ? surviving.find(token) : surviving.end(); s != surviving.end()) {
           const auto [native, state_word] = s->second;
           surviving.erase(s);
+          const bool over = ended.contains(token);
           if (apply(row, TrialEvent::launch, fmt::format("submitted to {} as {} (found on resume)", backend_.name(), native)) &&
-              adopt(row, native, state_word)) {
-            ++restored_.adopted;
+              adopt(row, native, state_word, over)) {
+            ++(over ? restored_.finished : restored_.adopted);
             break;
           }
           if (row.state == TrialState::queued &&
@@ -161,6 +162,7 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
         if (follow) {
           const std::string token = fmt::format("{}/{}/{}", spec_.name, t.id, t.attempt);
           std::string native, state_word = "not on the controller any more";
+          const bool over = ended.contains(token);
           if (auto s = surviving.find(token); s != surviving.end()) {
             native = s->second.first;
             state_word = s->second.second;
@@ -168,8 +170,10 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
           } else if (auto r = recorded.find({t.id, t.attempt}); r != recorded.end()) {
             native = r->second;
           }
-          if (!native.empty() && adopt(row, native, state_word)) {
-            ++restored_.adopted;
+          // A job over already (COMPLETED, FAILED, ... still listed): adopted for its end, which
+          // the scheduler reports; counted with the trials that finished unwatched.
+          if (!native.empty() && adopt(row, native, state_word, over)) {
+            ++(over ? restored_.finished : restored_.adopted);
             break;
           }
         }
@@ -247,7 +251,7 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
   return {};
 }
 
-bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word) {
+bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const std::string& state_word, bool over) {
   Live& live = live_.add(row.id);
   live.row = row;
   live.adopted = true;
@@ -268,8 +272,11 @@ bool Engine::adopt(const db::TrialRow& row, const std::string& native_id, const 
   // The previous orchestrator may have asked it to stop (pruned, cancelled) just before it
   // died: the stop it comes back with is that one, not a failure.
   take_previous_ask(live);
-  progress_.event(fmt::format("trial {}: following {} job {} ({}) left by the previous orchestrator", row.number,
-                              backend_.name(), native_id, state_word),
+  progress_.event(over ? fmt::format("trial {}: its {} job {} ended while no orchestrator watched ({}): its end is "
+                                     "taken from {}",
+                                     row.number, backend_.name(), native_id, state_word, backend_.name())
+                       : fmt::format("trial {}: following {} job {} ({}) left by the previous orchestrator", row.number,
+                                     backend_.name(), native_id, state_word),
                   snapshot());
   return true;
 }

@@ -509,7 +509,7 @@ Result<std::vector<SurvivingJob>> SlurmPoolBackend::surviving_jobs(const std::st
     auto task = pool::PoolDir::read_task(pool_.in_worker(claim.worker, tag, ".task"));
     if (!task) continue;
     out.push_back(SurvivingJob{task->token, std::string(kNativePrefix) + tag,
-                               claim.has_exit ? "ENDED" : claim.has_run ? "RUNNING" : "PENDING", false});
+                               claim.has_exit ? "ENDED" : claim.has_run ? "RUNNING" : "PENDING", claim.has_exit});
   }
   for (const auto& tag : pool_.queued_tags()) {
     auto task = pool::PoolDir::read_task(pool_.queued(tag));
