@@ -27,35 +27,25 @@ exec "$1" --db "$2" submit --detach-on-term "$5")";
 
 }  // namespace
 
-int submit_as_job(const StudySpec& spec, const std::string& db, const std::string& study_file,
-                  const fs::path& runs_dir) {
-  const sched::BackendKind* kind = sched::find_backend_kind(spec.backend.kind);
-  if (!(kind && kind->batch_scheduler)) {
-    return print_error(Error{"--as-job needs a batch scheduler's backend", study_file + ": backend.kind",
-                             "set `kind: slurm`, or run `dlsweep submit` inside an allocation", ErrorKind::bad_input});
-  }
-  std::error_code ec;
-  if (fs::exists(db, ec)) {
-    auto storage = db::Storage::open_readonly(db);
-    if (storage)
-      if (auto s = (*storage)->find_study(spec.name); s && *s) {
-        return print_error(Error{fmt::format("study '{}' already exists in {}", spec.name, db), "",
-                                 fmt::format("`dlsweep resume {}` or pick another name", spec.name), ErrorKind::bad_input});
-      }
-  }
+namespace {
+
+/// The orchestrator's job, submitted: the job id on stdout, where to look on stderr.
+int submit_orchestrator_job(const StudySpec& spec, const std::string& db, const std::string& name,
+                            const std::string& study_file, const fs::path& runs_dir, const char* verb) {
   auto self = self_executable();
   if (!self) {
     return print_error(Error{"cannot find the dlsweep executable (/proc/self/exe)", "", ""});
   }
+  std::error_code ec;
   sched::JobSpec job;
-  job.study = spec.name;
-  job.workdir = fs::absolute(runs_dir, ec) / (spec.name + ".orchestrator");
+  job.study = name;
+  job.workdir = fs::absolute(runs_dir, ec) / (name + ".orchestrator");
   job.argv = {"/bin/sh", "-c", kOrchestratorScript, "dlsweep-as-job", self->string(), fs::absolute(db, ec).string(),
-              spec.name, fs::current_path(ec).string(), fs::absolute(study_file, ec).string()};
+              name, fs::current_path(ec).string(), fs::absolute(study_file, ec).string()};
   boost::asio::io_context io;
   // Nothing of the study's own directory yet: the orchestrator's `submit` refuses a study
   // directory that holds anything.
-  auto backend = make_backend(io, spec, runs_dir / spec.name, /*create_dirs=*/false);
+  auto backend = make_backend(io, spec, runs_dir / name, /*create_dirs=*/false);
   if (!backend) {
     return print_error(backend.error(), exit_code::usage);
   }
@@ -65,10 +55,41 @@ int submit_as_job(const StudySpec& spec, const std::string& db, const std::strin
   }
   fmt::print("{}\n", *id);
   fmt::print(stderr,
-             "the orchestrator of {} runs as Slurm job {}; its output goes to {}/stderr.log; follow it with "
+             "the orchestrator of {} ({}) runs as Slurm job {}; its output goes to {}/stderr.log; follow it with "
              "`dlsweep --db {} status {}`\n",
-             spec.name, *id, job.workdir.string(), db, spec.name);
+             name, verb, *id, job.workdir.string(), db, name);
   return exit_code::ok;
+}
+
+Status needs_batch_scheduler(const StudySpec& spec, const std::string& where) {
+  const sched::BackendKind* kind = sched::find_backend_kind(spec.backend.kind);
+  if (kind && kind->batch_scheduler) return {};
+  return fail_as(ErrorKind::bad_input, "--as-job needs a batch scheduler's backend", where + ": backend.kind",
+                 "set `kind: slurm`, or run dlsweep inside an allocation");
+}
+
+}  // namespace
+
+int submit_as_job(const StudySpec& spec, const std::string& db, const std::string& study_file,
+                  const fs::path& runs_dir) {
+  if (auto st = needs_batch_scheduler(spec, study_file); !st) return print_error(st.error());
+  std::error_code ec;
+  if (fs::exists(db, ec)) {
+    auto storage = db::Storage::open_readonly(db);
+    if (storage)
+      if (auto s = (*storage)->find_study(spec.name); s && *s) {
+        return print_error(Error{fmt::format("study '{}' already exists in {}", spec.name, db), "",
+                                 fmt::format("`dlsweep resume {} --as-job` or pick another name", spec.name),
+                                 ErrorKind::bad_input});
+      }
+  }
+  return submit_orchestrator_job(spec, db, spec.name, study_file, runs_dir, "submit");
+}
+
+int resume_as_job(const StudySpec& spec, const std::string& db, const std::string& name, const fs::path& runs_dir,
+                  const std::string& study_file) {
+  if (auto st = needs_batch_scheduler(spec, "the stored study"); !st) return print_error(st.error(), exit_code::usage);
+  return submit_orchestrator_job(spec, db, name, study_file, runs_dir, "resume");
 }
 
 }  // namespace dlsweep::orch

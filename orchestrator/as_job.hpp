@@ -1,4 +1,4 @@
-// as_job.hpp — `dlsweep submit --as-job STUDY`: login nodes kill long-running processes,
+// as_job.hpp — `dlsweep submit --as-job STUDY` and `dlsweep resume STUDY --as-job`: login nodes kill long-running processes,
 // so the orchestrator itself goes to Slurm as a small job of its own (one task, one CPU,
 // 1 GB, the study's partition/account/qos; SlurmBackend::submit_orchestrator) that runs
 // `dlsweep submit` there, and `resume` when it is requeued. Its output goes to
@@ -16,5 +16,11 @@ namespace dlsweep::orch {
 /// Returns dlsweep's exit code; prints the job id on stdout.
 int submit_as_job(const StudySpec& spec, const std::string& db, const std::string& study_file,
                   const std::filesystem::path& runs_dir);
+
+/// `dlsweep resume STUDY --as-job`: the same job for a study the database holds (its job runs
+/// `dlsweep resume`, as a requeued --as-job orchestrator does). `study_file`: the stored
+/// source path (the script's fallback, never used while the study exists).
+int resume_as_job(const StudySpec& spec, const std::string& db, const std::string& name,
+                  const std::filesystem::path& runs_dir, const std::string& study_file);
 
 }  // namespace dlsweep::orch

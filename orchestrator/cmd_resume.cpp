@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/error_printer.hpp"
+#include "orchestrator/as_job.hpp"
 #include "orchestrator/commands.hpp"
 #include "orchestrator/read_support.hpp"
 #include "schedulers/backend_kinds.hpp"
@@ -44,6 +45,12 @@ namespace fs = std::filesystem;
 int cmd_resume(const ResumeArgs& a) {
   if (!fs::exists(a.db)) {
     return print_error(Error{"no such database", a.db, "pass the --db of the sweep to resume", ErrorKind::not_found});
+  }
+  if (a.as_job && !a.rerun.empty()) {
+    // The job's resume runs again whenever Slurm requeues it: a --rerun would run the trials again each time.
+    return print_error(Error{"--as-job does not take --rerun", "resume", fmt::format(
+                                 "run `dlsweep resume {} --rerun {}` on a node where it may run, or resume without --rerun",
+                                 a.study, a.rerun), ErrorKind::bad_input}, exit_code::usage);
   }
   EngineOptions opts;
   for (std::size_t start = 0; start < a.rerun.size();) {
@@ -135,6 +142,14 @@ int cmd_resume(const ResumeArgs& a) {
   }
   opts.runs_dir = fs::path((*row)->root_dir).parent_path();
   opts.detach_on_sigterm = a.detach_on_term;
+  if (a.as_job) {
+    // The budget grown and the place settled above are in the database: the job's plain
+    // `resume` runs on from them. The study's lock goes with this process first.
+    const std::string source = (*row)->source_path;
+    const std::string name = (*row)->name;
+    storage->reset();
+    return resume_as_job(*spec, a.db, name, opts.runs_dir, source);
+  }
 
   auto trials = (*storage)->list_trials((*row)->id);
   if (!trials) {

@@ -74,6 +74,7 @@ struct ResumeArgs {
   bool add_trials_given = false;  ///< --add-trials was on the command line
   std::int64_t add_trials = 0;    ///< grow the study's trial budget by this many (study/growth.hpp)
   std::string relocate;           ///< "OLD=NEW": re-root the study's stored paths (orchestrator/relocation.hpp)
+  bool as_job = false;            ///< the resumed orchestrator runs as a Slurm job (as_job.hpp)
 };
 int cmd_resume(const ResumeArgs& a);
 

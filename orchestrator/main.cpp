@@ -93,6 +93,9 @@ int main(int argc, char** argv) try {
                  "OLD=NEW: the project moved or was copied from directory OLD to NEW; every stored path of the study "
                  "under OLD (runs and trial directories, the study file, paths in the command) is re-rooted under NEW "
                  "first (a move the database can see is followed without it; a copy needs it)");
+  rs->add_flag("--as-job", resume.as_job,
+               "run the resumed orchestrator as a Slurm job (after `scancel` of an --as-job orchestrator, or from a "
+               "login node); --add-trials and --relocate are applied here first");
 
   EnqueueArgs enqueue;
   auto* eq = app.add_subcommand("enqueue",

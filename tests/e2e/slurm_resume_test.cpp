@@ -334,3 +334,36 @@ runs_dir: runs
   CHECK(test_support::wait_until([&] { return study_jobs_on_controller(cluster, "e2e-slurm-reloc") == 0; },
                                  std::chrono::seconds(20), std::chrono::milliseconds(200)));
 }
+
+TEST_CASE("slurm: resume --as-job: the resumed orchestrator runs as a Slurm job and finishes the study; refused "
+          "where it cannot be") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  KilledSweep k(cluster, "e2e-slurm-resume-job", 3);
+  const auto& [dir, db] = k;
+  {
+    // The job's resume runs again whenever Slurm requeues it: --rerun is refused with it, and
+    // nothing changes.
+    auto r = run_dlsweep(db, {"resume", "e2e-slurm-resume-job", "--as-job", "--rerun", "failed"}, dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--as-job does not take --rerun") != std::string::npos);
+  }
+  auto r = run_dlsweep(db, {"resume", "e2e-slurm-resume-job", "--as-job"}, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("the orchestrator of e2e-slurm-resume-job (resume) runs as Slurm job") != std::string::npos);
+  const fs::path log = dir / "dlsweep-runs" / "e2e-slurm-resume-job.orchestrator" / "stderr.log";
+  REQUIRE(test_support::wait_until([&] { return csv(db, "SELECT state FROM studies", dir) == "state\nFINISHED\n"; },
+                                   std::chrono::seconds(90), std::chrono::milliseconds(200)));
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("resuming study e2e-slurm-resume-job") != std::string::npos);
+  CHECK(text.find("followed on slurm") != std::string::npos);
+  CHECK(csv(db, "SELECT state, COUNT(*) FROM trials GROUP BY state", dir) == "state,COUNT(*)\nCOMPLETE,4\n");
+  CHECK(csv(db, "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT job_id) AS n FROM jobs GROUP BY trial_id)", dir) ==
+        "MAX(n)\n1\n");
+}
