@@ -23,7 +23,10 @@ using namespace slurm;
 
 void SlurmBackend::stop_following() {
   for (auto it = jobs_.begin(); it != jobs_.end();) {
-    if (!tracker_.tracked(it->first)) {
+    // Only jobs the controller holds: one waiting for a batch, or in one being sent, stays
+    // (flush and on_submitted look it up).
+    if (!tracker_.tracked(it->first) || it->second->in_batch ||
+        std::find(waiting_.begin(), waiting_.end(), it->first) != waiting_.end()) {
       ++it;
       continue;
     }

@@ -26,7 +26,8 @@ using namespace slurm;
 namespace {
 
 constexpr std::string_view kNativePrefix = "pool:";
-constexpr double kScanS = 0.25;
+constexpr double kScanS = 0.25;     ///< the pool's files are looked at this soon after a change
+constexpr double kScanMaxS = 1.0;   ///< and backed off to this while nothing changes
 constexpr int kMaxFailedWorkers = 3;
 
 std::string workers_study(const std::string& study) { return study + ".workers"; }
@@ -44,6 +45,11 @@ std::optional<int> worker_number(const std::string& wid) {
 }  // namespace
 
 bool pool_worker_alive(std::string_view slurm_state) { return !is_final(parse_job_state(slurm_state)); }
+
+double next_pool_scan_s(double previous_s, bool changed) {
+  if (changed || previous_s <= 0) return kScanS;
+  return std::min(kScanMaxS, previous_s * 2);
+}
 
 Result<std::unique_ptr<SlurmPoolBackend>> SlurmPoolBackend::create(boost::asio::io_context& io, SlurmOptions options,
                                                                    fs::path worker_exe,
@@ -231,6 +237,7 @@ Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {
     if (auto it = tasks_.find(id); it != tasks_.end())
       emit(it->second, JobEventKind::queued, "in the pool's queue, for the next free worker");
     ensure_workers();
+    scan_interval_s_ = kScanS;
     schedule_scan(kScanS);
   });
   return t.id;
@@ -272,10 +279,13 @@ void SlurmPoolBackend::cancel(const std::string& job_id) {
 }
 
 void SlurmPoolBackend::schedule_scan(double delay_s) {
-  if (scan_armed_) return;
+  const auto due = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                          std::chrono::duration<double>(delay_s));
+  if (scan_armed_ && scan_due_ <= due) return;  // an earlier scan is planned
+  if (scan_armed_) scan_timer_.cancel();        // its handler sees operation_aborted
   scan_armed_ = true;
-  scan_timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(delay_s)));
+  scan_due_ = due;
+  scan_timer_.expires_at(due);
   scan_timer_.async_wait([this, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
     if (ec || alive.expired()) return;
     scan_armed_ = false;
@@ -284,7 +294,13 @@ void SlurmPoolBackend::schedule_scan(double delay_s) {
 }
 
 void SlurmPoolBackend::scan() {
-  const auto claims = pool_.claims();
+  // Workers whose allocation ended were reclaimed then (their tasks put back): nothing of
+  // theirs is left to read.
+  std::set<std::string> ended;
+  for (const auto& [n, w] : workers_)
+    if (w.ended) ended.insert("w" + std::to_string(n));
+  bool changed = false;
+  const auto claims = pool_.claims(ended);
   for (const auto& claim : claims) {
     const std::string& tag = claim.tag;
     Task* t = task_by_tag(tag);
@@ -294,6 +310,7 @@ void SlurmPoolBackend::scan() {
       auto rec = pool::PoolDir::read_exit(pool_.in_worker(claim.worker, tag, ".exit"));
       if (rec) {
         finish(*t, claim.worker, *rec);
+        changed = true;
         continue;
       }
       log_once(tag, rec.error().message());
@@ -305,11 +322,18 @@ void SlurmPoolBackend::scan() {
       if (auto n = worker_number(claim.worker); n && workers_.count(*n) && !workers_[*n].native_id.empty())
         on += " (Slurm job " + workers_[*n].native_id + ")";
       emit(*t, JobEventKind::started, "running on worker " + on);
+      changed = true;
     }
-    if (t->cancel_requested && !claim.has_cancel) pool_.request_cancel(claim.worker, tag);
+    if (t->cancel_requested && !claim.has_cancel) {
+      pool_.request_cancel(claim.worker, tag);
+      changed = true;
+    }
   }
   ensure_workers();
-  if (!tasks_.empty()) schedule_scan(kScanS);
+  // Polling that backs off while nothing happens (long trials: one look a second), and is
+  // quick again after a change, a submit, a cancel or a worker's end.
+  scan_interval_s_ = next_pool_scan_s(scan_interval_s_, changed);
+  if (!tasks_.empty()) schedule_scan(scan_interval_s_);
 }
 
 void SlurmPoolBackend::finish(Task& t, const std::string& wid, const pool::ExitRecord& rec) {
@@ -379,17 +403,20 @@ void SlurmPoolBackend::on_worker_event(const JobEvent& ev) {
     case JobEventKind::exited:
     case JobEventKind::cancelled:
     case JobEventKind::lost: {
-      w.ended = true;
       w.running = false;
       std::string why = ev.kind == JobEventKind::exited
                             ? (ev.signal ? fmt::format("signal {}", ev.signal) : fmt::format("exit {}", ev.exit_code))
                             : std::string(to_string(ev.kind)) + (ev.message.empty() ? "" : ": " + ev.message);
+      // Reclaimed while still counted live: its last look (reclaim's scan) reads its files
+      // (a run not yet seen is started, then requeued), and no replacement is started twice.
       reclaim("w" + std::to_string(n), fmt::format("Slurm job {}, {}", w.native_id, why));
+      w.ended = true;
       const bool failed = ev.kind == JobEventKind::lost || (ev.kind == JobEventKind::exited && (ev.exit_code != 0 || ev.signal != 0));
       failed_in_a_row_ = failed ? failed_in_a_row_ + 1 : 0;
       if (failed) last_failure_ = fmt::format("worker w{} (Slurm job {}) ended: {}; its log: {}", n, w.native_id, why,
                                               (pool_.worker_dir("w" + std::to_string(n)) / "stderr.log").string());
       ensure_workers();
+      scan_interval_s_ = kScanS;
       if (!tasks_.empty()) schedule_scan(kScanS);
       break;
     }

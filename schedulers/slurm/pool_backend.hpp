@@ -49,6 +49,10 @@ namespace dlsweep::sched {
 /// final by slurm::is_final (the one parser Slurm tracking uses). Its tasks stay with it.
 bool pool_worker_alive(std::string_view slurm_state);
 
+/// How long the backend waits before it looks at the pool's files again: 0.25 s after a
+/// change (a trial started or ended, a cancel asked), doubling up to 1 s while nothing changes.
+double next_pool_scan_s(double previous_s, bool changed);
+
 class SlurmPoolBackend final : public Backend {
  public:
   /// `options.workers` > 0; `options.script_dir` is the Slurm directory (the pool is its
@@ -151,6 +155,8 @@ class SlurmPoolBackend final : public Backend {
   std::set<std::string> logged_;        ///< tag + message already said by log_once
   boost::asio::steady_timer scan_timer_;
   bool scan_armed_ = false;
+  std::chrono::steady_clock::time_point scan_due_{};
+  double scan_interval_s_ = 0;
   bool stop_written_ = false;  ///< pool/stop is there (nothing to run): idle workers exit
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

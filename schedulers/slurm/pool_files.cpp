@@ -202,10 +202,11 @@ Status PoolDir::retire(const std::string& tag, const std::string& wid) const {
   return move_dir(claimed_dir(wid, tag), done_task_dir(tag));
 }
 
-std::vector<Claim> PoolDir::claims() const {
+std::vector<Claim> PoolDir::claims(const std::set<std::string>& skip_workers) const {
   std::vector<Claim> out;
   std::error_code ec;
-  for (const auto& wid : worker_ids())
+  for (const auto& wid : worker_ids()) {
+    if (skip_workers.contains(wid)) continue;
     for (const auto& e : fs::directory_iterator(worker_dir(wid), ec)) {
       const std::string tag = e.path().filename().string();
       if (tag.empty() || tag[0] != 't' || !e.is_directory(ec)) continue;
@@ -215,6 +216,7 @@ std::vector<Claim> PoolDir::claims() const {
       c.has_cancel = fs::exists(e.path() / "cancel", ec);
       out.push_back(std::move(c));
     }
+  }
   std::sort(out.begin(), out.end(), [](const Claim& a, const Claim& b) {
     return std::tie(a.tag, a.worker) < std::tie(b.tag, b.worker);
   });

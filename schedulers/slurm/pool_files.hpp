@@ -45,6 +45,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -153,8 +154,8 @@ class PoolDir {
   bool withdraw(const std::string& tag) const;
   /// Moves w/<wid>/<tag>/ to done/<tag>/ in one rename (an earlier done/<tag>/ is replaced).
   Status retire(const std::string& tag, const std::string& wid) const;
-  /// Every claimed task, by (worker, tag).
-  std::vector<Claim> claims() const;
+  /// Every claimed task, by (worker, tag); the directories of `skip_workers` are not read.
+  std::vector<Claim> claims(const std::set<std::string>& skip_workers = {}) const;
   /// The claims of one task (normally one; more only if something outside dlsweep copied files).
   std::vector<Claim> claims_of(const std::string& tag) const;
   /// Worker ids that have a directory.

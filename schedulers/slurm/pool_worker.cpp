@@ -421,6 +421,9 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
   const double started_at = c.start_time > 0 ? c.start_time : now_s();
   std::size_t ran = 0;
   std::set<std::string> unreadable;
+  // Idle, the queue is looked at every poll_s at first, backing off to a second (a shared
+  // filesystem's metadata server thanks it); a task taken resets it.
+  double idle_poll_s = c.poll_s;
   for (;;) {
     const double t = now_s();
     if (t >= next_beat) {
@@ -478,7 +481,10 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
       if (outcome == Outcome::abandoned) return 0;
       break;
     }
-    if (claimed) continue;
+    if (claimed) {
+      idle_poll_s = c.poll_s;
+      continue;
+    }
     if (skipped_time) {
       log(fmt::format("retiring after {} trial(s): {:.0f} s left, a waiting trial needs about {:.0f} s", ran,
                       c.end_time - t, needed));
@@ -497,7 +503,8 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
       log(fmt::format("idle for {:.0f} s: exiting after {} trial(s)", c.idle_s, ran));
       return 0;
     }
-    wait_s(c.poll_s);
+    wait_s(idle_poll_s);
+    idle_poll_s = std::min(std::max(c.poll_s, 1.0), idle_poll_s * 2);
   }
 }
 

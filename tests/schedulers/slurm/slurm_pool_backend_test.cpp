@@ -159,3 +159,27 @@ TEST_CASE("pool backend: --dry-run shows the worker allocations and trial script
   for (const auto& t : dry_scripts) trial_scripts += t.find("t00000001-a0") != std::string::npos ? 1 : 0;
   CHECK(trial_scripts == 1);
 }
+
+TEST_CASE("pool backend: its polling backs off while nothing changes and is quick again after a change",
+          "[slurm][pool]") {
+  CHECK(next_pool_scan_s(0, false) == 0.25);
+  CHECK(next_pool_scan_s(0.25, false) == 0.5);
+  CHECK(next_pool_scan_s(0.5, false) == 1.0);
+  CHECK(next_pool_scan_s(1.0, false) == 1.0);
+  CHECK(next_pool_scan_s(1.0, true) == 0.25);
+}
+
+TEST_CASE("pool files: the claims of workers known to have ended are not read", "[slurm][pool]") {
+  TempDir dir;
+  pool::PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  for (int i = 1; i <= 2; ++i) {
+    const std::string tag = pool::task_tag(i, 0);
+    REQUIRE(pool.enqueue(tag, pool::TaskFile{"s/" + tag + "/0", pool.scripts_dir() / "x.sh", 1, 0, 0, false, {}, {}, {}, {}}));
+    REQUIRE(pool.claim(tag, "w" + std::to_string(i)));
+  }
+  CHECK(pool.claims().size() == 2);
+  auto live = pool.claims({"w1"});
+  REQUIRE(live.size() == 1);
+  CHECK(live[0].worker == "w2");
+}
