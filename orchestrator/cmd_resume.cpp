@@ -148,7 +148,11 @@ int cmd_resume(const ResumeArgs& a) {
     const std::string source = (*row)->source_path;
     const std::string name = (*row)->name;
     storage->reset();
-    return resume_as_job(*spec, a.db, name, opts.runs_dir, source);
+    const int rc = resume_as_job(*spec, a.db, name, opts.runs_dir, source);
+    if (rc != exit_code::ok && grown)
+      fmt::print(stderr, "note: the trial budget was grown to {} already (search.trials): once the cause is fixed, "
+                         "`dlsweep resume {} --as-job` without --add-trials\n", grown->new_budget, name);
+    return rc;
   }
 
   auto trials = (*storage)->list_trials((*row)->id);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
@@ -142,18 +143,36 @@ void SlurmPoolBackend::log_once(const std::string& tag, const std::string& msg) 
 void SlurmPoolBackend::deliver(JobEvent ev) {
   // Posted, never delivered from inside submit()/cancel()/adopt() (backend.hpp): in order, as
   // the io_context runs posted handlers first in, first out.
+  const bool terminal =
+      ev.kind == JobEventKind::exited || ev.kind == JobEventKind::cancelled || ev.kind == JobEventKind::lost;
   boost::asio::post(io_, [this, alive = std::weak_ptr<int>(alive_), ev = std::move(ev)] {
     if (alive.expired() || !handler_) return;
     handler_(ev);
   });
+  if (terminal) settle_no_more_work();
 }
 
 void SlurmPoolBackend::no_more_work() {
-  if (!tasks_.empty() || !options_.create_script_dir) return;
-  if (!stop_written_) write_file_atomic(pool_.stop_file(), "stop\n", Durability::none);
-  stop_written_ = true;
+  no_more_work_ = true;
+  settle_no_more_work();
+}
+
+void SlurmPoolBackend::settle_no_more_work() {
+  // Kept until the pool's own last task has ended (a stray adopted on resume, a cancel the
+  // worker has not confirmed): then `stop`, and nothing of the pool holds the event loop.
+  if (!no_more_work_ || !tasks_.empty() || !options_.create_script_dir) return;
+  if (!stop_written_) {
+    if (auto st = write_file_atomic(pool_.stop_file(), "stop\n", Durability::none); st)
+      stop_written_ = true;
+    else
+      log_once("stop", st.error().message() + " (idle workers exit at their idle time instead)");
+  }
   scan_timer_.cancel();
   scan_armed_ = false;
+  // A replacement worker not yet accepted by the controller (waiting out a site limit, say)
+  // is not submitted any more: it would only start, see `stop` and exit.
+  for (const auto& [n, w] : workers_)
+    if (!w.ended && w.native_id.empty()) inner_->cancel(w.inner_id);
   inner_->stop_following();
 }
 
@@ -228,6 +247,7 @@ Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {
   if (auto st = write_task(spec, tag); !st) return std::unexpected(st.error());
   Task t = track(spec, tag);
   tasks_[t.id] = t;
+  no_more_work_ = false;
   if (stop_written_) {
     fs::remove(pool_.stop_file(), ec);
     stop_written_ = false;
@@ -297,8 +317,11 @@ void SlurmPoolBackend::scan() {
   // Workers whose allocation ended were reclaimed then (their tasks put back): nothing of
   // theirs is left to read.
   std::set<std::string> ended;
-  for (const auto& [n, w] : workers_)
-    if (w.ended) ended.insert("w" + std::to_string(n));
+  for (auto& [n, w] : workers_) {
+    if (!w.ended) continue;
+    if (!w.reclaimed) w.reclaimed = reclaim("w" + std::to_string(n), w.why, /*look_first=*/false);
+    if (w.reclaimed) ended.insert("w" + std::to_string(n));
+  }
   bool changed = false;
   const auto claims = pool_.claims(ended);
   for (const auto& claim : claims) {
@@ -370,12 +393,19 @@ void SlurmPoolBackend::finish(Task& t, const std::string& wid, const pool::ExitR
          rec.signal);
 }
 
-void SlurmPoolBackend::reclaim(const std::string& wid, const std::string& why) {
-  scan();  // what the worker finished is recorded first
+bool SlurmPoolBackend::reclaim(const std::string& wid, const std::string& why, bool look_first) {
+  if (look_first) scan();  // what the worker finished is recorded first
+  bool all_back = true;
   for (const auto& claim : pool_.claims()) {
     const std::string& tag = claim.tag;
     if (claim.worker != wid || claim.has_exit) continue;
-    pool_.unclaim(tag, wid);
+    if (!pool_.unclaim(tag, wid)) {
+      // Still in the worker's directory: the scan keeps reading it, and this is tried again.
+      log_once(tag, fmt::format("cannot put the task of worker {} back in the queue ({}); trying again", wid,
+                                std::strerror(errno)));
+      all_back = false;
+      continue;
+    }
     Task* t = task_by_tag(tag);
     if (!t) continue;
     if (t->cancel_requested && pool_.withdraw(tag)) {
@@ -390,6 +420,7 @@ void SlurmPoolBackend::reclaim(const std::string& wid, const std::string& why) {
            fmt::format("worker {} ended ({}): back in the pool's queue, to resume from its checkpoint", wid, why));
     }
   }
+  return all_back;
 }
 
 void SlurmPoolBackend::on_worker_event(const JobEvent& ev) {
@@ -409,7 +440,8 @@ void SlurmPoolBackend::on_worker_event(const JobEvent& ev) {
                             : std::string(to_string(ev.kind)) + (ev.message.empty() ? "" : ": " + ev.message);
       // Reclaimed while still counted live: its last look (reclaim's scan) reads its files
       // (a run not yet seen is started, then requeued), and no replacement is started twice.
-      reclaim("w" + std::to_string(n), fmt::format("Slurm job {}, {}", w.native_id, why));
+      w.why = fmt::format("Slurm job {}, {}", w.native_id, why);
+      w.reclaimed = reclaim("w" + std::to_string(n), w.why);
       w.ended = true;
       const bool failed = ev.kind == JobEventKind::lost || (ev.kind == JobEventKind::exited && (ev.exit_code != 0 || ev.signal != 0));
       failed_in_a_row_ = failed ? failed_in_a_row_ + 1 : 0;
@@ -467,7 +499,7 @@ Status SlurmPoolBackend::submit_worker() {
   if (ec) return fail("cannot create " + wdir.string() + ": " + ec.message(), "backend.workers", "check runs_dir");
   auto id = inner_->submit(worker_spec(study_, n, max_ranks_));
   if (!id) return std::unexpected(id.error());
-  workers_[n] = Worker{*id, "", max_ranks_, false, false};
+  workers_[n] = Worker{*id, "", max_ranks_, false, false, false, ""};
   ++workers_started_;
   return {};
 }
@@ -521,7 +553,7 @@ Result<std::vector<SurvivingJob>> SlurmPoolBackend::surviving_jobs(const std::st
     spec.trial_id = n;
     auto id = inner_->adopt(spec, f.native_id);
     if (!id) continue;
-    workers_[n] = Worker{*id, f.native_id, 1, state == JobState::running, false};
+    workers_[n] = Worker{*id, f.native_id, 1, state == JobState::running, false, false, ""};
     worker_seq_ = std::max(worker_seq_, n);
     live.insert("w" + std::to_string(n));
   }
@@ -530,7 +562,9 @@ Result<std::vector<SurvivingJob>> SlurmPoolBackend::surviving_jobs(const std::st
     const std::string& tag = claim.tag;
     if (!claim.has_exit && !live.count(claim.worker)) {
       // Its worker is gone (and its allocation with it): the trial waits for another.
-      pool_.unclaim(tag, claim.worker);
+      if (!pool_.unclaim(tag, claim.worker))
+        log_once(tag, fmt::format("cannot put the task of worker {} back in the queue ({})", claim.worker,
+                                  std::strerror(errno)));
       continue;
     }
     auto task = pool::PoolDir::read_task(pool_.in_worker(claim.worker, tag, ".task"));
@@ -564,7 +598,13 @@ Result<std::string> SlurmPoolBackend::adopt(const JobSpec& spec, const std::stri
       Task d = it->second;
       tasks_.erase(it);
       emit(d, JobEventKind::started, "ran on a worker");
-      if (done->cancelled)
+      if (done->not_started) {
+        JobEvent ev = job_event(d.id, d.trial_id, d.attempt, JobEventKind::lost,
+                                "a worker could not start the trial's script: " + done->error,
+                                std::string(kNativePrefix) + d.tag);
+        ev.launch_failed = true;
+        deliver(std::move(ev));
+      } else if (done->cancelled)
         emit(d, JobEventKind::cancelled, "cancelled");
       else if (done->timed_out)
         emit(d, JobEventKind::cancelled, fmt::format("timed out after {:.0f} s", d.timeout_s));

@@ -106,14 +106,18 @@ class SlurmPoolBackend final : public Backend {
     int ranks = 1;
     bool running = false;
     bool ended = false;
+    bool reclaimed = false;  ///< every task of it is back in the queue: its directory is not read
+    std::string why;         ///< how its allocation ended
   };
 
   SlurmPoolBackend(boost::asio::io_context& io, SlurmOptions options, std::string template_text,
                    std::unique_ptr<SlurmBackend> inner, std::filesystem::path worker_exe);
 
   void emit(const Task& t, JobEventKind kind, std::string message, int exit_code = 0, int signal = 0);
-  /// Posts `ev` to the handler.
+  /// Posts `ev` to the handler (after a terminal one, settles a pending no_more_work()).
   void deliver(JobEvent ev);
+  /// After no_more_work(), once no task is left: writes `stop`, drops what watches workers.
+  void settle_no_more_work();
   /// The trial's batch script and index in `dir` (the pool's scripts, or a dry run's folder).
   Result<std::filesystem::path> write_trial_script(const JobSpec& spec, const std::string& tag,
                                                    const std::filesystem::path& dir) const;
@@ -124,8 +128,9 @@ class SlurmPoolBackend final : public Backend {
   void scan();
   void schedule_scan(double delay_s);
   void finish(Task& t, const std::string& wid, const pool::ExitRecord& rec);
-  /// The allocation of worker `wid` is gone: its started, unfinished trials go back to the queue.
-  void reclaim(const std::string& wid, const std::string& why);
+  /// The allocation of worker `wid` is gone: its started, unfinished trials go back to the
+  /// queue (after a scan, with `look_first`). False: some could not be moved (tried again).
+  bool reclaim(const std::string& wid, const std::string& why, bool look_first = true);
   void ensure_workers();
   Status submit_worker();
   Task* task_by_tag(const std::string& tag);
@@ -158,6 +163,7 @@ class SlurmPoolBackend final : public Backend {
   std::chrono::steady_clock::time_point scan_due_{};
   double scan_interval_s_ = 0;
   bool stop_written_ = false;  ///< pool/stop is there (nothing to run): idle workers exit
+  bool no_more_work_ = false;  ///< the engine said no more work will come (until the next submit)
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 

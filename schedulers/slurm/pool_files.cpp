@@ -172,23 +172,30 @@ bool PoolDir::claim(const std::string& tag, const std::string& wid) const {
 
 bool PoolDir::unclaim(const std::string& tag, const std::string& wid) const {
   std::error_code ec;
+  // Moved out of the worker's reach first (a worker still alive writes into w/<wid>/<tag>/ and
+  // finds it gone), into a staging name no worker claims; cleaned there; then queued by one
+  // more rename. Nothing of the earlier run reaches the queue but its record in the task.
+  const fs::path stage = queue_dir() / ("." + tag + ".back");
+  fs::remove_all(stage, ec);
+  if (std::rename(claimed_dir(wid, tag).c_str(), stage.c_str()) != 0) return false;
   // A run that started and whose end nobody saw may still have processes: the task goes
   // back naming it, and the next claimant waits for it (pool_rerun.hpp).
-  const fs::path task_path = in_worker(wid, tag, ".task");
-  if (fs::exists(in_worker(wid, tag, ".run"), ec) && !fs::exists(in_worker(wid, tag, ".exit"), ec)) {
-    auto run = read_run(in_worker(wid, tag, ".run"));
-    auto task = read_task(task_path);
+  if (fs::exists(stage / "run", ec) && !fs::exists(stage / "exit", ec)) {
+    auto run = read_run(stage / "run");
+    auto task = read_task(stage / "task");
     if (run && task) {
       task->unfinished_runs.push_back(*run);
       // Not written: the task goes back without the record (the worker's wrapper and the
       // allocation's end are then all that stops the earlier run), rather than not at all.
-      (void)write_json(task_path, task_json(*task));
+      (void)write_json(stage / "task", task_json(*task));
     }
   }
-  // The exit first: a crash before the move leaves a claim without an end, which is put back
-  // again (never one whose old exit a later run would be finished from).
-  for (const char* ext : {".exit", ".run", ".cancel"}) fs::remove(in_worker(wid, tag, ext), ec);
-  return std::rename(claimed_dir(wid, tag).c_str(), queued_dir(tag).c_str()) == 0;
+  // Everything but the task: its run, exit, cancel, and any half-written file a worker left.
+  std::vector<fs::path> leftovers;
+  for (const auto& e : fs::directory_iterator(stage, ec))
+    if (e.path().filename() != "task") leftovers.push_back(e.path());
+  for (const auto& p : leftovers) fs::remove_all(p, ec);
+  return std::rename(stage.c_str(), queued_dir(tag).c_str()) == 0;
 }
 
 bool PoolDir::withdraw(const std::string& tag) const {

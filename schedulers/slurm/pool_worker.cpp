@@ -88,6 +88,13 @@ enum class Outcome { recorded, abandoned };
 Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& tag, const TaskFile& task,
                  bool& warned_out, const std::function<void(const std::string&)>& log) {
   const double t0 = mono_s(), started_at = now_s();
+  // Still ours? The orchestrator may have put the task back meanwhile (it took this worker's
+  // allocation for gone): then another worker may hold it, and this one must not start it.
+  std::error_code gone_ec;
+  if (!fs::is_directory(pool.claimed_dir(c.id, tag), gone_ec)) {
+    log(fmt::format("{}: no longer this worker's (put back meanwhile): not started", tag));
+    return Outcome::abandoned;
+  }
   // The run's lease: the trial's processes inherit it (pool_lease.hpp).
   const fs::path lease_file = pool.in_worker(c.id, tag, ".lease");
   auto lease = Lease::take(lease_file);
@@ -113,7 +120,15 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
     lease_name = pool.lease_name(lease_file);
     lease->close();  // held by the trial's processes alone from here
   }
-  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(child), started_at, lease_name});
+  if (auto st = pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(child), started_at, lease_name});
+      !st) {
+    // Unrecorded, the run could go on beside a rerun nobody told to wait for it: stopped now.
+    ::kill(-child, SIGKILL);
+    int ignored = 0;
+    ::waitpid(child, &ignored, 0);
+    log(fmt::format("{}: {}: stopped at once, not recorded", tag, st.error().message()));
+    return Outcome::abandoned;
+  }
   log(fmt::format("{} ({}): started, process group {}", tag, task.token, child));
   ExitRecord rec;
   double kill_at = 0, next_cancel_check = 0;
@@ -271,7 +286,15 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
   WarmServer& s = servers[key];
   const long seq = ++s.seq;
   warm::hand_over(s.dir, seq, task.trial_dir, task.env);
-  pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(s.pid), started_at, s.lease});
+  if (auto st = pool.write_run(c.id, tag, RunRecord{hostname(), static_cast<long>(s.pid), started_at, s.lease}); !st) {
+    // As in run_task: an unrecorded run must not go on; the runner goes with it.
+    ::kill(-s.pid, SIGKILL);
+    int ignored = 0;
+    ::waitpid(s.pid, &ignored, 0);
+    servers.erase(key);
+    log(fmt::format("{}: {}: stopped at once, not recorded", tag, st.error().message()));
+    return Outcome::abandoned;
+  }
   log(fmt::format("{} ({}): handed to the kept-imported runner (pid {}, trial {} of it)", tag, task.token, s.pid, seq));
   ExitRecord rec;
   double kill_at = 0, next_check = 0;

@@ -228,14 +228,22 @@ TaskChange Tracker::failed_launch_end(Task& t) const {
   return c;
 }
 
+void Tracker::forget(const std::string& id) {
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return;
+  by_key_.erase({it->second.job_id, it->second.task ? static_cast<std::int64_t>(*it->second.task) : -1});
+  tasks_.erase(it);
+}
+
 std::vector<TaskChange> Tracker::observe(const std::vector<JobRecord>& records) {
   std::vector<TaskChange> out;
   for (auto& [id, t] : tasks_) t.seen = false;
   auto task_for = [&](std::uint32_t job, std::int64_t task) -> Task* {
     auto k = by_key_.find({job, task});
     if (k == by_key_.end()) return nullptr;
-    Task& t = tasks_.at(k->second);
-    return t.done ? nullptr : &t;
+    auto t = tasks_.find(k->second);
+    if (t == tasks_.end()) return nullptr;
+    return t->second.done ? nullptr : &t->second;
   };
   for (const auto& rec : records) {
     if (rec.array_job_id != 0 && !rec.array_task_id) {

@@ -75,7 +75,7 @@ class Tracker {
 
   bool tracked(const std::string& id) const { return tasks_.count(id) != 0; }
   /// Stops following a task (it ends by itself, and nobody waits for its end).
-  void forget(const std::string& id) { tasks_.erase(id); }
+  void forget(const std::string& id);
   bool done(const std::string& id) const;
   bool started(const std::string& id) const;
   std::string native_id(const std::string& id) const;

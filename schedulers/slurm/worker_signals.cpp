@@ -27,6 +27,8 @@ WorkerSignals::WorkerSignals() {
   const sigset_t set = worker_set();
   pthread_sigmask(SIG_BLOCK, &set, &old_);
   fd_ = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  // Without the descriptor nothing would ever read them: blocked, TERM and USR2 would be lost.
+  if (fd_ < 0) pthread_sigmask(SIG_SETMASK, &old_, nullptr);
 }
 
 WorkerSignals::~WorkerSignals() {

@@ -31,7 +31,8 @@ class WorkerSignals {
 
   /// Waits up to `max_s` seconds for a signal; what came (nothing: the time passed).
   Seen wait(double max_s);
-  /// Whether the signalfd could be made (else wait() only sleeps and reports nothing).
+  /// Whether the signalfd could be made (else nothing is blocked, wait() only sleeps and
+  /// reports nothing, and the signals keep their default actions).
   bool ok() const { return fd_ >= 0; }
 
  private:

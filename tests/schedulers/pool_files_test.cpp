@@ -199,3 +199,27 @@ TEST_CASE("pool files: a pool of another layout is refused, by the orchestrator 
     CHECK(pool.check_version());
   }
 }
+
+TEST_CASE("pool files: a worker taken for gone that writes after its task was put back writes nothing the queue "
+          "holds", "[pool][files]") {
+  // The orchestrator puts a task back while its worker still lives (its allocation reported
+  // lost): the worker's late run or exit record must fail, never land in the queued task
+  // (a stale exit the next run would be finished from).
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  const std::string tag = task_tag(9, 0);
+  REQUIRE(pool.enqueue(tag, task_of(pool, tag)));
+  REQUIRE(pool.claim(tag, "w1"));
+  REQUIRE(pool.unclaim(tag, "w1"));
+  CHECK_FALSE(pool.write_run("w1", tag, RunRecord{"n", 1, 1.0, ""}));
+  CHECK_FALSE(pool.write_exit("w1", tag, ExitRecord{}));
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(pool.queued_dir(tag))) entries.push_back(e.path().filename().string());
+  CHECK(entries == std::vector<std::string>{"task"});
+  // And no staging directory is left in the queue.
+  CHECK(pool.queued_tags() == std::vector<std::string>{tag});
+  std::size_t hidden = 0;
+  for (const auto& e : fs::directory_iterator(pool.queue_dir())) hidden += e.path().filename().string()[0] == '.';
+  CHECK(hidden == 0);
+}

@@ -298,3 +298,21 @@ TEST_CASE("tracker: a task held after a failed launch is cancelled and ends lost
     CHECK(kinds(t.observe({gone}), "a") == std::vector<K>{K::cancelled});
   }
 }
+
+TEST_CASE("tracker: a forgotten task is not followed any more, and a later answer that still lists it is fine",
+          "[slurm][tracker]") {
+  // stop_following() at the end of a pool sweep forgets the workers while a poll may still
+  // be in flight; its answer lists them. forget() left the key behind and observe() threw
+  // (std::out_of_range from map::at), ending a finished sweep with an internal error.
+  Tracker t;
+  t.add("a", 5, 0);
+  t.add("b", 5, 1);
+  t.forget("a");
+  CHECK_FALSE(t.tracked("a"));
+  CHECK(t.live() == 1);
+  std::vector<TaskChange> changes;
+  REQUIRE_NOTHROW(changes = t.observe({task(5, 0, JobState::running), task(5, 1, JobState::running)}));
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].id == "b");
+  t.forget("nobody");  // unknown: nothing
+}
