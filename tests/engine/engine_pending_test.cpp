@@ -13,6 +13,7 @@
 #include "engine_fixture.hpp"
 #include "engine/pending_notice.hpp"
 #include "tests/support/manual_clock.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace {
 
@@ -48,11 +49,8 @@ struct ControllerScript {
     std::lock_guard l(ctl->m);
     return ctl->table;
   }
-  bool wait_for(const std::function<bool()>& ok, double limit_s = 10) {
-    for (auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
-         std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(std::chrono::milliseconds(10)))
-      if (ok()) return true;
-    return false;
+  bool wait_for(const std::function<bool()>& ok) {
+    return test_support::wait_until(ok, std::chrono::seconds(10), std::chrono::milliseconds(10));
   }
 };
 

@@ -192,10 +192,9 @@ TEST_CASE("SIGUSR2 writes a checkpoint and exits 75; the restart finishes the sa
   }
   REQUIRE(start_trainer(ref.path()).wait() == 0);
   test::Process p = start_trainer(cut.path());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (test::read_file(cut / "metrics.jsonl").find("\"kind\":\"eval\"") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  REQUIRE(test_support::wait_until(
+      [&] { return test::read_file(cut / "metrics.jsonl").find("\"kind\":\"eval\"") != std::string::npos; },
+      std::chrono::seconds(60), std::chrono::milliseconds(2)));
   REQUIRE(::kill(p.pid, SIGUSR2) == 0);
   REQUIRE(p.wait() == protocol::kExitStopped);
   auto recs = test::read_records(cut / "metrics.jsonl");

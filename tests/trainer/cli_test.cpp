@@ -16,6 +16,7 @@
 
 #include "common/protocol.hpp"
 #include "tests/trainer/test_util.hpp"
+#include "tests/support/wait_until.hpp"
 
 extern char** environ;
 
@@ -181,10 +182,9 @@ TEST_CASE("SIGTERM finishes the step and exits 75", "[cli]") {
   write_long_params(tmp);
   Proc p = start(tmp.path(), {"--trial-dir", tmp.path().string()});
   // Wait until training has produced its first evaluation, then ask it to stop.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (test::read_file(tmp / "metrics.jsonl").find("\"kind\":\"eval\"") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(test_support::wait_until(
+      [&] { return test::read_file(tmp / "metrics.jsonl").find("\"kind\":\"eval\"") != std::string::npos; },
+      std::chrono::seconds(30)));
   REQUIRE(::kill(p.pid, SIGTERM) == 0);
   REQUIRE(p.wait() == protocol::kExitStopped);
   CHECK(test::read_file(tmp / "metrics.jsonl").find("SIGTERM") != std::string::npos);
