@@ -4,6 +4,7 @@
 #
 #   scripts/slurm-local.sh start  [--nodes 1|2] [--dir DIR]   # prints SLURM_CONF=DIR/slurm.conf
 #          [--max-job-count N] [--max-array-size N] [--min-job-age S]  # a site's limits
+#          [--max-submit-jobs N]   # per-user submit limit: MariaDB + slurmdbd in DIR too
 #   scripts/slurm-local.sh stop   [--dir DIR] [--force]
 #   scripts/slurm-local.sh status [--dir DIR]
 #   scripts/slurm-local.sh --help
@@ -42,7 +43,7 @@ set -euo pipefail
 default_dir=${DLSWEEP_SLURM_DIR:-/tmp/dlsweep-slurm}
 
 usage() {
-  echo "usage: $0 start|stop|status [--nodes 1|2] [--dir DIR] [--force] [--max-job-count N] [--max-array-size N] [--min-job-age S]  ($0 --help explains them)" >&2
+  echo "usage: $0 start|stop|status [--nodes 1|2] [--dir DIR] [--force] [--max-job-count N] [--max-array-size N] [--min-job-age S] [--max-submit-jobs N]  ($0 --help explains them)" >&2
   exit 2
 }
 
@@ -78,7 +79,12 @@ start that changes them while the controller runs is refused: stop it first):
   --min-job-age S     MinJobAge: seconds a finished job stays in the controller (and in
                       squeue) before it is purged (default 600; slurmctld purges about
                       every 60 s, so a record may stay up to S+60 s)
-Per-user submit limits (MaxSubmitJobs) need slurmdbd and accounting: not set up here.
+A per-user submit limit, from Slurm's accounting database (start only, as above):
+  --max-submit-jobs N MaxSubmitJobs=N on every association of the calling user: the cluster
+                      then runs a private MariaDB server and slurmdbd in DIR (packages
+                      mariadb-server and slurmdbd), and slurmctld refuses the job past N
+                      with "Job violates accounting/QOS policy (job submit limit, ...)"
+                      (AssocMaxSubmitJobLimit), as sites with accounting do
 EOF
   exit 0
 }
@@ -94,6 +100,7 @@ dir=$default_dir
 max_job_count=""
 max_array_opt=""
 min_job_age=""
+max_submit_jobs=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) nodes=${2:?--nodes needs 1 or 2}; nodes_given=1; shift 2 ;;
@@ -107,6 +114,8 @@ while [[ $# -gt 0 ]]; do
     --max-array-size=*) max_array_opt=${1#*=}; shift ;;
     --min-job-age) min_job_age=${2:?--min-job-age needs seconds}; shift 2 ;;
     --min-job-age=*) min_job_age=${1#*=}; shift ;;
+    --max-submit-jobs) max_submit_jobs=${2:?--max-submit-jobs needs a number}; shift 2 ;;
+    --max-submit-jobs=*) max_submit_jobs=${1#*=}; shift ;;
     -h | --help) show_help ;;
     *) usage ;;
   esac
@@ -120,11 +129,15 @@ max_array=${DLSWEEP_SLURM_MAX_ARRAY:-1001}
 [[ -z $max_job_count || ($max_job_count =~ ^[0-9]+$ && $max_job_count -ge 1) ]] ||
   { echo "slurm-local: --max-job-count must be a number of jobs (1 or more)" >&2; exit 2; }
 [[ -z $min_job_age || $min_job_age =~ ^[0-9]+$ ]] || { echo "slurm-local: --min-job-age must be a number of seconds" >&2; exit 2; }
+[[ -z $max_submit_jobs || ($max_submit_jobs =~ ^[0-9]+$ && $max_submit_jobs -ge 1) ]] ||
+  { echo "slurm-local: --max-submit-jobs must be a number of jobs (1 or more)" >&2; exit 2; }
 max_job_count=${max_job_count:-10000}
 min_job_age=${min_job_age:-600}
 
 conf=$dir/slurm.conf
 export SLURM_CONF=$conf  # for our own sinfo calls only; the caller's environment is untouched
+# shellcheck source=lib/slurm-accounting.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/slurm-accounting.sh"
 
 # pid_alive PIDFILE COMM: the pid in PIDFILE is a live process whose name is COMM.
 pid_alive() {
@@ -255,7 +268,7 @@ MpiDefault=none
 MaxArraySize=$max_array
 MaxJobCount=$max_job_count
 InactiveLimit=0
-AccountingStorageType=accounting_storage/none
+$(if [[ -n $max_submit_jobs ]]; then accounting_conf_lines; else echo "AccountingStorageType=accounting_storage/none"; fi)
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/jobcomp.txt
@@ -318,7 +331,7 @@ do_start() {
     echo "uid=$(my_uid) user=$(my_name) at=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$dir/started_by"
   fi
   # The limits slurmctld was started with: a running controller keeps them until it restarts.
-  local limits="MaxJobCount=$max_job_count MaxArraySize=$max_array MinJobAge=$min_job_age"
+  local limits="MaxJobCount=$max_job_count MaxArraySize=$max_array MinJobAge=$min_job_age MaxSubmitJobs=${max_submit_jobs:-none}"
   if pid_alive "$dir/run/slurmctld.pid" slurmctld && [[ -s $dir/limits ]]; then
     local had_limits
     had_limits=$(<"$dir/limits")
@@ -332,6 +345,12 @@ do_start() {
   choose_ports
   write_conf
   start_munged
+  if [[ -n $max_submit_jobs ]]; then
+    start_mariadb
+    start_slurmdbd
+    add_cluster_and_user
+    set_max_submit_jobs "$max_submit_jobs"
+  fi
   if ! pid_alive "$dir/run/slurmctld.pid" slurmctld; then
     slurmctld -f "$conf" 9>&-
   fi
@@ -420,6 +439,7 @@ do_stop() {
     # shellcheck disable=SC2086
     kill -KILL $steps $kids 2>/dev/null || true
   fi
+  stop_accounting
   stop_pid "$dir/munge/munged.pid" munged
   echo "slurm-local: stopped the cluster in $dir"
 }
@@ -428,6 +448,8 @@ do_status() {
   local up=0 f
   pid_alive "$dir/munge/munged.pid" munged && echo "munged    running (pid $(<"$dir/munge/munged.pid"))" && up=$((up + 1))
   pid_alive "$dir/run/slurmctld.pid" slurmctld && echo "slurmctld running (pid $(<"$dir/run/slurmctld.pid"))" && up=$((up + 1))
+  pid_alive "$dir/run/slurmdbd.pid" slurmdbd && echo "slurmdbd  running (pid $(<"$dir/run/slurmdbd.pid"))" && up=$((up + 1))
+  pid_alive "$dir/run/mariadb.pid" mariadbd && echo "mariadbd  running (pid $(<"$dir/run/mariadb.pid"))" && up=$((up + 1))
   for f in "$dir"/run/slurmd-*.pid; do
     [[ -e $f ]] && pid_alive "$f" slurmd && echo "slurmd    running (pid $(<"$f"), $(basename "$f" .pid))" && up=$((up + 1))
   done

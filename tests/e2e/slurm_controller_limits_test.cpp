@@ -6,7 +6,10 @@
 // resubmitted the same array of 20, which never fits: nothing ran. Now a 20-trial sweep
 // finishes, every trial run exactly once, and the limit is named in the progress. The second
 // case adds MaxArraySize=4 (arrays split below it, read from the controller) to MaxJobCount.
-// The wrapper-played site limits (QOSMaxSubmitJobPerUserLimit) are in slurm_limits_test.cpp.
+// The third case: a per-user submit limit from Slurm's accounting database (MaxSubmitJobs=4,
+// scripts/slurm-local.sh --max-submit-jobs: MariaDB and slurmdbd started with the cluster),
+// refused by slurmctld itself (AssocMaxSubmitJobLimit). The wrapper-played site limits
+// (QOSMaxSubmitJobPerUserLimit) are in slurm_limits_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -109,5 +112,22 @@ TEST_CASE("slurm controller limits: MaxArraySize=4 with MaxJobCount=6: 10 trials
   auto s = run_sweep({"--max-job-count", "6", "--max-array-size", "4", "--min-job-age", "2"}, 10, "e2e-maxarraysize");
   check_all_ran_once(s, 10);
   CHECK(s.r.err.find("MaxJobCount") != std::string::npos);
+  CHECK(s.took < 120);
+}
+
+TEST_CASE("slurm controller limits: MaxSubmitJobs=4 from slurmdbd: 10 trials all COMPLETE, each run once, the limit "
+          "named",
+          "[slurm][limits][controller]") {
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  // What a site with accounting answers past the limit, from slurmctld (not a wrapper): sbatch
+  // fails at once with "Job violates accounting/QOS policy (job submit limit, ...)".
+  auto s = run_sweep({"--max-submit-jobs", "4", "--min-job-age", "2"}, 10, "e2e-maxsubmitjobs");
+  check_all_ran_once(s, 10);
+  CHECK(s.r.err.find("the site allows 4 jobs for your association (AssocMaxSubmitJobLimit)") != std::string::npos);
+  CHECK(s.r.err.find("waiting") != std::string::npos);
+  CHECK(s.site_limits.find("AssocMaxSubmitJobLimit") != std::string::npos);
   CHECK(s.took < 120);
 }

@@ -100,7 +100,9 @@ struct LocalCluster {
     std::vector<std::string> argv = {script_path(), verb, "--dir", dir.path().string()};
     if (verb == "start") argv.insert(argv.end(), {"--nodes", std::to_string(nodes)});
     if (verb == "start") argv.insert(argv.end(), limits.begin(), limits.end());
-    return dlsweep::sched::slurm::run_command(argv, {{"DLSWEEP_SLURM_MAX_ARRAY", std::to_string(max_array)}}, 60);
+    // The bound only stops a hang: with --max-submit-jobs a start also creates and starts a
+    // MariaDB server and slurmdbd (30 s on a loaded 2-core machine).
+    return dlsweep::sched::slurm::run_command(argv, {{"DLSWEEP_SLURM_MAX_ARRAY", std::to_string(max_array)}}, 180);
   }
 
   bool start() {
