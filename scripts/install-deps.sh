@@ -25,8 +25,10 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev libmpich-dev
   # Slurm: the backend's libslurm driver, and the real single-host cluster the tests start
   slurmctld slurmd slurm-client munge libslurm-dev libpmix-dev
-  # ... and its accounting, for a site's per-user submit limit (slurm-local.sh --max-submit-jobs)
-  slurmdbd mariadb-server
+  # ... and its accounting, for a site's per-user submit limit (slurm-local.sh --max-submit-jobs):
+  # MariaDB's server and client binaries only (the -core packages), never the mariadb-server
+  # package, whose postinst starts a system service and fails the install where it cannot
+  slurmdbd mariadb-server-core mariadb-client-core
   # data
   dataset-fashion-mnist
   # tests (clang + libFuzzer: the fuzz targets in fuzz/, built by the ctest `fuzz_smoke`)

@@ -82,7 +82,7 @@ start that changes them while the controller runs is refused: stop it first):
 A per-user submit limit, from Slurm's accounting database (start only, as above):
   --max-submit-jobs N MaxSubmitJobs=N on every association of the calling user: the cluster
                       then runs a private MariaDB server and slurmdbd in DIR (packages
-                      mariadb-server and slurmdbd), and slurmctld refuses the job past N
+                      mariadb-server-core and slurmdbd), and slurmctld refuses the job past N
                       with "Job violates accounting/QOS policy (job submit limit, ...)"
                       (AssocMaxSubmitJobLimit), as sites with accounting do
 EOF

@@ -9,7 +9,8 @@
 # reason AssocMaxSubmitJobLimit), as on a site.
 #
 # Uses from slurm-local.sh: $dir, $port (slurmdbd listens on port+3), pid_alive, stop_pid.
-# Packages: mariadb-server, slurmdbd (scripts/install-deps.sh). MariaDB runs with
+# Packages: mariadb-server-core and mariadb-client-core (mariadbd, mariadb-install-db and
+# my_print_defaults; no system service), slurmdbd (scripts/install-deps.sh). MariaDB runs with
 # --skip-grant-tables on 127.0.0.1 and a port of its own: nothing but this cluster uses it.
 
 acct_db_port() { echo $((port + 4)); }
@@ -28,7 +29,7 @@ EOF
 
 start_mariadb() {
   pid_alive "$dir/run/mariadb.pid" mariadbd && return
-  command -v mariadbd >/dev/null || { echo "slurm-local: --max-submit-jobs needs mariadb-server and slurmdbd (scripts/install-deps.sh installs them)" >&2; exit 3; }
+  command -v mariadbd >/dev/null || { echo "slurm-local: --max-submit-jobs needs mariadb-server-core, mariadb-client-core and slurmdbd (scripts/install-deps.sh installs them)" >&2; exit 3; }
   if [[ ! -d $dir/mariadb/mysql ]]; then
     mkdir -p "$dir/mariadb"
     mariadb-install-db --no-defaults --datadir="$dir/mariadb" --user="$(id -un)" --auth-root-authentication-method=normal \
