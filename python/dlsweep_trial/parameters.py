@@ -52,13 +52,35 @@ def _note_read(keys, from_file: set, defaulted: set) -> None:
     d = trial_dir()
     if d is None or not is_writer():
         return
+    # One trial may run its program several times (a requeue, a resume from its checkpoint, a
+    # Slurm time-limit restart); a later run that skips a key (it restored it from the
+    # checkpoint) must not erase what an earlier run read: the file holds the union.
+    earlier_read, earlier_def = _recorded(d / PARAMS_READ_FILE)
     tmp = d / f".{PARAMS_READ_FILE}.{os.getpid()}.tmp"
     try:
-        tmp.write_text(json.dumps({"read": sorted(_state.params_read),
-                                   "defaulted": sorted(_state.params_defaulted)}))
+        tmp.write_text(json.dumps({"read": sorted(_state.params_read | earlier_read),
+                                   "defaulted": sorted(_state.params_defaulted | earlier_def)}))
         os.replace(tmp, d / PARAMS_READ_FILE)
     except OSError:
         pass  # a read-only trial directory: dlsweep then does not check
+
+
+def _recorded(path) -> tuple[set, set]:
+    """The keys an earlier run of this trial recorded in params_read.json (none when the file is
+    missing or damaged: this run's record then replaces it)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return set(), set()
+    if not isinstance(rec, dict):
+        return set(), set()
+
+    def names(key):
+        v = rec.get(key)
+        return {k for k in v if isinstance(k, str)} if isinstance(v, list) else set()
+
+    return names("read"), names("defaulted")
 
 
 class _TrackedParams(dict):

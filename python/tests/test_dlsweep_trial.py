@@ -476,6 +476,24 @@ def test_params_notes_which_keys_the_program_read(trial):
     assert json.loads((trial / "params_read.json").read_text())["read"] == ["batch_size", "lr", "opt"]
 
 
+def test_params_read_keeps_what_an_earlier_run_of_the_trial_read(trial):
+    # A requeued or resumed trial runs its program again; the second run reads only some keys
+    # (the rest come from its checkpoint). The record is the union, never the last run's alone.
+    dt.params()["lr"]
+    assert json.loads((trial / "params_read.json").read_text())["read"] == ["lr"]
+    dt._state.reset()  # the next run of the same trial: a fresh process
+    dt.params({"warm": 1})["opt"]
+    dt.params({"warm": 1}).get("warm")
+    rec = json.loads((trial / "params_read.json").read_text())
+    assert rec == {"read": ["lr", "opt"], "defaulted": ["warm"]}
+
+
+def test_params_read_replaces_a_damaged_record(trial):
+    (trial / "params_read.json").write_text("{not json")
+    dt.params()["opt"]
+    assert json.loads((trial / "params_read.json").read_text()) == {"read": ["opt"], "defaulted": []}
+
+
 def test_params_read_whole_counts_every_key(trial):
     p = dt.params()
     json.dumps(p)  # a program that passes its params on whole reads them all
