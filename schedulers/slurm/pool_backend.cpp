@@ -13,9 +13,9 @@
 
 #include "common/atomic_file.hpp"
 #include "common/program_path.hpp"
-#include "common/protocol.hpp"
 #include "schedulers/launch.hpp"
 #include "schedulers/slurm/parse.hpp"
+#include "schedulers/slurm/pool_decide.hpp"
 #include "schedulers/slurm/script.hpp"
 #include "schedulers/warm_runner.hpp"
 
@@ -29,19 +29,10 @@ namespace {
 constexpr std::string_view kNativePrefix = "pool:";
 constexpr double kScanS = 0.25;     ///< the pool's files are looked at this soon after a change
 constexpr double kScanMaxS = 1.0;   ///< and backed off to this while nothing changes
-constexpr int kMaxFailedWorkers = 3;
 
 std::string workers_study(const std::string& study) { return study + ".workers"; }
 
 bool keeps_imported(const JobSpec& spec) { return warm::runs_warm(spec.argv, spec.ranks, spec.launcher); }
-
-std::optional<int> worker_number(const std::string& wid) {
-  int n = 0;
-  if (wid.size() < 2 || wid[0] != 'w') return std::nullopt;
-  auto r = std::from_chars(wid.data() + 1, wid.data() + wid.size(), n);
-  if (r.ec != std::errc() || r.ptr != wid.data() + wid.size()) return std::nullopt;
-  return n;
-}
 
 }  // namespace
 
@@ -79,7 +70,7 @@ Result<std::unique_ptr<SlurmPoolBackend>> SlurmPoolBackend::create(boost::asio::
     if (auto st = write_file_atomic(self->pool_.root() / "worker.sh", self->worker_wrapper()); !st)
       return std::unexpected(st.error());
     for (const auto& wid : self->pool_.worker_ids())
-      if (auto n = worker_number(wid)) self->worker_seq_ = std::max(self->worker_seq_, *n);
+      if (auto n = pool::worker_number(wid)) self->worker_seq_ = std::max(self->worker_seq_, *n);
     self->longest_s_ = self->pool_.estimate_s();
   }
   return self;
@@ -179,6 +170,25 @@ void SlurmPoolBackend::settle_no_more_work() {
 void SlurmPoolBackend::emit(const Task& t, JobEventKind kind, std::string message, int exit_code, int signal) {
   deliver(job_event(t.id, t.trial_id, t.attempt, kind, std::move(message), std::string(kNativePrefix) + t.tag, exit_code,
                     signal));
+}
+
+void SlurmPoolBackend::emit(const Task& t, const pool::Event& e) {
+  JobEvent ev = job_event(t.id, t.trial_id, t.attempt, e.kind, e.message, std::string(kNativePrefix) + t.tag,
+                          e.exit_code, e.signal);
+  ev.launch_failed = e.launch_failed;
+  ev.cannot_start = e.cannot_start;
+  deliver(std::move(ev));
+}
+
+pool::Snapshot SlurmPoolBackend::snapshot() const {
+  pool::Snapshot s;
+  for (const auto& [id, t] : tasks_) s.tasks.push_back({t.tag, t.started, t.cancel_requested, t.timeout_s});
+  for (const auto& [n, w] : workers_) s.workers.push_back({n, w.native_id, w.ended});
+  s.longest_s = longest_s_;
+  s.workers_wanted = options_.workers;
+  s.failed_in_a_row = failed_in_a_row_;
+  s.last_failure = last_failure_;
+  return s;
 }
 
 Result<fs::path> SlurmPoolBackend::write_trial_script(const JobSpec& spec, const std::string& tag,
@@ -319,105 +329,90 @@ void SlurmPoolBackend::scan() {
   std::set<std::string> ended;
   for (auto& [n, w] : workers_) {
     if (!w.ended) continue;
-    if (!w.reclaimed) w.reclaimed = reclaim("w" + std::to_string(n), w.why, /*look_first=*/false);
-    if (w.reclaimed) ended.insert("w" + std::to_string(n));
+    if (!w.reclaimed) w.reclaimed = reclaim(pool::worker_id(n), w.why, /*look_first=*/false);
+    if (w.reclaimed) ended.insert(pool::worker_id(n));
   }
-  bool changed = false;
-  const auto claims = pool_.claims(ended);
-  for (const auto& claim : claims) {
-    const std::string& tag = claim.tag;
-    Task* t = task_by_tag(tag);
-    if (!t) continue;  // not this orchestrator's (yet): adopt() takes it
-    t->worker = claim.worker;
-    if (claim.has_exit) {
-      auto rec = pool::PoolDir::read_exit(pool_.in_worker(claim.worker, tag, ".exit"));
-      if (rec) {
-        finish(*t, claim.worker, *rec);
-        changed = true;
-        continue;
-      }
-      log_once(tag, rec.error().message());
+  pool::Snapshot s = snapshot();
+  for (auto& claim : pool_.claims(ended)) {
+    pool::ClaimView c{std::move(claim), std::nullopt, {}};
+    // The exit records of this orchestrator's tasks only: the others are adopt()'s.
+    if (c.claim.has_exit && task_by_tag(c.claim.tag)) {
+      auto rec = pool::PoolDir::read_exit(pool_.in_worker(c.claim.worker, c.claim.tag, ".exit"));
+      if (rec)
+        c.exit = std::move(*rec);
+      else
+        c.exit_error = rec.error().message();
     }
-    if (claim.has_run && !t->started) {
-      t->started = true;
-      failed_in_a_row_ = 0;
-      std::string on = claim.worker;
-      if (auto n = worker_number(claim.worker); n && workers_.count(*n) && !workers_[*n].native_id.empty())
-        on += " (Slurm job " + workers_[*n].native_id + ")";
-      emit(*t, JobEventKind::started, "running on worker " + on);
-      changed = true;
-    }
-    if (t->cancel_requested && !claim.has_cancel) {
-      pool_.request_cancel(claim.worker, tag);
-      changed = true;
-    }
+    s.claims.push_back(std::move(c));
   }
+  const pool::ScanPlan plan = pool::decide_scan(s);
+  for (const auto& a : plan.actions) apply(a);
   ensure_workers();
   // Polling that backs off while nothing happens (long trials: one look a second), and is
   // quick again after a change, a submit, a cancel or a worker's end.
-  scan_interval_s_ = next_pool_scan_s(scan_interval_s_, changed);
+  scan_interval_s_ = next_pool_scan_s(scan_interval_s_, plan.changed);
   if (!tasks_.empty()) schedule_scan(scan_interval_s_);
 }
 
-void SlurmPoolBackend::finish(Task& t, const std::string& wid, const pool::ExitRecord& rec) {
-  if (rec.warned && rec.exit_code == protocol::kExitStopped && !t.cancel_requested && !rec.cancelled) {
-    // Stopped at its allocation's time-limit warning, with a checkpoint: the next worker resumes it.
-    pool_.unclaim(t.tag, wid);
-    t.started = false;
-    emit(t, JobEventKind::requeued,
-         fmt::format("stopped with a checkpoint at worker {}'s time-limit warning: back in the pool's queue", wid));
+void SlurmPoolBackend::apply(const pool::ScanAction& a) {
+  using Kind = pool::ScanAction::Kind;
+  switch (a.kind) {
+    case Kind::log:
+      log_once(a.tag, a.message);
+      return;
+    case Kind::request_cancel:
+      pool_.request_cancel(a.worker, a.tag);
+      return;
+    default:
+      break;
+  }
+  Task* t = task_by_tag(a.tag);
+  if (!t) return;  // decide_scan steps only on tracked tasks
+  if (a.kind == Kind::start) {
+    t->started = true;
+    failed_in_a_row_ = 0;  // a worker that runs a trial breaks a run of failed workers
+  } else if (a.kind == Kind::requeue) {
+    pool_.unclaim(a.tag, a.worker);
+    t->started = false;
+  } else {
+    if (a.estimate_s) {
+      longest_s_ = *a.estimate_s;
+      pool_.set_estimate_s(longest_s_);
+    }
+    if (auto st = pool_.retire(a.tag, a.worker); !st) log_once(a.tag, st.error().message());
+    // Untracked before its terminal event is delivered (which settles a pending no_more_work()).
+    Task done = *t;
+    tasks_.erase(done.id);
+    for (const auto& ev : a.events) emit(done, ev);
     return;
   }
-  if (!rec.cancelled && !rec.timed_out && rec.exit_code == 0 && rec.signal == 0 && rec.seconds > longest_s_) {
-    longest_s_ = rec.seconds;
-    pool_.set_estimate_s(longest_s_);
-  }
-  if (auto st = pool_.retire(t.tag, wid); !st) log_once(t.tag, st.error().message());
-  Task done = t;
-  tasks_.erase(done.id);
-  if (!done.started) emit(done, JobEventKind::started, "running on worker " + wid);
-  if (rec.not_started) {
-    // The worker could not start the trial's script (not the script's own 127): a failed
-    // attempt, with the reason.
-    JobEvent ev = job_event(done.id, done.trial_id, done.attempt, JobEventKind::lost,
-                            fmt::format("worker {} could not start the trial's script: {}", wid, rec.error),
-                            std::string(kNativePrefix) + done.tag);
-    ev.launch_failed = true;
-    deliver(std::move(ev));
-  } else if (rec.cancelled || done.cancel_requested)
-    emit(done, JobEventKind::cancelled, "cancelled");
-  else if (rec.timed_out)
-    emit(done, JobEventKind::cancelled, fmt::format("timed out after {:.0f} s", done.timeout_s));
-  else
-    emit(done, JobEventKind::exited, fmt::format("ended on worker {} after {:.1f} s", wid, rec.seconds), rec.exit_code,
-         rec.signal);
+  for (const auto& ev : a.events) emit(*t, ev);
 }
 
 bool SlurmPoolBackend::reclaim(const std::string& wid, const std::string& why, bool look_first) {
   if (look_first) scan();  // what the worker finished is recorded first
+  pool::Snapshot s = snapshot();
+  for (auto& claim : pool_.claims()) s.claims.push_back({std::move(claim), std::nullopt, {}});
   bool all_back = true;
-  for (const auto& claim : pool_.claims()) {
-    const std::string& tag = claim.tag;
-    if (claim.worker != wid || claim.has_exit) continue;
-    if (!pool_.unclaim(tag, wid)) {
+  for (const auto& back : pool::decide_reclaim(s, wid, why)) {
+    if (!pool_.unclaim(back.tag, back.worker)) {
       // Still in the worker's directory: the scan keeps reading it, and this is tried again.
-      log_once(tag, fmt::format("cannot put the task of worker {} back in the queue ({}); trying again", wid,
-                                std::strerror(errno)));
+      log_once(back.tag, fmt::format("cannot put the task of worker {} back in the queue ({}); trying again", wid,
+                                     std::strerror(errno)));
       all_back = false;
       continue;
     }
-    Task* t = task_by_tag(tag);
+    Task* t = task_by_tag(back.tag);
     if (!t) continue;
-    if (t->cancel_requested && pool_.withdraw(tag)) {
+    if (back.if_withdrawn && pool_.withdraw(back.tag)) {
       Task gone = *t;
       tasks_.erase(gone.id);
-      emit(gone, JobEventKind::cancelled, "cancelled (its worker ended first)");
+      emit(gone, *back.if_withdrawn);
       continue;
     }
-    if (t->started) {
+    if (back.requeued) {
       t->started = false;
-      emit(*t, JobEventKind::requeued,
-           fmt::format("worker {} ended ({}): back in the pool's queue, to resume from its checkpoint", wid, why));
+      emit(*t, *back.requeued);
     }
   }
   return all_back;
@@ -435,18 +430,16 @@ void SlurmPoolBackend::on_worker_event(const JobEvent& ev) {
     case JobEventKind::cancelled:
     case JobEventKind::lost: {
       w.running = false;
-      std::string why = ev.kind == JobEventKind::exited
-                            ? (ev.signal ? fmt::format("signal {}", ev.signal) : fmt::format("exit {}", ev.exit_code))
-                            : std::string(to_string(ev.kind)) + (ev.message.empty() ? "" : ": " + ev.message);
+      const std::string wid = pool::worker_id(n);
+      const pool::WorkerEnd end =
+          pool::decide_worker_end(ev, w.native_id, (pool_.worker_dir(wid) / "stderr.log").string());
       // Reclaimed while still counted live: its last look (reclaim's scan) reads its files
       // (a run not yet seen is started, then requeued), and no replacement is started twice.
-      w.why = fmt::format("Slurm job {}, {}", w.native_id, why);
-      w.reclaimed = reclaim("w" + std::to_string(n), w.why);
+      w.why = end.why;
+      w.reclaimed = reclaim(wid, w.why);
       w.ended = true;
-      const bool failed = ev.kind == JobEventKind::lost || (ev.kind == JobEventKind::exited && (ev.exit_code != 0 || ev.signal != 0));
-      failed_in_a_row_ = failed ? failed_in_a_row_ + 1 : 0;
-      if (failed) last_failure_ = fmt::format("worker w{} (Slurm job {}) ended: {}; its log: {}", n, w.native_id, why,
-                                              (pool_.worker_dir("w" + std::to_string(n)) / "stderr.log").string());
+      failed_in_a_row_ = end.failed_in_a_row(failed_in_a_row_);
+      if (end.failed) last_failure_ = end.failure;
       ensure_workers();
       scan_interval_s_ = kScanS;
       if (!tasks_.empty()) schedule_scan(kScanS);
@@ -458,35 +451,19 @@ void SlurmPoolBackend::on_worker_event(const JobEvent& ev) {
 }
 
 void SlurmPoolBackend::ensure_workers() {
-  std::size_t live = 0;
-  for (const auto& [n, w] : workers_)
-    if (!w.ended) ++live;
-  const std::size_t want = std::min<std::size_t>(std::size_t(options_.workers), tasks_.size());
-  while (live < want) {
-    // Workers that keep dying at once (a broken setup line, a missing binary on the nodes)
-    // are not replaced for ever: the waiting trials end `lost`, naming the last worker's log.
-    Status st = failed_in_a_row_ >= kMaxFailedWorkers
-                    ? fail(fmt::format("{} workers in a row failed; the last: {}", failed_in_a_row_, last_failure_),
-                           "backend.workers", "read the worker's log, fix the cause (backend.setup, the dlsweep "
-                           "binary's path on the compute nodes), then `dlsweep resume`")
-                    : submit_worker();
-    if (!st) {
-      if (live > 0) return;  // those still alive go on; no more are started
-      // Nothing can run without a worker: every trial still waiting in the pool ends `lost`
-      // with the reason (retrying cannot help until the cause is fixed).
-      std::vector<Task> waiting;
-      for (auto& [id, t] : tasks_)
-        if (pool_.withdraw(t.tag)) waiting.push_back(t);
-      for (auto& t : waiting) {
-        tasks_.erase(t.id);
-        JobEvent ev = job_event(t.id, t.trial_id, t.attempt, JobEventKind::lost,
-                                "cannot run a pilot worker: " + st.error().message(), std::string(kNativePrefix) + t.tag);
-        ev.cannot_start = true;
-        deliver(std::move(ev));
-      }
-      return;
+  pool::WorkerPlan plan = pool::decide_workers(snapshot());
+  for (std::size_t i = 0, live = plan.live; i < plan.start; ++i, ++live)
+    if (auto st = submit_worker(); !st) {
+      plan = pool::after_failed_start(live, st.error());
+      break;
     }
-    ++live;
+  if (!plan.end_waiting) return;
+  std::vector<Task> waiting;
+  for (auto& [id, t] : tasks_)
+    if (pool_.withdraw(t.tag)) waiting.push_back(t);
+  for (auto& t : waiting) {
+    tasks_.erase(t.id);
+    emit(t, *plan.end_waiting);
   }
 }
 
@@ -560,7 +537,8 @@ Result<std::vector<SurvivingJob>> SlurmPoolBackend::surviving_jobs(const std::st
   std::vector<SurvivingJob> out;
   for (const auto& claim : pool_.claims()) {
     const std::string& tag = claim.tag;
-    if (!claim.has_exit && !live.count(claim.worker)) {
+    const pool::ResumeClaim seen = pool::decide_resume_claim(claim, live.count(claim.worker) > 0);
+    if (seen.put_back) {
       // Its worker is gone (and its allocation with it): the trial waits for another.
       if (!pool_.unclaim(tag, claim.worker))
         log_once(tag, fmt::format("cannot put the task of worker {} back in the queue ({})", claim.worker,
@@ -569,8 +547,7 @@ Result<std::vector<SurvivingJob>> SlurmPoolBackend::surviving_jobs(const std::st
     }
     auto task = pool::PoolDir::read_task(pool_.in_worker(claim.worker, tag, ".task"));
     if (!task) continue;
-    out.push_back(SurvivingJob{task->token, std::string(kNativePrefix) + tag,
-                               claim.has_exit ? "ENDED" : claim.has_run ? "RUNNING" : "PENDING", claim.has_exit});
+    out.push_back(SurvivingJob{task->token, std::string(kNativePrefix) + tag, seen.state, seen.ended});
   }
   for (const auto& tag : pool_.queued_tags()) {
     auto task = pool::PoolDir::read_task(pool_.queued(tag));
@@ -597,19 +574,7 @@ Result<std::string> SlurmPoolBackend::adopt(const JobSpec& spec, const std::stri
     if (done) {
       Task d = it->second;
       tasks_.erase(it);
-      emit(d, JobEventKind::started, "ran on a worker");
-      if (done->not_started) {
-        JobEvent ev = job_event(d.id, d.trial_id, d.attempt, JobEventKind::lost,
-                                "a worker could not start the trial's script: " + done->error,
-                                std::string(kNativePrefix) + d.tag);
-        ev.launch_failed = true;
-        deliver(std::move(ev));
-      } else if (done->cancelled)
-        emit(d, JobEventKind::cancelled, "cancelled");
-      else if (done->timed_out)
-        emit(d, JobEventKind::cancelled, fmt::format("timed out after {:.0f} s", d.timeout_s));
-      else
-        emit(d, JobEventKind::exited, "ended on a worker", done->exit_code, done->signal);
+      for (const auto& ev : pool::decide_adopted_end(*done, d.timeout_s)) emit(d, ev);
       return;
     }
     ensure_workers();

@@ -30,6 +30,10 @@
 //    left to run; never because the task map is momentarily empty (the next PBT generation
 //    or window trial may come a turn later). Otherwise idle workers wait (for more trials, or
 //    a resumed orchestrator) up to their idle time.
+//
+// What it decides from the pool's files (a trial started, ended, requeued; an ended worker's
+// tasks; how many workers; when to give up) is pure code in pool_decide.hpp: this class reads
+// the files into a snapshot and carries out the answer.
 #pragma once
 
 #include <map>
@@ -40,6 +44,7 @@
 #include "common/asio.hpp"
 #include "schedulers/backend.hpp"
 #include "schedulers/slurm/backend.hpp"
+#include "schedulers/slurm/pool_decide.hpp"
 #include "schedulers/slurm/pool_files.hpp"
 
 namespace dlsweep::sched {
@@ -99,7 +104,6 @@ class SlurmPoolBackend final : public Backend {
     double timeout_s = 0;
     bool started = false;
     bool cancel_requested = false;
-    std::string worker;  ///< where it was last seen claimed
   };
   struct Worker {
     std::string inner_id, native_id;
@@ -114,6 +118,10 @@ class SlurmPoolBackend final : public Backend {
                    std::unique_ptr<SlurmBackend> inner, std::filesystem::path worker_exe);
 
   void emit(const Task& t, JobEventKind kind, std::string message, int exit_code = 0, int signal = 0);
+  void emit(const Task& t, const pool::Event& e);
+  /// What the pure decisions (pool_decide.hpp) look at: the tasks, the workers, the counts
+  /// (the claims are added by the caller, as it reads them).
+  pool::Snapshot snapshot() const;
   /// Posts `ev` to the handler (after a terminal one, settles a pending no_more_work()).
   void deliver(JobEvent ev);
   /// After no_more_work(), once no task is left: writes `stop`, drops what watches workers.
@@ -125,9 +133,10 @@ class SlurmPoolBackend final : public Backend {
   JobSpec worker_spec(const std::string& study, int n, int ranks) const;
   Status write_task(const JobSpec& spec, const std::string& tag);
   void on_worker_event(const JobEvent& ev);
+  /// Reads the claims (and the exit records of tracked tasks), asks decide_scan, carries it out.
   void scan();
+  void apply(const pool::ScanAction& a);
   void schedule_scan(double delay_s);
-  void finish(Task& t, const std::string& wid, const pool::ExitRecord& rec);
   /// The allocation of worker `wid` is gone: its started, unfinished trials go back to the
   /// queue (after a scan, with `look_first`). False: some could not be moved (tried again).
   bool reclaim(const std::string& wid, const std::string& why, bool look_first = true);
