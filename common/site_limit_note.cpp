@@ -5,11 +5,17 @@
 
 namespace dlsweep {
 
+namespace {
+constexpr std::string_view kWhoPrefix = "backend:";
+}
+
+std::string site_limit_who(std::string_view place) { return fmt::format("{}{}", kWhoPrefix, place); }
+
 std::string site_limit_line(const std::string& note, std::int64_t in_scheduler, std::int64_t waiting,
                             const std::string& who) {
-  std::string backend = who.substr(who.find(':') + 1);  // "backend:slurm" or "slurm"
-  if (backend == "slurm") backend = "Slurm";
-  return fmt::format("{}: {} in {}, {} waiting", note, in_scheduler, backend, waiting);
+  const std::string_view place =
+      who.starts_with(kWhoPrefix) ? std::string_view(who).substr(kWhoPrefix.size()) : std::string_view(who);
+  return fmt::format("{}: {} in {}, {} waiting", note, in_scheduler, place, waiting);
 }
 
 }  // namespace dlsweep

@@ -8,6 +8,7 @@
 #include "engine/engine.hpp"
 #include "common/site_limit_note.hpp"
 #include "engine/pending_notice.hpp"
+#include "schedulers/backend_kinds.hpp"
 
 namespace dlsweep::orch {
 
@@ -55,12 +56,14 @@ void Engine::check_capacity() {
   capacity_note_ = note;
   db::EventRow e;
   e.study_id = study_id_;
-  e.who = "backend:" + std::string(backend_.name());
+  // The place as prose names it ("Slurm"), recorded with the note: status and serve say it
+  // from the event alone, knowing no backend.
+  const auto* kind = sched::find_backend_kind(backend_.name());
+  e.who = site_limit_who(kind ? kind->display_name : backend_.name());
   e.kind = kSiteLimitEventKind;
   e.reason = note;
   if (auto st = db().note_event(e); !st) fatal(st.error());
-  progress_.event(site_limit_line(note, counts_.queued + counts_.running, counts_.waiting, std::string(backend_.name())),
-                  snapshot());
+  progress_.event(site_limit_line(note, counts_.queued + counts_.running, counts_.waiting, e.who), snapshot());
 }
 
 }  // namespace dlsweep::orch

@@ -41,9 +41,9 @@ void write_local(const BackendOptions& o, nlohmann::json& b) {
 }
 
 constexpr BackendKind kKinds[] = {
-    {"local", /*jobs_outlive_orchestrator=*/false, /*batch_scheduler=*/false, kLocalKeys, {}, read_local, write_local,
+    {"local", "local processes", /*jobs_outlive_orchestrator=*/false, /*batch_scheduler=*/false, kLocalKeys, {}, read_local, write_local,
      nullptr, nullptr},
-    {"slurm", /*jobs_outlive_orchestrator=*/true, /*batch_scheduler=*/true, kSlurmKeys, kSlurmEntries, read_slurm,
+    {"slurm", "Slurm", /*jobs_outlive_orchestrator=*/true, /*batch_scheduler=*/true, kSlurmKeys, kSlurmEntries, read_slurm,
      write_slurm, slurm_ranks, slurm_gpus},
 };
 

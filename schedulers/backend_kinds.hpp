@@ -22,6 +22,9 @@ namespace dlsweep::sched {
 
 struct BackendKind {
   std::string_view name;
+  /// How prose names where the kind's jobs are ("Slurm": "4 in Slurm, 6 waiting"); recorded
+  /// with the events the backend causes, so readers outside schedulers/ say it as it is.
+  std::string_view display_name;
   /// Jobs run on when the orchestrator dies, and resume follows them; false: they are the
   /// orchestrator's own processes, which resume stops before it relaunches their trials.
   bool jobs_outlive_orchestrator = false;

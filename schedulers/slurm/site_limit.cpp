@@ -208,9 +208,4 @@ std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> all
                      limit.scope, limit.reason);
 }
 
-std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> allowed, std::size_t in_slurm,
-                          std::size_t waiting) {
-  return fmt::format("{}: {} in Slurm, {} waiting", capacity_line(limit, allowed), in_slurm, waiting);
-}
-
 }  // namespace dlsweep::sched::slurm

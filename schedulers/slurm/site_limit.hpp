@@ -17,8 +17,8 @@
 //    until they are purged (MinJobAge): a MaxJobCount refusal at a count the site took before
 //    teaches nothing; it holds submissions back 1, 2, 4 ... 30 s (until an acceptance). After `probe_s` with nothing able to go, one job is tried again (the
 //    user's other jobs may have ended); an acceptance beyond the learned limit forgets it.
-//  - capacity_line(): the one line the user sees ("the site allows 4 jobs per user
-//    (QOSMaxSubmitJobPerUserLimit): 4 in Slurm, 6 waiting").
+//  - capacity_line(): what the user is told of the limit ("the site allows 4 jobs per user
+//    (QOSMaxSubmitJobPerUserLimit)"; common/site_limit_note adds ": 4 in Slurm, 6 waiting").
 #pragma once
 
 #include <cstddef>
@@ -108,10 +108,8 @@ class SubmitCapacity {
   double hold_until_ = 0;
 };
 
-/// "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit)"; with counts:
-/// "...: 4 in Slurm, 6 waiting". `allowed` nullopt: "the site limits jobs per user (...)".
+/// "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit)" (the counts are added by
+/// common/site_limit_note's line). `allowed` nullopt: "the site limits jobs per user (...)".
 std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> allowed);
-std::string capacity_line(const SiteLimit& limit, std::optional<std::size_t> allowed, std::size_t in_slurm,
-                          std::size_t waiting);
 
 }  // namespace dlsweep::sched::slurm

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../schedulers/slurm/fake_slurm_driver.hpp"
+#include "common/site_limit_note.hpp"
 #include "engine_fixture.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -83,6 +84,13 @@ TEST_CASE("engine: SIGTERM on a site that refuses every submission ends the swee
       REQUIRE(rows.has_value());
       for (const auto& t : *rows) CHECK(t.state == TrialState::cancelled);
       CHECK((*f.storage->find_study(f.spec.name))->state == "STOPPED");
+      // The limit is recorded with where the jobs wait, as prose names it: status and serve
+      // say "0 in Slurm, 5 waiting" from the event alone.
+      auto limit = f.storage->latest_event(f.study_id, kSiteLimitEventKind);
+      REQUIRE(limit.has_value());
+      REQUIRE(limit->has_value());
+      CHECK((*limit)->who == "backend:Slurm");
+      CHECK_THAT(site_limit_line((*limit)->reason, 0, 5, (*limit)->who), Catch::EndsWith(": 0 in Slurm, 5 waiting"));
       std::lock_guard l(ctl->m);
       CHECK(ctl->submits.empty());  // nothing ever went out
     }

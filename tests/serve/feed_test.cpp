@@ -69,7 +69,7 @@ TEST_CASE("feed: a running study held back by a site limit says so, as `dlsweep 
   }
   db::EventRow e;
   e.study_id = f.study;
-  e.who = "backend:slurm";
+  e.who = site_limit_who("Slurm");
   e.kind = kSiteLimitEventKind;
   e.reason = "the site allows 2 jobs per user (QOSMaxSubmitJobPerUserLimit)";
   must(f.writer->note_event(e));

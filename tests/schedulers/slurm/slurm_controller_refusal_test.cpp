@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "../../support/scoped_env.hpp"
+#include "common/site_limit_note.hpp"
 #include "../../support/temp_dir.hpp"
 #include "schedulers/slurm/cli_driver.hpp"
 #include "schedulers/slurm/command.hpp"
@@ -144,6 +145,7 @@ TEST_CASE("controller refusal: the line names the controller's limit", "[slurm][
   const SiteLimit limit{LimitKind::job_count, "MaxJobCount", "on the controller"};
   CHECK(capacity_line(limit, 5) ==
         "the controller refuses more than 5 jobs (MaxJobCount: all users' jobs count, finished ones until purged)");
-  CHECK(capacity_line(limit, 5, 5, 14).find("MaxJobCount") != std::string::npos);
-  CHECK(capacity_line(limit, 5, 5, 14).find("14 waiting") != std::string::npos);
+  const std::string line = dlsweep::site_limit_line(capacity_line(limit, 5), 5, 14, dlsweep::site_limit_who("Slurm"));
+  CHECK(line.find("MaxJobCount") != std::string::npos);
+  CHECK(line.find(": 5 in Slurm, 14 waiting") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 // The same against a real controller with a refusing sbatch: tests/e2e/slurm_limits_test.cpp.
 #include <catch2/catch.hpp>
 
+#include "common/site_limit_note.hpp"
 #include "fake_slurm_driver.hpp"
 #include "schedulers/slurm/plan.hpp"
 #include "schedulers/slurm/site_limit.hpp"
@@ -96,7 +97,7 @@ TEST_CASE("site limit: a limit read from the site's configuration is exact at on
   cap.known(limit, 4);
   CHECK(cap.room(0, 0) == 4);
   CHECK(cap.room(3, 0) == 1);
-  CHECK(capacity_line(limit, cap.allowed(), 4, 6) ==
+  CHECK(dlsweep::site_limit_line(capacity_line(limit, cap.allowed()), 4, 6, dlsweep::site_limit_who("Slurm")) ==
         "the site allows 4 jobs per user (QOSMaxSubmitJobPerUserLimit): 4 in Slurm, 6 waiting");
   CHECK(capacity_line(limit, 1u) == "the site allows 1 job per user (QOSMaxSubmitJobPerUserLimit)");
   CHECK(capacity_line(limit, 0u) == "the site allows no more jobs per user now (QOSMaxSubmitJobPerUserLimit)");
