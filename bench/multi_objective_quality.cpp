@@ -11,7 +11,8 @@
 // usage: bench_multi_objective_quality [--seeds N] [--trials 200] [--no-optuna] [--tpe-options JSON]
 //        [--nsga2-options JSON] [--algorithms nsga2,tpe,random]
 // --nsga2-options (e.g. '{"crossover": "sbx"}') applies to dlsweep's nsga2 only; --algorithms
-// runs only the named dlsweep samplers (default all three).
+// runs only the named dlsweep samplers (default all three; also gp, and gp_parego: gp with
+// multi_objective: parego).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -90,11 +91,15 @@ nlohmann::json nsga2_options = nullptr;
 nlohmann::json options_for(const std::string& algo) {
   if (algo == "tpe") return tpe_options;
   if (algo == "nsga2") return nsga2_options;
+  if (algo == "gp_parego") return {{"multi_objective", "parego"}};  // gp's scalarising variant
   return nullptr;
 }
 
+// The sampler's own name: "gp_parego" is gp with multi_objective: parego.
+std::string sampler_of(const std::string& algo) { return algo == "gp_parego" ? "gp" : algo; }
+
 std::vector<dlsweep::Losses> run_dlsweep(const Function& fn, const std::string& algo, std::uint64_t seed, int trials) {
-  auto made = make_sampler(algo, fn.space, seed, options_for(algo));
+  auto made = make_sampler(sampler_of(algo), fn.space, seed, options_for(algo));
   if (!made) {
     for (const auto& e : made.error()) std::fprintf(stderr, "%s options: %s: %s (%s)\n", algo.c_str(), e.key.c_str(), e.what.c_str(), e.fix.c_str());
     std::exit(2);
@@ -168,7 +173,8 @@ int main(int argc, char** argv) {
   for (const auto& fn : functions()) {
     std::map<std::string, std::vector<std::vector<double>>> hv;  // sampler -> seed -> checkpoint
     for (const auto& [label, algo] : std::vector<std::pair<std::string, std::string>>{
-             {"dlsweep nsga2", "nsga2"}, {"dlsweep tpe", "tpe"}, {"dlsweep random", "random"}}) {
+             {"dlsweep nsga2", "nsga2"}, {"dlsweep tpe", "tpe"}, {"dlsweep gp", "gp"}, {"dlsweep gp_parego", "gp_parego"},
+             {"dlsweep random", "random"}}) {
       if (("," + algorithms + ",").find("," + algo + ",") == std::string::npos) continue;
       for (int s = 1; s <= seeds; ++s) hv[label].push_back(hv_at(run_dlsweep(fn, algo, s, trials), fn.reference, checkpoints));
     }

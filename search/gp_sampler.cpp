@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "search/conditional.hpp"
 #include "search/gp_acquisition.hpp"
+#include "search/gp_ehvi.hpp"
 #include "search/gp_fit.hpp"
 #include "search/gp_kernel.hpp"
 #include "search/log_ei.hpp"
@@ -26,6 +28,7 @@ GpOptions GpOptions::read(OptionReader& r) {
   o.deterministic_objective = r.boolean("deterministic_objective", o.deterministic_objective);
   o.constant_liar = r.boolean("constant_liar", o.constant_liar);
   o.startup_qmc = read_startup(r);
+  o.ehvi = r.word("multi_objective", "ehvi", {"ehvi", "parego"}) == "ehvi";
   return o;
 }
 
@@ -150,7 +153,11 @@ std::optional<Params> GpSampler::next(std::int64_t number, const History& histor
     return qmc_startup_ && o_.startup_qmc.value_or(false) ? qmc_startup_->next(number, history) : random_.next(number, history);
 
   const std::uint64_t trial_key = SplitMix64::mix(SplitMix64::mix(seed_ ^ 0x67705f73616dULL) ^ static_cast<std::uint64_t>(number));
-  if (multi) {
+  // Two or three objectives: a GP per objective and expected hypervolume improvement; more
+  // (or `multi_objective: parego`): one GP of a scalarisation with weights drawn for n.
+  const std::size_t n_objectives = multi ? losses.front().size() : 1;
+  const bool ehvi = multi && o_.ehvi && n_objectives >= 2 && n_objectives <= 3;
+  if (multi && !ehvi) {
     SplitMix64 wr(SplitMix64::mix(trial_key ^ fnv1a64("\x01weights")));
     loss = scalarise(losses, wr);
   }
@@ -174,11 +181,67 @@ std::optional<Params> GpSampler::next(std::int64_t number, const History& histor
     gp::Posterior post(Xm, y, cat, gp::fit_kernel(Xm, y, cat, fo, key));
     return post.believing(P);
   };
-  const Standardised ys = standardise(loss);
-  const gp::Posterior objective = model(X, ys.y, trial_key);
+  // The objective(s), standardised; `rank` orders the trials for the optimiser's seeds.
+  std::vector<gp::Posterior> objectives;
+  Eigen::VectorXd rank = Eigen::VectorXd::Zero(n);
   double best = std::numeric_limits<double>::infinity();
-  for (Eigen::Index i = 0; i < n; ++i)
-    if (feasible[static_cast<std::size_t>(i)]) best = std::min(best, ys.y(i));
+  std::optional<gp::Ehvi> improvement;
+  std::vector<Eigen::Index> front_rows;  ///< the feasible non-dominated trials, by the first objective
+  if (!ehvi) {
+    const Standardised ys = standardise(loss);
+    objectives.push_back(model(X, ys.y, trial_key));
+    rank = ys.y;
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (feasible[static_cast<std::size_t>(i)]) best = std::min(best, ys.y(i));
+  } else {
+    std::vector<std::vector<double>> front, rows(static_cast<std::size_t>(n), std::vector<double>(n_objectives));
+    for (std::size_t k = 0; k < n_objectives; ++k) {
+      std::vector<double> col;
+      for (const auto& l : losses) col.push_back(l[k]);
+      const Standardised ys = standardise(col);
+      objectives.push_back(model(X, ys.y, trial_key ^ fnv1a64("objective") ^ k));
+      rank += ys.y;
+      for (Eigen::Index i = 0; i < n; ++i) rows[static_cast<std::size_t>(i)][k] = ys.y(i);
+    }
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (feasible[static_cast<std::size_t>(i)]) front.push_back(rows[static_cast<std::size_t>(i)]);
+    const auto non_dominated = [](const std::vector<std::vector<double>>& pts) {
+      std::vector<std::vector<double>> kept;  // fewer cells, the same volume
+      for (const auto& a : pts) {
+        bool dominated = false;
+        for (const auto& b : pts) dominated = dominated || (b != a && dominates(b, a));
+        if (!dominated && std::find(kept.begin(), kept.end(), a) == kept.end()) kept.push_back(a);
+      }
+      return kept;
+    };
+    if (!front.empty()) {
+      // The reference: the feasible trials' worst in each objective, a tenth of their range
+      // further (Optuna's GPSampler takes the worst of every trial too). Not the front's own
+      // worst: a front of one point would leave a box of nothing to improve.
+      std::vector<double> ref(n_objectives, -std::numeric_limits<double>::infinity());
+      std::vector<double> low(n_objectives, std::numeric_limits<double>::infinity());
+      for (const auto& p : front)
+        for (std::size_t k = 0; k < n_objectives; ++k) ref[k] = std::max(ref[k], p[k]), low[k] = std::min(low[k], p[k]);
+      for (std::size_t k = 0; k < n_objectives; ++k) ref[k] += std::max(0.1 * (ref[k] - low[k]), 1e-3);
+      // Running trials count as found at their predicted losses (Kriging believer for the
+      // front as for the model): the next proposal looks elsewhere.
+      for (Eigen::Index i = 0; i < P.rows(); ++i) {
+        std::vector<double> at(n_objectives);
+        for (std::size_t k = 0; k < n_objectives; ++k) at[k] = objectives[k].predict(P.row(i).transpose()).first;
+        front.push_back(at);
+      }
+      const auto kept = non_dominated(front);
+      improvement.emplace(kept, ref);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const auto& r = rows[static_cast<std::size_t>(i)];
+        if (feasible[static_cast<std::size_t>(i)] && std::find(kept.begin(), kept.end(), r) != kept.end())
+          front_rows.push_back(i);
+      }
+      std::stable_sort(front_rows.begin(), front_rows.end(),
+                       [&](auto a, auto b) { return rows[static_cast<std::size_t>(a)][0] < rows[static_cast<std::size_t>(b)][0]; });
+      best = 0;  // some trial is feasible
+    }
+  }
 
   // One GP per constraint over the trials that report it; feasible below the standardised 0.
   struct ConstraintModel {
@@ -205,10 +268,18 @@ std::optional<Params> GpSampler::next(std::int64_t number, const History& histor
     }
   }
   const bool any_feasible = std::isfinite(best);
+  std::vector<double> mus(n_objectives), sds(n_objectives);
   auto acquisition = [&](const Eigen::VectorXd& x) {
     double a = 0;
-    if (any_feasible) {
-      const auto [mu, var] = objective.predict(x);
+    if (any_feasible && improvement) {
+      for (std::size_t k = 0; k < n_objectives; ++k) {
+        const auto [mu, var] = objectives[k].predict(x);
+        mus[k] = mu;
+        sds[k] = std::sqrt(std::max(var, 0.0));
+      }
+      a = std::log(std::max(improvement->expected(mus, sds), 1e-300));
+    } else if (any_feasible) {
+      const auto [mu, var] = objectives.front().predict(x);
       a = gp::log_ei(mu, var, best);
     }
     for (const auto& c : cms) {
@@ -220,16 +291,34 @@ std::optional<Params> GpSampler::next(std::int64_t number, const History& histor
   // Seeds: the best trials so far.
   std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
   for (Eigen::Index i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return ys.y(a) < ys.y(b); });
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return rank(a) < rank(b); });
   std::vector<Eigen::VectorXd> seeds;
   for (std::size_t i = 0; i < std::min<std::size_t>(order.size(), 4); ++i) seeds.push_back(X.row(order[i]).transpose());
+  // Several objectives: every trial of the front seeds the search too (up to 16, spread along
+  // it): the acquisition is high along the whole front, not only near its best-ranked end.
+  // Each also with one numeric parameter redrawn (8 copies): a front stuck in a corner of the
+  // space (all of it at one parameter's bound) is left along a single coordinate, where the
+  // acquisition's gradient at the corner is flat (BoTorch perturbs subsets of dimensions alike).
+  SplitMix64 jitter(SplitMix64::mix(trial_key ^ fnv1a64("\x01" "front")));
+  std::vector<Eigen::Index> numeric;
+  for (std::size_t j = 0; j < enc.dims.size(); ++j)
+    if (!enc.dims[j].categorical) numeric.push_back(static_cast<Eigen::Index>(j));
+  for (std::size_t i = 0, count = front_rows.size(), step = std::max<std::size_t>(1, count / 16); i < count; i += step) {
+    const Eigen::VectorXd at = X.row(front_rows[i]).transpose();
+    seeds.push_back(at);
+    for (int c = 0; c < 8 && !numeric.empty(); ++c) {
+      Eigen::VectorXd moved = at;
+      moved(numeric[static_cast<std::size_t>(jitter.next_below(numeric.size()))]) = jitter.next_unit();
+      enc.snap(moved);
+      seeds.push_back(moved);
+    }
+  }
 
   gp::AcquisitionOptions ao;
   ao.candidates = static_cast<int>(o_.candidates);
   ao.local_starts = static_cast<int>(o_.local_starts);
   SplitMix64 rng(SplitMix64::mix(trial_key ^ fnv1a64("\x01" "candidates")));
   const Eigen::VectorXd x = gp::maximize_acquisition(acquisition, box, seeds, ao, rng);
-
   Params p = space_.fixed.is_object() ? space_.fixed : Params::object();
   for (std::size_t j = 0; j < enc.dims.size(); ++j) p[enc.dims[j].dim->name] = enc.value(j, x(static_cast<Eigen::Index>(j)));
   for (std::size_t i : sampling_order(space_)) {

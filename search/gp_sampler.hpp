@@ -15,9 +15,13 @@
 //    its own mean (Kriging believer), so the next proposal moves away from them.
 //  - Constraints (History::constrained): one GP per constraint; the acquisition adds each
 //    constraint's log probability of feasibility; before any feasible trial it is that sum alone.
-//  - Several objectives: each trial's losses, normalised over the finished trials, are
-//    scalarised by an augmented Chebyshev function with weights drawn for n (ParEGO, Knowles
-//    2006), and the GP models that scalar. (Expected hypervolume improvement is not built.)
+//  - Two or three objectives (`multi_objective: ehvi`, the default): one GP per objective
+//    (its losses standardised), and the acquisition is the log of the expected hypervolume
+//    improvement (search/gp_ehvi.hpp, exact) over the feasible trials' front, bounded by their
+//    worst losses plus a tenth of each range; running trials join the front at their
+//    predicted losses. More objectives, or `multi_objective: parego`: each trial's losses,
+//    normalised over the finished trials, are scalarised by an augmented Chebyshev function
+//    with weights drawn for n (ParEGO, Knowles 2006), and one GP models that scalar.
 //  - Pure: every draw (startup, fit restarts, candidates, weights) comes from streams keyed
 //    by (seed, n); the history is sorted by trial number first.
 #pragma once
@@ -40,6 +44,7 @@ struct GpOptions {
   std::int64_t fit_restarts = 1;        ///< kernel fits from random starts besides the default one
   bool deterministic_objective = false; ///< minimum noise 1e-9 instead of 1e-6
   bool constant_liar = true;            ///< running trials enter at the posterior mean
+  bool ehvi = true;                     ///< `multi_objective:` ehvi (2-3 objectives) | parego
 
   /// Reads and validates the `search:` keys of gp.
   static GpOptions read(OptionReader& r);

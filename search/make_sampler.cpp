@@ -82,7 +82,7 @@ std::unique_ptr<Sampler> make_branch(OptionReader& r, const Space& space, std::u
 }
 
 #define DLSWEEP_GP_KEYS \
-  {"startup_trials", "startup", "candidates", "local_starts", "fit_restarts", "deterministic_objective", "constant_liar"}
+  {"startup_trials", "startup", "candidates", "local_starts", "fit_restarts", "deterministic_objective", "constant_liar", "multi_objective"}
 #define DLSWEEP_CMAES_KEYS {"sigma0", "popsize", "restart_strategy", "inc_popsize", "warm_start_fraction"}
 
 std::unique_ptr<Sampler> make_gp(OptionReader& r, const Space& space, std::uint64_t seed) {

@@ -27,6 +27,7 @@ set(DLSWEEP_SEARCH_SOURCES
   gp_fit.cpp
   log_ei.cpp
   gp_acquisition.cpp
+  gp_ehvi.cpp
   gp_sampler.cpp
   cmaes.cpp
   cmaes_sampler.cpp

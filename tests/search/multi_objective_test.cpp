@@ -213,3 +213,45 @@ TEST_CASE("constraints: nsga2 and multi-objective tpe breed from feasible trials
     CHECK(with > 2 * without);  // nsga2: mutation redraws 1 of the 2 params at random half the time
   }
 }
+
+TEST_CASE("gp: expected hypervolume improvement beats ParEGO and random sampling on ZDT1 within 40 trials",
+          "[search][gp][multi]") {
+  const json base = {{"startup_trials", 10}, {"candidates", 256}, {"local_starts", 2}, {"fit_restarts", 0}};
+  json parego = base;
+  parego["multi_objective"] = "parego";
+  const double random = median_hv("random", nullptr, 40);
+  const double by_parego = median_hv("gp", parego, 40);
+  const double by_ehvi = median_hv("gp", base, 40);
+  INFO("random " << random << " gp/parego " << by_parego << " gp/ehvi " << by_ehvi);
+  CHECK(by_ehvi > random);
+  CHECK(by_ehvi > by_parego);
+}
+
+TEST_CASE("gp: three objectives by expected hypervolume improvement stay pure and inside the space",
+          "[search][gp][multi]") {
+  Space s = zdt_space();
+  const json o = {{"startup_trials", 4}, {"candidates", 64}, {"local_starts", 1}, {"fit_restarts", 0}};
+  History h;
+  h.directions = {false, false, false};
+  for (int i = 0; i < 12; ++i) {
+    auto a = std::move(*make_sampler("gp", s, 3, o));
+    auto b = std::move(*make_sampler("gp", s, 3, o));
+    auto p = a->next(i, h);
+    REQUIRE(p);
+    History reversed = h;
+    std::reverse(reversed.trials.begin(), reversed.trials.end());
+    CHECK(*b->next(i, reversed) == *p);  // the history's order does not matter
+    for (int d = 0; d < kDims; ++d) {
+      const double x = (*p)["x" + std::to_string(d)].get<double>();
+      CHECK(x >= 0.0);
+      CHECK(x <= 1.0);
+    }
+    TrialRecord t;
+    t.number = i;
+    t.params = *p;
+    t.status = TrialStatus::complete;
+    const auto f = zdt1(*p);
+    t.values = {f[0], f[1], f[0] * f[0] + 0.5 * f[1]};
+    h.trials.push_back(t);
+  }
+}
