@@ -66,6 +66,25 @@ void wait_s(double s) {
   g_term = g_term || seen.term;
 }
 
+/// Whether a child that ended with wait status `status` died of a TERM: killed by it, or
+/// exited 143 (128 + TERM: what a shell, the trial's batch script included, exits with then).
+bool ended_by_term(int status) {
+  return (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) ||
+         (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM);
+}
+
+/// After a child of the worker died of a TERM the worker did not send: whether the worker
+/// was told to stop too. The end of the allocation (scancel, a requeue, a preemption, the
+/// time limit) TERMs every process of the job at once: the trial may die of it before the
+/// worker has read its own TERM. Its TERM is waited for a moment (it is on its way), so that
+/// the trial is taken for stopped with the worker — not recorded, queued again — and not for
+/// a trial that failed with exit 143.
+bool told_to_stop_too() {
+  const double until = mono_s() + 1.0;
+  while (!g_term && g_signals && mono_s() < until) wait_s(until - mono_s());
+  return g_term;
+}
+
 /// The trial's batch script reads its index line at ${SLURM_ARRAY_TASK_ID:-0}: the worker's
 /// own array task is not the trial's, so these are not passed on.
 const std::vector<std::string> kArrayVariables{"SLURM_ARRAY_TASK_ID",  "SLURM_ARRAY_JOB_ID",   "SLURM_ARRAY_TASK_COUNT",
@@ -174,6 +193,11 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
     if (task.timeout_s > 0 && !rec.timed_out) next = std::min(next, t0 + task.timeout_s);
     if (kill_at > 0) next = std::min(next, kill_at);
     wait_s(std::clamp(next - t, 0.001, 0.5));
+  }
+  // Died of the allocation's TERM, which reached it before the worker read its own?
+  if (!abandoning && !rec.cancelled && !rec.timed_out && ended_by_term(status) && told_to_stop_too()) {
+    abandoning = true;
+    log(fmt::format("{}: ended by the TERM that stops this worker", tag));
   }
   ::kill(-child, SIGKILL);  // what the trial left behind in its group
   rec.seconds = mono_s() - t0;
@@ -304,6 +328,14 @@ Outcome run_warm_task(const WorkerConfig& c, const PoolDir& pool, const std::str
     int status = 0;
     if (::waitpid(s.pid, &status, WNOHANG) == s.pid) {
       server_gone = true;
+      if (!rec.cancelled && !rec.timed_out && ended_by_term(status) && told_to_stop_too()) {
+        // The allocation's TERM reached the runner first (as in run_task): stopped with the
+        // worker, not recorded; its lease stays for the rerun to check.
+        ::kill(-s.pid, SIGKILL);
+        servers.erase(key);
+        log(fmt::format("{}: stopped with the worker; not recorded (the orchestrator queues it again)", tag));
+        return Outcome::abandoned;
+      }
       if (WIFEXITED(status))
         rec.exit_code = WEXITSTATUS(status);
       else if (WIFSIGNALED(status))
@@ -426,6 +458,56 @@ double allocation_end_from_env() {
 
 namespace {
 
+/// Tasks already in this worker's own directory with no end recorded, when it starts: an
+/// earlier start of the same allocation took them (Slurm requeued the job — an admin's
+/// `scontrol requeue`, a preemption — and runs its batch script again from the start, as
+/// the same worker) and was stopped before it could record their end. The orchestrator leaves
+/// a task with its worker while the worker's job lives (in any state that is not final), so
+/// no other worker would ever run them: this start runs them first. A run of the earlier start
+/// goes into the task's unfinished runs (its run record removed: it is not this start's), so
+/// the task starts again only once every process of that run is gone, as a task put back in
+/// the queue would. Returns their tags, in the order they were taken.
+std::vector<std::string> take_back_own_tasks(const WorkerConfig& c, const PoolDir& pool,
+                                             const std::function<void(const std::string&)>& log) {
+  std::vector<std::string> out;
+  for (const auto& claim : pool.claims()) {
+    if (claim.worker != c.id || claim.has_exit) continue;
+    const std::string& tag = claim.tag;
+    auto task = PoolDir::read_task(pool.in_worker(c.id, tag, ".task"));
+    if (!task) {
+      log(fmt::format("{}: held by this worker from an earlier start, unreadable ({}): left for the orchestrator", tag,
+                      task.error().message()));
+      continue;
+    }
+    if (claim.has_run) {
+      auto run = PoolDir::read_run(pool.in_worker(c.id, tag, ".run"));
+      if (!run) {
+        // Without its process group and lease nothing can tell when that run is gone.
+        log(fmt::format("{}: held by this worker from an earlier start, its run record unreadable ({}): left for the "
+                        "orchestrator",
+                        tag, run.error().message()));
+        continue;
+      }
+      task->unfinished_runs.push_back(*run);
+      if (auto st = pool.write_claimed(c.id, tag, *task); !st) {
+        log(fmt::format("{}: {}: left for the orchestrator", tag, st.error().message()));
+        continue;
+      }
+      std::error_code ec;
+      fs::remove(pool.in_worker(c.id, tag, ".run"), ec);
+      log(fmt::format("{}: started by an earlier start of this worker (its allocation was requeued) and never ended: "
+                      "running it again",
+                      tag));
+    } else {
+      log(fmt::format("{}: taken by an earlier start of this worker (its allocation was requeued) and never started: "
+                      "running it",
+                      tag));
+    }
+    out.push_back(tag);
+  }
+  return out;
+}
+
 int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function<void(const std::string&)>& log) {
   const PoolDir pool(c.pool);
   std::error_code ec;
@@ -447,12 +529,47 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
   // Idle, the queue is looked at every poll_s at first, backing off to a second (a shared
   // filesystem's metadata server thanks it); a task taken resets it.
   double idle_poll_s = c.poll_s;
+  enum class Next { go_on, stop };
+  // A task this worker holds: run once every earlier run of it is gone (or recorded
+  // cancelled, when a cancel comes first).
+  auto run_claimed = [&](const std::string& tag, TaskFile& task) {
+    const Clearance clear = wait_for_earlier_runs(c, pool, tag, task, log);
+    if (clear == Clearance::stopping) return Next::stop;
+    if (clear == Clearance::cancelled) {
+      ExitRecord rec;
+      rec.cancelled = true;
+      if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
+      idle_since = mono_s();
+      return Next::go_on;
+    }
+    bool warned = false;
+    auto outcome = task.warm ? run_warm_task(c, pool, tag, task, servers, log) : run_task(c, pool, tag, task, warned, log);
+    ++ran;
+    idle_since = mono_s();
+    return outcome == Outcome::abandoned ? Next::stop : Next::go_on;
+  };
+  for (const auto& tag : take_back_own_tasks(c, pool, log)) {
+    auto task = PoolDir::read_task(pool.in_worker(c.id, tag, ".task"));
+    if (!task) continue;  // put back meanwhile (the orchestrator took this worker's job for gone)
+    if (fs::exists(pool.in_worker(c.id, tag, ".cancel"), ec)) {
+      // The orchestrator asked to stop it meanwhile: recorded cancelled, not run again.
+      ExitRecord rec;
+      rec.cancelled = true;
+      if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
+      log(fmt::format("{}: cancelled before it started again", tag));
+      continue;
+    }
+    if (run_claimed(tag, *task) == Next::stop) return 0;
+  }
   for (;;) {
     const double t = now_s();
     if (t >= next_beat) {
       write_file_atomic(pool.worker_dir(c.id) / "heartbeat", fmt::format("{:.3f} {}\n", t, ran), Durability::none);
       next_beat = t + 5;
     }
+    // A signal that came while a trial ended (the waits read them; the last one may not
+    // have): a worker told to stop takes no other trial.
+    if (g_signals) wait_s(0);
     if (g_term) {
       log("stopping (TERM)");
       return 0;
@@ -487,21 +604,7 @@ int worker_loop(const WorkerConfig& c, WarmServers& servers, const std::function
       claimed = true;
       // What this worker now holds (the orchestrator wrote it before it went back to the queue).
       if (auto mine = PoolDir::read_task(pool.in_worker(c.id, tag, ".task"))) task = std::move(mine);
-      const Clearance clear = wait_for_earlier_runs(c, pool, tag, *task, log);
-      if (clear == Clearance::stopping) return 0;
-      if (clear == Clearance::cancelled) {
-        ExitRecord rec;
-        rec.cancelled = true;
-        if (auto st = pool.write_exit(c.id, tag, rec); !st) log(fmt::format("{}: {}", tag, st.error().message()));
-        idle_since = mono_s();
-        break;
-      }
-      bool warned = false;
-      auto outcome = task->warm ? run_warm_task(c, pool, tag, *task, servers, log)
-                                : run_task(c, pool, tag, *task, warned, log);
-      ++ran;
-      idle_since = mono_s();
-      if (outcome == Outcome::abandoned) return 0;
+      if (run_claimed(tag, *task) == Next::stop) return 0;
       break;
     }
     if (claimed) {

@@ -18,6 +18,11 @@
 //    end is NOT recorded (the orchestrator puts it back in the queue when the allocation is
 //    gone), and the worker exits. kill -9 of the worker: the allocation's script stops the
 //    trial's process group (its pgid is in <tag>.run) and the allocation ends the same way.
+//  - A task in its own directory with no end when it starts was taken by an earlier start of
+//    the same allocation (Slurm requeued the job and runs its script again from the start):
+//    the orchestrator leaves it with the worker while its job lives, so the worker runs it
+//    first, once every process of the earlier run is gone (its run becomes one of the task's
+//    unfinished runs, as when the orchestrator puts a task back in the queue).
 //  - Exits 0 when `stop` appears and nothing waits, or after `idle_s` with nothing to do.
 #pragma once
 

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "../schedulers/slurm/slurm_test_support.hpp"
+#include "../support/process_state.hpp"
 #include "run_command.hpp"
 #include "slurm_site.hpp"
 
@@ -228,4 +229,112 @@ space: {{x: [1, 2]}}
   CHECK(states(db, dir) == "state,COUNT(*)\nCANCELLED,2\n");
   fs::remove(dir / "hang.flag");
   CHECK(controller_empty(cluster));  // the last scancel went out on the way out
+}
+
+TEST_CASE("slurm limits: --as-job on a site that refuses every trial: scancel of the orchestrator's job ends it "
+          "within 5 s, detached, its trials resumable",
+          "[slurm][limits][signal][as-job]") {
+  // Issue 38 item 5 under --as-job: the orchestrator runs as a Slurm job; the site refuses
+  // each of its trials' submissions for a submit limit (QOSMaxSubmitJobPerUserLimit), so it
+  // sits with the site-limit probe's timer pending (two minutes on). The user cancels its
+  // job: Slurm sends TERM to the job's processes and SIGKILL after KillWait (5 s here, 30 s
+  // by default). The orchestrator must leave on the TERM, before the KILL: the clean end of
+  // --detach-on-term (what its job runs with): "detaching", exit 75, the study RUNNING and
+  // its trials WAITING, for `resume`. `scancel --full --signal=TERM` (a signal, not a
+  // cancel) ends it the same way, and the job's exit code is the orchestrator's 75.
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  const std::string how = GENERATE(as<std::string>{}, "scancel", "signal");
+  INFO(how);
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-as-job-refused-" + how);
+  fs::create_directories(dir / "bin");
+  // The orchestrator's own job goes through; every other submission is refused in Slurm's
+  // words (each refusal logged). `sbatch --test-only` (the preflights) passes through. The
+  // orchestrator's job inherits PATH (sbatch's default --export=ALL): its sbatch is this one.
+  write_script(dir / "bin" / "sbatch", fmt::format(R"SH(#!/bin/bash
+for a in "$@"; do [ "$a" = --test-only ] && exec /usr/bin/sbatch "$@"; script="$a"; done
+if grep -q '^#SBATCH --job-name=dlsweep:.*\.orchestrator$' "$script"; then exec /usr/bin/sbatch "$@"; fi
+date +%s.%N >> '{}/refused.log'
+echo "sbatch: error: QOSMaxSubmitJobPerUserLimit" >&2
+echo "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)" >&2
+exit 1
+)SH", dir.string()));
+  PathFirst path(dir / "bin");
+  const std::string name = "e2e-as-job-refused-" + how;
+  std::ofstream(dir / "study.yaml") << fmt::format(R"(
+name: {}
+backend: {{kind: slurm, max_concurrent: 4, slurm_conf: '{}', poll_min_s: 0.3, poll_max_s: 1}}
+trial:
+  command: [/bin/sh, -c, "echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
+objective: {{metric: loss, mode: min}}
+search: {{algorithm: grid}}
+space: {{x: [1, 2, 3, 4]}}
+)", name, cluster.conf);
+  auto db = dir / "sweep.db";
+  auto sub = run_dlsweep(db, {"submit", "--as-job", "study.yaml"}, dir);
+  INFO(sub.err);
+  REQUIRE(sub.exit_code == 0);
+  const std::string job = sub.out.substr(0, sub.out.find('\n'));
+  const fs::path log = dir / "dlsweep-runs" / (name + ".orchestrator") / "stderr.log";
+  // The site's limit is learned (recorded): nothing can go out, the probe's timer is pending.
+  REQUIRE(test_support::wait_until([&] {
+    return fs::exists(db) &&
+           run_dlsweep(db, {"query", "SELECT COUNT(*) FROM events WHERE kind = 'site_limit'", "--format", "csv"}, dir)
+                   .out == "COUNT(*)\n1\n";
+  }, std::chrono::seconds(90), std::chrono::milliseconds(100)));
+  REQUIRE(lines_of(dir / "refused.log").size() >= 1);
+  // The orchestrator's process, in its job.
+  pid_t orch = 0;
+  REQUIRE(test_support::wait_until([&] {
+    auto pg = run_command({"pgrep", "-f", "^" + std::string(DLSWEEP_BIN) + " --db " + fs::absolute(db).string() +
+                                              " submit --detach-on-term "});
+    orch = pg.exit_code == 0 ? static_cast<pid_t>(std::atol(pg.out.c_str())) : 0;
+    return orch > 0;
+  }, std::chrono::seconds(10), std::chrono::milliseconds(100)));
+  const std::size_t refusals = lines_of(dir / "refused.log").size();
+  const auto t0 = Clock::now();
+  auto sc = how == "scancel" ? cluster.run({"scancel", job}) : cluster.run({"scancel", "--full", "--signal=TERM", job});
+  REQUIRE(sc.exit_code == 0);
+  const bool gone = test_support::wait_until([&] { return !test_support::process_running(orch); },
+                                             std::chrono::seconds(60), std::chrono::milliseconds(10));
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  // The job ends with it.
+  std::string job_state;
+  CHECK(test_support::wait_until([&] {
+    auto r = cluster.run({"scontrol", "-o", "show", "job", job});
+    job_state = r.out;
+    return r.out.find("JobState=COMPLETING") == std::string::npos && r.out.find("JobState=RUNNING") == std::string::npos;
+  }, std::chrono::seconds(30), std::chrono::milliseconds(100)));
+  const std::string text = read_file(log);
+  INFO("the orchestrator exited " << took << " s after the signal\n" << text << "\n" << job_state);
+  REQUIRE(gone);
+  CHECK(took < 5);  // before Slurm's KillWait ran out: it left, it was not killed
+  // Its own clean end: the detach, said and recorded.
+  // (It counts the trials the backend holds back for the limit as live ones "running on
+  // slurm": none is in Slurm; the database has them WAITING, below.)
+  CHECK(text.find("SIGTERM: detaching; ") != std::string::npos);
+  CHECK(text.find("study " + name + " detached: its trials run on") != std::string::npos);
+  if (how == "signal") CHECK(job_state.find("ExitCode=75:0") != std::string::npos);
+  // No sbatch after the signal.
+  CHECK(lines_of(dir / "refused.log").size() == refusals);
+  // Nothing half-done: the study is still RUNNING (detached), every trial WAITING (none
+  // ever had a job), the database whole.
+  CHECK(run_dlsweep(db, {"query", "SELECT state FROM studies", "--format", "csv"}, dir).out == "state\nRUNNING\n");
+  CHECK(states(db, dir) == "state,COUNT(*)\nWAITING,4\n");
+  CHECK(run_dlsweep(db, {"query", "PRAGMA integrity_check", "--format", "csv"}, dir).out.find("ok") !=
+        std::string::npos);
+  CHECK(run_dlsweep(db, {"status", name}, dir).exit_code == 0);
+  // The site takes jobs again: `resume` runs every trial, each once.
+  fs::remove(dir / "bin" / "sbatch");
+  auto res = run_dlsweep(db, {"resume", name}, dir);
+  INFO(res.err);
+  CHECK(res.exit_code == 0);
+  CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,4\n");
+  CHECK(run_dlsweep(db, {"query", "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT job_id) AS n FROM jobs GROUP BY trial_id)",
+                         "--format", "csv"}, dir)
+            .out == "MAX(n)\n1\n");
 }

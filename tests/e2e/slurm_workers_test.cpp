@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -111,6 +112,93 @@ bool w1_trial_running(const fs::path& pool, const fs::path& study_dir, std::stri
       if (r.workers.count("w1")) return true;
     return false;
   }, std::chrono::seconds(60));
+}
+
+/// What the controller says of a job: scontrol's JobState (COMPLETING, PENDING, ...), its
+/// Restarts count and Reason.
+struct JobSeen {
+  std::string state, reason;
+  int restarts = -1;
+};
+
+JobSeen job_seen(const LocalCluster& cluster, const std::string& native) {
+  JobSeen s;
+  auto r = cluster.run({"scontrol", "-o", "show", "job", native});
+  std::smatch m;
+  if (std::regex_search(r.out, m, std::regex("JobState=(\\S+)"))) s.state = m[1];
+  if (std::regex_search(r.out, m, std::regex("Restarts=(\\d+)"))) s.restarts = std::stoi(m[1]);
+  if (std::regex_search(r.out, m, std::regex("Reason=(\\S+)"))) s.reason = m[1];
+  return s;
+}
+
+/// Worker `wid`'s Slurm job, from the environment of its `dlsweep worker` process: the id
+/// scancel and scontrol take ("123_0" for an array task) and SLURM_JOB_ID (each array task's
+/// own number: what an Epilog is given).
+struct WorkerJob {
+  std::string native, raw;
+};
+
+std::optional<WorkerJob> worker_job(const fs::path& pool, const std::string& wid) {
+  auto pg = run_command({"pgrep", "-f", "^" + std::string(DLSWEEP_BIN) + " worker --pool " + pool.string() + " --id " +
+                                            wid + " "});
+  std::istringstream pids(pg.out);
+  for (std::string pid; std::getline(pids, pid);) {
+    std::map<std::string, std::string> env;
+    std::istringstream in(read_file("/proc/" + pid + "/environ"));
+    for (std::string kv; std::getline(in, kv, '\0');)
+      if (auto eq = kv.find('='); eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    if (!env.count("SLURM_JOB_ID")) continue;
+    WorkerJob j;
+    j.raw = env["SLURM_JOB_ID"];
+    j.native = env.count("SLURM_ARRAY_JOB_ID") && env.count("SLURM_ARRAY_TASK_ID")
+                   ? env["SLURM_ARRAY_JOB_ID"] + "_" + env["SLURM_ARRAY_TASK_ID"]
+                   : j.raw;
+    return j;
+  }
+  return std::nullopt;
+}
+
+/// Waits until worker `wid` runs a task (its run recorded, no end) that started less than
+/// `fresh_s` ago (so that it still runs a few seconds on); `tag` is the task, `trial` the
+/// trial directory whose runs.log ends with "start <wid>": the run the test interrupts.
+bool worker_busy(const fs::path& pool, const fs::path& study_dir, const std::string& wid, std::string& tag,
+                 std::string& trial, double fresh_s = 1e9) {
+  return test_support::wait_until([&] {
+    // (each look starts afresh: what an earlier look found may have ended since)
+    tag.clear();
+    trial.clear();
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(pool / "w" / wid, ec)) {
+      if (!e.is_directory(ec) || !fs::exists(e.path() / "run", ec) || fs::exists(e.path() / "exit", ec)) continue;
+      auto run = nlohmann::json::parse(read_file(e.path() / "run"), nullptr, /*allow_exceptions=*/false);
+      if (run.is_object() && run.value("started", 0.0) > now - fresh_s) tag = e.path().filename().string();
+    }
+    for (const auto& [name, r] : trial_runs(study_dir))
+      if (!r.lines.empty() && r.lines.back() == "start " + wid) trial = name;
+    return !tag.empty() && !trial.empty();
+  }, std::chrono::seconds(60));
+}
+
+/// Every worker's log (the wrapper's and `dlsweep worker`'s stderr), one after another.
+std::string worker_logs(const fs::path& pool) {
+  std::string out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(pool / "w", ec))
+    if (e.is_directory(ec)) out += "== " + e.path().filename().string() + "\n" + read_file(e.path() / "stderr.log");
+  return out;
+}
+
+/// Sets the cluster's Epilog and reloads it (as LocalCluster::set_prolog does the Prolog).
+void set_epilog(const LocalCluster& cluster, const std::string& epilog) {
+  std::istringstream in(read_file(cluster.conf));
+  std::string kept;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Epilog=", 0) != 0) kept += line + "\n";
+  kept += "Epilog=" + epilog + "\n";
+  write_file(cluster.conf, kept);
+  cluster.run({"scontrol", "reconfigure"});
 }
 
 }  // namespace
@@ -329,6 +417,137 @@ TEST_CASE("slurm workers: kill -9 of the orchestrator, then resume follows the l
   }
   // The resumed orchestrator used the two allocations it found: it started no new worker.
   CHECK(used == std::set<std::string>{"w1", "w2"});
+}
+
+TEST_CASE("slurm workers: kill -9 of the orchestrator, then one worker's allocation COMPLETING and one REQUEUED; "
+          "resume runs every trial to one end, never twice at once",
+          "[slurm][workers][resume]") {
+  // The states a site produces under a pool whose orchestrator died (issue 38): a worker
+  // scancelled while its node's Epilog still runs (COMPLETING for as long as the Epilog
+  // takes: a site's health check, a slow cleanup), and a worker requeued by the site (a
+  // preemption, an admin). Workers are submitted --no-requeue, and Slurm refuses
+  // `scontrol requeue` of those ("Requested operation is presently disabled"; a failing
+  // Prolog does not requeue them either: they end CANCELLED); only an admin's
+  // `scontrol update jobid=J requeue=1` first makes one requeueable. Slurm 22.05 never
+  // shows "REQUEUED" in squeue or scontrol: the requeued job is COMPLETING (its Epilog),
+  // then PENDING (BeginTime, Restarts=1), then RUNNING again, the same batch script from
+  // the start: the same `dlsweep worker --id wN`, whose directory still holds the trial it
+  // was running. `resume` runs while both states hold.
+  if (auto why = cluster_unavailable()) {
+    WARN("skipped: " << *why);
+    return;
+  }
+  LocalCluster cluster;
+  REQUIRE(cluster.up);
+  auto dir = fresh_dir("slurm-workers-states");
+  // The Epilog holds a job in COMPLETING while its SLURM_JOB_ID is listed in `hold` (at
+  // most two minutes: a test that dies leaves no job stuck for long).
+  const fs::path hold = dir / "hold";
+  write_script(dir / "epilog.sh", fmt::format(R"(#!/bin/sh
+i=0
+while grep -qx "$SLURM_JOB_ID" '{}' 2>/dev/null && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done
+exit 0
+)", hold.string()));
+  set_epilog(cluster, (dir / "epilog.sh").string());
+  const std::string study = "e2e-workers-states";
+  std::ofstream(dir / "study.yaml") << workers_study(study, cluster.conf, 2, 6, 8);
+  auto db = dir / "sweep.db";
+  pid_t pid = start_submit(dir, db);
+  const fs::path study_dir = dir / "dlsweep-runs" / study;
+  const fs::path pool = study_dir / "slurm" / "pool";
+  std::string tag1, trial1, tag2, trial2;
+  REQUIRE(worker_busy(pool, study_dir, "w1", tag1, trial1));
+  REQUIRE(worker_busy(pool, study_dir, "w2", tag2, trial2));
+  ::kill(pid, SIGKILL);
+  wait_exit(pid);
+  auto job1 = worker_job(pool, "w1");
+  auto job2 = worker_job(pool, "w2");
+  REQUIRE(job1);
+  REQUIRE(job2);
+  write_file(hold, job1->raw + "\n" + job2->raw + "\n");
+  // w1 (the orchestrator is gone; the workers went on), once it has begun a run less than
+  // 3 s ago (of 8 s: still running when the test interrupts it): scancel; its Epilog holds
+  // it COMPLETING.
+  REQUIRE(worker_busy(pool, study_dir, "w1", tag1, trial1, 3));
+  auto sc = cluster.run({"scancel", job1->native});
+  REQUIRE(sc.exit_code == 0);
+  // w2, likewise: made requeueable by the admin, then requeued: COMPLETING (its Epilog),
+  // then, let go, PENDING until it may start again.
+  REQUIRE(worker_busy(pool, study_dir, "w2", tag2, trial2, 3));
+  INFO("w1: Slurm job " << job1->native << " (" << job1->raw << ") ran " << tag1 << " in " << trial1
+                         << "; w2: Slurm job " << job2->native << " (" << job2->raw << ") ran " << tag2 << " in "
+                         << trial2);
+  auto refused = cluster.run({"scontrol", "requeue", job2->native});
+  CHECK(refused.exit_code != 0);  // --no-requeue, as dlsweep submits workers
+  CHECK(refused.err.find("presently disabled") != std::string::npos);
+  REQUIRE(cluster.run({"scontrol", "update", "jobid=" + job2->native, "requeue=1"}).exit_code == 0);
+  auto rq = cluster.run({"scontrol", "requeue", job2->native});
+  INFO(rq.err);
+  REQUIRE(rq.exit_code == 0);
+  REQUIRE(test_support::wait_until([&] {
+    auto s1 = job_seen(cluster, job1->native), s2 = job_seen(cluster, job2->native);
+    return s1.state == "COMPLETING" && s2.state == "COMPLETING" && s2.restarts == 1;
+  }, std::chrono::seconds(30), std::chrono::milliseconds(100)));
+  write_file(hold, job1->raw + "\n");
+  JobSeen before1, before2;
+  REQUIRE(test_support::wait_until([&] {
+    before1 = job_seen(cluster, job1->native);
+    before2 = job_seen(cluster, job2->native);
+    return before2.state == "PENDING";
+  }, std::chrono::seconds(30), std::chrono::milliseconds(100)));
+  // The states `resume` meets: w1 being torn down, w2 requeued and waiting to start again.
+  CHECK(before1.state == "COMPLETING");
+  CHECK(before2.restarts == 1);
+  CHECK(before2.reason == "BeginTime");
+  const auto t0 = std::chrono::steady_clock::now();
+  const int res = spawn_dlsweep(dir, db, {"resume", study}, dir / "resume.err");
+  REQUIRE(res > 0);
+  // Once it has taken stock (and follows both workers), w1's Epilog ends.
+  const bool listed = test_support::wait_until(
+      [&] { return read_file(dir / "resume.err").find(" followed on slurm") != std::string::npos; },
+      std::chrono::seconds(60), std::chrono::milliseconds(100));
+  const JobSeen listed1 = job_seen(cluster, job1->native);
+  fs::remove(hold);
+  int status = -1;
+  const bool ended = test_support::wait_until([&] { return ::waitpid(res, &status, WNOHANG) == res; },
+                                              std::chrono::seconds(300), std::chrono::milliseconds(100));
+  if (!ended) {
+    ::kill(res, SIGKILL);
+    ::waitpid(res, &status, 0);
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string err = read_file(dir / "resume.err");
+  const std::string logs = worker_logs(pool);
+  INFO("resume took " << took << " s\n" << err << "\n" << logs);
+  CHECK(listed);
+  CHECK(listed1.state == "COMPLETING");  // still held when resume listed it
+  REQUIRE(ended);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,6\n");
+  auto runs = trial_runs(study_dir);
+  REQUIRE(runs.size() == 6);
+  for (const auto& [name, r] : runs) {
+    INFO(name << ": " << r.overlap_log);
+    CHECK_FALSE(r.overlap);  // no run began while an earlier one of its trial still ran
+    CHECK(r.ends == 1);      // one end, written by the last run
+    CHECK(r.finals == 1);    // one final record
+    if (name == trial1 || name == trial2) {
+      CHECK(r.starts == 2);  // interrupted, then run again (once)
+      CHECK(r.lines.back() == "end");
+    } else {
+      CHECK(r.starts == 1);
+    }
+  }
+  // Each rerun knew of the interrupted run and checked that it was gone before it started.
+  CHECK_THAT(logs, Catch::Contains(tag1 + ": ran before without an end"));
+  CHECK_THAT(logs, Catch::Contains(tag2 + ": ran before without an end"));
+  // The requeued worker's trial did not wait for a worker to give up idling (120 s) before
+  // it ran again.
+  CHECK(logs.find("idle for") == std::string::npos);
+  CHECK(took < 100);
+  // The study's end told the workers: none is left in Slurm.
+  CHECK(test_support::wait_until([&] { return live_worker_jobs(cluster, study) == 0; }, std::chrono::seconds(30)));
 }
 
 TEST_CASE("slurm workers: SIGTERM ends the orchestrator within seconds: running and waiting trials CANCELLED, "

@@ -324,6 +324,79 @@ TEST_CASE("pool: kill -9 of a worker and nothing else: the rerun waits for the e
   CHECK(wait_exit(w2) == 0);
 }
 
+TEST_CASE("pool: a trial that dies of the allocation's TERM before the worker reads its own is stopped with the "
+          "worker (not recorded, no other trial taken), not a failure with exit 143",
+          "[pool][rerun]") {
+  // scancel, a requeue, a preemption: slurmd TERMs every process of the job at once. Here the
+  // trial's script exits 143 at once and its TERM reaches the worker a moment later, as when
+  // the trial is quicker to die than the worker to read its signal (seen on the local
+  // cluster: the trial recorded FAILED, exit 143, and the dying worker started the next one).
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  queue_task(pool, task_tag(1, 0), "(sleep 0.1; kill -TERM $PPID) &\nexit 143");
+  queue_task(pool, task_tag(2, 0), "exit 0");
+  pid_t w1 = start_worker(config(pool, "w1"));
+  CHECK(wait_exit(w1) == 0);
+  const std::string log = read_all(pool.root() / "w1.log");
+  INFO(log);
+  CHECK_THAT(log, Catch::Contains(task_tag(1, 0) + ": ended by the TERM that stops this worker"));
+  CHECK_THAT(log, Catch::Contains(task_tag(1, 0) + ": stopped with the worker; not recorded"));
+  CHECK_FALSE(fs::exists(pool.in_worker("w1", task_tag(1, 0), ".exit")));
+  CHECK(fs::exists(pool.in_worker("w1", task_tag(1, 0), ".run")));  // for the orchestrator to put back
+  CHECK(fs::exists(pool.queued(task_tag(2, 0))));                    // the stopping worker took nothing more
+}
+
+TEST_CASE("pool: a worker started again under the same id (its allocation requeued) runs the task its earlier "
+          "start left without an end first, once that run is gone",
+          "[pool][rerun]") {
+  // Slurm requeues a worker's job and runs its batch script again from the start: the same
+  // `dlsweep worker --id w1`, whose directory still holds the trial the first start was
+  // running. The orchestrator leaves that task with w1 (its job lives on), so nobody else
+  // would ever run it (before: it waited there until w1 idled out, 120 s).
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  const fs::path runs = dir.path() / "runs.log", flag = dir.path() / "ran";
+  // The first run sleeps (until the test stops it); a run after it ends at once.
+  queue_task(pool, task_tag(1, 0),
+             fmt::format("echo \"start $DLSWEEP_WORKER\" >> '{0}'\n"
+                         "if [[ ! -e '{1}' ]]; then touch '{1}'; sleep 300; fi\n"
+                         "echo end >> '{0}'",
+                         runs.string(), flag.string()));
+  pid_t first = start_worker(config(pool, "w1"));
+  REQUIRE(test_support::wait_until([&] {
+    return read_all(runs) == "start w1\n" && PoolDir::read_run(pool.in_worker("w1", task_tag(1, 0), ".run"));
+  }));
+  auto run = PoolDir::read_run(pool.in_worker("w1", task_tag(1, 0), ".run"));
+  REQUIRE(run);
+  // The first start dies (kill -9: its trial's group runs on, as where the wrapper died too).
+  ::kill(first, SIGKILL);
+  CHECK(wait_exit(first) == 128 + SIGKILL);
+  // Something else waits in the queue meanwhile.
+  queue_task(pool, task_tag(2, 0), fmt::format("echo t2 >> '{}'", runs.string()));
+  fs::rename(pool.root() / "w1.log", pool.root() / "w1-first.log");
+  pid_t again = start_worker(config(pool, "w1"));
+  const fs::path log = pool.root() / "w1.log";
+  REQUIRE(test_support::wait_until([&] { return read_all(log).find("still has a live process") != std::string::npos; }));
+  CHECK_THAT(read_all(log), Catch::Contains(task_tag(1, 0) + ": started by an earlier start of this worker"));
+  // It waits for the earlier run, and takes nothing else before it.
+  CHECK(read_all(runs) == "start w1\n");
+  CHECK_FALSE(fs::exists(pool.in_worker("w1", task_tag(1, 0), ".run")));  // not this start's run
+  ::kill(-static_cast<pid_t>(run->pgid), SIGKILL);
+  REQUIRE(test_support::wait_until([&] { return fs::exists(pool.in_worker("w1", task_tag(2, 0), ".exit")); }));
+  CHECK(read_all(runs) == "start w1\nstart w1\nend\nt2\n");
+  auto rec = PoolDir::read_exit(pool.in_worker("w1", task_tag(1, 0), ".exit"));
+  REQUIRE(rec);
+  CHECK(rec->exit_code == 0);
+  auto t = PoolDir::read_task(pool.in_worker("w1", task_tag(1, 0), ".task"));
+  REQUIRE(t);
+  CHECK(t->unfinished_runs.empty());
+  CHECK_THAT(read_all(log), Catch::Contains(task_tag(1, 0) + ": ran before without an end"));
+  std::ofstream(pool.stop_file()) << "stop\n";
+  CHECK(wait_exit(again) == 0);
+}
+
 TEST_CASE("pool: a rerun waiting for its earlier run is cancelled without running; one whose earlier run is on "
           "another host with nothing to check starts and says so",
           "[pool][rerun]") {
