@@ -1,6 +1,7 @@
 // engine.cpp — the engine's lifecycle: run, signals, fill/launch, interrupt, ticks, done.
 // Job events, transitions, ingestion and pruning are in engine_events.cpp.
 #include "engine/engine.hpp"
+#include "schedulers/backend_kinds.hpp"
 
 #include <csignal>
 
@@ -185,11 +186,30 @@ void Engine::on_signal(int sig) {
 
 void Engine::detach(const std::string& why) {
   if (done_) return;
-  live_.for_each([&](Live& live) { ingest(live); });
-  progress_.event(fmt::format("{}: detaching; {} live trial{} keep{} running on {} — `dlsweep resume {}` follows them",
-                              why, live_.size(), live_.size() == 1 ? "" : "s", live_.size() == 1 ? "s" : "", backend_.name(),
-                              spec_.name),
-                  snapshot());
+  // Trials the backend still holds back (a site limit refused them) have no job: they stay
+  // WAITING in the database and resume submits them; only the others run on.
+  std::size_t held = 0;
+  live_.for_each([&](Live& live) {
+    ingest(live);
+    if (live.row.state == TrialState::waiting) ++held;
+  });
+  const std::size_t running = live_.size() - held;
+  const auto* kind = sched::find_backend_kind(backend_.name());
+  const std::string where(kind ? kind->display_name : backend_.name());
+  const auto s = [](std::size_t n) { return n == 1 ? "" : "s"; };
+  const auto verb_s = [](std::size_t n) { return n == 1 ? "s" : ""; };
+  std::string what;
+  if (held == 0)
+    what = fmt::format("{} live trial{} keep{} running on {} — `dlsweep resume {}` follows them", running, s(running),
+                       verb_s(running), where, spec_.name);
+  else if (running == 0)
+    what = fmt::format("no trial has a job on {}: {} not yet submitted (held back for a limit) stay{} WAITING — "
+                       "`dlsweep resume {}` submits them", where, held, verb_s(held), spec_.name);
+  else
+    what = fmt::format("{} live trial{} keep{} running on {}; {} not yet submitted (held back for a limit) stay{} "
+                       "WAITING — `dlsweep resume {}` follows the first and submits the rest",
+                       running, s(running), verb_s(running), where, held, verb_s(held), spec_.name);
+  progress_.event(why + ": detaching; " + what, snapshot());
   detached_ = true;
   end_loop(/*stop_io=*/true);
 }

@@ -314,9 +314,10 @@ space: {{x: [1, 2, 3, 4]}}
   REQUIRE(gone);
   CHECK(took < 5);  // before Slurm's KillWait ran out: it left, it was not killed
   // Its own clean end: the detach, said and recorded.
-  // (It counts the trials the backend holds back for the limit as live ones "running on
-  // slurm": none is in Slurm; the database has them WAITING, below.)
-  CHECK(text.find("SIGTERM: detaching; ") != std::string::npos);
+  // None of its trials has a job (the site refused them all): it says so, not "4 live trials
+  // keep running"; the database has them WAITING, below.
+  CHECK(text.find("SIGTERM: detaching; no trial has a job on Slurm: 4 not yet submitted (held back for a limit) "
+                  "stay WAITING") != std::string::npos);
   CHECK(text.find("study " + name + " detached: its trials run on") != std::string::npos);
   if (how == "signal") CHECK(job_state.find("ExitCode=75:0") != std::string::npos);
   // No sbatch after the signal.

@@ -29,6 +29,7 @@ struct Fixture {
   orch::StudySpec spec;
   std::int64_t study_id = 0;
   std::set<TrialState> rerun;  ///< EngineOptions::rerun of the next run()
+  bool detach_on_sigterm = false;  ///< EngineOptions::detach_on_sigterm of the next run()
   /// EngineOptions::clock of the next run(): nullptr, real time; a test that waits on the
   /// engine's tick passes a test_support::ManualClock and steps it.
   std::shared_ptr<orch::EngineClock> clock;
@@ -96,6 +97,7 @@ runs_dir: {}
     opts.handle_signals = false;
     opts.rerun = rerun;
     opts.clock = clock;
+    opts.detach_on_sigterm = detach_on_sigterm;
     std::FILE* sink = out ? out : std::fopen("/dev/null", "w");
     orch::Progress progress(sink, tty);
     orch::Engine engine(io, *storage, backend, spec, std::move(*orch::make_search_parts(spec)), study_id, opts, progress);

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <thread>
@@ -33,6 +34,35 @@ bool on_loop(boost::asio::io_context& io, std::function<bool()> fn) {
   return answer.wait_for(10s) == std::future_status::ready && answer.get();
 }
 
+/// The Slurm backend over an in-memory controller that refuses every sbatch for a submit
+/// limit (QOSMaxSubmitJobPerUserLimit): the site's refusal is learned and the probe's timer
+/// is armed two minutes on.
+Result<std::unique_ptr<sched::SlurmBackend>> refusing_backend(boost::asio::io_context& io, const Fixture& f,
+                                                              const std::shared_ptr<slurm_test::FakeController>& ctl) {
+  ctl->submit_limit = 0;
+  sched::SlurmOptions o;
+  o.script_dir = f.dir / "slurm";
+  o.max_concurrent = 2;
+  o.poll_min_s = 0.02;
+  o.poll_max_s = 0.08;
+  auto backend = sched::SlurmBackend::create(io, o, std::make_unique<slurm_test::FakeDriver>(ctl));
+  if (backend) (*backend)->set_log_handler([](const std::string&) {});
+  return backend;
+}
+
+/// Waits until the backend has learned the site's limit (nothing can go out) and the flush
+/// posted with the last refusal has run.
+bool limit_learned(boost::asio::io_context& io, const std::atomic<orch::Engine*>& engine,
+                   slurm_test::FakeController& ctl, sched::SlurmBackend& backend) {
+  return test_support::wait_until([&] {
+    {
+      std::lock_guard l(ctl.m);
+      if (engine.load() == nullptr || ctl.refusals == 0) return false;
+    }
+    return on_loop(io, [&] { return !backend.capacity_note().empty(); });
+  }, 30s) && on_loop(io, [] { return true; });
+}
+
 }  // namespace
 
 TEST_CASE("engine: SIGTERM on a site that refuses every submission ends the sweep within 5 s", "[signal]") {
@@ -41,15 +71,8 @@ TEST_CASE("engine: SIGTERM on a site that refuses every submission ends the swee
       Fixture f(sig == SIGTERM ? "sigterm-refused" : "sigint-refused", "  fail_fast: 0");
       boost::asio::io_context io;
       auto ctl = std::make_shared<slurm_test::FakeController>();
-      ctl->submit_limit = 0;  // every sbatch: QOSMaxSubmitJobPerUserLimit
-      sched::SlurmOptions o;
-      o.script_dir = f.dir / "slurm";
-      o.max_concurrent = 2;
-      o.poll_min_s = 0.02;
-      o.poll_max_s = 0.08;
-      auto backend = sched::SlurmBackend::create(io, o, std::make_unique<slurm_test::FakeDriver>(ctl));
+      auto backend = refusing_backend(io, f, ctl);
       REQUIRE(backend.has_value());
-      (*backend)->set_log_handler([](const std::string&) {});
 
       std::atomic<orch::Engine*> engine{nullptr};
       std::atomic<bool> returned{false};
@@ -60,15 +83,7 @@ TEST_CASE("engine: SIGTERM on a site that refuses every submission ends the swee
       });
       // The site's refusals are learned: nothing can go out, and the backend waits for its
       // probe (two minutes on).
-      REQUIRE(test_support::wait_until([&] {
-        {
-          std::lock_guard l(ctl->m);
-          if (engine.load() == nullptr || ctl->refusals == 0) return false;
-        }
-        return on_loop(io, [&] { return !(*backend)->capacity_note().empty(); });
-      }, 30s));
-      // The flush posted with the last refusal has run: the probe is armed.
-      REQUIRE(on_loop(io, [] { return true; }));
+      REQUIRE(limit_learned(io, engine, *ctl, **backend));
       const auto signalled = std::chrono::steady_clock::now();
       boost::asio::post(io, [&, sig] { engine.load()->on_signal(sig); });
       const bool in_time = test_support::wait_until([&] { return returned.load(); }, 5s);
@@ -95,4 +110,42 @@ TEST_CASE("engine: SIGTERM on a site that refuses every submission ends the swee
       CHECK(ctl->submits.empty());  // nothing ever went out
     }
   }
+}
+
+TEST_CASE("engine: detaching on SIGTERM says which trials have no job yet (held back by the site's limit)",
+          "[signal][detach]") {
+  Fixture f("detach-refused", "  fail_fast: 0");
+  f.detach_on_sigterm = true;  // what `submit --as-job` runs with
+  boost::asio::io_context io;
+  auto ctl = std::make_shared<slurm_test::FakeController>();
+  auto backend = refusing_backend(io, f, ctl);
+  REQUIRE(backend.has_value());
+  const fs::path log = f.dir / "progress.log";
+  std::FILE* out = std::fopen(log.c_str(), "w");
+  REQUIRE(out != nullptr);
+  std::atomic<orch::Engine*> engine{nullptr};
+  std::atomic<bool> returned{false};
+  Result<orch::SweepOutcome> result = std::unexpected(Error{"never ran", "", ""});
+  std::thread loop([&] {
+    result = f.run(**backend, io, [&](orch::Engine& e) { engine = &e; }, out);
+    returned = true;
+  });
+  REQUIRE(limit_learned(io, engine, *ctl, **backend));
+  boost::asio::post(io, [&] { engine.load()->on_signal(SIGTERM); });
+  const bool in_time = test_support::wait_until([&] { return returned.load(); }, 5s);
+  if (!in_time) io.stop();
+  loop.join();
+  std::fclose(out);
+  CHECK(in_time);
+  REQUIRE(result.has_value());
+  CHECK(result->detached);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  // Not "5 live trials keep running on slurm": none has a job.
+  CHECK_THAT(text, Catch::Contains("SIGTERM: detaching; no trial has a job on Slurm: 5 not yet submitted (held back "
+                                   "for a limit) stay WAITING — `dlsweep resume detach-refused` submits them"));
+  auto rows = f.storage->list_trials(f.study_id);
+  REQUIRE(rows.has_value());
+  for (const auto& t : *rows) CHECK(t.state == TrialState::waiting);
 }
