@@ -4,6 +4,7 @@ import json
 import os
 import pathlib
 import sys
+import time
 
 import pytest
 
@@ -40,6 +41,22 @@ def trial(tmp_path, monkeypatch):
     monkeypatch.setenv("DLSWEEP_DECISION_WAIT_S", "0.02")
     monkeypatch.setenv("DLSWEEP_DECIDES", "1")
     return d
+
+
+def wait_until(pred, timeout_s, what, first_s=0.02, most_s=0.25):
+    """The tests' one way to wait: calls pred() until it returns something truthy (returned),
+    looking quickly first and then less often (first_s doubling up to most_s), for at most
+    timeout_s; then fails naming `what`. pred may raise AssertionError to stop at once."""
+    deadline = time.monotonic() + timeout_s
+    pause = first_s
+    while True:
+        got = pred()
+        if got:
+            return got
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"waited {timeout_s} s: {what}")
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 2, most_s)
 
 
 def read_records(d):

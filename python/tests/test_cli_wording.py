@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from conftest import LIB_DIR
+from conftest import LIB_DIR, wait_until
 
 DLSWEEP = os.environ.get("DLSWEEP_BIN")
 pytestmark = pytest.mark.skipif(not DLSWEEP, reason="DLSWEEP_BIN is not set (ctest sets it to the built dlsweep)")
@@ -105,20 +105,16 @@ def test_status_says_when_no_orchestrator_drives_a_running_study(tmp_path):
     # After `kill -9` of the orchestrator, status showed the trials RUNNING forever and
     # said nothing: the user waited for a sweep nobody was driving.
     import signal
-    import time
     (tmp_path / "t.py").write_text("import time\nimport dlsweep_trial as dt\ntime.sleep(1.5)\n"
                                    "dt.report(step=1, epoch=1, samples=8, val_acc=0.9)\n")
     (tmp_path / "study.yaml").write_text(STUDY)
     orch = subprocess.Popen([DLSWEEP, "--db", str(tmp_path / "sweep.db"), "submit", "study.yaml"], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
+        def running():
             r, _ = dlsweep(tmp_path, "status", "wording")
-            if "RUNNING" in r.stdout:
-                break
-            time.sleep(0.05)
-        assert "RUNNING" in r.stdout
+            return r if "RUNNING" in r.stdout else None
+        r = wait_until(running, 60, "the study RUNNING in `status`")
         assert "no orchestrator is running" not in r.stderr  # it is
         orch.send_signal(signal.SIGKILL)
         orch.wait(timeout=HANG_BOUND_S)

@@ -9,11 +9,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from conftest import LIB_DIR
+from conftest import LIB_DIR, wait_until
 
 DLSWEEP = os.environ.get("DLSWEEP_BIN")
 pytestmark = pytest.mark.skipif(not DLSWEEP, reason="DLSWEEP_BIN is not set (ctest sets it to the built dlsweep)")
@@ -117,17 +116,13 @@ def test_kill_9_of_the_orchestrator_takes_its_runners_and_resume_finishes(tmp_pa
                             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and len(_runners(tmp_path)) < 2:
-            time.sleep(0.05)
+        wait_until(lambda: len(_runners(tmp_path)) >= 2, 120, "two kept-imported runners")
         assert len(_runners(tmp_path)) == 2
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _runners(tmp_path):
-        time.sleep(0.05)
-    assert _runners(tmp_path) == []  # no trial keeps running unseen, to run twice after resume
+    # No trial keeps running unseen, to run twice after resume.
+    wait_until(lambda: _runners(tmp_path) == [], 60, "the runners gone with the orchestrator")
     hold.unlink()
     r = dlsweep(tmp_path, "resume", "warmkill")
     assert r.returncode == 0, r.stdout + r.stderr

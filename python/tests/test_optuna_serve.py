@@ -5,9 +5,8 @@ import os
 import pathlib
 import subprocess
 import sys
-import time
 
-from conftest import LIB_DIR
+from conftest import LIB_DIR, wait_until
 
 OBJECTIVE = '''
 import os
@@ -25,16 +24,13 @@ def objective(trial):
 
 
 def _wait(path: pathlib.Path, pred, timeout=60.0):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
+    def look():
         try:
             v = json.loads(path.read_text())
-            if pred(v):
-                return v
         except (OSError, ValueError):
-            pass
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never satisfied the condition")
+            return None
+        return (v,) if pred(v) else None  # a tuple: a falsy value that satisfies pred still counts
+    return wait_until(look, timeout, f"{path} to satisfy the condition")[0]
 
 
 def _job(serve: pathlib.Path, seq: int, d: pathlib.Path, env: dict) -> None:

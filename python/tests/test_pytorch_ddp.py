@@ -12,11 +12,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
 import pytest
 
-from conftest import LIB_DIR
+from conftest import LIB_DIR, wait_until
 from local_slurm import slurm_missing
 
 torch = pytest.importorskip("torch")
@@ -161,12 +160,7 @@ def test_slurm_two_ranks_on_two_nodes(tmp_path, cluster, reference, launcher):
 
 def wait_for_eval(trial_dir, bound_s=BOUND_S):
     f = pathlib.Path(trial_dir) / "metrics.jsonl"
-    end = time.monotonic() + bound_s
-    while time.monotonic() < end:
-        if f.exists() and '"eval"' in f.read_text():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"no evaluation in {f}")
+    wait_until(lambda: f.exists() and '"eval"' in f.read_text(), bound_s, f"an evaluation in {f}")
 
 
 def test_slurm_scontrol_requeue_resumes_to_the_same_result(tmp_path, cluster, reference):

@@ -14,7 +14,7 @@ import types
 
 import pytest
 
-from conftest import LIB_DIR
+from conftest import LIB_DIR, wait_until
 
 import dlsweep_results as dr
 import dlsweep_trial
@@ -288,26 +288,23 @@ LIVE = textwrap.dedent('''
 
 
 def test_a_running_sweep_reads_through_its_wal(tmp_path):
-    import time
     (tmp_path / "trial.py").write_text(LIVE_TRIAL)
     (tmp_path / "study.yaml").write_text(LIVE.format(python=sys.executable, lib=LIB_DIR))
     db = tmp_path / "sweep.db"
     proc = subprocess.Popen([DLSWEEP, "--db", str(db), "submit", str(tmp_path / "study.yaml")], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
     try:
-        seen = None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            if db.exists():
-                try:
-                    study = dr.load_study("live", str(db))
-                except dr.StudyNotFound:
-                    study = None
-                if study and study.trials and study.trials[0].state == "RUNNING" and study.trials[0].intermediate_values:
-                    seen = study
-                    break
-            time.sleep(0.05)
-        assert seen is not None, "never saw trial 0 running with a report"
+        def running_with_a_report():
+            assert proc.poll() is None, "the sweep ended before trial 0 was seen running with a report"
+            if not db.exists():
+                return None
+            try:
+                study = dr.load_study("live", str(db))
+            except dr.StudyNotFound:
+                return None
+            t = study.trials[0] if study.trials else None
+            return study if t and t.state == "RUNNING" and t.intermediate_values else None
+        seen = wait_until(running_with_a_report, 60, "trial 0 running with a report")
         assert dr._writer_holds_lock(db)
         with pytest.raises(ValueError, match="no best trial yet"):
             seen.best_trial

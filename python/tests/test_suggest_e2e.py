@@ -10,11 +10,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from conftest import LIB_DIR
+from conftest import LIB_DIR, wait_until
 
 DLSWEEP = os.environ.get("DLSWEEP_BIN")
 pytestmark = pytest.mark.skipif(not DLSWEEP, reason="DLSWEEP_BIN is not set (ctest sets it to the built dlsweep)")
@@ -253,10 +252,10 @@ def test_after_kill_9_of_the_orchestrator_resume_gives_the_same_values(tmp_path)
     orch = subprocess.Popen([DLSWEEP, "--db", str(a / "sweep.db"), "submit", str(a / "study.yaml")], cwd=a,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while not list((a / "runs").glob("**/first-run")):
-            assert time.monotonic() < deadline and orch.poll() is None, "trial 0 never started"
-            time.sleep(0.05)
+        def started():
+            assert orch.poll() is None, "the orchestrator ended before trial 0 started"
+            return list((a / "runs").glob("**/first-run"))
+        wait_until(started, 120, "trial 0 to start")
         orch.send_signal(signal.SIGKILL)
         orch.wait(timeout=60)
     finally:
