@@ -61,14 +61,14 @@ int submit_orchestrator_job(const StudySpec& spec, const std::string& db, const 
   return exit_code::ok;
 }
 
+}  // namespace
+
 Status needs_batch_scheduler(const StudySpec& spec, const std::string& where) {
   const sched::BackendKind* kind = sched::find_backend_kind(spec.backend.kind);
   if (kind && kind->batch_scheduler) return {};
   return fail_as(ErrorKind::bad_input, "--as-job needs a batch scheduler's backend", where + ": backend.kind",
                  "set `kind: slurm`, or run dlsweep inside an allocation");
 }
-
-}  // namespace
 
 int submit_as_job(const StudySpec& spec, const std::string& db, const std::string& study_file,
                   const fs::path& runs_dir) {

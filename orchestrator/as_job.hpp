@@ -20,6 +20,10 @@ int submit_as_job(const StudySpec& spec, const std::string& db, const std::strin
 /// `dlsweep resume STUDY --as-job`: the same job for a study the database holds (its job runs
 /// `dlsweep resume`, as a requeued --as-job orchestrator does). `study_file`: the stored
 /// source path (the script's fallback, never used while the study exists).
+/// Whether `spec`'s backend can run the orchestrator as a job (a batch scheduler); the error
+/// names `where` and the fix. Checked before anything is written.
+Status needs_batch_scheduler(const StudySpec& spec, const std::string& where);
+
 int resume_as_job(const StudySpec& spec, const std::string& db, const std::string& name,
                   const std::filesystem::path& runs_dir, const std::string& study_file);
 

@@ -97,6 +97,11 @@ int cmd_resume(const ResumeArgs& a) {
   if (!spec) {
     return print_stored_study_errors(spec.error());
   }
+  // --as-job on a backend whose trials are this process's own (local): refused before the
+  // study's place is settled or its budget grown, so nothing is written.
+  if (a.as_job)
+    if (auto st = needs_batch_scheduler(*spec, "the stored study"); !st)
+      return print_error(st.error(), exit_code::usage, "nothing was changed.");
   // Where the study lives (relocation.hpp): a moved project is followed (its stored paths
   // re-rooted, said in one line), --relocate re-roots by hand, a copy is refused before
   // anything is written — before --add-trials grows the budget too.

@@ -144,6 +144,30 @@ TEST_CASE("an invalid study leaves no trace in the database") {
   CHECK_FALSE(fs::exists(dir / "dlsweep-runs"));
 }
 
+TEST_CASE("resume --as-job of a local study is refused before anything is written (its place, its budget)") {
+  auto dir = fresh_dir("resume-as-job-local");
+  write(dir / "s.yaml", R"(name: local-as-job
+backend: {kind: local, max_concurrent: 1}
+trial:
+  command: [/bin/sh, -c, "echo '{\"seq\":0,\"kind\":\"final\",\"metrics\":{\"loss\":1}}' >> metrics.jsonl"]
+objective: {metric: loss, mode: min}
+search: {algorithm: random, trials: 1, seed: 1}
+space: {x: {uniform: [0, 1]}}
+)");
+  auto db = dir / "sweep.db";
+  REQUIRE(run_dlsweep(db, {"submit", "s.yaml"}, dir).exit_code == 0);
+  const auto events_before = run_dlsweep(db, {"query", "SELECT COUNT(*) FROM events", "--format", "csv"}, dir).out;
+  const auto spec_before = run_dlsweep(db, {"query", "SELECT spec_json FROM studies", "--format", "csv"}, dir).out;
+  auto r = run_dlsweep(db, {"resume", "local-as-job", "--as-job", "--add-trials", "2"}, dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--as-job needs a batch scheduler's backend") != std::string::npos);
+  CHECK(r.err.find("nothing was changed") != std::string::npos);
+  // Not grown, not moved, no event: the refusal came first.
+  CHECK(run_dlsweep(db, {"query", "SELECT COUNT(*) FROM events", "--format", "csv"}, dir).out == events_before);
+  CHECK(run_dlsweep(db, {"query", "SELECT spec_json FROM studies", "--format", "csv"}, dir).out == spec_before);
+}
+
 TEST_CASE("failed trials are retried up to max_retries and end FAILED with the reason") {
   auto dir = fresh_dir("failing");
   write(dir / "fail.yaml", R"(
