@@ -182,7 +182,8 @@ void SlurmPoolBackend::emit(const Task& t, const pool::Event& e) {
 
 pool::Snapshot SlurmPoolBackend::snapshot() const {
   pool::Snapshot s;
-  for (const auto& [id, t] : tasks_) s.tasks.push_back({t.tag, t.started, t.cancel_requested, t.timeout_s});
+  for (const auto& [id, t] : tasks_)
+    s.tasks.push_back({t.tag, t.started, t.cancel_requested, t.timeout_s, t.seen_run});
   for (const auto& [n, w] : workers_) s.workers.push_back({n, w.native_id, w.ended});
   s.longest_s = longest_s_;
   s.workers_wanted = options_.workers;
@@ -334,15 +335,18 @@ void SlurmPoolBackend::scan() {
   }
   pool::Snapshot s = snapshot();
   for (auto& claim : pool_.claims(ended)) {
-    pool::ClaimView c{std::move(claim), std::nullopt, {}};
+    pool::ClaimView c{std::move(claim), std::nullopt, {}, std::nullopt};
     // The exit records of this orchestrator's tasks only: the others are adopt()'s.
-    if (c.claim.has_exit && task_by_tag(c.claim.tag)) {
+    const Task* t = task_by_tag(c.claim.tag);
+    if (c.claim.has_exit && t) {
       auto rec = pool::PoolDir::read_exit(pool_.in_worker(c.claim.worker, c.claim.tag, ".exit"));
       if (rec)
         c.exit = std::move(*rec);
       else
         c.exit_error = rec.error().message();
     }
+    // Which run a start would report (a requeued worker's earlier run is not started again).
+    if (c.claim.has_run && t && !t->started) c.run = read_run(c.claim);
     s.claims.push_back(std::move(c));
   }
   const pool::ScanPlan plan = pool::decide_scan(s);
@@ -370,6 +374,7 @@ void SlurmPoolBackend::apply(const pool::ScanAction& a) {
   if (!t) return;  // decide_scan steps only on tracked tasks
   if (a.kind == Kind::start) {
     t->started = true;
+    t->seen_run = a.run;
     failed_in_a_row_ = 0;  // a worker that runs a trial breaks a run of failed workers
   } else if (a.kind == Kind::requeue) {
     pool_.unclaim(a.tag, a.worker);
@@ -392,7 +397,7 @@ void SlurmPoolBackend::apply(const pool::ScanAction& a) {
 bool SlurmPoolBackend::reclaim(const std::string& wid, const std::string& why, bool look_first) {
   if (look_first) scan();  // what the worker finished is recorded first
   pool::Snapshot s = snapshot();
-  for (auto& claim : pool_.claims()) s.claims.push_back({std::move(claim), std::nullopt, {}});
+  for (auto& claim : pool_.claims()) s.claims.push_back({std::move(claim), std::nullopt, {}, std::nullopt});
   bool all_back = true;
   for (const auto& back : pool::decide_reclaim(s, wid, why)) {
     if (!pool_.unclaim(back.tag, back.worker)) {
@@ -426,6 +431,13 @@ void SlurmPoolBackend::on_worker_event(const JobEvent& ev) {
     case JobEventKind::started:
       w.running = true;
       break;
+    case JobEventKind::requeued:
+      // Slurm put the allocation back in its queue (an admin's requeue, a preemption or node
+      // failure with requeue): the worker's processes are gone and its job lives on (PENDING,
+      // then RUNNING again as the same worker). Not ended: no replacement, no task put back.
+      w.running = false;
+      worker_requeued(pool::worker_id(n), ev.message);
+      break;
     case JobEventKind::exited:
     case JobEventKind::cancelled:
     case JobEventKind::lost: {
@@ -448,6 +460,34 @@ void SlurmPoolBackend::on_worker_event(const JobEvent& ev) {
     default:
       break;
   }
+}
+
+std::optional<pool::RunRecord> SlurmPoolBackend::read_run(const pool::Claim& c) const {
+  auto run = pool::PoolDir::read_run(pool_.in_worker(c.worker, c.tag, ".run"));
+  if (!run) return std::nullopt;
+  return std::move(*run);
+}
+
+void SlurmPoolBackend::worker_requeued(const std::string& wid, const std::string& why) {
+  scan();  // what the worker finished, or began, before it stopped is recorded first
+  pool::Snapshot s = snapshot();
+  for (auto& claim : pool_.claims()) {
+    pool::ClaimView c{std::move(claim), std::nullopt, {}, std::nullopt};
+    if (c.claim.worker == wid && c.claim.has_run && !c.claim.has_exit && task_by_tag(c.claim.tag))
+      c.run = read_run(c.claim);
+    s.claims.push_back(std::move(c));
+  }
+  for (const auto& step : pool::decide_worker_requeued(s, wid, why)) {
+    Task* t = task_by_tag(step.tag);
+    if (!t) continue;
+    if (!step.seen_run.empty()) t->seen_run = step.seen_run;
+    if (step.requeued) {
+      t->started = false;
+      emit(*t, *step.requeued);
+    }
+  }
+  scan_interval_s_ = kScanS;
+  if (!tasks_.empty()) schedule_scan(kScanS);
 }
 
 void SlurmPoolBackend::ensure_workers() {

@@ -18,6 +18,11 @@
 //    queue (`requeued`, not terminal) and another worker resumes it from its checkpoint, once
 //    every process of the earlier run is gone (see below): it never runs twice at once. A trial stopped by the
 //    time-limit warning with a checkpoint (exit 75) is requeued the same way.
+//  - A worker's allocation that Slurm requeues (an admin's requeue, a preemption or node
+//    failure with requeue; the inner backend's `requeued`): its job lives on and runs the
+//    same worker again, which takes back its own unended tasks. Its started trials are
+//    `requeued` (not put back in the queue; `started` again when the restarted worker's new
+//    run is seen, never by the earlier run's record); the worker is not replaced.
 //  - Resume: surviving_jobs() follows the live workers (found on the controller in any state
 //    that is not final: COMPLETING, REQUEUED, SUSPENDED, ... included) and lists every task
 //    still in the pool; tasks of workers that are gone go back to the queue.
@@ -104,6 +109,7 @@ class SlurmPoolBackend final : public Backend {
     double timeout_s = 0;
     bool started = false;
     bool cancel_requested = false;
+    std::string seen_run;  ///< pool::TaskView::seen_run
   };
   struct Worker {
     std::string inner_id, native_id;
@@ -140,6 +146,11 @@ class SlurmPoolBackend final : public Backend {
   /// The allocation of worker `wid` is gone: its started, unfinished trials go back to the
   /// queue (after a scan, with `look_first`). False: some could not be moved (tried again).
   bool reclaim(const std::string& wid, const std::string& why, bool look_first = true);
+  /// Slurm requeued worker `wid`'s allocation (`why`: the inner backend's message): its
+  /// started trials are `requeued` and stay with it (pool::decide_worker_requeued).
+  void worker_requeued(const std::string& wid, const std::string& why);
+  /// The run record of a claim; nullopt when there is none or it is unreadable.
+  std::optional<pool::RunRecord> read_run(const pool::Claim& c) const;
   void ensure_workers();
   Status submit_worker();
   Task* task_by_tag(const std::string& tag);

@@ -41,6 +41,8 @@ std::optional<int> worker_number(std::string_view wid) {
 
 std::string worker_id(int n) { return fmt::format("w{}", n); }
 
+std::string run_key(const RunRecord& r) { return fmt::format("{}/{}/{:.6f}", r.host, r.pgid, r.started); }
+
 ScanAction decide_finish(const TaskView& t, const std::string& worker, const ExitRecord& rec, double longest_s) {
   ScanAction a;
   a.tag = t.tag;
@@ -100,21 +102,26 @@ ScanPlan decide_scan(const Snapshot& s) {
       }
       // Damaged, or of another version: said (once), and the claim read on as if it had no
       // end yet: a later look may read it whole.
-      plan.actions.push_back({ScanAction::Kind::log, claim.tag, claim.worker, {}, std::nullopt, c.exit_error});
+      plan.actions.push_back({ScanAction::Kind::log, claim.tag, claim.worker, {}, std::nullopt, c.exit_error, {}});
     }
-    if (claim.has_run && !t->started) {
+    // A run already reported (its allocation requeued since): the earlier start's record,
+    // left until the restarted worker takes the task back; unread, the next look reads it.
+    const bool seen_before = !t->seen_run.empty() && (!c.run || run_key(*c.run) == t->seen_run);
+    if (claim.has_run && !t->started && !seen_before) {
       t->started = true;
+      t->seen_run = c.run ? run_key(*c.run) : std::string();
       plan.actions.push_back({ScanAction::Kind::start,
                               claim.tag,
                               claim.worker,
                               {{K::started, "running on worker " + worker_named(s, claim.worker)}},
                               std::nullopt,
-                              {}});
+                              {},
+                              t->seen_run});
       plan.changed = true;
     }
     if (t->cancel_requested && !claim.has_cancel) {
       // cancel() found it claimed (or it was claimed since): the worker stops it.
-      plan.actions.push_back({ScanAction::Kind::request_cancel, claim.tag, claim.worker, {}, std::nullopt, {}});
+      plan.actions.push_back({ScanAction::Kind::request_cancel, claim.tag, claim.worker, {}, std::nullopt, {}, {}});
       plan.changed = true;
     }
   }
@@ -138,6 +145,32 @@ std::vector<PutBack> decide_reclaim(const Snapshot& s, const std::string& wid, c
             fmt::format("worker {} ended ({}): back in the pool's queue, to resume from its checkpoint", wid, why)};
     }
     out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<Requeued> decide_worker_requeued(const Snapshot& s, const std::string& wid, const std::string& why) {
+  std::vector<Requeued> out;
+  for (const auto& c : s.claims) {
+    // An exit record is the trial's end: a look reports it.
+    if (c.claim.worker != wid || c.claim.has_exit) continue;
+    auto t = std::find_if(s.tasks.begin(), s.tasks.end(), [&](const TaskView& v) { return v.tag == c.claim.tag; });
+    if (t == s.tasks.end()) continue;
+    Requeued r{c.claim.tag, {}, std::nullopt};
+    if (t->started) {
+      r.requeued = Event{K::requeued,
+                         fmt::format("the allocation of worker {} was {}: the trial runs again from its checkpoint "
+                                     "when the worker restarts",
+                                     worker_named(s, wid), why.empty() ? "requeued by Slurm" : why)};
+      // Its start's record was unread then: the one there now is taken for it.
+      if (t->seen_run.empty() && c.run) r.seen_run = run_key(*c.run);
+    } else if (c.claim.has_run && c.run) {
+      // Its run began, unseen, and was stopped: not started by its record either.
+      r.seen_run = run_key(*c.run);
+    } else {
+      continue;  // never ran: the restarted worker runs it; nothing to say
+    }
+    out.push_back(std::move(r));
   }
   return out;
 }

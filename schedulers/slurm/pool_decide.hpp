@@ -18,6 +18,12 @@
 //     kMaxFailedWorkers failed in a row none is started, and with none left alive every
 //     trial still waiting ends `lost` (cannot_start), naming the last failure.
 //   a worker's allocation ended (decide_worker_end): how it is named, whether it failed.
+//   a worker's allocation requeued by Slurm (decide_worker_requeued: an admin's requeue, a
+//     preemption or node failure with requeue): its started tasks are `requeued` but stay
+//     with it (the restarted worker, same id and directory, takes them back and reruns them
+//     from their checkpoints); the worker is not ended (no replacement while its job lives).
+//     The earlier start's run record stays until then: a run already reported started
+//     (TaskView::seen_run) is never started again; the new run's record is.
 //   resume: a claim of a worker not alive goes back to the queue (decide_resume_claim); a
 //     task already reported ends as its record says (decide_adopted_end).
 #pragma once
@@ -59,7 +65,13 @@ struct TaskView {
   bool started = false;           ///< `started` was delivered for its current run
   bool cancel_requested = false;
   double timeout_s = 0;
+  /// run_key() of the run last reported started (or stopped with a requeued allocation
+  /// before a look saw it): a run record with this key does not start the task again.
+  std::string seen_run;
 };
+
+/// Which run a run record is (host, process group, start time): a new run has a new key.
+std::string run_key(const RunRecord& r);
 
 /// A worker allocation the backend submitted or follows.
 struct WorkerView {
@@ -74,6 +86,8 @@ struct ClaimView {
   Claim claim;
   std::optional<ExitRecord> exit;
   std::string exit_error;
+  /// Its run record, read (when it has one) for a tracked task not started: which run it is.
+  std::optional<RunRecord> run;
 };
 
 struct Snapshot {
@@ -89,7 +103,7 @@ struct Snapshot {
 /// One step of a look at the pool, for task `tag` claimed by `worker`.
 struct ScanAction {
   enum class Kind {
-    start,           ///< its run is seen: started = true, failed_in_a_row = 0, `events`
+    start,           ///< its run is seen: started = true, seen_run = `run`, failed_in_a_row = 0, `events`
     requeue,         ///< unclaim it (back to the queue), started = false, `events`
     retire,          ///< `estimate_s`, move it to done/, stop tracking it, `events`
     log,             ///< say `message` once for this tag (nothing else happens)
@@ -100,6 +114,7 @@ struct ScanAction {
   std::vector<Event> events;
   std::optional<double> estimate_s;  ///< retire: the longest trial so far grew to this
   std::string message;               ///< log
+  std::string run;                   ///< start: run_key() of the run seen ("": unread)
 };
 
 struct ScanPlan {
@@ -159,6 +174,23 @@ struct WorkerEnd {
 /// `ev`: the inner backend's terminal event for worker `ev.trial_id` (Slurm job `native_id`);
 /// `log`: the worker's stderr log.
 WorkerEnd decide_worker_end(const JobEvent& ev, const std::string& native_id, const std::string& log);
+
+/// One task of a worker whose allocation Slurm requeued: it stays claimed by that worker.
+struct Requeued {
+  std::string tag;
+  /// Not "": the task's seen_run becomes this (the earlier start's run, whose record stays
+  /// until the restarted worker takes the task back).
+  std::string seen_run;
+  /// It had started: started = false, and it hears this.
+  std::optional<Event> requeued;
+};
+
+/// Slurm requeued the allocation of worker `wid` (`why`: how the inner backend says it,
+/// "requeued by Slurm (restart 1)"): its tracked tasks in `s.claims` without an exit record.
+/// Those started are `requeued` (the restarted worker reruns them from their checkpoints);
+/// one whose run a look has not seen yet (`run` read in its claim) only has that run
+/// remembered, so that its stale record does not start it.
+std::vector<Requeued> decide_worker_requeued(const Snapshot& s, const std::string& wid, const std::string& why);
 
 /// On resume, a claim found in the pool: put back in the queue (no exit record, and its
 /// worker's allocation is not alive: it waits for another), or listed as a surviving job in

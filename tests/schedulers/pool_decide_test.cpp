@@ -28,15 +28,15 @@ namespace {
 const std::string kT1 = task_tag(1, 0), kT2 = task_tag(2, 0), kT3 = task_tag(3, 0), kT4 = task_tag(4, 0);
 
 TaskView task(const std::string& tag, bool started = false, bool cancel_requested = false, double timeout_s = 0) {
-  return TaskView{tag, started, cancel_requested, timeout_s};
+  return TaskView{tag, started, cancel_requested, timeout_s, {}};
 }
 
 ClaimView claim(const std::string& worker, const std::string& tag, bool run, bool cancel = false) {
-  return ClaimView{Claim{worker, tag, run, false, cancel}, std::nullopt, {}};
+  return ClaimView{Claim{worker, tag, run, false, cancel}, std::nullopt, {}, std::nullopt};
 }
 
 ClaimView ended(const std::string& worker, const std::string& tag, const ExitRecord& rec, bool run = true) {
-  return ClaimView{Claim{worker, tag, run, true, false}, rec, {}};
+  return ClaimView{Claim{worker, tag, run, true, false}, rec, {}, std::nullopt};
 }
 
 ExitRecord exit_rec(int code, double seconds = 2.5) {
@@ -174,7 +174,8 @@ TEST_CASE("pool decide: stopped with a checkpoint at the time-limit warning goes
 
 TEST_CASE("pool decide: a damaged exit record is said, not finished; the claim reads on as if it had none",
           "[pool][decide]") {
-  ClaimView c{Claim{"w1", kT1, true, true, false}, std::nullopt, "w1/t00000001-a0/exit: not a pool record"};
+  ClaimView c{Claim{"w1", kT1, true, true, false}, std::nullopt, "w1/t00000001-a0/exit: not a pool record",
+              std::nullopt};
   Snapshot s = one(task(kT1), c);
   ScanPlan plan = decide_scan(s);
   REQUIRE(plan.actions.size() == 2);
@@ -273,6 +274,68 @@ TEST_CASE("pool decide: an ended worker's tasks go back to the queue: started re
   CHECK_FALSE(backs[3].requeued);
 
   CHECK(decide_reclaim(s, "w3", "gone").empty());
+}
+
+TEST_CASE("pool decide: a worker whose allocation Slurm requeued: its started tasks are `requeued` and stay with it; "
+          "the earlier run's record does not start them again, the restarted worker's new run does",
+          "[pool][decide]") {
+  const RunRecord old_run{"node1", 4242, 1000.5, "leases/w1.t1"}, new_run{"node2", 5151, 1090.25, "leases/w1.t1b"};
+  auto with_run = [](ClaimView c, const RunRecord& r) {
+    c.run = r;
+    return c;
+  };
+  Snapshot s;
+  s.workers = {WorkerView{1, "77", false}, WorkerView{2, "78", false}};
+  TaskView t1 = task(kT1, /*started=*/true);
+  t1.seen_run = run_key(old_run);
+  s.tasks = {t1, task(kT2), task(kT3), task(kT4, /*started=*/true), task("t00000005-a0", /*started=*/true)};
+  s.claims = {claim("w1", kT1, true),
+              with_run(claim("w1", kT2, true), old_run),  // began, no look saw it yet
+              claim("w1", kT3, false),                    // taken, never started
+              ended("w1", kT4, exit_rec(0)),              // ended: a look reports it
+              claim("w2", "t00000005-a0", true),          // another worker's
+              claim("w1", "t00000009-a0", true)};         // not this orchestrator's
+  const auto steps = decide_worker_requeued(s, "w1", "requeued by Slurm (restart 1)");
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].tag == kT1);
+  CHECK(steps[0].seen_run.empty());  // kept as it was: its start's run
+  REQUIRE(steps[0].requeued);
+  CHECK(*steps[0].requeued ==
+        Event{K::requeued,
+              "the allocation of worker w1 (Slurm job 77) was requeued by Slurm (restart 1): the trial runs again from "
+              "its checkpoint when the worker restarts"});
+  CHECK(steps[1].tag == kT2);
+  CHECK(steps[1].seen_run == run_key(old_run));
+  CHECK_FALSE(steps[1].requeued);
+  CHECK(decide_worker_requeued(s, "w3", "x").empty());
+  CHECK(decide_worker_requeued(s, "w1", "").at(0).requeued->message.find("was requeued by Slurm: ") !=
+        std::string::npos);
+
+  // Carried out (started = false, seen_run kept): the earlier run's record, still in the
+  // worker's directory until the restarted worker takes the task back, starts nothing...
+  Snapshot after;
+  after.workers = s.workers;
+  TaskView t = task(kT1);
+  t.seen_run = run_key(old_run);
+  after.tasks = {t};
+  after.claims = {with_run(claim("w1", kT1, true), old_run)};
+  CHECK(decide_scan(after).actions.empty());
+  after.claims = {claim("w1", kT1, true)};  // unread (being rewritten): the next look reads it
+  CHECK(decide_scan(after).actions.empty());
+  after.claims = {claim("w1", kT1, false)};  // taken back: no run yet
+  CHECK(decide_scan(after).actions.empty());
+  // ... the new run starts it, and is remembered as the run seen.
+  after.claims = {with_run(claim("w1", kT1, true), new_run)};
+  const ScanAction a = only_step(after);
+  CHECK(a.kind == A::start);
+  CHECK(a.run == run_key(new_run));
+  CHECK(a.events == std::vector<Event>{{K::started, "running on worker w1 (Slurm job 77)"}});
+  // A first start remembers its run too (it is what a later requeue compares with).
+  const ScanAction first = only_step(one(task(kT2), with_run(claim("w1", kT2, true), old_run)));
+  CHECK(first.kind == A::start);
+  CHECK(first.run == run_key(old_run));
+  CHECK(run_key(old_run) != run_key(new_run));
+  CHECK(run_key(old_run) != run_key(RunRecord{"node1", 4242, 1000.75, "leases/w1.t1"}));
 }
 
 TEST_CASE("pool decide: min(workers, tasks) workers alive, ended ones replaced", "[pool][decide]") {

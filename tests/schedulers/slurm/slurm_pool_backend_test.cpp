@@ -25,6 +25,11 @@ struct PoolFixture {
   Recorder rec;
   std::unique_ptr<SlurmPoolBackend> backend;
 
+  /// Jobs on the fake controller (the workers' allocations).
+  std::size_t worker_jobs() {
+    std::lock_guard l(ctl->m);
+    return ctl->table.size();
+  }
   PoolFixture() {
     SlurmOptions o;
     o.script_dir = dir.path() / "slurm";
@@ -182,4 +187,62 @@ TEST_CASE("pool files: the claims of workers known to have ended are not read", 
   auto live = pool.claims({"w1"});
   REQUIRE(live.size() == 1);
   CHECK(live[0].worker == "w2");
+}
+
+TEST_CASE("pool backend: a worker whose allocation Slurm requeues: its trial is `requeued` (not put back, no "
+          "replacement worker), then `started` again by the restarted worker's new run, never by the old one",
+          "[slurm][pool]") {
+  PoolFixture f;
+  auto id = f.backend->submit(f.job(1));
+  REQUIRE(id);
+  REQUIRE(run_until(f.io, [&] { return f.rec.has(*id, K::queued) && f.worker_jobs() == 1; }, 5));
+  CHECK(f.backend->workers_started() == 1);
+  // The worker's job, as the controller shows it: RUNNING, then requeued (restart 1: PENDING
+  // with BeginTime, as Slurm 22.05 shows a requeued job), then RUNNING again.
+  auto worker_job = [&](JobState st, int restarts, const std::string& reason) {
+    std::lock_guard l(f.ctl->m);
+    REQUIRE(f.ctl->table.size() == 1);
+    auto& r = f.ctl->table.front();
+    r.state = st;
+    r.state_name = std::string(to_string(st));
+    r.restart_count = restarts;
+    r.reason = reason;
+  };
+  worker_job(JobState::running, 0, "");
+  const auto& pool = f.backend->pool();
+  const std::string tag = pool::task_tag(1, 0);
+  REQUIRE(pool.claim(tag, "w1"));
+  REQUIRE(pool.write_run("w1", tag, pool::RunRecord{"node1", 4242, 1.0, ""}));
+  REQUIRE(run_until(f.io, [&] { return f.rec.has(*id, K::started); }, 5));
+
+  worker_job(JobState::pending, 1, "BeginTime");
+  REQUIRE(run_until(f.io, [&] { return f.rec.has(*id, K::requeued); }, 5));
+  const JobEvent* requeued = nullptr;
+  for (const auto& e : f.rec.events)
+    if (e.job_id == *id && e.kind == K::requeued) requeued = &e;
+  REQUIRE(requeued);
+  CHECK(requeued->message.find("the allocation of worker w1 (Slurm job ") == 0);
+  CHECK(requeued->message.find("was requeued by Slurm (restart 1): the trial runs again from its checkpoint when the "
+                               "worker restarts") != std::string::npos);
+  // The task stays with w1 (the restarted worker takes it back itself), and the earlier start's
+  // run record, still there, is not taken for a new run.
+  run_until(f.io, [] { return false; }, 1.5);
+  CHECK(f.rec.kinds(*id) == std::vector<K>{K::queued, K::started, K::requeued});
+  REQUIRE(pool.claims_of(tag).size() == 1);
+  CHECK(pool.claims_of(tag).front().worker == "w1");
+  CHECK_FALSE(fs::exists(pool.queued(tag)));
+
+  // The allocation runs again: the same worker takes its task back (the old run record goes)
+  // and runs it again.
+  worker_job(JobState::running, 1, "");
+  fs::remove(pool.in_worker("w1", tag, ".run"));
+  REQUIRE(pool.write_run("w1", tag, pool::RunRecord{"node2", 5151, 2.0, ""}));
+  REQUIRE(run_until(f.io, [&] { return f.rec.kinds(*id).size() == 4; }, 5));
+  pool::ExitRecord e;
+  e.seconds = 0.2;
+  REQUIRE(pool.write_exit("w1", tag, e));
+  REQUIRE(run_until(f.io, [&] { return f.rec.terminal(*id) != nullptr; }, 5));
+  CHECK(f.rec.kinds(*id) == std::vector<K>{K::queued, K::started, K::requeued, K::started, K::exited});
+  CHECK(f.rec.terminal(*id)->exit_code == 0);
+  CHECK(f.backend->workers_started() == 1);  // requeued, not ended: no replacement
 }
