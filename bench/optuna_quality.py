@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""Optuna's TPESampler on the search-quality benchmark's functions (bench/search_functions.hpp
-has the same definitions). Prints one JSON object: {function: [[regret at each checkpoint]
-per seed]}. Run by bench_search_quality; needs Debian's python3-optuna (use /usr/bin/python3).
+"""Optuna's TPESampler (or, with --cmaes, its CmaEsSampler) on the search-quality benchmark's
+functions (bench/search_functions.hpp has the same definitions). Prints one JSON object:
+{function: [[regret at each checkpoint] per seed]}. Run by bench_search_quality; needs Debian's
+python3-optuna (use /usr/bin/python3), and python3-cmaes for --cmaes.
 
-usage: optuna_quality.py [--fixed-logpdf] [--first-seed K] SEEDS TRIALS CHECKPOINT...
+usage: optuna_quality.py [--fixed-logpdf | --cmaes] [--first-seed K] SEEDS TRIALS CHECKPOINT...
 
 Seeds K..K+SEEDS-1 (K = 1 unless given); a second run with other seeds shows how much the
 same algorithm's results move between seed sets.
@@ -12,6 +13,15 @@ same algorithm's results move between seed sets.
 (optuna#5109, fixed upstream by #5110 in Optuna 3.5), so its Parzen mixtures are not
 normalised densities and wide kernels weigh more than the paper's estimator. With this flag
 the same Optuna runs with that one line fixed, i.e. the density current Optuna uses.
+
+--cmaes: CmaEsSampler(seed=seed) with Optuna 3.1's defaults (one random startup trial, then
+CMA-ES from the centre of the space with sigma0 = a sixth of the narrowest range (log ranges
+for log-scaled parameters), no restarts; the `cmaes` package does the update). CMA-ES has no categorical parameters: Optuna leaves them
+out of its search space and draws them with its independent sampler, RandomSampler(seed) by
+default, on every trial. The schedule function's `lr_rule` (linear/sqrt) is such a parameter:
+under --cmaes it is drawn at random throughout, so the schedule figures measure CMA-ES on three
+numeric parameters plus a coin toss. Each such parameter is named on stderr (Optuna's own
+per-trial warning is silenced: it would print 100 lines per seed).
 """
 import json
 import math
@@ -73,10 +83,24 @@ FUNCTIONS = {  # name: (params, f, optimum, noise sd)
 }
 
 
-def run(name, seed, trials, checkpoints):
+def make_sampler(kind, seed):
+    if kind == "cmaes":
+        return optuna.samplers.CmaEsSampler(seed=seed)  # Optuna 3.1's defaults
+    return optuna.samplers.TPESampler(seed=seed)
+
+
+def independent_params(study):
+    """The parameters the sampler left to its independent sampler in the last trial: those
+    outside its relative search space (for CmaEsSampler, the categorical ones)."""
+    last = study.trials[-1]
+    relative = study.sampler.infer_relative_search_space(study, last)
+    return sorted(set(last.params) - set(relative))
+
+
+def run(name, seed, trials, checkpoints, kind="tpe", note=False):
     params_of, f, optimum, noise = FUNCTIONS[name]
     rng = random.Random(seed * 7919 + 17)
-    study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed))
+    study = optuna.create_study(direction="minimize", sampler=make_sampler(kind, seed))
     best_noisy, best_true, out = math.inf, math.inf, []
     for n in range(1, trials + 1):
         t = study.ask()
@@ -88,6 +112,12 @@ def run(name, seed, trials, checkpoints):
             best_noisy, best_true = noisy, true
         if n in checkpoints:
             out.append(best_true - optimum)
+    if note:  # once per function: what the sampler did not search itself
+        left = independent_params(study)
+        if left:
+            print("optuna_quality.py: on %s, %s draws %s with its independent sampler (%s)"
+                  % (name, type(study.sampler).__name__, ", ".join(left),
+                     type(study.sampler._independent_sampler).__name__), file=sys.stderr)
     return out
 
 
@@ -105,19 +135,29 @@ def fix_logpdf():
 
 def main():
     args = sys.argv[1:]
-    first = 1
+    first, kind, fixed = 1, "tpe", False
     while args and args[0].startswith("--"):
         if args[0] == "--fixed-logpdf":
-            fix_logpdf()
+            fixed = True
+            args = args[1:]
+        elif args[0] == "--cmaes":
+            kind = "cmaes"
             args = args[1:]
         elif args[0] == "--first-seed" and len(args) > 1:
             first = int(args[1])
             args = args[2:]
         else:
             sys.exit(__doc__)
+    if fixed and kind == "cmaes" or len(args) < 2:  # the fix is TPE's density
+        sys.exit(__doc__)
+    if fixed:
+        fix_logpdf()
+    if kind == "cmaes":  # the per-trial independent-sampling warning; named once per function instead
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
     seeds, trials = int(args[0]), int(args[1])
     checkpoints = [int(c) for c in args[2:]]
-    result = {name: [run(name, s, trials, checkpoints) for s in range(first, first + seeds)] for name in FUNCTIONS}
+    result = {name: [run(name, s, trials, checkpoints, kind, note=kind == "cmaes" and s == first)
+                     for s in range(first, first + seeds)] for name in FUNCTIONS}
     print(json.dumps(result))
 
 

@@ -3,8 +3,9 @@
 # Idempotent: packages already present are left alone; safe to run twice. Needs root (or
 # sudo). Set DLSWEEP_SKIP_APT=1 to skip (e.g. on a machine managed by someone else).
 # --bench also installs the peers the benchmarks compare against in the same run: Debian's
-# python3-torch with OpenBLAS's OpenMP build (bench_trainer_throughput) and python3-optuna
-# (bench_search_quality, bench_bookkeeping).
+# python3-torch with OpenBLAS's OpenMP build (bench_trainer_throughput), python3-optuna
+# (bench_search_quality, bench_bookkeeping) and python3-cmaes (Optuna's CmaEsSampler, the
+# "optuna 3.1 cmaes" row of bench_search_quality).
 set -euo pipefail
 
 PACKAGES=(
@@ -51,7 +52,9 @@ PACKAGES=(
 )
 
 if [[ "${1:-}" == --bench ]]; then
-  PACKAGES+=(python3-torch libopenblas0-openmp python3-optuna)
+  # python3-cmaes: Optuna 3.1's CmaEsSampler runs on it (bench_search_quality's optuna cmaes row);
+  # Debian's python3-optuna depends on it today, named here because the bench needs it
+  PACKAGES+=(python3-torch libopenblas0-openmp python3-optuna python3-cmaes)
 fi
 
 if [[ "${DLSWEEP_SKIP_APT:-0}" == 1 ]]; then
