@@ -57,6 +57,7 @@ sched::JobSpec build_job(const StudySpec& spec, const fs::path& train_binary, st
   sched::JobSpec job;
   job.study = spec.name;
   job.trial_id = trial_id;
+  job.number = number;
   job.attempt = attempt;
   job.argv = spec.trial.embedded ? std::vector<std::string>{train_binary.string()}
                                  : expand_placeholders(spec.trial.command, study_dir, dir);

@@ -36,6 +36,9 @@ struct JobSpec {
   std::string study;
   std::int64_t trial_id = 0;
   int attempt = 0;
+  /// The trial's number in its study (what users read: "trial 3", trial-0003/); -1 unknown.
+  /// Names only: trial_id (the database's) identifies the job.
+  std::int64_t number = -1;
   std::vector<std::string> argv;            ///< program and arguments; never through a shell
   std::filesystem::path workdir;            ///< the trial dir: stdout.log / stderr.log go here
   std::map<std::string, std::string> env;   ///< added to the inherited environment

@@ -254,7 +254,9 @@ Result<std::string> SlurmPoolBackend::submit(const JobSpec& given) {
   spec.workdir = fs::absolute(spec.workdir, ec);
   if (auto st = SlurmBackend::check_job(spec); !st) return std::unexpected(st.error());
   fs::create_directories(spec.workdir, ec);
-  const std::string tag = pool::task_tag(spec.trial_id, spec.attempt);
+  // Named after the trial's number when the engine gives it ("pool:trial-0003-a0" in what
+  // users read, beside the trial's directory trial-0003/), not the database's id.
+  const std::string tag = pool::task_tag(spec.trial_id, spec.number, spec.attempt);
   if (auto st = write_task(spec, tag); !st) return std::unexpected(st.error());
   Task t = track(spec, tag);
   tasks_[t.id] = t;
@@ -541,9 +543,11 @@ Result<std::vector<std::string>> SlurmPoolBackend::dry_run(const std::vector<Job
   for (const auto& given : jobs) {
     JobSpec j = given;
     j.workdir = fs::absolute(j.workdir);
-    auto script = write_trial_script(j, "trial-" + pool::task_tag(j.trial_id, j.attempt), out_dir);
+    const std::string tag = pool::task_tag(j.trial_id, j.number, j.attempt);
+    auto script = write_trial_script(j, tag.starts_with("trial-") ? tag : "trial-" + tag, out_dir);
     if (!script) return std::unexpected(script.error());
-    lines.push_back(fmt::format("{}: trial {} as a worker runs it", script->string(), j.token()));
+    lines.push_back(fmt::format("{}: trial {} as a worker runs it", script->string(),
+                                j.number >= 0 ? std::to_string(j.number) : j.token()));
   }
   return lines;
 }

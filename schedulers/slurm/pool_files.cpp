@@ -113,6 +113,10 @@ json task_json(const TaskFile& t) {
 
 std::string task_tag(std::int64_t trial_id, int attempt) { return fmt::format("t{:08d}-a{}", trial_id, attempt); }
 
+std::string task_tag(std::int64_t trial_id, std::int64_t number, int attempt) {
+  return number >= 0 ? fmt::format("trial-{:04d}-a{}", number, attempt) : task_tag(trial_id, attempt);
+}
+
 Status PoolDir::check_version() const {
   std::ifstream in(version_file());
   int v = 0;

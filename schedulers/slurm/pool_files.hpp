@@ -181,7 +181,13 @@ class PoolDir {
   std::filesystem::path root_;
 };
 
-/// "t00000042-a0": a task's file name stem, from trial id and attempt (sorts by trial id).
+/// A task's name in the pool (its directory, its script, "pool:<tag>" in the events users
+/// read): "trial-0003-a0" after the trial's number in its study, as its directory trial-0003/
+/// is named; "t00000042-a0" after its database id when the number is unknown (number < 0),
+/// as pools named every task before 2026-11-29 (their tasks keep those names). Both begin
+/// with 't', what the pool's scans look for; the two forms never collide.
+std::string task_tag(std::int64_t trial_id, std::int64_t number, int attempt);
+/// The database-id form alone ("t00000042-a0").
 std::string task_tag(std::int64_t trial_id, int attempt);
 
 }  // namespace dlsweep::sched::pool

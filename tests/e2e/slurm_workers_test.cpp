@@ -232,6 +232,14 @@ TEST_CASE("slurm workers: 12 trials on 3 workers under a site limit of 4 jobs: e
   INFO(err_of(dir));
   REQUIRE(rc == 0);
   CHECK(states(db, dir) == "state,COUNT(*)\nCOMPLETE,12\n");
+  // Each task is named after its trial's number, as its directory is, not the database's id.
+  {
+    const auto launched = run_dlsweep(db, {"query", "SELECT reason FROM events WHERE reason LIKE 'submitted to %' "
+                                                    "ORDER BY reason", "--format", "csv"}, dir).out;
+    INFO(launched);
+    CHECK(launched.find("submitted to slurm as pool:trial-0011-a0\n") != std::string::npos);
+    CHECK(launched.find("pool:t0") == std::string::npos);
+  }
   {
     // Finished soon after its last trial: the engine tells the pool no more work will come,
     // which writes `stop` and stops following the workers (it took 14-31 s, then 2.7 s behind a

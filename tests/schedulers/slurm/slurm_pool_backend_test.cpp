@@ -246,3 +246,21 @@ TEST_CASE("pool backend: a worker whose allocation Slurm requeues: its trial is 
   CHECK(f.rec.terminal(*id)->exit_code == 0);
   CHECK(f.backend->workers_started() == 1);  // requeued, not ended: no replacement
 }
+
+TEST_CASE("pool backend: a task is named after the trial's number, as its directory is ('pool:trial-0003-a0'), not "
+          "the database's id",
+          "[slurm][pool]") {
+  PoolFixture f;
+  JobSpec j = f.job(7);  // database id 7
+  j.number = 3;          // trial 3 of its study
+  auto id = f.backend->submit(j);
+  REQUIRE(id);
+  REQUIRE(run_until(f.io, [&] { return f.rec.has(*id, K::queued); }, 5));
+  std::string native;
+  for (const auto& ev : f.rec.events)
+    if (ev.job_id == *id && ev.kind == K::queued) native = ev.native_id;
+  CHECK(native == "pool:trial-0003-a0");
+  CHECK(fs::is_directory(f.backend->pool().queue_dir() / "trial-0003-a0"));
+  CHECK(pool::task_tag(7, 3, 1) == "trial-0003-a1");
+  CHECK(pool::task_tag(7, -1, 1) == "t00000007-a1");  // no number: the database's id, as before
+}
