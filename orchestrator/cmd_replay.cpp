@@ -68,6 +68,26 @@ std::string pruner_text(const std::string& kind, const json& options) {
   return opts.empty() ? s : fmt::format("{} {{{}}}", s, opts);
 }
 
+/// How the trials were replayed: "in the recorded order of 3 concurrent trials" or "one
+/// after another in their recorded start order".
+std::string order_words(const search::ReplayOutcome& o, const ReplayStudy& st) {
+  return o.interleaved ? fmt::format("in the recorded order of {} concurrent trials", st.max_concurrent)
+                       : "one after another in their recorded start order";
+}
+
+/// Why that order ("" where nothing needs saying: one trial at a time, or the recorded order).
+std::string order_note(const search::ReplayOutcome& o, const ReplayStudy& st) {
+  if (o.interleaved)
+    return "each report judged against the other trials as they stood when the sweep judged it (running ones up to "
+           "their latest report, finished ones whole); the order is each report's wall_s after its trial's start "
+           "and each trial's recorded end";
+  if (st.max_concurrent <= 1) return "";
+  return fmt::format("the recorded sweep ran up to {} trials at once, but the record gives no order of their reports "
+                     "({}); one after another, each decision sees every earlier trial finished, so a pruner may "
+                     "decide otherwise than it did then",
+                     st.max_concurrent, st.order_why);
+}
+
 json outcome_json(const search::ReplayOutcome& o, const ReplayStudy& st, const std::string& study,
                   const std::string& kind, const json& options) {
   json trials = json::array();
@@ -90,7 +110,8 @@ json outcome_json(const search::ReplayOutcome& o, const ReplayStudy& st, const s
           {"direction", st.input.maximize ? "max" : "min"},
           {"pruner", {{"kind", kind}, {"options", options}, {"axis", search::axis_name(o.pruner_axis)}}},
           {"recorded_pruner", st.recorded_pruner},
-          {"order", "sequential"},
+          {"order", o.interleaved ? "recorded" : "sequential"},
+          {"order_note", order_note(o, st)},
           {"recorded_max_concurrent", st.max_concurrent},
           {"compute_axis", search::axis_name(o.compute)},
           {"compute_recorded", o.compute_recorded},
@@ -116,13 +137,9 @@ void print_text(const search::ReplayOutcome& o, const ReplayStudy& st, const std
                 const std::string& kind, const json& options) {
   const auto n = o.trials.size();
   fmt::print("{}\n", search::summary_line(o, st.metric));
-  fmt::print("replayed: {} finished trial{} of study '{}' one after another in their recorded start order, under {} "
-             "(axis {}); nothing was trained\n",
-             n, n == 1 ? "" : "s", study, pruner_text(kind, options), search::axis_name(o.pruner_axis));
-  if (st.max_concurrent > 1)
-    fmt::print("note: the recorded sweep ran up to {} trials at once; one after another, each decision sees every "
-               "earlier trial finished, so a pruner may decide earlier than it could have then\n",
-               st.max_concurrent);
+  fmt::print("replayed: {} finished trial{} of study '{}' {}, under {} (axis {}); nothing was trained\n", n,
+             n == 1 ? "" : "s", study, order_words(o, st), pruner_text(kind, options), search::axis_name(o.pruner_axis));
+  if (const auto note = order_note(o, st); !note.empty()) fmt::print("{}: {}\n", o.interleaved ? "order" : "note", note);
   if (st.left_out)
     fmt::print("note: {} trial{} not finished (waiting, running or cancelled) left out\n", st.left_out,
                st.left_out == 1 ? "" : "s");
@@ -199,6 +216,7 @@ int replay_sampler_verb(const ReplayArgs& a, const db::StudyRow& row, const Repl
   if (format == OutputFormat::json) {
     json j = outcome_json(r.outcome, st, row.name, kind, pruner_options);
     j["algorithm"] = {{"kind", a.algorithm}, {"seed", seed}, {"options", options}};
+    j["order_note"] = "a sampler's proposals are replayed one after another";
     j["proposals"] = std::move(proposals);
     j["off_grid"] = r.off_grid;
     j["repeats"] = r.repeats;

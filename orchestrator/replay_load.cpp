@@ -2,6 +2,7 @@
 #include "orchestrator/replay_load.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -27,6 +28,66 @@ std::size_t max_overlap(const std::vector<std::pair<double, double>>& spans) {
     most = std::max(most, now);
   }
   return std::max<std::size_t>(most, 1);
+}
+
+/// The moments of a trial's run on the engine's clock (events.at, unix seconds).
+struct Run {
+  std::optional<double> start;  ///< its current attempt's transition to RUNNING
+  std::optional<double> end;    ///< its transition into the final state it is in
+};
+
+// The recorded order of reports and trial ends (search/replay's interleaved replay).
+//
+// What the engine's pruner saw at a report is the study's History as the engine kept it
+// then: each report is judged the moment the engine reads it (Engine::ingest_batch ->
+// maybe_prune, engine/engine_events.cpp), against every other trial's curve up to its latest
+// report read before, and a trial's end enters the History (value, whole curve, status) when
+// the engine handles the job's end (on_terminal -> finish_trial). So the order needed is the
+// engine's order of report readings and trial ends. The database keeps:
+//  - a trial's end exactly: its transition into its final state is an event written as the
+//    engine handled the end (events.at, the engine's clock; db/trials.cpp Storage::transition);
+//  - no moment of reading a report: records and metrics are WITHOUT ROWID tables keyed by
+//    (trial, attempt, seq), with neither a rowid nor a time of storing. The most exact source
+//    left is the report's own wall_s: the program's clock since it started (the trial
+//    library's default: time since its import), so a report was written at its trial's
+//    RUNNING transition plus its wall_s, and read by the engine at once (inotify). That
+//    misses the program's start-up (interpreter, imports: tens of milliseconds), so a report
+//    and another trial's end closer than that may be taken in the wrong order.
+// (Reports the engine reads only as the job ends are stored but never judged — on_terminal
+// ingests with may_prune false; the replay judges them. A program that waits in
+// should_stop() after each report, as the trial library's loop does, has none.)
+// A program that reports its own wall_s (simulated time, or a retry continuing an earlier
+// attempt's clock) gives no order: a report beyond its trial's recorded run says so, and the
+// replay goes one after another.
+constexpr double kWallSlackS = 1.0;  ///< a report's wall_s may exceed its recorded run by this (clock steps)
+
+/// Fills `trials`' report_at and end_at from their runs; "" when done, else why not.
+std::string fill_order(std::vector<search::RecordedTrial>& trials, const std::vector<Run>& runs) {
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    auto& t = trials[i];
+    const Run& run = runs[i];
+    if (!run.start || !run.end)
+      return fmt::format("trial {} has no recorded {}", t.number, run.start ? "end" : "start");
+    const double span = *run.end - *run.start;
+    double last = 0;
+    for (const auto& p : t.curve) {
+      if (!std::isfinite(p.wall_s) || p.wall_s < last - 1e-9 || p.wall_s < 0)
+        return fmt::format("trial {}'s reports' wall_s is not its clock (it goes back)", t.number);
+      last = p.wall_s;
+    }
+    if (!t.curve.empty() && last <= 0) return fmt::format("trial {} reports no wall_s", t.number);
+    if (last > span + kWallSlackS)
+      return fmt::format("trial {}'s reports' wall_s (up to {:g} s) is beyond its recorded run ({:.3g} s): not the "
+                         "program's clock",
+                         t.number, last, span);
+  }
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    auto& t = trials[i];
+    t.report_at.clear();
+    for (const auto& p : t.curve) t.report_at.push_back(std::min(*runs[i].start + p.wall_s, *runs[i].end));
+    t.end_at = runs[i].end;
+  }
+  return "";
 }
 
 }  // namespace
@@ -55,9 +116,22 @@ Result<ReplayStudy> load_replay_study(const db::Storage& storage, const db::Stud
   if (!points) return std::unexpected(points.error());
   auto times = storage.trial_times(study.id);
   if (!times) return std::unexpected(times.error());
+  auto events = storage.events(study.id);
+  if (!events) return std::unexpected(events.error());
+  std::map<std::int64_t, const db::TrialRow*> by_id;
+  for (const auto& t : *trials) by_id[t.id] = &t;
+  std::map<std::int64_t, Run> runs;  // trial id -> its current attempt's run
+  for (const auto& e : *events) {
+    if (e.kind != "transition" || !e.trial_id) continue;
+    auto t = by_id.find(*e.trial_id);
+    if (t == by_id.end()) continue;
+    Run& run = runs[*e.trial_id];
+    if (e.to_state == "RUNNING" && e.attempt == t->second->attempt && !run.start) run.start = e.at;
+    if (e.to_state == std::string(to_string(t->second->state))) run.end = e.at;  // the last one (events by id)
+  }
 
   // (start, number) orders the replay: the recorded start, else the trial's number.
-  std::vector<std::tuple<double, std::int64_t, search::RecordedTrial>> finished;
+  std::vector<std::tuple<double, std::int64_t, search::RecordedTrial, Run>> finished;
   std::vector<std::pair<double, double>> spans;
   for (const auto& t : *trials) {
     search::RecordedTrial r;
@@ -75,7 +149,7 @@ Result<ReplayStudy> load_replay_study(const db::Storage& storage, const db::Stud
       start = *tt->second.started_at;
       if (tt->second.ended_at) spans.emplace_back(*tt->second.started_at, *tt->second.ended_at);
     }
-    finished.emplace_back(start, t.number, std::move(r));
+    finished.emplace_back(start, t.number, std::move(r), runs[t.id]);
   }
   const bool any_complete = std::any_of(finished.begin(), finished.end(), [](const auto& f) {
     return std::get<2>(f).status == search::TrialStatus::complete && !std::get<2>(f).curve.empty();
@@ -90,8 +164,17 @@ Result<ReplayStudy> load_replay_study(const db::Storage& storage, const db::Stud
   std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
-  for (auto& f : finished) out.input.trials.push_back(std::move(std::get<2>(f)));
+  std::vector<Run> ordered_runs;
+  for (auto& f : finished) {
+    out.input.trials.push_back(std::move(std::get<2>(f)));
+    ordered_runs.push_back(std::get<3>(f));
+  }
   out.max_concurrent = max_overlap(spans);
+  // In the recorded order where the record gives it; one trial at a time, that order is the
+  // start order, and one after another is the same replay.
+  out.order_why = fill_order(out.input.trials, ordered_runs);
+  out.ordered = out.order_why.empty();
+  out.input.interleaved = out.ordered && out.max_concurrent > 1;
 
   // The compute axis: a trial's compute is its last kept report's position on it.
   auto every = [&](search::Axis a) {

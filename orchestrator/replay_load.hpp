@@ -1,6 +1,8 @@
 // replay_load.hpp — `dlsweep replay`'s reading side: a finished study's trials, curves and
 // start order read from the database (db::Storage's read API, as `best` and `results` read
-// them) into search/replay's plain input. Thin: every decision is search/replay's.
+// them) into search/replay's plain input, with the recorded order of reports and trial ends
+// where the record gives one (replay_load.cpp says from what). Thin: every decision is
+// search/replay's.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +21,10 @@ struct ReplayStudy {
   std::string algorithm;          ///< search.algorithm as stored
   std::size_t left_out = 0;       ///< trials not finished (waiting, running, cancelled): not replayed
   std::size_t max_concurrent = 1; ///< the most trials that ran at once in the recorded sweep
+  /// Whether the record gives the order of every report and trial end (the trials' report_at
+  /// and end_at are filled); input.interleaved is set where it does and max_concurrent > 1.
+  bool ordered = false;
+  std::string order_why;          ///< without an order: why not ("trial 3's reports' wall_s ...")
   std::string compute_why;        ///< how the compute axis was chosen ("wall_s: every trial reports it")
 };
 

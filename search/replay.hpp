@@ -3,10 +3,21 @@
 // what the sweep would then have found, and at what compute.
 //
 // Pure: a function of the recorded trials (their curves, as stored) and a Pruner made by
-// make_pruner — the very classes the engine asks. Trials are replayed one after another in
-// their recorded start order; each report is judged as the engine judges it (the trial as
-// it stood after that report, the history of the trials replayed before it), and a trial
-// stopped at a report costs its compute up to that report.
+// make_pruner — the very classes the engine asks. Each report is judged as the engine judges
+// it (the trial as it stood after that report, against a History), and a trial stopped at a
+// report costs its compute up to that report. Two orders:
+//
+//  - In the recorded order (ReplayInput::interleaved; every trial carries the moments the
+//    record gives it): the reports of all trials merged by when the sweep judged them, each
+//    judged against the other trials as they stood then, as the engine's pruner saw them
+//    (engine/engine_events.cpp, Engine::ingest_batch and Engine::maybe_prune): a running
+//    trial with its curve up to its latest report before then, a finished one whole with its
+//    end status (on_terminal/finish_trial). A trial the replay stops contributes no later
+//    report; a trial's end enters the history at its recorded moment. With `max_concurrent`
+//    above 1 only this order reproduces the recorded sweep's decisions.
+//  - One after another in their recorded start order (no moments, and a sampler's replay,
+//    replay_sampler.hpp): each trial judged whole against the trials replayed before it,
+//    every one of them finished. Exact for a sweep that ran one trial at a time.
 //
 // What the record cannot say is never invented: a trial the recorded sweep stopped (PRUNED)
 // has its curve only up to where it stopped. A replayed pruner that keeps it past that point
@@ -31,6 +42,11 @@ struct RecordedTrial {
   Params params = Params::object();
   TrialStatus status = TrialStatus::complete;  ///< complete | pruned | failed (as recorded)
   std::vector<CurvePoint> curve;                ///< every recorded report of the objective, in order
+  /// The recorded order (interleaved replay), on one clock shared by all trials: when each
+  /// report of `curve` was judged (one per point) and when the trial's end entered the
+  /// pruner's history. Empty / none where the record gives no order.
+  std::vector<double> report_at;
+  std::optional<double> end_at;
 };
 
 struct ReplayInput {
@@ -38,7 +54,13 @@ struct ReplayInput {
   bool maximize = true;
   bool rank_final = false;            ///< objective.rank_by: final (a trial's value is its last report)
   Axis compute = Axis::wall_s;        ///< what a trial's compute is measured in (its last kept report's position)
+  /// Replay in the recorded order (every trial's report_at and end_at; has_recorded_order),
+  /// else one after another in the order of `trials`.
+  bool interleaved = false;
 };
+
+/// Whether every trial carries a recorded order: a moment for each report and for its end.
+bool has_recorded_order(const std::vector<RecordedTrial>& trials);
 
 /// What became of one trial in the replay.
 struct ReplayedTrial {
@@ -59,12 +81,14 @@ struct ReplayOutcome {
   std::string pruner;               ///< the replayed pruner's name
   Axis pruner_axis = Axis::epoch;
   Axis compute = Axis::wall_s;
-  std::vector<ReplayedTrial> trials;  ///< in replay order
+  bool interleaved = false;         ///< replayed in the recorded order (else one after another)
+  std::vector<ReplayedTrial> trials;  ///< in replay order (interleaved: the input's order, by recorded start)
   double compute_recorded = 0, compute_replayed = 0;
   /// The best COMPLETE trial by the objective's value, recorded and replayed (ties: the earlier trial).
   std::optional<std::int64_t> best_recorded, best_replayed;
   std::optional<double> best_recorded_value, best_replayed_value;
-  /// The replay's compute up to the end of its best trial: when the replayed sweep found it.
+  /// The replay's compute up to the end of its best trial: when the replayed sweep found it
+  /// (interleaved: every trial's compute up to the moment the best one ended).
   double compute_to_best = 0;
   std::size_t pruned_recorded = 0, pruned_replayed = 0, unknown = 0;
   /// Trials whose replayed outcome (stopped or not) differs from the recorded one.
@@ -98,7 +122,8 @@ class Replayer {
 /// The trial's value from its first `n` reports: the best of them, or the last with rank_final.
 std::optional<double> curve_value(const std::vector<CurvePoint>& curve, std::size_t n, bool maximize, bool rank_final);
 
-/// Replays `in` under `pruner` (see the top of this file).
+/// Replays `in` under `pruner` (see the top of this file): in the recorded order when
+/// `in.interleaved` (the trials must carry it: has_recorded_order), else one after another.
 ReplayOutcome replay(const ReplayInput& in, const Pruner& pruner);
 
 /// The one-line answer: "asha: the same best (trial 7, val_acc 0.8912) at 38% of the compute;

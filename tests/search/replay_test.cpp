@@ -211,3 +211,124 @@ TEST_CASE("replay_sampler: off-grid proposals map to the nearest recorded point;
   REQUIRE_FALSE(c.has_value());
   CHECK(c.error().find("`lr` is continuous") != std::string::npos);
 }
+
+namespace {
+
+/// `t` with the recorded moments of its reports and its end (the interleaved replay's order).
+RecordedTrial at(RecordedTrial t, std::vector<double> report_at, double end_at) {
+  t.report_at = std::move(report_at);
+  t.end_at = end_at;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("replay in the recorded order: a trial judged before another completed is kept; one after another it is "
+          "pruned") {
+  // Two trials at once under {median, startup_trials: 1} (loss, minimised). Trial 0 started
+  // first but reported late (at 10 and 11 s, ending at 12); trial 1 reported at 1 and 2 s and
+  // ended at 3, while trial 0 had not completed: no median to compare with, so the sweep kept
+  // it (recorded COMPLETE). One after another, trial 0 is complete when trial 1's first
+  // report is judged: 1.9 is worse than 1.1, pruned.
+  ReplayInput in;
+  in.maximize = false;
+  in.trials = {at(trial(0, {1.1, 0.6}), {10, 11}, 12), at(trial(1, {1.9, 1.4}), {1, 2}, 3)};
+  REQUIRE(has_recorded_order(in.trials));
+  auto p = pruner("median", {{"startup_trials", 1}});
+
+  in.interleaved = true;
+  const auto rec = replay(in, *p);
+  CHECK(rec.interleaved);
+  CHECK(rec.differ == 0);
+  CHECK(rec.pruned_replayed == 0);
+  CHECK(rec.trials[1].replayed == TrialStatus::complete);
+  CHECK(rec.trials[1].reports_kept == 2);
+  // Trial 0's reports came after trial 1 completed: 1.1 and 0.6 beat it, kept.
+  CHECK(rec.trials[0].replayed == TrialStatus::complete);
+  CHECK(*rec.best_replayed == 0);
+  CHECK(rec.same_best());
+  CHECK(rec.compute_to_best == 40);  // trial 1 (ended at 3) and trial 0: everything, by 12 s
+  CHECK(rec.compute_replayed == rec.compute_recorded);
+
+  in.interleaved = false;
+  const auto seq = replay(in, *p);
+  CHECK_FALSE(seq.interleaved);
+  CHECK(seq.differ == 1);
+  CHECK(seq.trials[1].replayed == TrialStatus::pruned);
+  CHECK(seq.trials[1].at == 1);
+  CHECK(seq.trials[1].reason.find("median 1.1") != std::string::npos);
+  CHECK(seq.compute_to_best == 20);  // trial 0 first
+}
+
+TEST_CASE("replay in the recorded order: a trial's end enters the history at its moment; a stopped trial reports no "
+          "more") {
+  // {median, startup_trials: 1}, loss. Trial 1's first report (1.5 s) came before trial 0
+  // ended (2.5 s): kept; its second (3 s) after: 3.0 against trial 0's 1.0, pruned there, as
+  // the recorded sweep did (its record ends at epoch 2). Trial 2 (from 2.6 s) is judged
+  // against trial 0 only: trial 1 stopped, so it never completes.
+  ReplayInput in;
+  in.maximize = false;
+  in.trials = {at(trial(0, {1.0, 1.0, 1.0}), {0, 1, 2}, 2.5),
+               at(trial(1, {3.0, 3.0}, TrialStatus::pruned), {1.5, 3.0}, 3.2),
+               at(trial(2, {0.9, 0.8, 0.7}), {2.6, 2.7, 4}, 5)};
+  in.interleaved = true;
+  auto p = pruner("median", {{"startup_trials", 1}});
+  const auto o = replay(in, *p);
+  CHECK(o.differ == 0);
+  CHECK(o.unknown == 0);
+  CHECK(o.trials[1].replayed == TrialStatus::pruned);
+  CHECK(o.trials[1].at == 2);
+  CHECK(o.trials[1].reports_kept == 2);
+  CHECK(o.trials[1].reason.find("median 1") != std::string::npos);
+  CHECK(o.trials[2].replayed == TrialStatus::complete);
+  CHECK(*o.best_replayed == 2);
+  CHECK(o.compute_to_best == 30 + 20 + 30);
+  // One after another, trial 1 is judged with trial 0 complete from its first report.
+  in.interleaved = false;
+  const auto seq = replay(in, *p);
+  CHECK(seq.trials[1].reports_kept == 1);
+  CHECK(seq.trials[1].at == 1);
+
+  // Under none, in the recorded order: trial 1 is unknown beyond its record (epoch 2); later
+  // trials see it stopped there.
+  in.interleaved = true;
+  auto none = pruner("none", nullptr);
+  const auto n = replay(in, *none);
+  CHECK(n.interleaved);
+  CHECK(n.unknown == 1);
+  CHECK(n.trials[1].unknown);
+  CHECK(n.trials[1].at == 2);
+  CHECK(n.trials[1].reports_kept == 2);
+  CHECK(n.differ == 1);
+}
+
+TEST_CASE("replay in the recorded order: asha sees running trials' curves as they stood") {
+  // asha {min_resource: 1, reduction_factor: 2}: at rung epoch 1 a trial is kept while it is
+  // in the top half of the trials that reached epoch 1 by then, running ones included. Trial
+  // 1 (0.5, better; still running until 8 s) reached epoch 1 before trial 0 (0.9) did in the
+  // recorded order: trial 0 is then the worse of two, stopped. One after another trial 0 is
+  // alone at its rung and kept.
+  ReplayInput in;
+  in.maximize = false;
+  in.trials = {at(trial(0, {0.9, 0.8}), {5, 6}, 7), at(trial(1, {0.5, 0.4}), {1, 2}, 8)};
+  auto p = pruner("asha", {{"min_resource", 1}, {"reduction_factor", 2}});
+  in.interleaved = true;
+  const auto rec = replay(in, *p);
+  in.interleaved = false;
+  const auto seq = replay(in, *p);
+  CHECK(rec.trials[0].replayed != seq.trials[0].replayed);
+  CHECK(seq.trials[0].replayed == TrialStatus::complete);
+  CHECK(rec.trials[0].replayed == TrialStatus::pruned);
+}
+
+TEST_CASE("replay: without a recorded order, interleaved falls back to one after another") {
+  ReplayInput in;
+  in.maximize = false;
+  in.trials = {at(trial(0, {1.1, 0.6}), {10, 11}, 12), trial(1, {1.9, 1.4})};
+  CHECK_FALSE(has_recorded_order(in.trials));
+  in.interleaved = true;
+  auto p = pruner("median", {{"startup_trials", 1}});
+  const auto o = replay(in, *p);
+  CHECK_FALSE(o.interleaved);
+  CHECK(o.trials[1].replayed == TrialStatus::pruned);
+}
