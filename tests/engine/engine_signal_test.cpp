@@ -50,16 +50,22 @@ Result<std::unique_ptr<sched::SlurmBackend>> refusing_backend(boost::asio::io_co
   return backend;
 }
 
-/// Waits until the backend has learned the site's limit (nothing can go out) and the flush
-/// posted with the last refusal has run.
+/// Waits until the backend has learned the site's limit (nothing can go out), the engine has
+/// recorded it (its site_limit event: the engine looks at the backend's note on its ticks),
+/// and the flush posted with the last refusal has run. The database is read on the engine's
+/// own thread.
 bool limit_learned(boost::asio::io_context& io, const std::atomic<orch::Engine*>& engine,
-                   slurm_test::FakeController& ctl, sched::SlurmBackend& backend) {
+                   slurm_test::FakeController& ctl, sched::SlurmBackend& backend, const Fixture& f) {
   return test_support::wait_until([&] {
     {
       std::lock_guard l(ctl.m);
       if (engine.load() == nullptr || ctl.refusals == 0) return false;
     }
-    return on_loop(io, [&] { return !backend.capacity_note().empty(); });
+    return on_loop(io, [&] {
+      if (backend.capacity_note().empty()) return false;
+      auto ev = f.storage->latest_event(f.study_id, kSiteLimitEventKind);
+      return ev.has_value() && ev->has_value();
+    });
   }, 30s) && on_loop(io, [] { return true; });
 }
 
@@ -83,7 +89,7 @@ TEST_CASE("engine: SIGTERM on a site that refuses every submission ends the swee
       });
       // The site's refusals are learned: nothing can go out, and the backend waits for its
       // probe (two minutes on).
-      REQUIRE(limit_learned(io, engine, *ctl, **backend));
+      REQUIRE(limit_learned(io, engine, *ctl, **backend, f));
       const auto signalled = std::chrono::steady_clock::now();
       boost::asio::post(io, [&, sig] { engine.load()->on_signal(sig); });
       const bool in_time = test_support::wait_until([&] { return returned.load(); }, 5s);
@@ -130,7 +136,7 @@ TEST_CASE("engine: detaching on SIGTERM says which trials have no job yet (held 
     result = f.run(**backend, io, [&](orch::Engine& e) { engine = &e; }, out);
     returned = true;
   });
-  REQUIRE(limit_learned(io, engine, *ctl, **backend));
+  REQUIRE(limit_learned(io, engine, *ctl, **backend, f));
   boost::asio::post(io, [&] { engine.load()->on_signal(SIGTERM); });
   const bool in_time = test_support::wait_until([&] { return returned.load(); }, 5s);
   if (!in_time) io.stop();
