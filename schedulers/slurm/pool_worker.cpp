@@ -85,6 +85,13 @@ bool told_to_stop_too() {
   return g_term;
 }
 
+/// The worker's TERM came with its allocation's end (its time limit: slurmctld TERMs at the
+/// limit, never before; 5 s of slack for the nodes' clocks). A trial stopped then had its
+/// time-limit warning and did not leave with a checkpoint (exit 75): queued again it would
+/// start over on the next worker and meet the same end, for ever. Its end is recorded (the
+/// signal's exit: a failed attempt, retried under max_retries) instead.
+bool at_allocation_end(const WorkerConfig& c) { return c.end_time > 0 && now_s() >= c.end_time - 5.0; }
+
 /// The trial's batch script reads its index line at ${SLURM_ARRAY_TASK_ID:-0}: the worker's
 /// own array task is not the trial's, so these are not passed on.
 const std::vector<std::string> kArrayVariables{"SLURM_ARRAY_TASK_ID",  "SLURM_ARRAY_JOB_ID",   "SLURM_ARRAY_TASK_COUNT",
@@ -198,6 +205,12 @@ Outcome run_task(const WorkerConfig& c, const PoolDir& pool, const std::string& 
   if (!abandoning && !rec.cancelled && !rec.timed_out && ended_by_term(status) && told_to_stop_too()) {
     abandoning = true;
     log(fmt::format("{}: ended by the TERM that stops this worker", tag));
+  }
+  if (abandoning && !rec.cancelled && !rec.timed_out && at_allocation_end(c)) {
+    abandoning = false;
+    log(fmt::format("{}: stopped at the allocation's time limit without a checkpoint{}: its end is recorded (queued "
+                    "again it would start over and meet the same limit)",
+                    tag, rec.warned ? " (the warning was passed on)" : ""));
   }
   ::kill(-child, SIGKILL);  // what the trial left behind in its group
   rec.seconds = mono_s() - t0;

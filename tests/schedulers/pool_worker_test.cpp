@@ -347,6 +347,27 @@ TEST_CASE("pool: a trial that dies of the allocation's TERM before the worker re
   CHECK(fs::exists(pool.queued(task_tag(2, 0))));                    // the stopping worker took nothing more
 }
 
+TEST_CASE("pool: a trial stopped by the TERM of its allocation's time limit is recorded, not queued again to start "
+          "over for ever",
+          "[pool][rerun]") {
+  // A trial without a checkpoint, longer than any allocation: at the time limit Slurm TERMs the
+  // job; queued again it would start over on the next worker and be stopped the same way.
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  queue_task(pool, task_tag(1, 0), "(sleep 0.1; kill -TERM $PPID) &\nexit 143");
+  WorkerConfig c = config(pool, "w1");
+  c.end_time = now_s() + 2;  // the allocation ends now: this TERM is its time limit's
+  pid_t w1 = start_worker(c);
+  CHECK(wait_exit(w1) == 0);
+  const std::string log = read_all(pool.root() / "w1.log");
+  INFO(log);
+  CHECK_THAT(log, Catch::Contains(task_tag(1, 0) + ": stopped at the allocation's time limit without a checkpoint"));
+  auto rec = PoolDir::read_exit(pool.in_worker("w1", task_tag(1, 0), ".exit"));
+  REQUIRE(rec.has_value());
+  CHECK(rec->exit_code == 143);
+}
+
 TEST_CASE("pool: a worker started again under the same id (its allocation requeued) runs the task its earlier "
           "start left without an end first, once that run is gone",
           "[pool][rerun]") {
