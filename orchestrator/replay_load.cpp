@@ -77,8 +77,8 @@ std::string fill_order(std::vector<search::RecordedTrial>& trials, const std::ve
     }
     if (!t.curve.empty() && last <= 0) return fmt::format("trial {} reports no wall_s", t.number);
     if (last > span + kWallSlackS)
-      return fmt::format("trial {}'s reports' wall_s (up to {:g} s) is beyond its recorded run ({:.3g} s): not the "
-                         "program's clock",
+      return fmt::format("trial {}'s reports' wall_s (up to {:g} s) is beyond its recorded run ({:.3g} s): its start "
+                         "was recorded late (a batch scheduler's poll) or wall_s is not the program's clock",
                          t.number, last, span);
   }
   for (std::size_t i = 0; i < trials.size(); ++i) {
