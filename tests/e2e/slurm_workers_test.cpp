@@ -33,7 +33,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A study of `trials` trials, each `seconds` long, on `workers` workers.
+/// A study of `trials` trials, each `seconds` long, on `workers` workers. A run writes its
+/// "end" and its final record only when its sleep ran out (`&&`): a run stopped with its
+/// worker — the sleep killed by the allocation's TERM a moment before the shell — ends there,
+/// as a program killed mid-training does (with `;` the shell went on to write them: seen in CI).
 std::string workers_study(const std::string& name, const std::string& conf, int workers, int trials, double seconds,
                           const std::string& extra = "") {
   std::string space;
@@ -42,7 +45,7 @@ std::string workers_study(const std::string& name, const std::string& conf, int 
 name: {name}
 backend: {{kind: slurm, workers: {workers}, slurm_conf: '{conf}', poll_min_s: 0.3, poll_max_s: 1, time: 10{extra}}}
 trial:
-  command: [/bin/sh, -c, "for p in $(cat pids.log 2>/dev/null); do s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); case $s in ''|Z|X) ;; *) echo OVERLAP $p $s >> overlap.log ;; esac; done; echo $$ >> pids.log; echo start $DLSWEEP_WORKER >> runs.log; sleep {seconds}; echo end >> runs.log; echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
+  command: [/bin/sh, -c, "for p in $(cat pids.log 2>/dev/null); do s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); case $s in ''|Z|X) ;; *) echo OVERLAP $p $s >> overlap.log ;; esac; done; echo $$ >> pids.log; echo start $DLSWEEP_WORKER >> runs.log; sleep {seconds} && echo end >> runs.log && echo '{{\"seq\":0,\"kind\":\"final\",\"metrics\":{{\"loss\":1}}}}' >> metrics.jsonl"]
 objective: {{metric: loss, mode: min}}
 search: {{algorithm: grid}}
 space: {{x: [{space}]}}
