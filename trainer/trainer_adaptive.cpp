@@ -1,9 +1,10 @@
 // trainer_adaptive.cpp — the loop glue of `batch_ramp: adaptive` (the decision rule and the
 // data layout are schedule/adaptive_batch.hpp's). What the run measures and why:
 //  - throughput(B) = B / T(B/P). T is measured in this run. At the start (unless a checkpoint
-//    brought the timings, or adaptive_step_time gives T) four candidate per-rank batches
-//    spanning [min, max]/P are timed, forward + backward twice each (the first warms the
-//    kernels' plans up and is discarded), without an update; the model's state (batch-norm
+//    brought the timings, or adaptive_step_time gives T) up to four candidate per-rank batches
+//    spanning [min, top]/P are timed (top: as high as 5% of the run's samples allow, at least
+//    4x min; schedule::profile_batches), forward + backward three times each (the first warms
+//    the kernels' plans up and is discarded), without an update; the model's state (batch-norm
 //    statistics) is restored afterwards, so the run's numbers are those it would have had.
 //    These give the slope in the batch; the parts a real update adds (the optimizer's pass,
 //    the loss/flag reduction, gradient allreduce) cost the same at every batch (they scale
@@ -22,6 +23,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "trainer/models/model.hpp"
 #include "trainer/trainer.hpp"
@@ -35,6 +37,8 @@ using clock_type = std::chrono::steady_clock;
 constexpr double kMinRunSteps = 5;   // steps at a batch before the run's own timings replace the profile
 constexpr double kMaxWeight = 20;    // a point's weight in the fit is its steps, capped
 constexpr double kMinSpread = 4;     // largest/smallest batch the run's steps must span to be fitted alone
+constexpr double kProfileShare = 0.05;  // the start-up profile reads at most this share of the run's samples
+constexpr int kProfileReps = 3;         // passes per profiled size (the first warms the kernels up, discarded)
 
 nlohmann::json times_json(const std::map<std::int64_t, std::pair<double, double>>& m) {
   nlohmann::json out = nlohmann::json::array();
@@ -94,19 +98,18 @@ Status Trainer::adaptive_profile() {
   auto& params = model_->parameters();
   kernels::Memory& mem = params.memory();
   const std::int64_t ranks = ctx_.comm->size();
-  const auto& cand = ad_.candidates;
-  std::vector<std::int64_t> sizes;
-  for (std::size_t k = 0; k < 4; ++k) {
-    const std::int64_t b = cand[(cand.size() - 1) * k / 3] / ranks;
-    if (sizes.empty() || b != sizes.back()) sizes.push_back(b);
-  }
+  const double budget = kProfileShare * config_.epochs * static_cast<double>(data_.train.size) /
+                        static_cast<double>(ranks);
+  const std::vector<std::int64_t> sizes =
+      schedule::profile_batches(ad_.candidates, ranks, budget, kProfileReps, kMinSpread);
+  const auto p0 = clock_type::now();
   const std::vector<float> state = mem.to_host(params.state_values(), params.state_size());
   const Interval saved = iv_;
   std::vector<std::uint32_t> idx(static_cast<std::size_t>(sizes.back()));
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::uint32_t>(i);
   for (std::int64_t b : sizes) {
     model_->prepare(b, models::Mode::train);
-    for (int rep = 0; rep < 3; ++rep) {
+    for (int rep = 0; rep < kProfileReps; ++rep) {
       const auto t0 = clock_type::now();
       forward_part(idx.data(), b, b * ranks);
       model_->backward(b);
@@ -119,7 +122,14 @@ Status Trainer::adaptive_profile() {
   }
   if (params.state_size() > 0) mem.upload(params.state_values(), state.data(), params.state_size());
   iv_ = saved;
-  return {};
+  const double seconds = std::chrono::duration<double>(clock_type::now() - p0).count();
+  const std::int64_t top = sizes.back() * ranks;
+  return report(protocol::RecordKind::log, 0, {{"profile_s", seconds}, {"profile_max_batch", static_cast<double>(top)}},
+                fmt::format("adaptive profile: step time at per-rank batches {} ({} passes each, {:.3g} s){}",
+                            fmt::join(sizes, ", "), kProfileReps, seconds,
+                            top < ad_.candidates.back()
+                                ? fmt::format("; batches above {} extrapolated until the run trains at them", top)
+                                : std::string()));
 }
 
 void Trainer::adaptive_step_timed(std::int64_t per_rank_batch, double seconds) {

@@ -6,6 +6,7 @@
 // ends bit-identical to an uninterrupted one, and 2 MPI ranks decide as one.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <map>
 #include <sstream>
@@ -186,6 +187,17 @@ TEST_CASE("a measured step-time model: each decision is the argmax under the mod
   CHECK(r.result.status == TrainStatus::done);
   CHECK(r.records.front().text.find("step time measured in this run") != std::string::npos);
   const auto cand = schedule::candidate_batches(64, 640, 1);
+  // The start-up profile: within 5% of the run's samples (2 epochs of 1280: 128, below the 4x
+  // span, so the smallest candidate >= 256 tops it), said in a log record before the first step.
+  const auto prof = std::find_if(r.records.begin(), r.records.end(),
+                                 [](const auto& x) { return x.text.rfind("adaptive profile: ", 0) == 0; });
+  REQUIRE(prof != r.records.end());
+  CHECK(prof->step == 0);
+  const auto sizes = schedule::profile_batches(cand, 1, 0.05 * 2 * 1280, 3);
+  CHECK(sizes.back() == *std::find_if(cand.begin(), cand.end(), [](auto b) { return b >= 256; }));
+  CHECK(prof->metrics.at("profile_max_batch") == static_cast<double>(sizes.back()));
+  CHECK(prof->metrics.at("profile_s") > 0);
+  CHECK(prof->text.find("extrapolated") != std::string::npos);
   const auto ds = decisions(r.records);
   REQUIRE_FALSE(ds.empty());  // how many depends on the batches the timings lead to; step 4 always decides
   CHECK(ds.front().step == 4);

@@ -62,6 +62,34 @@ std::vector<std::int64_t> candidate_batches(std::int64_t lo, std::int64_t hi, st
   return out;
 }
 
+std::vector<std::int64_t> profile_batches(std::span<const std::int64_t> candidates, std::int64_t ranks,
+                                          double budget, int reps, double min_spread) {
+  if (candidates.empty()) return {};
+  ranks = std::max<std::int64_t>(1, ranks);
+  auto sizes = [&](std::size_t top) {
+    std::vector<std::int64_t> out;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const std::int64_t b = std::max<std::int64_t>(1, candidates[top * k / 3] / ranks);
+      if (out.empty() || b > out.back()) out.push_back(b);
+    }
+    return out;
+  };
+  auto cost = [&](const std::vector<std::int64_t>& s) {
+    double c = 0;
+    for (std::int64_t b : s) c += static_cast<double>(b);
+    return c * std::max(1, reps);
+  };
+  std::size_t floor_top = candidates.size() - 1;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (static_cast<double>(candidates[i]) >= min_spread * static_cast<double>(candidates.front())) {
+      floor_top = i;
+      break;
+    }
+  for (std::size_t top = candidates.size() - 1; top > floor_top; --top)
+    if (auto s = sizes(top); cost(s) <= budget) return s;
+  return sizes(floor_top);
+}
+
 Decision choose_batch(std::span<const std::int64_t> candidates, double phi, std::int64_t base_batch,
                       const StepTimeModel& model, std::int64_t ranks) {
   Decision best;

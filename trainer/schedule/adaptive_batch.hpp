@@ -58,6 +58,16 @@ double adascale_gain(double phi, double batch, double base_batch);
 /// `ranks`), ascending, distinct; about `count` of them.
 std::vector<std::int64_t> candidate_batches(std::int64_t lo, std::int64_t hi, std::int64_t ranks, int count = 24);
 
+/// The per-rank batches the start-up profile times (trainer_adaptive.cpp): up to four of the
+/// candidates, geometrically spread from the smallest to a top candidate, divided by `ranks`.
+/// The top is the largest candidate whose profile costs at most `budget` per-rank samples
+/// (`reps` passes of each size), but never below the smallest candidate at least `min_spread`
+/// times the first (the span a slope needs; the last candidate where none is): a profile up to
+/// `adaptive_max_batch` would cost a short CNN run as much as its first epoch. Larger batches
+/// are extrapolated from the fit until the run's own steps reach them.
+std::vector<std::int64_t> profile_batches(std::span<const std::int64_t> candidates, std::int64_t ranks,
+                                          double budget, int reps, double min_spread = 4);
+
 struct Decision {
   std::int64_t batch = 0;
   double efficiency = 0, throughput = 0, goodput = 0, gain = 1;

@@ -4,6 +4,7 @@
 // bounds, the step-time fit, exact epoch coverage whatever the batch changes, the checkpoint
 // round trip of a layout, and the LR's warmup/decay on the sample clock.
 #include <catch2/catch.hpp>
+#include <algorithm>
 
 #include <cmath>
 #include <cstdint>
@@ -220,4 +221,43 @@ TEST_CASE("the adaptive LR: scale, warmup and decay on the sample clock", "[sche
   s.lr_stages = {{0, 0.2}, {4, 0.05}};  // lr_schedule: base LR by epoch
   CHECK(adaptive_lr(s, 3999, 1.0) == Approx(0.2));
   CHECK(adaptive_lr(s, 4000, 2.0) == Approx(0.1));
+}
+
+TEST_CASE("the start-up profile stays within its budget and spans 4x", "[schedule][adaptive]") {
+  const auto cand = candidate_batches(64, 4096, 1);
+  auto cost = [](const std::vector<std::int64_t>& s) {
+    std::int64_t c = 0;
+    for (auto b : s) c += 3 * b;
+    return c;
+  };
+  // A budget that covers the whole range: four sizes from the first candidate to the last.
+  const auto all = profile_batches(cand, 1, 1e9, 3);
+  REQUIRE(all.size() == 4);
+  CHECK(all.front() == 64);
+  CHECK(all.back() == 4096);
+  // A short CNN run (3 epochs of 12,000 images, 5%): the largest top within 1,800 samples.
+  const auto cnn = profile_batches(cand, 1, 1800, 3);
+  CHECK(cost(cnn) <= 1800);
+  CHECK(cnn.front() == 64);
+  CHECK(cnn.back() >= 256);  // at least 4x the smallest
+  for (std::size_t i = 1; i < cnn.size(); ++i) CHECK(cnn[i] > cnn[i - 1]);
+  // The largest such top: the next candidate up would not fit.
+  const auto it = std::find(cand.begin(), cand.end(), cnn.back());
+  REQUIRE(it != cand.end());
+  REQUIRE(it + 1 != cand.end());
+  const auto next = profile_batches(std::vector<std::int64_t>(cand.begin(), it + 2), 1, 1e9, 3);
+  CHECK(cost(next) > 1800);
+  // A budget below even the 4x span: the span wins (a slope needs it), over budget.
+  const auto tiny = profile_batches(cand, 1, 10, 3);
+  CHECK(tiny.front() == 64);
+  CHECK(tiny.back() >= 256);
+  CHECK(tiny.back() < 4 * 64 * 1.3);
+  // Per rank: the candidates divided by the ranks.
+  const auto two = profile_batches(candidate_batches(64, 4096, 2), 2, 900, 3);
+  CHECK(two.front() == 32);
+  CHECK(cost(two) <= 900);
+  // A range narrower than 4x: all of it.
+  const auto narrow = profile_batches(candidate_batches(64, 128, 1), 1, 10, 3);
+  CHECK(narrow.front() == 64);
+  CHECK(narrow.back() == 128);
 }
