@@ -18,22 +18,37 @@
 # sweep's compute on every workload, and no worse than (b). A run that never reaches the
 # target prints "-" and its ratio "never". Wall times on a shared machine are noisy: rerun.
 #
+# Compute is each trial's own process time (duration_s): a branch's trainer clock (wall_s)
+# continues from its trunk checkpoint's, so summing wall_s would count the trunk's time again
+# for every branch forked from it.
+#
 # usage: bench/branch_race.sh BIN_DIR WORK_DIR [--workloads mlp,cnn] [--ranks 1,2]
-#          [--seeds 1,2,3] [--concurrent N]
+#          [--seeds 1,2,3] [--concurrent N] [--batches 64,128,...] [--delta EPOCHS]
+#          [--max-seeds N] [--tag NAME]
 # Defaults (sized for 2 cores): mlp and cnn, ranks 1 and 2, seeds 1,2,3, one trial at a time
-# (about 40 minutes in all on an idle 2-core machine).
+# (about 40 minutes in all on an idle 2-core machine); the branching study's batches 64..4096
+# in doublings, delta 0.5 epochs, 2 seeds per branch and up to 3 where undetermined.
+# --batches/--delta/--max-seeds change (c)'s design (e.g. `--batches 64,256,1024,4096 --delta
+# 0.25 --max-seeds 2`: a quarter of the branches' samples); with --tag its studies are named
+# race-W-rR-branch-NAME/-schedule-NAME, so they run beside the default design's in the same
+# WORK_DIR, whose (a) and (b) are re-analysed, not run again.
 set -euo pipefail
-usage="usage: branch_race.sh BIN_DIR WORK_DIR [--workloads mlp,cnn] [--ranks 1,2] [--seeds 1,2,3] [--concurrent N]"
+usage="usage: branch_race.sh BIN_DIR WORK_DIR [--workloads mlp,cnn] [--ranks 1,2] [--seeds 1,2,3] [--concurrent N] [--batches 64,128,...] [--delta EPOCHS] [--max-seeds N] [--tag NAME]"
 bin=${1:?$usage}
 work=${2:?$usage}
 shift 2
 workloads=mlp,cnn ranks_list=1,2 seeds=1,2,3 conc=1
+batches=64,128,256,512,1024,2048,4096 delta=0.5 max_seeds=3 tag=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --workloads) workloads=$2 ;;
     --ranks) ranks_list=$2 ;;
     --seeds) seeds=$2 ;;
     --concurrent) conc=$2 ;;
+    --batches) batches=$2 ;;
+    --delta) delta=$2 ;;
+    --max-seeds) max_seeds=$2 ;;
+    --tag) tag=$2 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
   shift 2
@@ -88,11 +103,11 @@ objective: {metric: val_loss, mode: min}
 search:
   algorithm: branch
   points: {first: 0.25, last: $last}
-  batches: [64, 128, 256, 512, 1024, 2048, 4096]
-  delta: 0.5
+  batches: [${batches//,/, }]
+  delta: $delta
   tolerance: 0.02
   seeds: 2
-  max_seeds: 3
+  max_seeds: $max_seeds
   seed: 1
 EOF
   common_fixed
@@ -126,7 +141,7 @@ EOF
 rows=()
 for w in ${workloads//,/ }; do
   for r in ${ranks_list//,/ }; do
-    br="race-$w-r$r-branch" sc="race-$w-r$r-schedule" sweep="avs-$w-r$r-sweep" adaptive="avs-$w-r$r-adaptive"
+    br="race-$w-r$r-branch${tag:+-$tag}" sc="race-$w-r$r-schedule${tag:+-$tag}" sweep="avs-$w-r$r-sweep" adaptive="avs-$w-r$r-adaptive"
     branch_yaml "$br" "$w" "$r" > "$br.yaml"
     dlsweep --db sweep.db status "$br" > /dev/null 2>&1 || dlsweep --db sweep.db submit "$br.yaml" > "$br.log" 2>&1 || true
     dlsweep --db sweep.db best "$br" --format json > "$br.best.json" 2> "$br.best.err" || echo '{}' > "$br.best.json"
@@ -147,8 +162,8 @@ w, ranks, sweep, adaptive, br, sc, ramp = sys.argv[1], int(sys.argv[2]), *sys.ar
 load = lambda s: json.load(open(s + ".results.json"))
 num = lambda x: None if x is None else float(x)
 inf = float("inf")
-def compute(rows):
-    return sum((num(t.get("wall_s")) or 0.0) for t in rows) * ranks
+def compute(rows):  # process time x ranks (a forked trial's wall_s includes its trunk's)
+    return sum((num(t.get("duration_s")) or 0.0) for t in rows) * ranks
 def median_to_target(rows, key):
     v = [num(t.get(key)) for t in rows]
     v = [inf if x is None else x for x in v]
@@ -172,7 +187,7 @@ EOF
   done
 done
 
-echo "the race (issue 41 §3): (a) the sweep's best fixed schedule, (b) batch_ramp adaptive, (c) the schedule a branching study derives"
+echo "the race (issue 41 §3): (a) the sweep's best fixed schedule, (b) batch_ramp adaptive, (c) the schedule a branching study derives (batches $batches, delta $delta, up to $max_seeds seeds${tag:+, tag $tag})"
 echo "| workload | ranks | (a) time to target, s | (b) median | (c) median (ramp) | (a) samples to target | (b) | (c) | (a) compute, core-s | (b) per run | (c) incl. branches | (c)/(a) time | (c)/(a) compute | (c)/(b) time | goal |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for row in "${rows[@]}"; do echo "| ${row//|/ | } |"; done
