@@ -194,8 +194,7 @@ void Engine::detach(const std::string& why) {
     if (live.row.state == TrialState::waiting) ++held;
   });
   const std::size_t running = live_.size() - held;
-  const auto* kind = sched::find_backend_kind(backend_.name());
-  const std::string where(kind ? kind->display_name : backend_.name());
+  const std::string where(sched::backend_display_name(backend_.name()));
   const auto s = [](std::size_t n) { return n == 1 ? "" : "s"; };
   const auto verb_s = [](std::size_t n) { return n == 1 ? "s" : ""; };
   std::string what;

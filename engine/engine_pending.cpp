@@ -58,8 +58,7 @@ void Engine::check_capacity() {
   e.study_id = study_id_;
   // The place as prose names it ("Slurm"), recorded with the note: status and serve say it
   // from the event alone, knowing no backend.
-  const auto* kind = sched::find_backend_kind(backend_.name());
-  e.who = site_limit_who(kind ? kind->display_name : backend_.name());
+  e.who = site_limit_who(sched::backend_display_name(backend_.name()));
   e.kind = kSiteLimitEventKind;
   e.reason = note;
   if (auto st = db().note_event(e); !st) fatal(st.error());

@@ -70,6 +70,11 @@ const BackendKind* find_backend_kind(std::string_view name) {
   return nullptr;
 }
 
+std::string_view backend_display_name(std::string_view name) {
+  const BackendKind* k = find_backend_kind(name);
+  return k ? std::string_view(k->display_name) : name;
+}
+
 std::vector<std::string_view> kinds_taking(std::string_view key) {
   std::vector<std::string_view> out;
   for (const auto& k : kKinds)

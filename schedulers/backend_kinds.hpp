@@ -56,6 +56,8 @@ std::span<const BackendKind> backend_kinds();
 std::vector<std::string_view> backend_kind_names();
 /// The kind called `name`, or nullptr.
 const BackendKind* find_backend_kind(std::string_view name);
+/// How prose names the kind called `name` ("Slurm"): its display_name, else `name` itself.
+std::string_view backend_display_name(std::string_view name);
 /// The kinds that take `key` (an option key of some kind), for "applies only to ..." errors.
 std::vector<std::string_view> kinds_taking(std::string_view key);
 /// Whether some backend kind writes an entry called `name` in a study's directory.

@@ -294,8 +294,8 @@ std::optional<Params> GpSampler::next(std::int64_t number, const History& histor
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return rank(a) < rank(b); });
   std::vector<Eigen::VectorXd> seeds;
   for (std::size_t i = 0; i < std::min<std::size_t>(order.size(), 4); ++i) seeds.push_back(X.row(order[i]).transpose());
-  // Several objectives: every trial of the front seeds the search too (up to 16, spread along
-  // it): the acquisition is high along the whole front, not only near its best-ranked end.
+  // Several objectives: the trials of the front seed the search too (all of a front of up to
+  // 31 trials; of a larger one every (size/16)-th, 16 to 24 spread along it): the acquisition is high along the whole front, not only near its best-ranked end.
   // Each also with one numeric parameter redrawn (8 copies): a front stuck in a corner of the
   // space (all of it at one parameter's bound) is left along a single coordinate, where the
   // acquisition's gradient at the corner is flat (BoTorch perturbs subsets of dimensions alike).

@@ -36,7 +36,8 @@ using clock_type = std::chrono::steady_clock;
 
 constexpr double kMinRunSteps = 5;   // steps at a batch before the run's own timings replace the profile
 constexpr double kMaxWeight = 20;    // a point's weight in the fit is its steps, capped
-constexpr double kMinSpread = 4;     // largest/smallest batch the run's steps must span to be fitted alone
+constexpr double kMinSpread = 4;     // largest/smallest batch the run's steps must span to be fitted alone,
+                                     // and the smallest span the start-up profile times
 constexpr double kProfileShare = 0.05;  // the start-up profile reads at most this share of the run's samples
 constexpr int kProfileReps = 3;         // passes per profiled size (the first warms the kernels up, discarded)
 
@@ -98,8 +99,10 @@ Status Trainer::adaptive_profile() {
   auto& params = model_->parameters();
   kernels::Memory& mem = params.memory();
   const std::int64_t ranks = ctx_.comm->size();
-  const double budget = kProfileShare * config_.epochs * static_cast<double>(data_.train.size) /
-                        static_cast<double>(ranks);
+  // The share of what this process trains: to stop_epoch where the run stops there (a
+  // population-based interval, a branch), else to epochs.
+  const double epochs = config_.stop_epoch > 0 ? config_.stop_epoch : config_.epochs;
+  const double budget = kProfileShare * epochs * static_cast<double>(data_.train.size) / static_cast<double>(ranks);
   const std::vector<std::int64_t> sizes =
       schedule::profile_batches(ad_.candidates, ranks, budget, kProfileReps, kMinSpread);
   const auto p0 = clock_type::now();
@@ -120,6 +123,9 @@ Status Trainer::adaptive_profile() {
       }
     }
   }
+  // The largest batch's net is built now, untimed, as the profile up to it once did: a batch
+  // too large for memory fails at the start, not at the decision that first picks it.
+  if (ad_.candidates.back() / ranks > sizes.back()) model_->prepare(ad_.candidates.back() / ranks, models::Mode::train);
   if (params.state_size() > 0) mem.upload(params.state_values(), state.data(), params.state_size());
   iv_ = saved;
   const double seconds = std::chrono::duration<double>(clock_type::now() - p0).count();

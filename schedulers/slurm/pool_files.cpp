@@ -117,6 +117,32 @@ std::string task_tag(std::int64_t trial_id, std::int64_t number, int attempt) {
   return number >= 0 ? fmt::format("trial-{:04d}-a{}", number, attempt) : task_tag(trial_id, attempt);
 }
 
+bool tag_before(const std::string& a, const std::string& b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      // Compare the numbers without their leading zeros: by length, then digit by digit.
+      std::size_t is = i, js = j;
+      while (is + 1 < ie && a[is] == '0') ++is;
+      while (js + 1 < je && b[js] == '0') ++js;
+      if (ie - is != je - js) return ie - is < je - js;
+      if (const int c = a.compare(is, ie - is, b, js, je - js); c != 0) return c < 0;
+      i = ie;
+      j = je;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;  // equal as numbers (other padding): the text decides, so the order is strict
+}
+
 Status PoolDir::check_version() const {
   std::ifstream in(version_file());
   int v = 0;
@@ -162,7 +188,7 @@ std::vector<std::string> PoolDir::queued_tags() const {
     std::string name = e.path().filename().string();
     if (!name.empty() && name[0] == 't' && e.is_directory(ec)) out.push_back(name);
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.begin(), out.end(), tag_before);
   return out;
 }
 
@@ -229,7 +255,8 @@ std::vector<Claim> PoolDir::claims(const std::set<std::string>& skip_workers) co
     }
   }
   std::sort(out.begin(), out.end(), [](const Claim& a, const Claim& b) {
-    return std::tie(a.tag, a.worker) < std::tie(b.tag, b.worker);
+    if (a.tag != b.tag) return tag_before(a.tag, b.tag);
+    return a.worker < b.worker;
   });
   return out;
 }

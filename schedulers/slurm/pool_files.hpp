@@ -141,7 +141,7 @@ class PoolDir {
 
   /// Writes queue/<tag>.task atomically.
   Status enqueue(const std::string& tag, const TaskFile& t) const;
-  /// Tags waiting in queue/, in name order (the orchestrator's order: trial ids grow).
+  /// Tags waiting in queue/, in tag_before's order (the orchestrator's: trial numbers grow).
   std::vector<std::string> queued_tags() const;
   /// Moves queue/<tag>.task into w/<wid>/: true if this caller got it.
   bool claim(const std::string& tag, const std::string& wid) const;
@@ -189,5 +189,9 @@ class PoolDir {
 std::string task_tag(std::int64_t trial_id, std::int64_t number, int attempt);
 /// The database-id form alone ("t00000042-a0").
 std::string task_tag(std::int64_t trial_id, int attempt);
+/// The queue's order of tags: runs of digits compare as numbers, the rest as text, so
+/// trial-2000 comes before trial-10000 and attempt a9 before a10 (the 4-digit padding of a
+/// trial number is a minimum, not a width).
+bool tag_before(const std::string& a, const std::string& b);
 
 }  // namespace dlsweep::sched::pool

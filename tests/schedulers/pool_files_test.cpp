@@ -223,3 +223,28 @@ TEST_CASE("pool files: a worker taken for gone that writes after its task was pu
   for (const auto& e : fs::directory_iterator(pool.queue_dir())) hidden += e.path().filename().string()[0] == '.';
   CHECK(hidden == 0);
 }
+
+TEST_CASE("pool files: the queue's order compares trial numbers and attempts as numbers", "[pool][files]") {
+  // As text, trial-10000 sorts before trial-2000 and a10 before a9: the queue would run late
+  // trials first once numbers outgrow their 4-digit padding.
+  CHECK(tag_before(task_tag(1, 2000, 0), task_tag(2, 10000, 0)));
+  CHECK_FALSE(tag_before(task_tag(2, 10000, 0), task_tag(1, 2000, 0)));
+  CHECK(tag_before(task_tag(1, 3, 9), task_tag(1, 3, 10)));
+  CHECK(tag_before(task_tag(1, 3, 10), task_tag(1, 4, 0)));
+  CHECK(tag_before(task_tag(7, 0), task_tag(12, 0)));
+  CHECK_FALSE(tag_before(task_tag(1, 5, 0), task_tag(1, 5, 0)));  // strict
+  CHECK(tag_before("trial-5-a0", "trial-0005-a0") != tag_before("trial-0005-a0", "trial-5-a0"));
+
+  test_support::TempDir dir;
+  PoolDir pool(dir.path() / "pool");
+  REQUIRE(pool.create());
+  auto put = [&](std::int64_t n, int attempt) {
+    const std::string tag = task_tag(n, n, attempt);
+    REQUIRE(pool.enqueue(tag, task_of(pool, tag)));
+  };
+  for (std::int64_t n : {10000, 2000, 999, 10001}) put(n, 0);
+  put(2000, 10);
+  put(2000, 9);
+  CHECK(pool.queued_tags() == std::vector<std::string>{"trial-0999-a0", "trial-2000-a0", "trial-2000-a9",
+                                                       "trial-2000-a10", "trial-10000-a0", "trial-10001-a0"});
+}

@@ -68,4 +68,6 @@ TEST_CASE("registry: unknown kinds and the owners of keys are named", "[sched][r
   CHECK(kinds_taking("max_concurrent").empty());  // shared, not a kind's own
   CHECK(find_backend_kind("slurm")->batch_scheduler);
   CHECK_FALSE(find_backend_kind("local")->batch_scheduler);
+  CHECK(backend_display_name("slurm") == "Slurm");  // as prose and the site-limit events name it
+  CHECK(backend_display_name("pbs") == "pbs");      // an unknown name as given
 }

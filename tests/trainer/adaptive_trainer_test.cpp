@@ -288,6 +288,31 @@ TEST_CASE("an adaptive run stopped with a checkpoint resumes bit-identical to an
   CHECK(got == want);
 }
 
+TEST_CASE("a measured step-time model is profiled once: a resumed run takes the profile from its checkpoint",
+          "[trainer][adaptive][checkpoint]") {
+  TrainConfig c = adaptive_config();
+  c.adaptive_step_time.clear();
+  c.epochs = 2;
+  TrainConfig first = c;
+  first.stop_epoch = 1;
+  test::TempDir dir;
+  const Run a = train(first, dir.path(), dir / "checkpoints");
+  REQUIRE_FALSE(a.result.checkpoint.empty());
+  const Run b = train(c, dir.path(), dir / "checkpoints");
+  CHECK(b.result.status == TrainStatus::done);
+  CHECK(b.result.resumed_from == a.result.steps);
+  // b.records: the metrics file of both runs. One profile, at step 0, by the first run; its
+  // budget is 5% of what that run trains (to stop_epoch 1: 64 samples, below the 4x span).
+  std::vector<protocol::Record> profiles;
+  for (const auto& r : b.records)
+    if (r.kind == protocol::RecordKind::log && r.text.rfind("adaptive profile: ", 0) == 0) profiles.push_back(r);
+  REQUIRE(profiles.size() == 1);
+  CHECK(profiles[0].step == 0);
+  const auto cand = schedule::candidate_batches(64, 640, 1);
+  CHECK(profiles[0].metrics.at("profile_max_batch") ==
+        static_cast<double>(schedule::profile_batches(cand, 1, 0.05 * 1 * 1280, 3).back()));
+}
+
 TEST_CASE("2 MPI ranks: an adaptive run decides as one, each rank's share B/2", "[trainer][adaptive][mpi][cli]") {
   const fs::path mpirun = test::find_on_path("mpirun");
   if (mpirun.empty() || !comm::mpi_built()) {
