@@ -14,7 +14,11 @@
 // nothing else (a directory and a params.json each, posix_spawn, waitpid) — what a process per
 // trial costs on this machine before any bookkeeping. Its rate over Optuna's is the most
 // the ratio can be here; how close dlsweep comes is its own cost. (Process start-up differs
-// severalfold between machines: a VM that traps CPUID and page-table updates pays more.)
+// severalfold between machines: a VM that traps CPUID and page-table updates pays more. On
+// ext4 without a journal it also varies within one machine: each new inode is checked against
+// the cached inode-table block for a recent deletion, so after many files were created and
+// deleted (earlier runs) every file costs more; `sync; echo 3 > /proc/sys/vm/drop_caches`
+// before a run resets that — docs/benchmarks.md.)
 //
 // usage: bench_bookkeeping [--trials 200] [--optuna-trials 30] [--reports 20]
 //                          [--concurrent 4] [--dir DIR] [--python /usr/bin/python3]
