@@ -324,6 +324,20 @@ TEST_CASE("pool: kill -9 of a worker and nothing else: the rerun waits for the e
   CHECK(wait_exit(w2) == 0);
 }
 
+namespace {
+
+/// Queues trial 1, whose script exits 143 at once while a TERM reaches the worker (w1) a moment
+/// later, as an allocation's TERM reaches every process of the job; runs the worker to its
+/// exit (0) and returns its log.
+std::string run_self_term_trial(const PoolDir& pool, const WorkerConfig& c) {
+  queue_task(pool, task_tag(1, 0), "(sleep 0.1; kill -TERM $PPID) &\nexit 143");
+  pid_t w1 = start_worker(c);
+  CHECK(wait_exit(w1) == 0);
+  return read_all(pool.root() / "w1.log");
+}
+
+}  // namespace
+
 TEST_CASE("pool: a trial that dies of the allocation's TERM before the worker reads its own is stopped with the "
           "worker (not recorded, no other trial taken), not a failure with exit 143",
           "[pool][rerun]") {
@@ -334,11 +348,8 @@ TEST_CASE("pool: a trial that dies of the allocation's TERM before the worker re
   test_support::TempDir dir;
   PoolDir pool(dir.path() / "pool");
   REQUIRE(pool.create());
-  queue_task(pool, task_tag(1, 0), "(sleep 0.1; kill -TERM $PPID) &\nexit 143");
   queue_task(pool, task_tag(2, 0), "exit 0");
-  pid_t w1 = start_worker(config(pool, "w1"));
-  CHECK(wait_exit(w1) == 0);
-  const std::string log = read_all(pool.root() / "w1.log");
+  const std::string log = run_self_term_trial(pool, config(pool, "w1"));
   INFO(log);
   CHECK_THAT(log, Catch::Contains(task_tag(1, 0) + ": ended by the TERM that stops this worker"));
   CHECK_THAT(log, Catch::Contains(task_tag(1, 0) + ": stopped with the worker; not recorded"));
@@ -355,12 +366,9 @@ TEST_CASE("pool: a trial stopped by the TERM of its allocation's time limit is r
   test_support::TempDir dir;
   PoolDir pool(dir.path() / "pool");
   REQUIRE(pool.create());
-  queue_task(pool, task_tag(1, 0), "(sleep 0.1; kill -TERM $PPID) &\nexit 143");
   WorkerConfig c = config(pool, "w1");
   c.end_time = now_s() + 2;  // the allocation ends now: this TERM is its time limit's
-  pid_t w1 = start_worker(c);
-  CHECK(wait_exit(w1) == 0);
-  const std::string log = read_all(pool.root() / "w1.log");
+  const std::string log = run_self_term_trial(pool, c);
   INFO(log);
   CHECK_THAT(log, Catch::Contains(task_tag(1, 0) + ": stopped at the allocation's time limit without a checkpoint"));
   auto rec = PoolDir::read_exit(pool.in_worker("w1", task_tag(1, 0), ".exit"));
