@@ -131,12 +131,6 @@ PointAnswer branch_point_answer(std::int64_t point, double at, const std::vector
     }
     out.batches.push_back(std::move(*kept));
   }
-  // min_seeds over every batch of the rule (0 when one is missing).
-  out.min_seeds = rule.batches.empty() ? 0 : std::numeric_limits<std::int64_t>::max();
-  for (std::int64_t b : rule.batches) {
-    auto s = std::find_if(out.batches.begin(), out.batches.end(), [&](const BatchStat& x) { return x.batch == b; });
-    out.min_seeds = std::min(out.min_seeds, s == out.batches.end() ? std::int64_t{0} : s->n);
-  }
   if (rule.batches.empty() || out.batches.empty() || out.batches.front().batch != rule.batches.front()) {
     out.why = rule.batches.empty() ? "no batches to compare"
                                    : fmt::format("no answer yet: the reference batch {} has no finished branch",
@@ -186,6 +180,14 @@ PointAnswer branch_point_answer(std::int64_t point, double at, const std::vector
     }
   }
   out.capped = out.hi && *out.hi == rule.batches.back();
+  // min_seeds over the batches the answer rests on: each up to the one that ended the hi walk
+  // (0 when one of them is missing); the batches above a batch surely out change nothing.
+  out.min_seeds = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t b : rule.batches) {
+    auto s = std::find_if(out.batches.begin(), out.batches.end(), [&](const BatchStat& x) { return x.batch == b; });
+    out.min_seeds = std::min(out.min_seeds, s == out.batches.end() ? std::int64_t{0} : s->n);
+    if (stop_hi && b == *stop_hi) break;
+  }
   // No noise estimate on a batch that decides the interval: undetermined whatever lo and hi say.
   const BatchStat* thin = nullptr;
   for (const auto& s : out.batches) {

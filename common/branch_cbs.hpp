@@ -93,7 +93,7 @@ struct PointAnswer {
   std::optional<std::int64_t> lo, hi;  ///< the interval; nullopt when the reference is unmeasured
   bool determined = false;
   bool capped = false;
-  std::int64_t min_seeds = 0;  ///< the fewest seeds of any batch in `rule.batches` (0 when one is missing)
+  std::int64_t min_seeds = 0;  ///< the fewest seeds of the batches up to the one that ended the hi walk (0: one is missing)
   std::string why;         ///< one line: "256 (undetermined: 512 is within 1% only by noise)"
 
   nlohmann::json to_json() const;

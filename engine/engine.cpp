@@ -113,7 +113,10 @@ Result<SweepOutcome> Engine::run() {
     wait_for_signal();
   }
   progress_.event(fmt::format("study {}: {}, {} at a time on backend {}", spec_.name,
-                              total_ >= 0 ? trials_word(total_) : std::string("? trials"),
+                              total_ < 0 ? std::string("? trials")
+                              : sampler_ && sampler_->name() == "branch"  // its waves follow the losses
+                                  ? "up to " + trials_word(total_)
+                                  : trials_word(total_),
                               backend_.max_concurrent(), backend_.name()),
                   snapshot());
   if (auto st = load_enqueued(); !st) fatal(st.error());

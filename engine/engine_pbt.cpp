@@ -39,8 +39,8 @@ bool Engine::pbt_ready() {
   if (sampler_->name() == "branch") {
     if (pbt_waiting_for_ != next_number_) {
       pbt_waiting_for_ = next_number_;
-      progress_.event(fmt::format("branch: trial {} waits for the trunk segment it starts from (a round of extra "
-                                  "seeds: for every earlier trial)",
+      progress_.event(fmt::format("branch: trial {} waits for the trunk segment it starts from, or for the branches "
+                                  "that decide it",
                                   next_number_),
                       snapshot());
     }

@@ -3,18 +3,28 @@
 //
 // The plan, trial by trial (numbers in this order):
 //  - trial 0: the trunk's first segment, [0, p_1), at the smallest batch B_1 of `batches`;
-//  - for each point g = 1..M: first the trunk's next segment [p_g, p_{g+1}) ([p_M, end) for the
-//    last), from the checkpoint of segment g-1; then the branches at p_g, seed by seed (0 ..
-//    seeds-1), LR factor by LR factor, batch by batch: each from that same checkpoint, at batch
-//    B_j and base LR x factor, trained over [p_g, p_g + delta);
-//  - then rounds of extra seeds (round r = 1, 2, ... while seeds + r <= max_seeds): once every
-//    earlier trial has ended, one more seed of every batch and LR factor at each point whose
-//    answer the noise left undetermined (branch_point_answer), in point order. No such point:
-//    the study is done.
-// A trial of group g may start once the trunk segment g-1 has ended (ready()); the trunk
-// segment's next trial starts first, so the trunk continues while its branches run. If a trunk
-// segment ends without completing (failed, cancelled), nothing can branch from it: next()
-// answers nullopt and the study creates no more trials.
+//  - for each point g = 1..M: first the trunk's next segment [p_g, p_{g+1}) from the checkpoint
+//    of the segment before it (for g = M: [p_M, end), only with `trunk_to_end: true`: by
+//    default the trunk stops at the last point, where nothing branches from it any more); then
+//    point g's branches, each from that same checkpoint at p_g, at batch B_j and base LR x
+//    factor, trained over [p_g, p_g + delta), in waves (seed by seed, LR factor by LR factor,
+//    batch by batch within a wave):
+//      `scan: upward` (the default): the first wave is B_1 and B_2 at `seeds` seeds; each next
+//      wave waits for the point's earlier waves and is the next batch up at `seeds` seeds while
+//      every batch so far may be within the tolerance (branch_point_answer's hi is the largest
+//      batch tried) — the answer's walk stops at the first batch that is surely out, so the
+//      batches above it would change nothing; then, while the point is undetermined, one more
+//      seed of the reference and of each batch in (lo, hi] (the ones the noise leaves open), up
+//      to max_seeds; then the scan may go on upward where hi moved. The next trunk segment's
+//      number comes after the point's last wave.
+//      `scan: all`: one wave, every batch; then, after the last point, rounds of extra seeds
+//      (round r = 1, 2, ... while seeds + r <= max_seeds): once every earlier trial has ended,
+//      one more seed of every batch and LR factor at each point whose answer the noise left
+//      undetermined, in point order (every batch at once: for a cluster with free slots).
+// A trial may start once the trunk segment it branches from has ended and its wave is decided
+// (ready()); the trunk segment's next trial starts first, so the trunk continues while its
+// branches run. If a trunk segment ends without completing (failed, cancelled), nothing can
+// branch from it: next() answers nullopt and the study creates no more trials.
 //
 // Params: the fixed ones, batch_size = the trial's batch, base_lr = fixed base_lr x factor
 // (when the study fixes base_lr), and for a branch `branch_seed` = seed + 1 (dlsweep-train
@@ -35,6 +45,8 @@
 
 namespace dlsweep::search {
 
+enum class BranchScan { upward, all };
+
 struct BranchOptions {
   std::vector<double> points;          ///< ascending, > 0
   Axis axis = Axis::epoch;             ///< `by`: epoch | samples
@@ -44,10 +56,12 @@ struct BranchOptions {
   std::int64_t seeds = 2, max_seeds = 2;
   std::vector<double> lr_factors{1.0};
   double end = 0;                      ///< where the trunk ends (the trainer's epochs; `end` for programs)
-  std::int64_t generations = 0;        ///< trunk segments: M + 1
+  std::int64_t generations = 0;        ///< M + 1: the trunk's last segment (g = M) runs to `end`
+  BranchScan scan = BranchScan::upward;
+  bool trunk_to_end = false;           ///< the trunk's segment [p_M, end) runs too
 
   /// Reads points ([p1, ...] or {first, last}: every doubling), by, batches, delta, tolerance,
-  /// seeds, max_seeds, lr_factors, end, generations; checks them together.
+  /// seeds, max_seeds, lr_factors, end, generations, scan, trunk_to_end; checks them together.
   static BranchOptions read(OptionReader& r, const Space& space);
 };
 
@@ -66,20 +80,20 @@ class BranchSampler final : public Sampler {
   std::optional<Params> next(std::int64_t number, const History& history) override;
   bool ready(std::int64_t number, const History& history) const override;
   nlohmann::json lineage(std::int64_t number, const History& history) const override;
-  /// The most trials it may run: the base plan and every round of extra seeds at every point.
+  /// The most trials it may run: every trunk segment, and max_seeds of every batch and LR
+  /// factor at every point.
   std::optional<std::int64_t> size() const override;
   std::string name() const override { return "branch"; }
 
   const BranchOptions& options() const { return options_; }
-  /// How many trials the base plan has: 1 + M (1 + seeds x factors x batches).
-  std::int64_t base_size() const;
-  /// Trial `number`'s place in the plan (nullopt past it, or when a round of extra seeds is
-  /// not decided yet because an earlier trial is still running).
+  /// Trial `number`'s place in the plan (nullopt past it, or when its wave is not decided yet
+  /// because a trial it depends on is still running).
   std::optional<BranchTrial> plan(std::int64_t number, const History& history) const;
-  /// The number of the trunk segment that ends at point g (g = 1..M): segment g-1.
-  std::int64_t trunk_segment_number(std::int64_t g) const;
 
  private:
+  struct Walked;
+  Walked walk(std::int64_t number, const History& history) const;
+
   Space space_;
   BranchOptions options_;
 };

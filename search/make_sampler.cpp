@@ -73,7 +73,8 @@ std::unique_ptr<Sampler> make_pbt(OptionReader& r, const Space& space, std::uint
 }
 
 #define DLSWEEP_BRANCH_KEYS \
-  {"points", "by", "batches", "delta", "tolerance", "seeds", "max_seeds", "lr_factors", "end", "generations"}
+  {"points", "by", "batches", "delta", "tolerance", "seeds", "max_seeds", "lr_factors", "end", "generations", \
+   "scan", "trunk_to_end"}
 
 std::unique_ptr<Sampler> make_branch(OptionReader& r, const Space& space, std::uint64_t) {
   BranchOptions o = BranchOptions::read(r, space);

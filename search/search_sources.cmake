@@ -22,6 +22,7 @@ set(DLSWEEP_SEARCH_SOURCES
   nsga2_crossover.cpp
   nsga2_sampler.cpp
   pbt_sampler.cpp
+  branch_options.cpp
   branch_sampler.cpp
   gp_kernel.cpp
   gp_fit.cpp

@@ -74,6 +74,9 @@ std::vector<search::OptionError> complete_branch(StudySpec& spec) {
             break;
           }
   }
+  // The plan's design, stored as it runs: a later default never changes a stored study's plan.
+  if (!o.contains("scan")) o["scan"] = "upward";
+  if (!o.contains("trunk_to_end")) o["trunk_to_end"] = false;
   if (auto p = o.find("points"); p != o.end() && p->is_array() && !o.contains("generations"))
     o["generations"] = static_cast<std::int64_t>(p->size()) + 1;
   return errors;

@@ -269,3 +269,16 @@ TEST_CASE("branch role: JSON round trip", "[common][branch_cbs]") {
   CHECK_FALSE(BranchRole::from_json(nullptr));
   CHECK_FALSE(BranchRole::from_json({{"role", "member"}}));
 }
+
+TEST_CASE("branch rule: the batches above the first surely out are not needed (the upward scan skips them)",
+          "[common][branch_cbs]") {
+  std::vector<BranchValue> v;
+  add(v, 64, {1.0, 1.001});
+  add(v, 128, {2.0, 2.001});  // surely out
+  const PointAnswer a = branch_point_answer(1, 1, v, {{64, 128, 256, 512}, 0.01, false, 2});
+  CHECK(a.determined);
+  CHECK(*a.lo == 64);
+  CHECK(*a.hi == 64);
+  CHECK(a.min_seeds == 2);  // 256 and 512, never branched, change nothing
+  CHECK(has(a.why, "determined: 128 is worse"));
+}

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -22,7 +23,10 @@ using nlohmann::json;
 
 namespace {
 
-// 1 + 2 points x (1 trunk segment + 2 seeds x 3 batches) = 15 trials, no extra round.
+// The default design: the upward scan, the trunk stopping at the last point. Trials 0 and 1
+// are the trunk's segments [0, 0.25) and [0.25, 0.5); then each point's waves: batches 16 and
+// 32 at 2 seeds, then 64 at 2 seeds where 32 may be within; no extra seeds (max_seeds 2). So
+// 2 + 2 x 4 = 10 to 2 + 2 x 6 = 14 trials, as the measured losses decide.
 const char* kStudy = R"(name: br
 backend: {kind: local, max_concurrent: 2}
 trial:
@@ -52,6 +56,52 @@ json query(const fs::path& db, const fs::path& dir, const std::string& sql) {
   return json::parse(r.out);
 }
 
+/// Per trial: its `pbt` link's branch role; checks one link per trial, numbers 0..N-1, every
+/// (point, batch, seed) once, and each point's batches a prefix of 16, 32, 64 (the upward
+/// scan), each at 2 seeds. Returns the trial count.
+std::size_t check_plan(const fs::path& db, const fs::path& dir) {
+  const json states = query(db, dir, "SELECT number, state FROM trials ORDER BY number");
+  const json links = query(db, dir, "SELECT reason FROM events WHERE kind = 'pbt'");
+  REQUIRE(links.size() == states.size());  // one link per trial: none created twice
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    CHECK(states[i].at("number") == static_cast<int>(i));
+    CHECK(states[i].at("state") == "COMPLETE");
+  }
+  std::map<std::string, int> seen;
+  std::map<double, std::map<int, int>> seeds;  // point -> batch -> seeds
+  int trunk = 0;
+  for (const auto& l : links) {
+    const json link = json::parse(l.at("reason").get<std::string>());
+    const json& role = link.at("branch");
+    if (role.at("role") == "trunk") {
+      ++trunk;
+      continue;
+    }
+    ++seen[role.at("at").dump() + "/" + role.at("batch").dump() + "/" + role.at("seed").dump()];
+    ++seeds[role.at("at").get<double>()][role.at("batch").get<int>()];
+  }
+  CHECK(trunk == 2);  // [0, 0.25) and [0.25, 0.5): nothing branches past the last point
+  for (const auto& [k, n] : seen) {
+    INFO(k);
+    CHECK(n == 1);
+  }
+  REQUIRE(seeds.size() == 2);
+  for (const auto& [at, per] : seeds) {
+    INFO(at);
+    std::vector<int> batches;
+    for (const auto& [b, n] : per) {
+      batches.push_back(b);
+      CHECK(n == 2);
+    }
+    const std::vector<int> all{16, 32, 64};
+    REQUIRE(batches.size() >= 2);
+    CHECK(std::equal(batches.begin(), batches.end(), all.begin()));
+  }
+  CHECK(states.size() >= 10);
+  CHECK(states.size() <= 14);
+  return states.size();
+}
+
 json params_of(const fs::path& dir, int n) {
   std::ifstream in(dir / "runs" / "br" / fmt_trial(n) / "params.json");
   return json::parse(in);
@@ -70,24 +120,21 @@ TEST_CASE("branch: trunk segments and branches from checkpoints; best returns th
   // records lost (dlsweep-train once continued at the trunk's seq).
   CHECK(r.err.find("seq jumps") == std::string::npos);
   CHECK(r.out.find("seq jumps") == std::string::npos);
-  const json states = query(db, dir, "SELECT number, state FROM trials ORDER BY number");
-  REQUIRE(states.size() == 15);
-  for (const auto& t : states) CHECK(t.at("state") == "COMPLETE");
-  // The trunk: segment 1 (trial 1) continues segment 0 at batch 16 to 0.5; segment 2 (trial 8)
-  // runs to the end. The branches at 0.25 (trials 2..7) start from trial 0's checkpoint.
+  check_plan(db, dir);
+  // The trunk: segment 1 (trial 1) continues segment 0 at batch 16 and stops at the last
+  // point, 0.5. The first wave at 0.25 (trials 2..5) starts from trial 0's checkpoint.
   const json seg1 = params_of(dir, 1);
   CHECK(seg1.at("batch_size") == 16);
   CHECK(seg1.at("stop_epoch") == 0.5);
-  CHECK_FALSE(params_of(dir, 8).contains("stop_epoch"));
-  const json b = params_of(dir, 4);  // seed 0, batch 64 at 0.25
+  const json b = params_of(dir, 3);  // seed 0, batch 32 at 0.25
   CHECK(b.at("batch_size") == 16);   // where its ramp starts: the trunk's batch
-  CHECK(b.at("batch_ramp") == "0:16,0.25:64");
+  CHECK(b.at("batch_ramp") == "0:16,0.25:32");
   CHECK(b.at("stop_epoch") == 0.5);
   CHECK(b.at("branch_seed") == 1);
   // It resumed from the trunk's checkpoint (trial 0's, copied): its first record is past 0.25.
   auto first_eval = query(db, dir,
                           "SELECT MIN(m.epoch) AS e FROM metrics m JOIN trials t ON t.id = m.trial_id "
-                          "WHERE t.number = 4 AND m.name = 'val_loss'");
+                          "WHERE t.number = 3 AND m.name = 'val_loss'");
   CHECK(first_eval[0].at("e").get<double>() > 0.25);
 
   auto best = run_dlsweep(db, {"best", "br", "--explain", "--format", "json"}, dir);
@@ -125,7 +172,7 @@ TEST_CASE("branch: kill -9 of the orchestrator while branches run; resume counts
   const auto db = dir / "sweep.db";
   const int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
   REQUIRE(pid > 0);
-  // A branch of the first point has reported: branches are running.
+  // The first wave's last branch has reported: branches are running.
   const bool started = wait_for(dir / "runs" / "br" / fmt_trial(5) / "metrics.jsonl", std::chrono::seconds(300));
   ::kill(pid, SIGKILL);
   int status = 0;
@@ -134,29 +181,7 @@ TEST_CASE("branch: kill -9 of the orchestrator while branches run; resume counts
   auto r = run_dlsweep(db, {"resume", "br"}, dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  const json states = query(db, dir, "SELECT number, state FROM trials ORDER BY number");
-  REQUIRE(states.size() == 15);  // no trial created twice
-  std::set<int> numbers;
-  for (const auto& t : states) {
-    numbers.insert(t.at("number").get<int>());
-    CHECK(t.at("state") == "COMPLETE");
-  }
-  CHECK(numbers.size() == 15);
-  // One `pbt` link per trial, and per point every (batch, seed) once.
-  const json links = query(db, dir, "SELECT reason FROM events WHERE kind = 'pbt'");
-  REQUIRE(links.size() == 15);
-  std::map<std::string, int> seen;
-  for (const auto& l : links) {
-    const json link = json::parse(l.at("reason").get<std::string>());
-    const json& role = link.at("branch");
-    if (role.at("role") == "trunk") continue;
-    ++seen[role.at("at").dump() + "/" + role.at("batch").dump() + "/" + role.at("seed").dump()];
-  }
-  CHECK(seen.size() == 12);
-  for (const auto& [k, n] : seen) {
-    INFO(k);
-    CHECK(n == 1);
-  }
+  check_plan(db, dir);  // no trial created twice, every branch once
   auto best = run_dlsweep(db, {"best", "br", "--explain", "--format", "json"}, dir);
   REQUIRE(best.exit_code == 0);
   for (const auto& p : json::parse(best.out).at("critical_batch"))

@@ -1,12 +1,18 @@
-// The branch sampler (search/branch_sampler.hpp): the plan's order (trunk segment first, then
-// its point's branches seed by seed), readiness on the trunk segment, params and lineage,
-// rounds of extra seeds at undetermined points only, the end after a failed trunk segment,
-// resume-exactness, and options refused by key.
+// The branch sampler (search/branch_sampler.hpp). `scan: all`: the plan's order (trunk segment
+// first, then its point's branches seed by seed), readiness on the trunk segment, params and
+// lineage, rounds of extra seeds at undetermined points only. `scan: upward` (the default): the
+// waves (B_1 and B_2, then one batch up while every batch so far may be within), the scan's
+// stop at the first batch surely out, extra seeds only for the reference and the open batches,
+// waiting for the point's earlier waves, the trunk stopping at the last point unless
+// trunk_to_end. Both: the end after a failed trunk segment, resume-exactness, options refused
+// by key.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <map>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "common/pbt_link.hpp"
 #include "search/branch_sampler.hpp"
@@ -16,8 +22,10 @@ using nlohmann::json;
 
 namespace {
 
+/// `scan: all` with the trunk to the end: the fixed plan (the upward scan's tests say "upward").
 json options(json extra = json::object()) {
-  json o = {{"points", {1, 2}}, {"batches", {64, 128, 256}}, {"delta", 0.5}, {"seeds", 2}, {"max_seeds", 3}, {"end", 4}};
+  json o = {{"points", {1, 2}}, {"batches", {64, 128, 256}}, {"delta", 0.5}, {"seeds", 2}, {"max_seeds", 3}, {"end", 4},
+            {"scan", "all"}, {"trunk_to_end", true}};
   for (auto& [k, v] : extra.items()) o[k] = v;
   return o;
 }
@@ -52,7 +60,6 @@ TEST_CASE("branch: the base plan's order, parents and spans", "[search][branch]"
   auto s = make();
   auto& b = as_branch(*s);
   // 1 + 2 points x (1 trunk segment + 2 seeds x 1 factor x 3 batches) = 15
-  CHECK(b.base_size() == 15);
   CHECK(*s->size() == 15 + 1 * 2 * 3);  // one round of extra seeds at most, at both points
   History h;
   auto p0 = b.plan(0, h);
@@ -88,8 +95,6 @@ TEST_CASE("branch: the base plan's order, parents and spans", "[search][branch]"
   REQUIRE(br);
   CHECK(*br->parent == 1);  // point 2's branches fork from the segment that ends there
   CHECK(br->start == 2);
-  CHECK(b.trunk_segment_number(1) == 0);
-  CHECK(b.trunk_segment_number(2) == 1);
   // members are distinct: the trunk is 0, each branch its own
   std::set<std::int64_t> members;
   for (std::int64_t n = 0; n < 15; ++n) members.insert(b.plan(n, h)->member);
@@ -140,16 +145,46 @@ TEST_CASE("branch: params and lineage", "[search][branch]") {
 
 namespace {
 
-/// Every base-plan trial complete; branches at point g get `value(g, batch, seed)`.
-History base_done(BranchSampler& b, double (*value)(std::int64_t, std::int64_t, std::int64_t)) {
+using Value = double (*)(std::int64_t, std::int64_t, std::int64_t);
+
+/// Trials 0 .. count-1 complete (each planned from the ones before); branches at point g get
+/// `value(g, batch, seed)`.
+History run_plan(BranchSampler& b, Value value, std::int64_t count) {
   History h;
   h.maximize = false;
-  for (std::int64_t n = 0; n < b.base_size(); ++n) {
+  for (std::int64_t n = 0; n < count; ++n) {
     auto p = b.plan(n, h);
     REQUIRE(p);
     h.trials.push_back(finished(n, p->end, p->role.trunk ? 1.0 : value(p->role.point, p->role.batch, p->role.seed)));
   }
   return h;
+}
+
+/// `scan: all`'s base plan: 15 trials.
+History base_done(BranchSampler& b, Value value) { return run_plan(b, value, 15); }
+
+/// Every trial the plan gives, each complete as soon as it is planned; the plan in order.
+std::vector<BranchTrial> run_all(BranchSampler& b, Value value, History& h) {
+  std::vector<BranchTrial> out;
+  h.maximize = false;
+  for (std::int64_t n = 0;; ++n) {
+    REQUIRE(b.ready(n, h));
+    auto p = b.plan(n, h);
+    if (!p) break;
+    out.push_back(*p);
+    h.trials.push_back(finished(n, p->end, p->role.trunk ? 1.0 : value(p->role.point, p->role.batch, p->role.seed)));
+    REQUIRE(n < 200);
+  }
+  return out;
+}
+
+/// "t1" (trunk segment starting at point 1), "b1:64s0" (branch at point 1, batch 64, seed 0).
+std::vector<std::string> names(const std::vector<BranchTrial>& plan) {
+  std::vector<std::string> out;
+  for (const auto& p : plan)
+    out.push_back(p.role.trunk ? fmt::format("t{}", p.role.point)
+                               : fmt::format("b{}:{}s{}", p.role.point, p.role.batch, p.role.seed));
+  return out;
 }
 
 }  // namespace
@@ -209,6 +244,99 @@ TEST_CASE("branch: resume-exact: a fresh sampler and a reordered history draw th
   for (std::int64_t n = 0; n < *s->size(); ++n) CHECK(fresh->lineage(n, reversed) == first[std::size_t(n)]);
 }
 
+json upward(json extra = json::object()) {
+  json o = options({{"scan", "upward"}, {"trunk_to_end", false}});
+  for (auto& [k, v] : extra.items()) o[k] = v;
+  return o;
+}
+
+TEST_CASE("branch upward: the scan stops at the first batch surely out; the trunk at the last point", "[search][branch]") {
+  auto s = make(upward());
+  CHECK(*s->size() == 2 + 2 * 3 * 3);  // trunk segments [0, 1), [1, 2); max_seeds of every batch at both points
+  History h;
+  const auto plan = run_all(as_branch(*s), [](std::int64_t g, std::int64_t batch, std::int64_t seed) {
+    if (g == 1) return batch == 64 ? 1.0 + 0.0001 * double(seed) : 1.2 + 0.0001 * double(seed);  // 128 surely out
+    return 1.0 + 0.0001 * double(seed);  // every batch within: the scan climbs to 256
+  }, h);
+  CHECK(names(plan) == std::vector<std::string>{"t0", "t1", "b1:64s0", "b1:128s0", "b1:64s1", "b1:128s1", "b2:64s0",
+                                                "b2:128s0", "b2:64s1", "b2:128s1", "b2:256s0", "b2:256s1"});
+  CHECK(plan[1].end == 2);  // the last trunk segment ends at the last point
+  CHECK(*plan[6].parent == 1);
+  CHECK(*plan[2].parent == 0);
+  std::set<std::int64_t> members;
+  for (const auto& p : plan) members.insert(p.member);
+  CHECK(members.size() == plan.size() - 1);  // the trunk's 2 segments share member 0
+  // The default is the upward scan without the trunk's tail.
+  auto d = make_sampler("branch", space(), 1, json{{"points", {1, 2}}, {"batches", {64, 128, 256}}, {"delta", 0.5}, {"end", 4}});
+  REQUIRE(d.has_value());
+  CHECK(dynamic_cast<BranchSampler&>(**d).options().scan == BranchScan::upward);
+  CHECK_FALSE(dynamic_cast<BranchSampler&>(**d).options().trunk_to_end);
+}
+
+namespace {
+
+/// Point 1: 128 within only by noise, 256 surely out; point 2: 128 surely out.
+double open_128(std::int64_t g, std::int64_t batch, std::int64_t seed) {
+  if (batch == 64) return 1.0 + 0.001 * double(seed);
+  if (g == 1 && batch == 128) return 1.01 + 0.05 * double(seed);
+  return 1.5;
+}
+
+}  // namespace
+
+TEST_CASE("branch upward: extra seeds for the reference and the open batches only", "[search][branch]") {
+  auto s = make(upward());
+  History h;
+  const auto plan = run_all(as_branch(*s), open_128, h);
+  CHECK(names(plan) == std::vector<std::string>{"t0", "t1", "b1:64s0", "b1:128s0", "b1:64s1", "b1:128s1", "b1:256s0",
+                                                "b1:256s1", "b1:64s2", "b1:128s2", "b2:64s0", "b2:128s0", "b2:64s1",
+                                                "b2:128s1"});
+  CHECK(plan[8].role.round == 1);
+  CHECK(plan[6].role.round == 0);
+  // Resume-exact: a fresh sampler over the history reversed draws the same lineage.
+  auto fresh = make(upward());
+  History reversed = h;
+  std::reverse(reversed.trials.begin(), reversed.trials.end());
+  for (std::int64_t n = 0; n < static_cast<std::int64_t>(plan.size()); ++n)
+    CHECK(fresh->lineage(n, reversed) == s->lineage(n, h));
+  CHECK_FALSE(fresh->next(static_cast<std::int64_t>(plan.size()), reversed));
+  CHECK(fresh->ready(static_cast<std::int64_t>(plan.size()), reversed));  // done, not waiting
+}
+
+TEST_CASE("branch upward: a wave waits for its point's earlier waves, not for the trunk", "[search][branch]") {
+  auto s = make(upward());
+  auto& b = as_branch(*s);
+  History h = run_plan(b, open_128, 6);  // t0, t1 and the first wave
+  h.trials[3].status = TrialStatus::running;
+  CHECK_FALSE(s->ready(6, h));
+  CHECK_FALSE(b.plan(6, h));
+  h.trials[3].status = TrialStatus::complete;
+  h.trials[1].status = TrialStatus::running;  // the trunk goes on meanwhile
+  REQUIRE(s->ready(6, h));
+  auto p = s->next(6, h);
+  REQUIRE(p);
+  CHECK((*p)["batch_size"] == 256);
+  CHECK((*p)["branch_seed"] == 1);
+  // A failed trunk segment: nothing branches from it.
+  History failed;
+  failed.trials.push_back(finished(0, 1, 1.0, TrialStatus::failed));
+  CHECK(s->ready(1, failed));
+  CHECK_FALSE(s->next(1, failed));
+}
+
+TEST_CASE("branch upward: trunk_to_end keeps the trunk's last segment, after point 1's waves", "[search][branch]") {
+  auto s = make(upward({{"trunk_to_end", true}}));
+  History h;
+  const auto plan = run_all(as_branch(*s), open_128, h);
+  auto n = names(plan);
+  REQUIRE(n.size() == 15);
+  CHECK(n[10] == "t2");
+  CHECK(plan[10].end == 4);
+  CHECK(plan[10].start == 2);
+  CHECK(*plan[10].parent == 1);
+  CHECK(*plan[11].parent == 1);
+}
+
 TEST_CASE("branch: options refused by key", "[search][branch]") {
   struct Bad {
     json patch;
@@ -224,7 +352,9 @@ TEST_CASE("branch: options refused by key", "[search][branch]") {
                                         {{{"seeds", 1}}, "seeds"},
                                         {{{"max_seeds", 2}, {"seeds", 3}}, "max_seeds"},
                                         {{{"by", "step"}}, "by"},
-                                        {{{"lr_factors", {1, 1}}}, "lr_factors"}}) {
+                                        {{{"lr_factors", {1, 1}}}, "lr_factors"},
+                                        {{{"scan", "sideways"}}, "scan"},
+                                        {{{"trunk_to_end", "yes"}}, "trunk_to_end"}}) {
     INFO(c.patch.dump());
     auto r = make_sampler("branch", space(), 1, options(c.patch));
     REQUIRE_FALSE(r.has_value());
