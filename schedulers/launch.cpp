@@ -133,6 +133,10 @@ bool valid_launcher(std::string_view launcher) {
   return launcher.empty() || std::find(std::begin(kLaunchers), std::end(kLaunchers), launcher) != std::end(kLaunchers);
 }
 
+bool local_runs_mpirun(int ranks, std::string_view launcher) {
+  return launcher == "mpirun" || (ranks > 1 && launcher.empty());
+}
+
 Result<std::vector<std::string>> local_launch_argv(const std::vector<std::string>& argv, int ranks,
                                                    std::string_view launcher, const std::string& mpirun,
                                                    bool as_root) {
@@ -146,7 +150,7 @@ Result<std::vector<std::string>> local_launch_argv(const std::vector<std::string
     out = shim_argv("torchrun-node");
     out.push_back("1");
     out.push_back(std::to_string(std::max(ranks, 1)));
-  } else if (ranks > 1 || launcher == "mpirun") {
+  } else if (local_runs_mpirun(ranks, launcher)) {
     out = {mpirun, "-np", std::to_string(std::max(ranks, 1)), "--oversubscribe"};
     if (as_root) out.push_back("--allow-run-as-root");
     if (launcher == "mpirun") {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "schedulers/launch.hpp"
 #include "schedulers/local/backend.hpp"
 #include "schedulers/process_spawn.hpp"
 #include "sched_test_support.hpp"
@@ -259,7 +260,7 @@ TEST_CASE("local: ranks > 1 run under mpirun", "[sched][local][mpi]") {
   boost::asio::io_context io;
   Recorder rec;
   auto b = make_local(io, rec);
-  JobSpec s = sh_job(dir.path(), "echo rank");
+  JobSpec s = sh_job(dir.path(), "echo rank $OMPI_MCA_pml");
   s.ranks = 2;
   auto launched = b->launch_argv(s);
   REQUIRE(launched);
@@ -270,7 +271,7 @@ TEST_CASE("local: ranks > 1 run under mpirun", "[sched][local][mpi]") {
   CHECK(argv[2] == "2");
   CHECK(argv[3] == "--oversubscribe");
   CHECK(argv[argv.size() - 3] == "/bin/sh");
-  CHECK(argv.back() == "echo rank");
+  CHECK(argv.back() == "echo rank $OMPI_MCA_pml");
   CHECK((geteuid() == 0) == (std::find(argv.begin(), argv.end(), "--allow-run-as-root") != argv.end()));
   s.ranks = 1;
   CHECK(*b->launch_argv(s) == s.argv);
@@ -286,7 +287,21 @@ TEST_CASE("local: ranks > 1 run under mpirun", "[sched][local][mpi]") {
   INFO(read_file(dir.path() / "stderr.log"));
   CHECK(rec.terminal(*id)->kind == K::exited);
   CHECK(rec.terminal(*id)->exit_code == 0);
-  CHECK(read_file(dir.path() / "stdout.log") == "rank\nrank\n");
+  // Open MPI's shared-memory path on one machine (launch.hpp kLocalOmpiPml), unless the
+  // orchestrator's environment says otherwise.
+  const char* own = std::getenv("OMPI_MCA_pml");
+  const std::string pml = own ? own : dlsweep::sched::kLocalOmpiPml;
+  CHECK(read_file(dir.path() / "stdout.log") == "rank " + pml + "\nrank " + pml + "\n");
+  // The trial's own env wins.
+  TempDir dir2;
+  s.workdir = dir2.path();
+  s.env["OMPI_MCA_pml"] = "^cm";
+  s.trial_id = 2;
+  auto id2 = b->submit(s);
+  REQUIRE(id2);
+  REQUIRE(run_until(io, [&] { return rec.terminal(*id2); }, 30));
+  CHECK(rec.terminal(*id2)->exit_code == 0);
+  CHECK(read_file(dir2.path() / "stdout.log") == "rank ^cm\nrank ^cm\n");
 }
 
 TEST_CASE("local: cancelling a multi-rank job leaves no rank behind", "[sched][local][mpi]") {
