@@ -182,7 +182,12 @@ std::string branch_text(const BranchStudy& b, const analysis::StudyData& study, 
     const std::string where = a.axis == "samples" || !a.samples[g]
                                   ? fmt::format("{} {}", a.axis, axis_value(p.at))
                                   : fmt::format("{} {} ({} samples)", a.axis, axis_value(p.at), *a.samples[g]);
-    line(fmt::format("  {}: {}; {}", where, p.why, p.min_seeds == 0 ? "a batch has no seed yet" : fmt::format("{} per batch", plural(p.min_seeds, "seed"))));
+    std::int64_t most = p.min_seeds;  // extra seeds go to the open batches only: a range
+    for (const auto& s : p.batches) most = std::max(most, s.n);
+    line(fmt::format("  {}: {}; {}", where, p.why,
+                     p.min_seeds == 0      ? std::string("a batch has no seed yet")
+                     : most == p.min_seeds ? fmt::format("{} per batch", plural(p.min_seeds, "seed"))
+                                           : fmt::format("{}-{} seeds per batch", p.min_seeds, most)));
     if (!explain || p.batches.empty()) continue;
     line(fmt::format("      {:>7}  {:>5}  {:>21}  {:>3}  {:>15}  {:<9}  {}", "batch", "LR x", "mean ± sd", "n", "worse",
                      "within", "trials"));

@@ -256,6 +256,22 @@ TEST_CASE("best of a branching study: the curve, the schedule, B_simple", "[orch
   CHECK(back->name == "br-schedule");
 }
 
+TEST_CASE("best of a branching study: seeds per batch as a range where extra seeds went to some batches",
+          "[orchestrator][branch]") {
+  test_support::TempDir dir;
+  auto s = must(db::Storage::open_readwrite(dir / "b.db"));
+  const auto sid = write_study(*s, "br", true);
+  // The upward scan's extra seed at point 1: the reference and the open batch 64, not 128.
+  add_trial(*s, sid, 100, role(false, 1, 1.0, 32, 2, 1), 1, 1.5, {{1.5, 1.01, std::nullopt}}, TrialState::complete);
+  add_trial(*s, sid, 101, role(false, 1, 1.0, 64, 2, 1), 1, 1.5, {{1.5, 1.02, std::nullopt}}, TrialState::complete);
+  const auto [b, data] = load(*s, "br");
+  const BranchAnswer a = branch_answer(b, data);
+  const std::string text = branch_text(b, data, a, false);
+  INFO(text);
+  CHECK(has(text, "; 2-3 seeds per batch\n"));
+  CHECK(has(text, "; 2 seeds per batch\n"));  // point 2: every batch at 2 (the failed third has no value)
+}
+
 TEST_CASE("best of a branching study through cmd_best: --write-schedule, --group-by, a user program, nothing finished",
           "[orchestrator][branch]") {
   test_support::TempDir dir;
