@@ -156,6 +156,11 @@ Status read_branch(const Reader& r, const json& search, StoredStudy& out) {
       return r.wrong("search.by", *by, "epoch or samples");
     b.by = by->get<std::string>();
   }
+  if (const json* scan = Reader::member(search, "scan")) {
+    if (!scan->is_string() || (scan->get<std::string>() != "upward" && scan->get<std::string>() != "all"))
+      return r.wrong("search.scan", *scan, "upward or all");
+    b.scan = scan->get<std::string>();
+  }
   for (auto [key, value] : {std::pair<const char*, double*>{"delta", &b.delta}, {"tolerance", &b.tolerance}})
     if (const json* v = Reader::member(search, key)) {
       if (!v->is_number() || v->get<double>() < 0) return r.wrong(path_of("search", key), *v, "a number >= 0");

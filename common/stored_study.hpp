@@ -45,6 +45,7 @@ struct StoredBranch {
   std::int64_t seeds = 2;                ///< seeds per (batch, LR factor) in the base plan
   std::int64_t max_seeds = 0;            ///< 0 when not stored
   std::vector<double> lr_factors{1.0};
+  std::string scan;                      ///< upward | all; "" when not stored (studies before the scan)
 };
 
 struct StoredStudy {

@@ -228,7 +228,10 @@
     const c = h.card(root, 'critical-batch-branch', 'Critical batch over training (branching)',
       `A trunk trains at batch ${h.fmt(b.trunk_batch)}; at ${b.points.length} points on the ${b.axis} axis, branches start ` +
       `from its checkpoint at batches ${b.batches.map((x) => h.fmt(x)).join(', ')} (LR x${b.lr_factors.map((f) => h.fmt(f)).join(', x')}, ` +
-      `${b.seeds} seeds, up to ${b.max_seeds} where the noise leaves a point undetermined) and train ${h.fmt(b.delta)} ${b.axis} ` +
+      `${b.seeds} seeds, up to ${b.max_seeds} where the noise leaves a point undetermined` +
+      (b.scan === 'upward' ? '; each point\'s batches in waves from the smallest up, stopping at the first batch surely ' +
+        'outside the tolerance, since nothing above it changes the answer' : '') +
+      `) and train ${h.fmt(b.delta)} ${b.axis} ` +
       `further; ${done} of ${b.branches.length} branches reached their end. At each point the critical batch is the largest ` +
       `batch whose ${b.metric} after that stretch is within ${h.fmt(100 * b.tolerance)}% of the smallest batch's: the bar is ` +
       'its interval [lo, hi] (lo: within beyond the noise, 2 standard errors; hi: possibly within), the dot is at lo, filled ' +

@@ -196,6 +196,7 @@ Result<json> branch_cbs_model(const db::Storage& storage, const db::StudyRow& ro
               {"seeds", sb.seeds},
               {"max_seeds", sb.max_seeds},
               {"lr_factors", factors},
+              {"scan", sb.scan},
               {"answers", answers_json},
               {"schedule", schedule},
               {"ramp", ramp_text(stages)},

@@ -22,7 +22,7 @@ namespace dlsweep::report {
 
 /// null when the study is not a branch study (`spec`: the row's stored study); else
 /// {"axis" (epoch | samples), "metric", "mode" (min | max), "points": [p...], "batches": [...],
-///  "trunk_batch", "delta", "tolerance", "seeds", "max_seeds", "lr_factors": [...],
+///  "trunk_batch", "delta", "tolerance", "seeds", "max_seeds", "lr_factors": [...], "scan" ("upward" | "all" | ""),
 ///  "answers": [{point (1-based), at, lo, hi (null: the reference batch unmeasured), determined,
 ///               capped, min_seeds, why, schedule_batch (the schedule's batch from `at` on),
 ///               batches: [{batch, lr_factor, mean, sd, n, worse, se, surely, possibly, trials}]}]

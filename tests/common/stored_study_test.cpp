@@ -124,7 +124,7 @@ TEST_CASE("stored study: branch", "[common][stored_study]") {
   const StoredStudy s = must_read(json::parse(R"({
     "search": {"algorithm": "branch", "points": [0.5, 1, 2], "by": "samples", "batches": [64, 128, 256],
                "delta": 0.25, "tolerance": 0.02, "seeds": 3, "max_seeds": 8, "lr_factors": [0.5, 1, 2],
-               "generations": 4},
+               "generations": 4, "scan": "all"},
     "objective": {"metric": "val_loss", "mode": "min"}})"));
   CHECK(s.algorithm == "branch");
   CHECK_FALSE(s.pbt);
@@ -137,12 +137,14 @@ TEST_CASE("stored study: branch", "[common][stored_study]") {
   CHECK(s.branch->seeds == 3);
   CHECK(s.branch->max_seeds == 8);
   CHECK(s.branch->lr_factors == std::vector<double>{0.5, 1, 2});
-  // Left out: epoch, tolerance 1%, LR factor 1 only.
+  CHECK(s.branch->scan == "all");
+  // Left out: epoch, tolerance 1%, LR factor 1 only, no scan stored (a study from before it).
   const StoredStudy bare = must_read(json{{"search", {{"algorithm", "branch"}, {"points", {1, 2}}, {"batches", {32, 64}}}}});
   REQUIRE(bare.branch);
   CHECK(bare.branch->by == "epoch");
   CHECK(bare.branch->tolerance == 0.01);
   CHECK(bare.branch->lr_factors == std::vector<double>{1});
+  CHECK(bare.branch->scan.empty());
   // Set exactly for a branch study: branch keys mean nothing to another algorithm.
   CHECK_FALSE(must_read(json{{"search", {{"algorithm", "grid"}, {"points", "x"}}}}).branch);
   CHECK_FALSE(must_read(json{{"search", {{"algorithm", "pbt"}}}}).branch);
@@ -158,6 +160,7 @@ TEST_CASE("stored study: branch", "[common][stored_study]") {
            {{{"batches", {64.5}}}, "search.batches"},
            {{{"lr_factors", {0}}}, "search.lr_factors"},
            {{{"by", "step"}}, "search.by"},
+           {{{"scan", "sideways"}}, "search.scan"},
            {{{"delta", "1"}}, "search.delta"},
            {{{"tolerance", -0.1}}, "search.tolerance"},
            {{{"seeds", 2.5}}, "search.seeds"},

@@ -51,7 +51,8 @@ inline Result<std::int64_t> write_branch_study(db::Storage& s, const std::string
                         {"tolerance", 0.01},
                         {"seeds", 2},
                         {"max_seeds", 3},
-                        {"lr_factors", {1.0}}}}}
+                        {"lr_factors", {1.0}},
+                        {"scan", "upward"}}}}
                      .dump();
   ns.source_path = name + ".yaml";
   ns.root_dir = "runs/" + name;

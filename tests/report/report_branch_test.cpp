@@ -32,6 +32,7 @@ TEST_CASE("a branching study's critical batch: per point, its interval, the sche
   CHECK(b["delta"] == 0.5);
   CHECK(b["seeds"] == 2);
   CHECK(b["max_seeds"] == 3);
+  CHECK(b["scan"] == "upward");
   CHECK(b["trunk"] == json({0, 1, 8}));
 
   // Every branch, with its value: the final record at its end (not the eval before it at the

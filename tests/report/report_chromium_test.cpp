@@ -436,6 +436,7 @@ TEST_CASE("a branching study draws its critical batch over training as an SVG ch
   const std::string text = p["text"].get<std::string>();
   CHECK_THAT(text, Catch::Contains("Critical batch over training (branching)") && Catch::Contains("yes") &&
                        Catch::Contains("undetermined"));
+  CHECK_THAT(text, Catch::Contains("in waves from the smallest up, stopping at the first batch surely"));  // scan: upward
   for (const char* bad : {"null", "undefined", "NaN"}) CHECK(text.find(bad) == std::string::npos);
   fs::remove_all(dir);
 }
