@@ -161,7 +161,7 @@ Status read_branch(const Reader& r, const json& search, StoredStudy& out) {
       return r.wrong("search.scan", *scan, "upward or all");
     b.scan = scan->get<std::string>();
   }
-  for (auto [key, value] : {std::pair<const char*, double*>{"delta", &b.delta}, {"tolerance", &b.tolerance}})
+  for (auto [key, value] : {std::pair<const char*, double*>{"delta", &b.delta}, {"tolerance", &b.tolerance}, {"end", &b.end}})
     if (const json* v = Reader::member(search, key)) {
       if (!v->is_number() || v->get<double>() < 0) return r.wrong(path_of("search", key), *v, "a number >= 0");
       *value = v->get<double>();

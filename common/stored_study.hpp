@@ -46,6 +46,7 @@ struct StoredBranch {
   std::int64_t max_seeds = 0;            ///< 0 when not stored
   std::vector<double> lr_factors{1.0};
   std::string scan;                      ///< upward | all; "" when not stored (studies before the scan)
+  double end = 0;                        ///< where training ends on the axis (`search.end`); 0 when not stored
 };
 
 struct StoredStudy {

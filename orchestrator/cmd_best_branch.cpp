@@ -139,13 +139,18 @@ BranchAnswer branch_answer(const BranchStudy& b, const analysis::StudyData& stud
         if (p.samples > 0 && p.epoch > 0 && (!latest || p.samples > latest->samples)) latest = &p;
   }
   if (latest) a.epochs_per_sample = latest->epoch / static_cast<double>(latest->samples);
+  // Training ends at the study's `end` (the trainer's epochs): the trunk stops at the last point
+  // by default, so its segments end earlier.
+  if (b.plan.end > 0) trunk_end = std::max(trunk_end.value_or(b.plan.end), b.plan.end);
   // The samples at a position of the trunk's run: the axis itself, 0 at the start, else a
   // trunk segment's end.
   auto samples_at = [&](double at) -> std::optional<std::int64_t> {
     if (a.axis == "samples") return static_cast<std::int64_t>(std::llround(at));
     if (at == 0) return 0;
-    const auto* rec = trunk_record_at(b, trials, at);
-    return rec ? std::optional<std::int64_t>(rec->samples) : std::nullopt;
+    if (const auto* rec = trunk_record_at(b, trials, at)) return rec->samples;
+    if (a.epochs_per_sample && *a.epochs_per_sample > 0)  // past the trunk: by its samples per epoch
+      return static_cast<std::int64_t>(std::llround(at / *a.epochs_per_sample));
+    return std::nullopt;
   };
   if (b.trainer) {
     if (const json rule = train_param(b.spec, "lr_rule"); rule.is_string()) a.lr_rule = rule.get<std::string>();

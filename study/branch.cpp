@@ -75,8 +75,11 @@ std::vector<search::OptionError> complete_branch(StudySpec& spec) {
           }
   }
   // The plan's design, stored as it runs: a later default never changes a stored study's plan.
-  if (!o.contains("scan")) o["scan"] = "upward";
-  if (!o.contains("trunk_to_end")) o["trunk_to_end"] = false;
+  // A spec whose generations were filled in (below) but that names no scan is a study stored
+  // before the scan existed: it keeps the plan it ran under (every batch, the trunk to the end).
+  const bool stored_before_scan = !o.contains("scan") && o.contains("generations");
+  if (!o.contains("scan")) o["scan"] = stored_before_scan ? "all" : "upward";
+  if (!o.contains("trunk_to_end")) o["trunk_to_end"] = stored_before_scan;
   if (auto p = o.find("points"); p != o.end() && p->is_array() && !o.contains("generations"))
     o["generations"] = static_cast<std::int64_t>(p->size()) + 1;
   return errors;

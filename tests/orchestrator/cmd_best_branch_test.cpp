@@ -67,7 +67,8 @@ fixed: {lr: 0.02}
   json j = spec->to_json();
   j["search"] = {{"algorithm", "branch"}, {"seed", 1},      {"points", {1, 2}},  {"by", "epoch"},
                  {"batches", {32, 64, 128}}, {"delta", 0.5}, {"tolerance", 0.02}, {"seeds", 2},
-                 {"max_seeds", 3},           {"lr_factors", {1}}};
+                 {"max_seeds", 3},           {"lr_factors", {1}}, {"end", 3}, {"scan", "upward"},
+                 {"trunk_to_end", false}};
   return j;
 }
 
@@ -144,7 +145,8 @@ std::int64_t write_study(db::Storage& s, const std::string& name, bool trainer, 
   const auto done = TrialState::complete;
   add_trial(s, sid, 0, role(true, 0, 0, 32, 0), 0, 1, {{0.5, 2.0, 40.0}, {1.0, 1.5, 50.0}}, done);
   add_trial(s, sid, 1, role(true, 1, 1, 32, 0), 1, 2, {{1.5, 1.2, 70.0}, {2.0, 1.0, 90.0}}, done);
-  add_trial(s, sid, 2, role(true, 2, 2, 32, 0), 2, 3, {{3.0, 0.7, std::nullopt}}, done);
+  // The trunk stops at the last point (trunk_to_end: false): the schedule's last stage still
+  // runs to `end`, 3, its samples by the trunk's samples per epoch.
   if (!branches) return sid;
   std::int64_t n = 3;
   const std::vector<std::pair<std::int64_t, std::vector<double>>> p1{{32, {1.00, 1.02}}, {64, {0.98, 1.06}}, {128, {1.30, 1.32}}};
@@ -189,7 +191,7 @@ TEST_CASE("best of a branching study: the curve, the schedule, B_simple", "[orch
   auto s = must(db::Storage::open_readwrite(dir / "b.db"));
   write_study(*s, "br", true);
   const auto [b, data] = load(*s, "br");
-  CHECK(b.links.size() == 3 + 12 + 2);
+  CHECK(b.links.size() == 2 + 12 + 2);
   const BranchAnswer a = branch_answer(b, data);
   CHECK(a.finished == 12);  // the failed one never reached its end; the waiting one has no record
   REQUIRE(a.points.size() == 2);
