@@ -60,12 +60,27 @@ std::vector<Cell> upward_wave(const BranchOptions& o, const std::vector<std::int
   const auto untried = static_cast<std::size_t>(std::find(tried.begin(), tried.end(), 0) - tried.begin());
   if (untried < nb && *a.hi == o.batches[untried - 1]) return base_cells(o, untried, untried + 1);
   if (a.determined) return {};
-  std::vector<Cell> out;  // one more seed where the noise leaves the answer open
-  for (std::size_t b = 0; b < nb; ++b) {
-    const bool open = b == 0 || (tried[b] > 0 && o.batches[b] > *a.lo && o.batches[b] <= *a.hi);
-    if (!open || tried[b] >= o.max_seeds) continue;
-    for (std::size_t f = 0; f < o.lr_factors.size(); ++f) out.push_back({b, f, tried[b], tried[b] - o.seeds + 1});
+  // One more seed where the answer is open: the batches in (lo, hi], the batch that ended the hi
+  // walk when it has no value (its branches failed), and the reference when it has no noise
+  // estimate; never the reference alone once every open batch has max_seeds.
+  auto measured = [&](std::size_t b) {
+    for (const auto& s : a.batches)
+      if (s.batch == o.batches[b]) return s.n;
+    return std::int64_t{0};
+  };
+  const auto hi_index = static_cast<std::size_t>(std::find(o.batches.begin(), o.batches.end(), *a.hi) - o.batches.begin());
+  std::vector<std::size_t> open;
+  for (std::size_t b = 1; b < nb; ++b) {
+    const bool in = tried[b] > 0 && o.batches[b] > *a.lo && o.batches[b] <= *a.hi;
+    const bool failed_stop = b == hi_index + 1 && tried[b] > 0 && measured(b) == 0;
+    if ((in || failed_stop) && tried[b] < o.max_seeds) open.push_back(b);
   }
+  const bool thin_reference = measured(0) < 2 && tried[0] < o.max_seeds;
+  if (open.empty() && !thin_reference) return {};
+  if (tried[0] < o.max_seeds) open.insert(open.begin(), 0);
+  std::vector<Cell> out;
+  for (std::size_t b : open)
+    for (std::size_t f = 0; f < o.lr_factors.size(); ++f) out.push_back({b, f, tried[b], tried[b] - o.seeds + 1});
   return out;
 }
 

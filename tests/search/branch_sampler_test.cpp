@@ -13,6 +13,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/pbt_link.hpp"
 #include "search/branch_sampler.hpp"
@@ -322,6 +323,33 @@ TEST_CASE("branch upward: a wave waits for its point's earlier waves, not for th
   failed.trials.push_back(finished(0, 1, 1.0, TrialStatus::failed));
   CHECK(s->ready(1, failed));
   CHECK_FALSE(s->next(1, failed));
+}
+
+TEST_CASE("branch upward: a batch whose branches all failed gets another seed, then the scan goes on", "[search][branch]") {
+  auto s = make(upward());
+  auto& b = as_branch(*s);
+  History h;
+  h.maximize = false;
+  std::vector<std::string> seen;
+  for (std::int64_t n = 0; n < 40; ++n) {
+    REQUIRE(s->ready(n, h));
+    auto p = b.plan(n, h);
+    if (!p) break;
+    seen.push_back(p->role.trunk ? fmt::format("t{}", p->role.point)
+                                 : fmt::format("b{}:{}s{}", p->role.point, p->role.batch, p->role.seed));
+    // Point 1's batch 128 fails at seeds 0 and 1 (no value), then trains within at seed 2.
+    const bool fails = !p->role.trunk && p->role.point == 1 && p->role.batch == 128 && p->role.seed < 2;
+    h.trials.push_back(finished(n, fails ? p->start + 0.1 : p->end, p->role.trunk ? 1.0 : 1.0 + 0.0001 * double(p->role.seed),
+                                fails ? TrialStatus::failed : TrialStatus::complete));
+  }
+  // Point 1: the first wave; 128 has no value, so the walk stopped there undetermined: one more
+  // seed of the reference and of 128 (not of the reference alone); 128's one value is possibly
+  // within, so the scan goes on to 256; then 256's third seed (128 and 64 are at max_seeds 3).
+  INFO(fmt::format("{}", fmt::join(seen, " ")));
+  REQUIRE(seen.size() >= 12);
+  CHECK(std::vector<std::string>(seen.begin(), seen.begin() + 12) ==
+        std::vector<std::string>{"t0", "t1", "b1:64s0", "b1:128s0", "b1:64s1", "b1:128s1", "b1:64s2", "b1:128s2",
+                                 "b1:256s0", "b1:256s1", "b1:256s2", "b2:64s0"});
 }
 
 TEST_CASE("branch upward: trunk_to_end keeps the trunk's last segment, after point 1's waves", "[search][branch]") {
