@@ -203,6 +203,10 @@ Status Engine::restore(const std::vector<db::TrialRow>& trials, const std::vecto
           if (auto st = rotate_metrics(row.trial_dir, row.attempt); !st) return st;
           if (apply(row, TrialEvent::retry, fmt::format("retry {} of {} (on resume)", row.attempt + 1,
                                                          spec_.trial.max_retries))) {
+            // As a re-run: the sampler sees it pending, not failed (a branching study's next
+            // wave is decided from how its branches ended, so it must wait for this one).
+            history_.trials.back().status = search::TrialStatus::running;
+            history_.trials.back().curve.clear();
             waiting_.push_back(row);
             ++restored_.retried;
           }

@@ -97,6 +97,16 @@ int cmd_resume(const ResumeArgs& a) {
   if (!spec) {
     return print_stored_study_errors(spec.error());
   }
+  // A branching study decided its later branches from how these ended: running one again would
+  // change decisions already taken. Refused before anything is written.
+  if (!a.rerun.empty() && spec->search.algorithm == "branch")
+    return print_error(Error{"--rerun cannot run the trials of a branching study again",
+                             "resume",
+                             fmt::format("its later branches were decided from how these ended; resume without --rerun (a "
+                                         "failed branch's batch gets another seed where the answer is open), or submit the "
+                                         "study again under a new name to measure afresh"),
+                             ErrorKind::bad_input},
+                       exit_code::usage, "nothing was changed.");
   // --as-job on a backend whose trials are this process's own (local): refused before the
   // study's place is settled or its budget grown, so nothing is written.
   if (a.as_job)

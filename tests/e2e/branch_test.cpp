@@ -153,6 +153,11 @@ TEST_CASE("branch: trunk segments and branches from checkpoints; best returns th
   CHECK(a.at("schedule").at("batch_ramp").get<std::string>().starts_with("0:16"));
   auto text = run_dlsweep(db, {"best", "br", "--explain"}, dir);
   CHECK(text.exit_code == 0);
+  // --rerun would undo decisions the later branches rest on: refused, nothing written.
+  auto rerun = run_dlsweep(db, {"resume", "br", "--rerun", "failed"}, dir);
+  CHECK(rerun.exit_code == 2);
+  CHECK(rerun.err.find("branching study") != std::string::npos);
+  CHECK(query(db, dir, "SELECT COUNT(*) AS n FROM trials")[0].at("n") == static_cast<int>(check_plan(db, dir)));
   // The derived schedule runs as a study of its own.
   auto w = run_dlsweep(db, {"best", "br", "--write-schedule", "schedule.yaml"}, dir);
   INFO(w.err);
