@@ -44,12 +44,9 @@ bool valid_launcher(std::string_view launcher);
 /// launcher mpirun.
 bool local_runs_mpirun(int ranks, std::string_view launcher);
 
-/// Open MPI's point-to-point layer for a job the local backend starts under mpirun: "ob1"
-/// (shared memory between the ranks of one machine). Left to Open MPI, its selection probes
-/// the network fabrics first (UCX, OFI, PSM): 0.2 s of every multi-rank start on a 2-core
-/// machine, against 0.07 s of MPI start-up with ob1 (bench: a quarter-epoch MLP branch at 2
-/// ranks, 0.53 s -> 0.35 s). Set as OMPI_MCA_pml unless the orchestrator's environment or the
-/// trial's env sets it (theirs wins); MPICH ignores it.
+/// Open MPI's point-to-point layer for a job the local backend starts under mpirun: "ob1",
+/// shared memory between the ranks of one machine, as OMPI_MCA_pml unless someone chose
+/// (schedulers/local/mpi_env.hpp says when, and what it saves); MPICH ignores it.
 inline constexpr const char* kLocalOmpiPml = "ob1";
 
 /// What the local backend executes for a job: argv unchanged for a native 1-rank job;

@@ -116,6 +116,12 @@ BranchOptions BranchOptions::read(OptionReader& r, const Space& space) {
                                    o.points.back(), o.points.back() + o.delta, o.end),
               fmt::format("use delta <= {:g}, or an earlier last point", o.end - o.points.back()));
   }
+  // generations is the engine's bookkeeping (the trunk's last segment, M, runs to the end),
+  // filled in from the points: any other value would stop the wrong segment.
+  if (o.generations != 0 && !o.points.empty() && o.generations != static_cast<std::int64_t>(o.points.size()) + 1)
+    r.error("generations", fmt::format("a branching study with {} points has {} generations, not {}", o.points.size(),
+                                       o.points.size() + 1, o.generations),
+            "leave generations out (it follows from the points)");
   if (o.generations == 0) o.generations = static_cast<std::int64_t>(o.points.size()) + 1;
   return o;
 }

@@ -142,8 +142,8 @@ void LocalBackend::launch(std::unique_ptr<Job> job) {
     job->spec.env.try_emplace("MASTER_ADDR", "127.0.0.1");
     if (job->master_port > 0) job->spec.env.try_emplace("MASTER_PORT", std::to_string(job->master_port));
   }
-  if (local_runs_mpirun(job->spec.ranks, job->spec.launcher) && !std::getenv("OMPI_MCA_pml"))
-    job->spec.env.try_emplace("OMPI_MCA_pml", kLocalOmpiPml);  // one machine: shared memory (launch.hpp)
+  if (local_runs_mpirun(job->spec.ranks, job->spec.launcher) && ompi_pml_)
+    job->spec.env.try_emplace("OMPI_MCA_pml", kLocalOmpiPml);  // one machine: shared memory (local/mpi_env.hpp)
   if (warm_ && warm::runs_warm(job->spec.argv, job->spec.ranks, job->spec.launcher) && launch_warm(job)) return;
   auto argv = launch_argv(job->spec);
   if (!argv) {

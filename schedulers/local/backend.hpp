@@ -40,6 +40,7 @@
 
 #include "common/asio.hpp"
 #include "schedulers/backend.hpp"
+#include "schedulers/local/mpi_env.hpp"
 #include "schedulers/local/warm_pool.hpp"
 
 namespace dlsweep::sched {
@@ -104,6 +105,8 @@ class LocalBackend final : public Backend {
   EventHandler handler_;
   boost::asio::signal_set sigchld_;
   bool sigchld_armed_ = false;
+  /// OMPI_MCA_pml=ob1 for multi-rank jobs: decided once, from the environment and the MCA files.
+  bool ompi_pml_ = local_sets_ompi_pml();
   std::uint64_t seq_ = 0;
   std::deque<std::unique_ptr<Job>> queue_;
   std::map<std::string, std::unique_ptr<Job>> running_;

@@ -14,6 +14,7 @@
 
 #include "schedulers/launch.hpp"
 #include "schedulers/local/backend.hpp"
+#include "schedulers/local/mpi_env.hpp"
 #include "schedulers/process_spawn.hpp"
 #include "sched_test_support.hpp"
 #include "tests/support/wait_until.hpp"
@@ -290,7 +291,7 @@ TEST_CASE("local: ranks > 1 run under mpirun", "[sched][local][mpi]") {
   // Open MPI's shared-memory path on one machine (launch.hpp kLocalOmpiPml), unless the
   // orchestrator's environment says otherwise.
   const char* own = std::getenv("OMPI_MCA_pml");
-  const std::string pml = own ? own : dlsweep::sched::kLocalOmpiPml;
+  const std::string pml = own ? own : local_sets_ompi_pml() ? dlsweep::sched::kLocalOmpiPml : "";
   CHECK(read_file(dir.path() / "stdout.log") == "rank " + pml + "\nrank " + pml + "\n");
   // The trial's own env wins.
   TempDir dir2;

@@ -382,6 +382,7 @@ TEST_CASE("branch: options refused by key", "[search][branch]") {
                                         {{{"by", "step"}}, "by"},
                                         {{{"lr_factors", {1, 1}}}, "lr_factors"},
                                         {{{"scan", "sideways"}}, "scan"},
+                                        {{{"generations", 2}}, "generations"},  // 2 points: 3
                                         {{{"trunk_to_end", "yes"}}, "trunk_to_end"}}) {
     INFO(c.patch.dump());
     auto r = make_sampler("branch", space(), 1, options(c.patch));
