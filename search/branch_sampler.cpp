@@ -144,16 +144,18 @@ BranchSampler::Walked BranchSampler::walk(std::int64_t number, const History& hi
     }
     return true;
   };
+  auto has_segment = [&](std::int64_t g) { return g < m || o.trunk_to_end; };  // [p_g, ...)
   if (trunk(0)) return out;
+  if (o.scan == BranchScan::upward && has_segment(1) && trunk(1)) return out;
   for (std::int64_t g = 1; g <= m; ++g) {
-    if ((g < m || o.trunk_to_end) && trunk(g)) return out;
     if (o.scan == BranchScan::all) {
+      if (has_segment(g) && trunk(g)) return out;
       for (const auto& c : base_cells(o, 0, nb))
         if (branch(g, c)) return out;
       continue;
     }
     std::vector<std::int64_t> tried(nb, 0);
-    for (;;) {
+    for (bool first_wave = true;; first_wave = false) {
       const auto wave = upward_wave(o, tried, values[g], history.maximize);
       if (wave.empty()) break;
       const auto first = static_cast<std::int64_t>(planned.size());
@@ -161,7 +163,11 @@ BranchSampler::Walked BranchSampler::walk(std::int64_t number, const History& hi
         if (branch(g, c)) return out;
         tried[c.b] = std::max(tried[c.b], c.seed + 1);
       }
-      if (!gather(first, static_cast<std::int64_t>(planned.size()))) {  // the next wave waits for this one
+      const auto last = static_cast<std::int64_t>(planned.size());
+      // The trunk's next segment comes after the point's first wave: it needs only the segment
+      // before it, so the trunk goes on while the point's later waves wait for their decisions.
+      if (first_wave && g < m && has_segment(g + 1) && trunk(g + 1)) return out;
+      if (!gather(first, last)) {  // the next wave waits for this one
         out.kind = Walked::Kind::undecided;
         return out;
       }

@@ -15,12 +15,14 @@
 //      batch tried) — the answer's walk stops at the first batch that is surely out, so the
 //      batches above it would change nothing; then, while the point is undetermined, one more
 //      seed of the reference and of each batch in (lo, hi] (the ones the noise leaves open), up
-//      to max_seeds; then the scan may go on upward where hi moved. The next trunk segment's
-//      number comes after the point's last wave.
+//      to max_seeds; then the scan may go on upward where hi moved. The trunk's segment
+//      [p_1, p_2) comes right after trial 0, and segment [p_{g+1}, ...) right after point g's
+//      first wave, so the trunk goes on while a point's later waves wait for their decisions.
 //      `scan: all`: one wave, every batch; then, after the last point, rounds of extra seeds
 //      (round r = 1, 2, ... while seeds + r <= max_seeds): once every earlier trial has ended,
 //      one more seed of every batch and LR factor at each point whose answer the noise left
-//      undetermined, in point order (every batch at once: for a cluster with free slots).
+//      undetermined, in point order (every batch at once: for a cluster with free slots); a
+//      round's trials wait for every trial before the round, not for each other.
 // A trial may start once the trunk segment it branches from has ended and its wave is decided
 // (ready()); the trunk segment's next trial starts first, so the trunk continues while its
 // branches run. If a trunk segment ends without completing (failed, cancelled), nothing can

@@ -352,17 +352,25 @@ TEST_CASE("branch upward: a batch whose branches all failed gets another seed, t
                                  "b1:256s0", "b1:256s1", "b1:256s2", "b2:64s0"});
 }
 
-TEST_CASE("branch upward: trunk_to_end keeps the trunk's last segment, after point 1's waves", "[search][branch]") {
+TEST_CASE("branch upward: the trunk's next segment right after a point's first wave; trunk_to_end keeps its tail",
+          "[search][branch]") {
   auto s = make(upward({{"trunk_to_end", true}}));
   History h;
   const auto plan = run_all(as_branch(*s), open_128, h);
-  auto n = names(plan);
-  REQUIRE(n.size() == 15);
-  CHECK(n[10] == "t2");
-  CHECK(plan[10].end == 4);
-  CHECK(plan[10].start == 2);
-  CHECK(*plan[10].parent == 1);
+  CHECK(names(plan) == std::vector<std::string>{"t0", "t1", "b1:64s0", "b1:128s0", "b1:64s1", "b1:128s1", "t2",
+                                                "b1:256s0", "b1:256s1", "b1:64s2", "b1:128s2", "b2:64s0", "b2:128s0",
+                                                "b2:64s1", "b2:128s1"});
+  CHECK(plan[6].end == 4);  // the tail, to the end of training
+  CHECK(plan[6].start == 2);
+  CHECK(*plan[6].parent == 1);
   CHECK(*plan[11].parent == 1);
+  // The segment waits for the one before it, not for point 1's first wave.
+  History early = run_plan(as_branch(*s), open_128, 6);
+  for (std::int64_t n = 2; n < 6; ++n) early.trials[std::size_t(n)].status = TrialStatus::running;
+  CHECK(s->ready(6, early));
+  CHECK(as_branch(*s).plan(6, early)->role.trunk);
+  early.trials[1].status = TrialStatus::running;
+  CHECK_FALSE(s->ready(6, early));
 }
 
 TEST_CASE("branch: options refused by key", "[search][branch]") {
