@@ -294,6 +294,9 @@ class Engine {
   bool pbt_stop_at_end(Live& live);
   /// restore(): the links recorded by earlier runs (their `pbt` events).
   Status pbt_restore();
+  /// A branching study resumed: the first trial whose stored link differs from the one this
+  /// sampler derives (a study made by a dlsweep that planned otherwise), as the line to print.
+  std::optional<std::string> branch_plan_mismatch() const;
   /// restore(): a live PBT trial whose records on disk already reach its interval's end
   /// (the program stopped there, as DLSWEEP_STOP_AT asks, while no orchestrator watched):
   /// it ends COMPLETE from its files like a watched one, never relaunched — a relaunch would
@@ -351,6 +354,7 @@ class Engine {
   CurveAxis axis_;  ///< the objective and the pruning axis, for TrialCurve::add
   PbtLinks pbt_links_;                 ///< pbt: every trial's link, by number
   std::int64_t pbt_waiting_for_ = -1;  ///< pbt: the generation last said to wait
+  bool branch_plan_checked_ = false;   ///< branch: the stored links compared with the plan once
 };
 
 }  // namespace dlsweep::orch

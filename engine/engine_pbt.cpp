@@ -35,6 +35,16 @@ std::int64_t generations_of(const StudySpec& spec) {
 bool Engine::pbt() const { return sampler_ && (sampler_->name() == "pbt" || sampler_->name() == "branch"); }
 
 bool Engine::pbt_ready() {
+  // A branching study decides each new trial from the plan it re-derives from the history: if
+  // that plan is not the one its trials ran under, a new trial would duplicate or skip a cell.
+  if (sampler_->name() == "branch" && !branch_plan_checked_) {
+    branch_plan_checked_ = true;
+    if (auto bad = branch_plan_mismatch()) {
+      progress_.event(*bad, snapshot());
+      exhausted_ = true;
+      return false;
+    }
+  }
   if (sampler_->ready(next_number_, history_)) return true;
   if (sampler_->name() == "branch") {
     if (pbt_waiting_for_ != next_number_) {
@@ -159,6 +169,21 @@ bool Engine::pbt_finished_on_disk(const db::TrialRow& row) {
   if (at < it->second.end) return false;
   finish_from_disk(row, kStopIntervalEnd);
   return true;
+}
+
+std::optional<std::string> Engine::branch_plan_mismatch() const {
+  for (const auto& [n, stored] : pbt_links_) {
+    if (n >= next_number_) continue;
+    auto derived = PbtLink::from_json(n, sampler_->lineage(n, history_));
+    if (!derived) continue;  // not decidable now (a trial it rests on runs again): nothing to compare
+    if (derived->to_json() != stored.to_json())
+      return fmt::format("branch: the plan this dlsweep derives differs from the trials the study ran (trial {} ran as "
+                         "{}; the plan has {}): the study was made by a dlsweep that planned otherwise, so no new "
+                         "trial starts. Its answer stands (`dlsweep best {}`); to measure further, submit the study "
+                         "again under a new name",
+                         n, stored.describe(), derived->describe(), spec_.name);
+  }
+  return std::nullopt;
 }
 
 Status Engine::pbt_restore() {

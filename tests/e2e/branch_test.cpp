@@ -153,11 +153,12 @@ TEST_CASE("branch: trunk segments and branches from checkpoints; best returns th
   CHECK(a.at("schedule").at("batch_ramp").get<std::string>().starts_with("0:16"));
   auto text = run_dlsweep(db, {"best", "br", "--explain"}, dir);
   CHECK(text.exit_code == 0);
+  const auto before = check_plan(db, dir);
   // --rerun would undo decisions the later branches rest on: refused, nothing written.
   auto rerun = run_dlsweep(db, {"resume", "br", "--rerun", "failed"}, dir);
   CHECK(rerun.exit_code == 2);
   CHECK(rerun.err.find("branching study") != std::string::npos);
-  CHECK(query(db, dir, "SELECT COUNT(*) AS n FROM trials")[0].at("n") == static_cast<int>(check_plan(db, dir)));
+  CHECK(query(db, dir, "SELECT COUNT(*) AS n FROM trials")[0].at("n") == static_cast<int>(before));
   // The derived schedule runs as a study of its own.
   auto w = run_dlsweep(db, {"best", "br", "--write-schedule", "schedule.yaml"}, dir);
   INFO(w.err);
@@ -191,4 +192,32 @@ TEST_CASE("branch: kill -9 of the orchestrator while branches run; resume counts
   REQUIRE(best.exit_code == 0);
   for (const auto& p : json::parse(best.out).at("critical_batch"))
     for (const auto& s : p.at("batches")) CHECK(s.at("n") == 2);
+}
+
+TEST_CASE("branch: a study whose stored plan is not the one this dlsweep derives is not continued") {
+  // As if made by a dlsweep that planned otherwise: trial 3's stored role edited while the
+  // orchestrator is down. Resumed, no new trial starts (it would duplicate or skip a cell).
+  auto dir = fresh_dir("branch-plan-changed");
+  std::ofstream(dir / "study.yaml") << kStudy;
+  const auto db = dir / "sweep.db";
+  const int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
+  REQUIRE(pid > 0);
+  const bool started = wait_for(dir / "runs" / "br" / fmt_trial(5) / "metrics.jsonl", std::chrono::seconds(300));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(started);
+  const auto count = query(db, dir, "SELECT COUNT(*) AS n FROM trials")[0].at("n").get<int>();
+  REQUIRE(count < 14);  // trials left to start (each takes a process start; the poll is far quicker)
+  auto edit = run_command({"sqlite3", db.string(),
+                           "UPDATE events SET reason = replace(reason, '\"batch\":32', '\"batch\":64') WHERE kind = "
+                           "'pbt' AND trial_id = (SELECT t.id FROM trials t WHERE t.number = 3)"},
+                          dir, {});
+  INFO(edit.err);
+  REQUIRE(edit.exit_code == 0);
+  auto r = run_dlsweep(db, {"resume", "br"}, dir);
+  INFO(r.out << r.err);
+  CHECK((r.out + r.err).find("planned otherwise") != std::string::npos);
+  CHECK((r.out + r.err).find("trial 3 ran as") != std::string::npos);
+  CHECK(query(db, dir, "SELECT COUNT(*) AS n FROM trials")[0].at("n") == count);
 }
