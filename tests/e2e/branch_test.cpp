@@ -102,6 +102,19 @@ std::size_t check_plan(const fs::path& db, const fs::path& dir) {
   return states.size();
 }
 
+/// `dlsweep submit` of kStudy in dir, killed -9 once the first wave's last branch (trial 5) has
+/// reported: branches are running.
+void submit_and_kill(const fs::path& dir, const fs::path& db) {
+  std::ofstream(dir / "study.yaml") << kStudy;
+  const int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
+  REQUIRE(pid > 0);
+  const bool started = wait_for(dir / "runs" / "br" / fmt_trial(5) / "metrics.jsonl", std::chrono::seconds(300));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(started);
+}
+
 json params_of(const fs::path& dir, int n) {
   std::ifstream in(dir / "runs" / "br" / fmt_trial(n) / "params.json");
   return json::parse(in);
@@ -174,16 +187,8 @@ TEST_CASE("branch: trunk segments and branches from checkpoints; best returns th
 
 TEST_CASE("branch: kill -9 of the orchestrator while branches run; resume counts every branch once") {
   auto dir = fresh_dir("branch-kill");
-  std::ofstream(dir / "study.yaml") << kStudy;
   const auto db = dir / "sweep.db";
-  const int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
-  REQUIRE(pid > 0);
-  // The first wave's last branch has reported: branches are running.
-  const bool started = wait_for(dir / "runs" / "br" / fmt_trial(5) / "metrics.jsonl", std::chrono::seconds(300));
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(started);
+  submit_and_kill(dir, db);
   auto r = run_dlsweep(db, {"resume", "br"}, dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -198,15 +203,8 @@ TEST_CASE("branch: a study whose stored plan is not the one this dlsweep derives
   // As if made by a dlsweep that planned otherwise: trial 3's stored role edited while the
   // orchestrator is down. Resumed, no new trial starts (it would duplicate or skip a cell).
   auto dir = fresh_dir("branch-plan-changed");
-  std::ofstream(dir / "study.yaml") << kStudy;
   const auto db = dir / "sweep.db";
-  const int pid = spawn_dlsweep(dir, db, {"submit", "study.yaml"});
-  REQUIRE(pid > 0);
-  const bool started = wait_for(dir / "runs" / "br" / fmt_trial(5) / "metrics.jsonl", std::chrono::seconds(300));
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(started);
+  submit_and_kill(dir, db);
   const auto count = query(db, dir, "SELECT COUNT(*) AS n FROM trials")[0].at("n").get<int>();
   REQUIRE(count < 14);  // trials left to start (each takes a process start; the poll is far quicker)
   auto edit = run_command({"sqlite3", db.string(),
