@@ -23,17 +23,18 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
+src=$(cd "$(dirname "$0")/.." && pwd)
+. "$src/bench/race_settings.sh"  # race_workload, race_trainer, race_fixed: the race's settings
 bin=$(cd "$bin" && pwd)
 mkdir -p "$work"
 cd "$work"
 export PATH="$bin:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for w in ${workloads//,/ }; do
-  case "$w" in
-    mlp) tr='{model: mlp, hidden: [256, 128], dataset: fashion-mnist, epochs: 10, eval_every: 0.25, decay: constant, threads: 1, test_subset: 10000}' target=0.87 ;;
-    cnn) tr='{model: cnn, dataset: fashion-mnist, epochs: 3, eval_every: 0.25, decay: constant, threads: 1, train_subset: 12000, test_subset: 2000}' target=0.85 ;;
-    *) echo "unknown workload $w (mlp, cnn)" >&2; exit 2 ;;
-  esac
-  cat > "lrx-$w.yaml" <<YAML
+  case "$w" in mlp|cnn) ;; *) echo "unknown workload $w (mlp, cnn)" >&2; exit 2 ;; esac
+  tr=$(race_trainer "$w")
+  target=$(race_workload "$w" | cut -d'|' -f5)
+  {
+    cat <<YAML
 name: lrx-$w
 backend: {kind: local, max_concurrent: 1}
 trial:
@@ -41,13 +42,9 @@ trial:
   trainer: $tr
 objective: {metric: val_acc, mode: max, target: $target}
 search: {algorithm: grid, seed: 1}
-fixed:
-  base_batch: 128
-  base_lr: 0.1
-  momentum: 0.9
-  nesterov: true
-  warmup_start: zero
-  noise_scale_every: 10
+YAML
+    race_fixed
+    cat <<YAML
   batch_size: 128
   warmup_epochs: 0.5
   lr_rule: sqrt
@@ -59,6 +56,7 @@ space:
   adaptive_min_batch: [64, 128]
   adaptive_lr: [adascale, rule]
 YAML
+  } > "lrx-$w.yaml"
   dlsweep --db lrx.db status "lrx-$w" > /dev/null 2>&1 || dlsweep --db lrx.db submit "lrx-$w.yaml" > "lrx-$w.log" 2>&1
   dlsweep --db lrx.db results "lrx-$w" --format json > "lrx-$w.json"
   python3 - "$w" "lrx-$w.json" <<'PY'

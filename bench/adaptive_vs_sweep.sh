@@ -59,21 +59,12 @@ cd "$work"
 export PATH="$bin:$PATH"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+. "$src/bench/race_settings.sh"  # race_workload, race_fixed: the same as the other arms
 cifar_dir=${DLSWEEP_CIFAR10_DIR:-/usr/share/datasets/cifar-10}
-
-# The trainer block of a workload: model, dataset and its defaults (epochs subset test target).
-workload_defaults() {  # workload_defaults W -> "MODEL_YAML|EPOCHS|TRAIN|TEST|TARGET"
-  case "$1" in
-    mlp) echo "model: mlp, hidden: [256, 128], dataset: fashion-mnist|10|0|10000|0.87" ;;
-    cnn) echo "model: cnn, dataset: fashion-mnist|3|12000|2000|0.85" ;;
-    resnet8) echo "model: resnet8, dataset: cifar10, data_dir: $cifar_dir|4|10000|2000|0.45" ;;
-    *) echo "unknown workload $1 (mlp, cnn, resnet8)" >&2; exit 2 ;;
-  esac
-}
 
 study_yaml() {  # study_yaml NAME W RANKS KIND(sweep|adaptive)
   local name=$1 w=$2 ranks=$3 kind=$4
-  IFS='|' read -r model epochs train test target <<< "$(workload_defaults "$w")"
+  IFS='|' read -r model epochs train test target <<< "$(race_workload "$w")"
   epochs=${epochs_flag:-$epochs}; train=${train_flag:-$train}; test=${test_flag:-$test}; target=${target_flag:-$target}
   local conc=${conc_flag:-1}
   local subset=""
@@ -87,14 +78,8 @@ trial:
   trainer: {$model, epochs: $epochs, eval_every: 0.25, decay: constant, threads: 1$subset}
 objective: {metric: val_acc, mode: max, target: $target}
 search: {algorithm: grid, seed: 1}
-fixed:
-  base_batch: 128
-  base_lr: 0.1
-  momentum: 0.9
-  nesterov: true
-  warmup_start: zero
-  noise_scale_every: 10
 EOF
+  race_fixed
   if [ "$kind" = sweep ]; then
     cat <<EOF
   seed: 1

@@ -64,33 +64,18 @@ cd "$work"
 export PATH="$bin:$PATH"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-workload_defaults() {  # as adaptive_vs_sweep.sh: "MODEL_YAML|EPOCHS|TRAIN|TEST|TARGET"
-  case "$1" in
-    mlp) echo "model: mlp, hidden: [256, 128], dataset: fashion-mnist|10|0|10000|0.87" ;;
-    cnn) echo "model: cnn, dataset: fashion-mnist|3|12000|2000|0.85" ;;
-    *) echo "unknown workload $1 (mlp, cnn)" >&2; exit 2 ;;
-  esac
-}
+. "$src/bench/race_settings.sh"  # race_workload, race_trainer, race_fixed: as (a) and (b)
 
 common_fixed() {
+  race_fixed
   cat <<EOF
-fixed:
-  base_batch: 128
-  base_lr: 0.1
-  momentum: 0.9
-  nesterov: true
-  warmup_start: zero
   warmup_epochs: 0.5
   lr_rule: sqrt
-  noise_scale_every: 10
 EOF
 }
 
 branch_yaml() {  # branch_yaml NAME W RANKS
-  IFS='|' read -r model epochs train test target <<< "$(workload_defaults "$2")"
-  local subset=""
-  [ "$train" != 0 ] && subset+=", train_subset: $train"
-  [ "$test" != 0 ] && subset+=", test_subset: $test"
+  IFS='|' read -r model epochs train test target <<< "$(race_workload "$2")"
   local last=4
   [ "$epochs" -le 4 ] && last=1
   cat <<EOF
@@ -98,7 +83,7 @@ name: $1
 backend: {kind: local, max_concurrent: $conc}
 trial:
   ranks: $3
-  trainer: {$model, epochs: $epochs, eval_every: 0.25, decay: constant, threads: 1$subset}
+  trainer: $(race_trainer "$2")
 objective: {metric: val_loss, mode: min}
 search:
   algorithm: branch
@@ -115,16 +100,13 @@ EOF
 }
 
 schedule_yaml() {  # schedule_yaml NAME W RANKS RAMP
-  IFS='|' read -r model epochs train test target <<< "$(workload_defaults "$2")"
-  local subset=""
-  [ "$train" != 0 ] && subset+=", train_subset: $train"
-  [ "$test" != 0 ] && subset+=", test_subset: $test"
+  IFS='|' read -r model epochs train test target <<< "$(race_workload "$2")"
   cat <<EOF
 name: $1
 backend: {kind: local, max_concurrent: $conc}
 trial:
   ranks: $3
-  trainer: {$model, epochs: $epochs, eval_every: 0.25, decay: constant, threads: 1$subset}
+  trainer: $(race_trainer "$2")
 objective: {metric: val_acc, mode: max, target: $target}
 search: {algorithm: grid, seed: 1}
 EOF
